@@ -1,0 +1,89 @@
+// The parsed and defaulted shape of `.github/syncward.yml`. Field names follow Argo CD's
+// Application spec so that Argo CD users recognise them.
+// NOTE: src/config/schema.ts is the source of truth; these types must stay what it produces.
+
+export interface SyncwardConfig {
+  environments: EnvironmentConfig[];
+}
+
+export interface EnvironmentConfig {
+  name: string;
+  source: { path: string; branch: string };
+  destination: {
+    /** kubeconfig context; absent = current context (or in-cluster when `inCluster`). */
+    context?: string;
+    inCluster: boolean;
+    namespace: string;
+  };
+  syncPolicy: SyncPolicy;
+  ignoreDifferences: IgnoreDifference[];
+  syncWindows: SyncWindow[];
+  approval?: ApprovalRule;
+  /** Destination policy: namespaces objects may land in, and cluster-scoped kinds allowed at all. */
+  policy: {
+    namespaces: string[];
+    clusterResources: Array<{ group: string; kind: string }>;
+  };
+  revisionHistoryLimit: number;
+  /** Poll interval of the tracked branch, in milliseconds (default 3 minutes). */
+  pollInterval: number;
+  /** GitHub deployment fields. */
+  production: boolean;
+  environmentUrl?: string;
+}
+
+export interface SyncPolicy {
+  /** Absent = manual sync only. */
+  automated?: { prune: boolean; selfHeal: boolean; allowEmpty: boolean };
+  syncOptions: SyncOptions;
+  retry: RetryPolicy;
+  /** Beyond Argo CD: refuse a sync that would prune more than this (count, or "N%" of managed objects). */
+  pruneLimit?: number | string;
+}
+
+export interface SyncOptions {
+  CreateNamespace: boolean;
+  ApplyOutOfSyncOnly: boolean;
+  PruneLast: boolean;
+  PrunePropagationPolicy: "foreground" | "background" | "orphan";
+  RespectIgnoreDifferences: boolean;
+  ServerSideApply: boolean;
+  Replace: boolean;
+  FailOnSharedResource: boolean;
+  Validate: boolean;
+}
+
+export interface RetryPolicy {
+  /** Number of retries after the first attempt; < 0 unlimited, 0 none. */
+  limit: number;
+  /** Milliseconds. Wait before retry n (0-based) is duration * factor^n, capped at maxDuration. */
+  backoff: { duration: number; factor: number; maxDuration: number };
+}
+
+export interface IgnoreDifference {
+  group: string;
+  kind: string;
+  name?: string;
+  namespace?: string;
+  jsonPointers: string[];
+  jqPathExpressions: string[];
+  managedFieldsManagers: string[];
+}
+
+export interface SyncWindow {
+  kind: "allow" | "deny";
+  schedule: string;
+  /** Milliseconds. */
+  duration: number;
+  timeZone: string;
+  manualSync: boolean;
+}
+
+export interface ApprovalRule {
+  users: string[];
+  teams: string[];
+  /** Approvals needed. */
+  minimum: number;
+  /** May the PR author approve their own change? Default false. */
+  allowAuthor: boolean;
+}

@@ -1,0 +1,60 @@
+// Runs the test suite with Node's built-in runner so that its summary closes the output.
+//   unit: test/unit and test/app (no cluster needed)
+//   all:  everything; starts the local control plane once (or reuses one already up, or uses
+//         SYNCWARD_TEST_KUBECONFIG) and stops it afterwards if this run started it.
+// Extra arguments are test files or folders to run instead of the default set.
+import { spawnSync } from "node:child_process";
+import { existsSync, readdirSync, statSync } from "node:fs";
+import { join, relative } from "node:path";
+import { down, PlaneError, up } from "./cluster/plane.ts";
+
+const root = join(import.meta.dirname, "..");
+const [mode = "all", ...only] = process.argv.slice(2);
+
+function testFiles(dir: string): string[] {
+  if (!existsSync(dir)) return [];
+  if (statSync(dir).isFile()) return [dir];
+  return readdirSync(dir, { recursive: true, encoding: "utf8" })
+    .filter((f) => f.endsWith(".test.ts"))
+    .map((f) => join(dir, f))
+    .sort();
+}
+
+const unitDirs = ["test/unit", "test/app"];
+const allDirs = [...unitDirs, "test/integration", "test/e2e"];
+const targets = only.length > 0 ? only : mode === "unit" ? unitDirs : allDirs;
+const files = targets.flatMap((t) => testFiles(join(root, t))).map((f) => relative(root, f));
+const needsCluster = mode !== "unit" && files.some((f) => /^test\/(integration|e2e)\//.test(f));
+
+const env = { ...process.env };
+let startedHere = false;
+if (needsCluster) {
+  if (process.env.SYNCWARD_TEST_KUBECONFIG) {
+    env.KUBECONFIG = process.env.SYNCWARD_TEST_KUBECONFIG;
+    process.stderr.write(`[tests] using the existing cluster in ${env.KUBECONFIG}\n`);
+  } else {
+    try {
+      const { state, alreadyUp } = await up();
+      startedHere = !alreadyUp && !process.env.SYNCWARD_KEEP_CLUSTER;
+      env.SYNCWARD_TEST_KUBECONFIG = state.kubeconfig;
+      process.stderr.write(`[tests] control plane ${alreadyUp ? "reused" : "started"} at ${state.server}\n`);
+    } catch (err) {
+      // Never skip integration tests silently: a plane that cannot start fails the suite.
+      process.stderr.write(
+        `[tests] the local control plane could not start, so the integration tests cannot run:\n${
+          err instanceof PlaneError ? err.message : String(err)
+        }\n`,
+      );
+      process.exit(1);
+    }
+  }
+}
+
+const concurrency = process.env.SYNCWARD_TEST_CONCURRENCY ?? "2";
+const result = spawnSync(
+  process.execPath,
+  ["--import", "tsx", "--test", `--test-concurrency=${concurrency}`, "--test-reporter=spec", ...files],
+  { cwd: root, env, stdio: "inherit" },
+);
+if (startedHere) await down();
+process.exit(result.status ?? 1);
