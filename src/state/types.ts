@@ -1,0 +1,48 @@
+// Durable per-environment state, as stored in the cluster and shown by the CLI and GitHub.
+import type { OperationPhase } from "../engine/result.ts";
+
+export type Trigger = "push" | "merge" | "comment" | "selfHeal" | "retry" | "poll" | "cli";
+
+export interface HistoryEntry {
+  id: number;
+  startedAt: string;
+  finishedAt: string;
+  revision: string;
+  trigger: Trigger;
+  actor: string;
+  result: OperationPhase;
+  message: string;
+  counts: { created: number; configured: number; pruned: number; failed: number };
+  /** For self-heals: `apps/Deployment:shop/web /spec/replicas`. */
+  drifted?: string[];
+}
+
+export interface FreezeRecord {
+  by: string;
+  at: string;
+  reason: string;
+}
+
+export interface ApprovalRecord {
+  sha: string;
+  by: string;
+  at: string;
+}
+
+export type SyncStatus = "Synced" | "OutOfSync" | "Unknown";
+
+export interface EnvironmentState {
+  environment: string;
+  lastSyncedRevision?: string;
+  syncStatus: SyncStatus;
+  health?: string;
+  /** Why the environment is stuck after retries, if it is. */
+  stuck?: { revision: string; reason: string; since: string };
+  history: HistoryEntry[];
+  freeze?: FreezeRecord;
+  /** Runtime policy override set by `app set` (freeze wins over it). */
+  policyOverride?: { automated: boolean; prune: boolean; selfHeal: boolean; by: string; at: string };
+  pendingApprovals: ApprovalRecord[];
+  /** Self-heal counters per object key at the current revision, for drift-fight detection. */
+  selfHeals: Record<string, { revision: string; times: string[] }>;
+}
