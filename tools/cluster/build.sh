@@ -136,9 +136,11 @@ for c in $components; do
       k8s.io/kubernetes/cmd/kube-apiserver:kube-apiserver \
       k8s.io/kubernetes/cmd/kube-controller-manager:kube-controller-manager \
       k8s.io/kubernetes/cmd/kube-scheduler:kube-scheduler ;;
+    # kubectl is only built where the machine lacks it (CI on a bare machine); kustomize is inside it.
+    kubectl) build_component kubernetes "$KUBERNETES_VERSION" write_kubernetes_mod k8s.io/kubernetes/cmd/kubectl:kubectl ;;
     kwok) build_component kwok "$KWOK_VERSION" write_kwok_mod sigs.k8s.io/kwok/cmd/kwok:kwok
       write_kwok_stages "$KWOK_VERSION" ;;
-    *) fail "unknown component $c (expected etcd, kubernetes or kwok)" ;;
+    *) fail "unknown component $c (expected etcd, kubernetes, kwok or kubectl)" ;;
   esac
 done
 step "all binaries ready under $cache"

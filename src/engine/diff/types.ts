@@ -1,0 +1,32 @@
+// The plain values the comparison produces: what every reporter (CLI, check run, history) renders.
+import type { IgnoreDifference } from "../../config/types.ts";
+
+export type DifferenceKind = "changed" | "missing" | "extra";
+
+export interface Difference {
+  /**
+   * RFC 6901 JSON pointer, e.g. `/spec/replicas` or `/spec/template/spec/containers/1`. It addresses
+   * the live object wherever the field exists there; a desired field or list item live lacks
+   * ("missing") is addressed by its position in desired.
+   */
+  path: string;
+  /** changed: both have it, values differ; missing: desired declares it, live lacks it; extra: a list item only live has. */
+  kind: DifferenceKind;
+  desired?: unknown;
+  live?: unknown;
+}
+
+export interface Comparison {
+  inSync: boolean;
+  differences: Difference[];
+}
+
+export interface CompareOptions {
+  /** The environment's rules; only those matching the object (group, kind, name, namespace) apply. */
+  ignoreDifferences?: IgnoreDifference[];
+  /** Annotation and label keys (glob patterns allowed: `*`, `?`) left out of the comparison. */
+  ignoreMetadataKeys?: string[];
+}
+
+/** A concrete location inside a JSON value: map keys are strings, list positions numbers. */
+export type Path = ReadonlyArray<string | number>;

@@ -1,0 +1,57 @@
+// Reading the live side: every object Git declares (by listing its kind in its namespace), and
+// every object this instance manages (by label, across the kinds it has ever applied, so a kind
+// that vanished from Git entirely is still found for pruning).
+import type { KubeClient } from "../kube/client.ts";
+import { type KubeObject, keyOf, keyString } from "../kube/object.ts";
+import { mapLimit } from "../util/map-limit.ts";
+import type { PreparedObject } from "./prepare.ts";
+import { INSTANCE_LABEL } from "./tracking.ts";
+
+/** A kind this environment has applied; persisted by the caller between syncs. */
+export interface KindRef {
+  apiVersion: string;
+  kind: string;
+}
+
+interface ListCall {
+  apiVersion: string;
+  kind: string;
+  namespace?: string;
+  selector?: string;
+}
+
+export async function fetchLive(
+  client: KubeClient,
+  instance: string,
+  namespaces: string[],
+  prepared: PreparedObject[],
+  inventory: KindRef[],
+): Promise<Map<string, KubeObject>> {
+  const calls = new Map<string, ListCall>();
+  const add = (c: ListCall) => calls.set(`${c.apiVersion}|${c.kind}|${c.namespace ?? "*"}|${c.selector ?? ""}`, c);
+  const plain = new Set<string>();
+  for (const p of prepared) {
+    if (!p.resource) continue; // kind defined by a CRD in this render: nothing of it can exist yet
+    const ns = p.namespaced ? p.obj.metadata.namespace : undefined;
+    plain.add(`${p.obj.apiVersion}|${p.obj.kind}|${ns ?? "*"}`);
+    add({ apiVersion: p.obj.apiVersion, kind: p.obj.kind, namespace: ns });
+  }
+  const kinds = new Map<string, KindRef>();
+  for (const k of [...inventory, ...prepared.map((p) => p.obj)]) kinds.set(`${k.apiVersion}|${k.kind}`, k);
+  const selector = `${INSTANCE_LABEL}=${instance}`;
+  await mapLimit([...kinds.values()], 8, async (k) => {
+    const resource = await client.resourceFor(k.apiVersion, k.kind);
+    if (!resource) return;
+    for (const ns of resource.namespaced ? namespaces : [undefined]) {
+      if (!plain.has(`${k.apiVersion}|${k.kind}|${ns ?? "*"}`)) {
+        add({ apiVersion: k.apiVersion, kind: k.kind, namespace: ns, selector });
+      }
+    }
+  });
+  const live = new Map<string, KubeObject>();
+  await mapLimit([...calls.values()], 8, async (c) => {
+    const { items } = await client.list(c.apiVersion, c.kind, { namespace: c.namespace, labelSelector: c.selector });
+    for (const item of items) live.set(keyString(keyOf(item)), item);
+  });
+  return live;
+}

@@ -1,0 +1,69 @@
+// The order of a sync, as Argo CD users expect it: phase, then wave, then kind, then name.
+import type { KubeObject } from "../kube/object.ts";
+
+export const WAVE_ANNOTATION = "argocd.argoproj.io/sync-wave";
+
+const KIND_ORDER = [
+  "Namespace",
+  "NetworkPolicy",
+  "ResourceQuota",
+  "LimitRange",
+  "PodSecurityPolicy",
+  "PodDisruptionBudget",
+  "ServiceAccount",
+  "Secret",
+  "SecretList",
+  "ConfigMap",
+  "StorageClass",
+  "PersistentVolume",
+  "PersistentVolumeClaim",
+  "CustomResourceDefinition",
+  "ClusterRole",
+  "ClusterRoleList",
+  "ClusterRoleBinding",
+  "ClusterRoleBindingList",
+  "Role",
+  "RoleList",
+  "RoleBinding",
+  "RoleBindingList",
+  "Service",
+  "DaemonSet",
+  "Pod",
+  "ReplicationController",
+  "ReplicaSet",
+  "Deployment",
+  "HorizontalPodAutoscaler",
+  "StatefulSet",
+  "Job",
+  "CronJob",
+  "IngressClass",
+  "Ingress",
+  "APIService",
+];
+const KIND_RANK = new Map(KIND_ORDER.map((k, i) => [k, i]));
+
+/** Rank of a kind; unknown kinds (custom resources) come after every built-in. */
+export function kindRank(kind: string): number {
+  return KIND_RANK.get(kind) ?? KIND_ORDER.length;
+}
+
+export function waveOf(obj: KubeObject): number {
+  const raw = obj.metadata.annotations?.[WAVE_ANNOTATION];
+  if (raw === undefined) return 0;
+  const n = Number.parseInt(raw, 10);
+  return Number.isFinite(n) ? n : 0;
+}
+
+/** Kinds that must exist and be established before anything that may depend on them is applied. */
+export function isFoundational(obj: KubeObject): boolean {
+  return obj.kind === "Namespace" || obj.kind === "CustomResourceDefinition";
+}
+
+export function compareForSync(a: KubeObject, b: KubeObject): number {
+  return (
+    waveOf(a) - waveOf(b) ||
+    kindRank(a.kind) - kindRank(b.kind) ||
+    (a.metadata.namespace ?? "").localeCompare(b.metadata.namespace ?? "") ||
+    a.metadata.name.localeCompare(b.metadata.name)
+  );
+}

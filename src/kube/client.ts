@@ -1,0 +1,375 @@
+// A thin client over the Kubernetes REST API. Authentication comes from @kubernetes/client-node's
+// KubeConfig; requests are plain JSON over a keep-alive agent so that objects stay exactly as the
+// server sent them (no model classes), every request is counted, and many run concurrently.
+import { request as httpRequest, Agent as HttpAgent } from "node:http";
+import { Agent as HttpsAgent, type RequestOptions, request as httpsRequest } from "node:https";
+import { KubeConfig } from "@kubernetes/client-node";
+import { KubeApiError, KubeConnectionError } from "./errors.ts";
+import { type KubeObject, type ResourceKey, groupOf } from "./object.ts";
+
+export interface ApiResource {
+  /** Plural resource name used in URLs, e.g. `deployments`. */
+  name: string;
+  kind: string;
+  group: string;
+  version: string;
+  namespaced: boolean;
+  verbs: string[];
+}
+
+export interface KubeClientOptions {
+  kubeconfig?: string;
+  context?: string;
+  /** Bound on concurrent requests (sockets). */
+  maxSockets?: number;
+  /** Per-request timeout in ms (not for watches). */
+  timeoutMs?: number;
+}
+
+export type Propagation = "foreground" | "background" | "orphan";
+
+export interface RequestCounts {
+  requests: number;
+  writes: number;
+  byVerb: Record<string, number>;
+}
+
+const FIELD_MANAGER = "syncward";
+
+export class KubeClient {
+  readonly counts: RequestCounts = { requests: 0, writes: 0, byVerb: {} };
+  private readonly discovery = new Map<string, Promise<ApiResource[] | undefined>>();
+  private readonly agent: HttpAgent | HttpsAgent;
+  private baseOptions?: RequestOptions;
+  private baseOptionsAt = 0;
+
+  private constructor(
+    readonly kubeConfig: KubeConfig,
+    readonly server: URL,
+    private readonly timeoutMs: number,
+    maxSockets: number,
+  ) {
+    const agentOptions = { keepAlive: true, maxSockets };
+    this.agent = server.protocol === "http:" ? new HttpAgent(agentOptions) : new HttpsAgent(agentOptions);
+  }
+
+  static fromKubeconfig(options: KubeClientOptions = {}): KubeClient {
+    const kc = new KubeConfig();
+    if (options.kubeconfig) kc.loadFromFile(options.kubeconfig);
+    else kc.loadFromDefault();
+    if (options.context) {
+      if (!kc.getContexts().some((c) => c.name === options.context)) {
+        throw new Error(`kubeconfig has no context named "${options.context}"`);
+      }
+      kc.setCurrentContext(options.context);
+    }
+    const cluster = kc.getCurrentCluster();
+    if (!cluster) throw new Error("kubeconfig has no current cluster: set a context or pass --context");
+    return new KubeClient(kc, new URL(cluster.server), options.timeoutMs ?? 30_000, options.maxSockets ?? 32);
+  }
+
+  /** Current context's name, for messages. */
+  get contextName(): string {
+    return this.kubeConfig.getCurrentContext();
+  }
+
+  close(): void {
+    this.agent.destroy();
+  }
+
+  private async authOptions(): Promise<RequestOptions> {
+    // Exec and token plugins may rotate credentials; refresh them at most once a minute.
+    if (!this.baseOptions || Date.now() - this.baseOptionsAt > 60_000) {
+      const opts: RequestOptions = {};
+      await this.kubeConfig.applyToHTTPSOptions(opts);
+      this.baseOptions = opts;
+      this.baseOptionsAt = Date.now();
+    }
+    return this.baseOptions;
+  }
+
+  /** One HTTP request; resolves with the parsed JSON body, rejects with KubeApiError or KubeConnectionError. */
+  async request<T = unknown>(
+    method: string,
+    path: string,
+    options: { body?: unknown; contentType?: string; timeoutMs?: number } = {},
+  ): Promise<T> {
+    const auth = await this.authOptions();
+    const url = new URL(path, this.server);
+    const body = options.body === undefined ? undefined : JSON.stringify(options.body);
+    this.counts.requests++;
+    this.counts.byVerb[method] = (this.counts.byVerb[method] ?? 0) + 1;
+    if (method !== "GET" && !url.searchParams.has("dryRun")) this.counts.writes++;
+    const send = url.protocol === "http:" ? httpRequest : httpsRequest;
+    return new Promise<T>((resolve, reject) => {
+      const req = send(
+        url,
+        {
+          ...auth,
+          method,
+          agent: this.agent,
+          headers: {
+            ...(auth.headers ?? {}),
+            Accept: "application/json",
+            ...(body !== undefined
+              ? { "Content-Type": options.contentType ?? "application/json", "Content-Length": Buffer.byteLength(body) }
+              : {}),
+          },
+          timeout: options.timeoutMs ?? this.timeoutMs,
+        },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on("data", (c: Buffer) => chunks.push(c));
+          res.on("end", () => {
+            const text = Buffer.concat(chunks).toString("utf8");
+            const status = res.statusCode ?? 0;
+            let parsed: unknown;
+            try {
+              parsed = text ? JSON.parse(text) : undefined;
+            } catch {
+              parsed = undefined;
+            }
+            if (status >= 200 && status < 300) {
+              resolve(parsed as T);
+              return;
+            }
+            const st = (parsed ?? {}) as { message?: string; reason?: string };
+            reject(
+              new KubeApiError(
+                st.message ?? (text.slice(0, 300) || `HTTP ${status}`),
+                status,
+                st.reason ?? "",
+                method,
+                url.pathname,
+              ),
+            );
+          });
+          res.on("error", (err) => reject(new KubeConnectionError(err.message, undefined)));
+        },
+      );
+      req.on("timeout", () =>
+        req.destroy(Object.assign(new Error(`${method} ${url.pathname} timed out`), { code: "ETIMEDOUT" })),
+      );
+      req.on("error", (err: NodeJS.ErrnoException) => {
+        reject(
+          new KubeConnectionError(
+            `cannot reach the API server at ${this.server.origin}: ${err.message}`,
+            err.code,
+          ),
+        );
+      });
+      if (body !== undefined) req.write(body);
+      req.end();
+    });
+  }
+
+  // ---- discovery ----
+
+  private groupVersionResources(apiVersion: string): Promise<ApiResource[] | undefined> {
+    let pending = this.discovery.get(apiVersion);
+    if (!pending) {
+      const group = groupOf(apiVersion);
+      const version = apiVersion.slice(apiVersion.indexOf("/") + 1);
+      const path = group ? `/apis/${apiVersion}` : `/api/${apiVersion}`;
+      pending = this.request<{ resources: Array<Omit<ApiResource, "group" | "version">> }>("GET", path).then(
+        (list) =>
+          list.resources
+            .filter((r) => !r.name.includes("/"))
+            .map((r) => ({ name: r.name, kind: r.kind, namespaced: r.namespaced, verbs: r.verbs, group, version })),
+        (err: unknown) => {
+          this.discovery.delete(apiVersion);
+          if (err instanceof KubeApiError && err.status === 404) return undefined;
+          throw err;
+        },
+      );
+      this.discovery.set(apiVersion, pending);
+    }
+    return pending;
+  }
+
+  /** The API resource serving `kind` at `apiVersion`, or undefined when the cluster does not know it. */
+  async resourceFor(apiVersion: string, kind: string): Promise<ApiResource | undefined> {
+    let found = (await this.groupVersionResources(apiVersion))?.find((r) => r.kind === kind);
+    if (!found) {
+      // A CRD may have been established since discovery was cached.
+      this.discovery.delete(apiVersion);
+      found = (await this.groupVersionResources(apiVersion))?.find((r) => r.kind === kind);
+    }
+    return found;
+  }
+
+  forgetDiscovery(): void {
+    this.discovery.clear();
+  }
+
+  async mustResource(apiVersion: string, kind: string): Promise<ApiResource> {
+    const r = await this.resourceFor(apiVersion, kind);
+    if (!r) {
+      throw new KubeApiError(
+        `the cluster does not serve kind ${kind} in ${apiVersion} (is its CustomResourceDefinition installed?)`,
+        404,
+        "NotFound",
+        "GET",
+        apiVersion,
+      );
+    }
+    return r;
+  }
+
+  collectionPath(r: ApiResource, namespace?: string): string {
+    const base = r.group ? `/apis/${r.group}/${r.version}` : `/api/${r.version}`;
+    return r.namespaced && namespace ? `${base}/namespaces/${encodeURIComponent(namespace)}/${r.name}` : `${base}/${r.name}`;
+  }
+
+  objectPath(r: ApiResource, namespace: string | undefined, name: string): string {
+    return `${this.collectionPath(r, namespace)}/${encodeURIComponent(name)}`;
+  }
+
+  // ---- verbs ----
+
+  /** Server-side apply as field manager `syncward`; `dryRun` asks the server what the object would become. */
+  async apply(obj: KubeObject, options: { dryRun?: boolean; force?: boolean } = {}): Promise<KubeObject> {
+    const r = await this.mustResource(obj.apiVersion, obj.kind);
+    const q = new URLSearchParams({ fieldManager: FIELD_MANAGER });
+    if (options.force ?? true) q.set("force", "true");
+    if (options.dryRun) q.set("dryRun", "All");
+    return this.request<KubeObject>("PATCH", `${this.objectPath(r, obj.metadata.namespace, obj.metadata.name)}?${q}`, {
+      body: obj,
+      contentType: "application/apply-patch+yaml",
+    });
+  }
+
+  async get(apiVersion: string, kind: string, namespace: string | undefined, name: string): Promise<KubeObject | undefined> {
+    const r = await this.mustResource(apiVersion, kind);
+    try {
+      return await this.request<KubeObject>("GET", this.objectPath(r, namespace, name));
+    } catch (err) {
+      if (err instanceof KubeApiError && err.status === 404) return undefined;
+      throw err;
+    }
+  }
+
+  /** Lists across all namespaces when `namespace` is undefined. Items get apiVersion and kind filled in. */
+  async list(
+    apiVersion: string,
+    kind: string,
+    options: { namespace?: string; labelSelector?: string; fieldSelector?: string } = {},
+  ): Promise<{ items: KubeObject[]; resourceVersion: string }> {
+    const r = await this.mustResource(apiVersion, kind);
+    const items: KubeObject[] = [];
+    let resourceVersion = "";
+    let cont: string | undefined;
+    do {
+      const q = new URLSearchParams({ limit: "500" });
+      if (options.labelSelector) q.set("labelSelector", options.labelSelector);
+      if (options.fieldSelector) q.set("fieldSelector", options.fieldSelector);
+      if (cont) q.set("continue", cont);
+      const page = await this.request<{ items: KubeObject[]; metadata: { continue?: string; resourceVersion: string } }>(
+        "GET",
+        `${this.collectionPath(r, options.namespace)}?${q}`,
+      );
+      for (const item of page.items) items.push({ ...item, apiVersion, kind });
+      resourceVersion = page.metadata.resourceVersion;
+      cont = page.metadata.continue || undefined;
+    } while (cont);
+    return { items, resourceVersion };
+  }
+
+  async delete(key: ResourceKey & { apiVersion: string }, propagation: Propagation = "foreground"): Promise<boolean> {
+    const r = await this.mustResource(key.apiVersion, key.kind);
+    const policy = { foreground: "Foreground", background: "Background", orphan: "Orphan" }[propagation];
+    try {
+      await this.request("DELETE", this.objectPath(r, key.namespace || undefined, key.name), {
+        body: { kind: "DeleteOptions", apiVersion: "v1", propagationPolicy: policy },
+      });
+      return true;
+    } catch (err) {
+      if (err instanceof KubeApiError && err.status === 404) return false;
+      throw err;
+    }
+  }
+
+  async create(obj: KubeObject): Promise<KubeObject> {
+    const r = await this.mustResource(obj.apiVersion, obj.kind);
+    return this.request<KubeObject>("POST", `${this.collectionPath(r, obj.metadata.namespace)}?fieldManager=${FIELD_MANAGER}`, {
+      body: obj,
+    });
+  }
+
+  async replace(obj: KubeObject): Promise<KubeObject> {
+    const r = await this.mustResource(obj.apiVersion, obj.kind);
+    return this.request<KubeObject>(
+      "PUT",
+      `${this.objectPath(r, obj.metadata.namespace, obj.metadata.name)}?fieldManager=${FIELD_MANAGER}`,
+      { body: obj },
+    );
+  }
+
+  /**
+   * Streams watch events until the server closes the stream or `signal` aborts. Resolves with the
+   * last resourceVersion seen, so the caller can resume; rejects with a 410 KubeApiError when that
+   * version is too old and the caller must re-list.
+   */
+  async watch(
+    apiVersion: string,
+    kind: string,
+    options: { namespace?: string; resourceVersion: string; labelSelector?: string; signal?: AbortSignal },
+    onEvent: (type: "ADDED" | "MODIFIED" | "DELETED", obj: KubeObject) => void,
+  ): Promise<string> {
+    const r = await this.mustResource(apiVersion, kind);
+    const auth = await this.authOptions();
+    const q = new URLSearchParams({
+      watch: "1",
+      allowWatchBookmarks: "true",
+      resourceVersion: options.resourceVersion,
+      timeoutSeconds: "300",
+    });
+    if (options.labelSelector) q.set("labelSelector", options.labelSelector);
+    const url = new URL(`${this.collectionPath(r, options.namespace)}?${q}`, this.server);
+    this.counts.requests++;
+    this.counts.byVerb.WATCH = (this.counts.byVerb.WATCH ?? 0) + 1;
+    let last = options.resourceVersion;
+    const send = url.protocol === "http:" ? httpRequest : httpsRequest;
+    return new Promise<string>((resolve, reject) => {
+      const req = send(url, { ...auth, method: "GET", agent: this.agent, headers: { ...(auth.headers ?? {}), Accept: "application/json" } }, (res) => {
+        if ((res.statusCode ?? 0) >= 300) {
+          let text = "";
+          res.on("data", (c) => {
+            text += c;
+          });
+          res.on("end", () => reject(new KubeApiError(text.slice(0, 300), res.statusCode ?? 0, "", "WATCH", url.pathname)));
+          return;
+        }
+        let buffer = "";
+        res.setEncoding("utf8");
+        res.on("data", (chunk: string) => {
+          buffer += chunk;
+          let nl = buffer.indexOf("\n");
+          while (nl >= 0) {
+            const line = buffer.slice(0, nl);
+            buffer = buffer.slice(nl + 1);
+            nl = buffer.indexOf("\n");
+            if (!line.trim()) continue;
+            const ev = JSON.parse(line) as { type: string; object: KubeObject & { code?: number; message?: string } };
+            if (ev.type === "ERROR") {
+              req.destroy();
+              reject(new KubeApiError(ev.object.message ?? "watch error", ev.object.code ?? 500, "Expired", "WATCH", url.pathname));
+              return;
+            }
+            last = ev.object.metadata?.resourceVersion ?? last;
+            if (ev.type === "BOOKMARK") continue;
+            onEvent(ev.type as "ADDED" | "MODIFIED" | "DELETED", { ...ev.object, apiVersion, kind });
+          }
+        });
+        res.on("end", () => resolve(last));
+        res.on("error", () => resolve(last));
+      });
+      req.on("error", (err: NodeJS.ErrnoException) => {
+        if (options.signal?.aborted) resolve(last);
+        else reject(new KubeConnectionError(`watch ${kind}: ${err.message}`, err.code));
+      });
+      options.signal?.addEventListener("abort", () => req.destroy(), { once: true });
+      req.end();
+    });
+  }
+}

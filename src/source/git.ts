@@ -1,0 +1,100 @@
+// Local git: resolve revisions and materialize the tree at an exact SHA. Real git, argument vectors only.
+
+import { resolve } from "node:path";
+import { SourceError } from "./errors.ts";
+import { failureText, type RunResult, run, runPipe } from "./run.ts";
+import { assertFullSha, cachedTree, isFullSha } from "./tree-cache.ts";
+
+const GIT_TIMEOUT_MS = 120_000;
+
+function git(repoDir: string, args: string[]): Promise<RunResult> {
+  return run({ file: "git", args, cwd: repoDir, timeoutMs: GIT_TIMEOUT_MS });
+}
+
+function notARepository(result: RunResult): boolean {
+  return /not a git repository/i.test(result.stderr) || result.spawnError?.code === "ENOENT";
+}
+
+function gitFailure(repoDir: string, what: string, result: RunResult): SourceError {
+  if (notARepository(result)) return new SourceError(`${repoDir} is not a git repository (${what})`);
+  return new SourceError(`git ${what} failed in ${repoDir}: ${failureText(result)}`);
+}
+
+/** Full SHA of the commit `ref` names, or undefined when git knows no such commit. */
+async function commitOf(repoDir: string, ref: string): Promise<string | undefined> {
+  if (ref === "" || ref.startsWith("-") || ref.includes("\0")) return undefined;
+  const result = await git(repoDir, [
+    "rev-parse",
+    "--verify",
+    "--quiet",
+    "--end-of-options",
+    `${ref}^{commit}`,
+  ]);
+  if (result.ok) {
+    const sha = result.stdout.trim();
+    if (!isFullSha(sha)) throw new SourceError(`git rev-parse gave '${sha}' for '${ref}' in ${repoDir}`);
+    return sha;
+  }
+  if (notARepository(result) || result.stderr.trim() !== "") throw gitFailure(repoDir, "rev-parse", result);
+  return undefined;
+}
+
+/** The full 40-hex SHA of the commit `ref` (SHA, short SHA, branch, tag, `HEAD~1`...) names. */
+export async function resolveRevision(repoDir: string, ref: string): Promise<string> {
+  const sha = await commitOf(repoDir, ref);
+  if (sha === undefined) throw new SourceError(`revision '${ref}' not found in ${repoDir}`);
+  return sha;
+}
+
+/** The commit at the tip of `branch`: the local branch, else `origin/<branch>` (a fetched clone). */
+export async function headOf(repoDir: string, branch: string): Promise<string> {
+  if (branch === "" || branch.startsWith("-") || branch.startsWith("refs/")) {
+    throw new SourceError(`'${branch}' is not a branch name`);
+  }
+  for (const ref of [`refs/heads/${branch}`, `refs/remotes/origin/${branch}`]) {
+    const sha = await commitOf(repoDir, ref);
+    if (sha !== undefined) return sha;
+  }
+  throw new SourceError(`branch '${branch}' not found in ${repoDir}`);
+}
+
+/**
+ * Paths (relative to the repository root, sorted) that differ between two revisions. A rename lists both
+ * the old and the new path, so an environment whose files moved away notices.
+ */
+export async function changedFiles(repoDir: string, from: string, to: string): Promise<string[]> {
+  const [a, b] = await Promise.all([resolveRevision(repoDir, from), resolveRevision(repoDir, to)]);
+  const result = await git(repoDir, [
+    "diff",
+    "--name-only",
+    "-z",
+    "--no-renames",
+    "--no-ext-diff",
+    a,
+    b,
+    "--",
+  ]);
+  if (!result.ok) throw gitFailure(repoDir, "diff", result);
+  const files = result.stdout.split("\0").filter((f) => f !== "");
+  return [...new Set(files)].sort();
+}
+
+/**
+ * The tree of commit `sha` as a directory `<cacheDir>/<sha>` (`git archive | tar -x`, symlinks kept as in
+ * git). Written to a temporary directory and renamed, so callers never see half a tree; a second call with
+ * the same SHA returns the same directory without touching git.
+ */
+export async function checkoutTree(repoDir: string, sha: string, cacheDir: string): Promise<string> {
+  assertFullSha(sha);
+  return cachedTree(resolve(cacheDir), sha, async (tmpDir) => {
+    const found = await commitOf(repoDir, sha);
+    if (found !== sha) throw new SourceError(`revision '${sha}' not found in ${repoDir}`);
+    const [archive, tar] = await runPipe(
+      { file: "git", args: ["archive", "--format=tar", sha], cwd: repoDir, timeoutMs: GIT_TIMEOUT_MS },
+      { file: "tar", args: ["-x", "-f", "-", "--no-same-owner", "-C", tmpDir], timeoutMs: GIT_TIMEOUT_MS },
+    );
+    if (!archive.ok) throw gitFailure(repoDir, `archive ${sha}`, archive);
+    if (!tar.ok) throw new SourceError(`extracting ${sha} from ${repoDir} failed: ${failureText(tar)}`);
+    return tmpDir;
+  });
+}

@@ -1,0 +1,47 @@
+// Rendering a plain directory: every .yaml, .yml and .json file below it, in path order.
+
+import { readFile } from "node:fs/promises";
+import { basename } from "node:path";
+import type { SourceProblem } from "./errors.ts";
+import { parseManifests } from "./parse-manifests.ts";
+import { KUSTOMIZATION_FILES } from "./render-kustomize.ts";
+import type { RenderedItem } from "./rendered-item.ts";
+import { type SourcePath, walkTree } from "./tree-paths.ts";
+
+const MANIFEST_FILE = /\.(ya?ml|json)$/i;
+
+export async function renderDirectory(
+  source: SourcePath,
+): Promise<{ items: RenderedItem[]; problems: SourceProblem[] }> {
+  const { treeReal } = source;
+  const found = source.isDirectory
+    ? await walkTree(treeReal, source.abs, source.rel, {
+        skipDotDirectories: true,
+        wants: (name) => MANIFEST_FILE.test(name),
+        reportBroken: true,
+      })
+    : { files: [{ rel: source.rel, abs: source.abs }], problems: [] };
+  const problems: SourceProblem[] = [...found.problems];
+  const items: RenderedItem[] = [];
+  for (const file of found.files) {
+    if (KUSTOMIZATION_FILES.includes(basename(file.rel))) {
+      problems.push({
+        file: file.rel,
+        message:
+          "a kustomization inside a plain directory is not applied as a manifest; point the environment's path at its directory to render it with kustomize",
+      });
+      continue;
+    }
+    let text: string;
+    try {
+      text = await readFile(file.abs, "utf8");
+    } catch (err) {
+      problems.push({ file: file.rel, message: `cannot read file: ${(err as Error).message}` });
+      continue;
+    }
+    const parsed = parseManifests(text.replace(/^\uFEFF/, ""), file.rel);
+    problems.push(...parsed.problems);
+    for (const { object, line } of parsed.objects) items.push({ object, file: file.rel, line });
+  }
+  return { items, problems };
+}

@@ -1,0 +1,325 @@
+// Rendering a kustomization with the real kustomize (`kubectl kustomize`), after checking that everything it
+// would load is inside the repository at this revision: no remote bases, no climbing out, no symlinks out.
+
+import { mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join, relative, resolve, sep } from "node:path";
+import { type Document, isMap, isSeq, parse as parseYaml } from "yaml";
+import { groupOf, type KubeObject } from "../kube/object.ts";
+import type { SourceProblem } from "./errors.ts";
+import { isPlainObject, type ParsedObject, parseManifests, parseYamlDocuments } from "./parse-manifests.ts";
+import type { RenderedItem } from "./rendered-item.ts";
+import { failureText, run } from "./run.ts";
+import { followSymlink, isInside, relativeToTree, type SourcePath, walkTree } from "./tree-paths.ts";
+
+export const KUSTOMIZATION_FILES = ["kustomization.yaml", "kustomization.yml", "Kustomization"];
+export const DEFAULT_KUSTOMIZE_TIMEOUT_MS = 60_000;
+const ORIGIN = "config.kubernetes.io/origin";
+
+export interface KustomizeOptions {
+  kubectl: string;
+  timeoutMs: number;
+}
+
+/** The kustomization file in `dir`, if any. */
+export async function kustomizationIn(dir: string): Promise<string | undefined> {
+  for (const name of KUSTOMIZATION_FILES) {
+    try {
+      if ((await stat(join(dir, name))).isFile()) return name;
+    } catch {
+      // not this one
+    }
+  }
+  return undefined;
+}
+
+interface Entry {
+  value: unknown;
+  line: number;
+}
+
+/** Items of a top-level sequence field with their lines. */
+function entriesOf(doc: Document.Parsed, field: string, lineAt: (offset: number) => number): Entry[] {
+  const seq = doc.get(field, true);
+  if (!isSeq(seq)) return [];
+  return seq.items.map((node) => {
+    const n = node as { range?: [number, number, number]; toJSON?: () => unknown };
+    const range = n.range;
+    const value = isMap(node) ? node.toJSON() : (node as { value?: unknown }).value;
+    return { value, line: range ? lineAt(range[0]) : 1 };
+  });
+}
+
+/** What kustomize would fetch over the network instead of reading from the repository. */
+function looksRemote(entry: string): boolean {
+  return (
+    /^[a-z][a-z0-9+.-]*:\/\//i.test(entry) ||
+    /^(git@|git::|gh:|github\.com[/:]|gitlab\.com[/:]|bitbucket\.org[/:])/i.test(entry) ||
+    /[?&](ref|version|timeout|submodules)=/.test(entry) ||
+    /^[^/]+\.[^/]+\/.*\/\//.test(entry)
+  );
+}
+
+/**
+ * Walks the kustomization graph from `dir` (resources, bases, components) and returns what is not allowed:
+ * remote resources, paths that climb out of the repository, symlinks that point out of it.
+ */
+async function checkKustomizations(treeReal: string, startDir: string): Promise<SourceProblem[]> {
+  const problems: SourceProblem[] = [];
+  const seenKustomizations = new Set<string>();
+  const scannedDirs = new Set<string>();
+
+  async function visit(dir: string): Promise<void> {
+    if (seenKustomizations.has(dir)) return;
+    seenKustomizations.add(dir);
+    const name = await kustomizationIn(dir);
+    if (!name) return;
+    // Everything kustomize can load from this kustomization lives below its directory.
+    const scan = await walkTree(
+      treeReal,
+      dir,
+      relativeToTree(treeReal, dir),
+      { skipDotDirectories: false, wants: () => false, reportBroken: false },
+      scannedDirs,
+    );
+    problems.push(...scan.problems);
+    const file = relativeToTree(treeReal, join(dir, name));
+    const parsed = parseYamlDocuments(await readFile(join(dir, name), "utf8"), file);
+    problems.push(...parsed.problems);
+    const first = parsed.documents[0];
+    if (!first || !isPlainObject(first.value)) return;
+    for (const field of ["resources", "bases", "components"]) {
+      for (const { value, line } of entriesOf(first.doc, field, parsed.lineAt)) {
+        if (typeof value !== "string") continue;
+        if (looksRemote(value)) {
+          problems.push({
+            file,
+            line,
+            message: `remote ${field} '${value}' refused: render only what the repository holds at this revision (vendor it into the repository)`,
+          });
+          continue;
+        }
+        const target = resolve(dir, value);
+        if (!isInside(treeReal, target)) {
+          problems.push({
+            file,
+            line,
+            message: `${field} '${value}' points outside the repository; refused`,
+          });
+          continue;
+        }
+        let info: Awaited<ReturnType<typeof stat>>;
+        try {
+          info = await stat(target);
+        } catch {
+          continue; // missing: kustomize names it in its own error
+        }
+        const followed = await followSymlink(treeReal, target);
+        if (followed.problem) {
+          problems.push({ file, line, message: `${field} '${value}': ${followed.problem}` });
+          continue;
+        }
+        if (info.isDirectory() && followed.target) await visit(followed.target);
+      }
+    }
+  }
+
+  await visit(startDir);
+  return problems;
+}
+
+/** kubectl prints kustomize's error through klog: `E1129 ... run.go:72] "command failed" err="..."`. */
+export function kustomizeMessage(stderr: string, replacements: Array<[string, string]>): string {
+  let text = stderr.trim();
+  const klog = /\berr="((?:[^"\\]|\\.)*)"/.exec(text);
+  if (klog?.[1] !== undefined) {
+    try {
+      text = JSON.parse(`"${klog[1]}"`) as string;
+    } catch {
+      text = klog[1];
+    }
+  } else {
+    text = text.replace(/^Error: /m, "");
+  }
+  for (const [from, to] of replacements) text = text.split(from).join(to);
+  return text.trim() || "kustomize failed without a message";
+}
+
+function originOf(object: KubeObject): { path?: string; configuredIn?: string } | undefined {
+  const raw = object.metadata.annotations?.[ORIGIN];
+  if (typeof raw !== "string") return undefined;
+  try {
+    const value: unknown = parseYaml(raw, { schema: "core", maxAliasCount: 0 });
+    if (!isPlainObject(value)) return undefined;
+    return {
+      ...(typeof value.path === "string" ? { path: value.path } : {}),
+      ...(typeof value.configuredIn === "string" ? { configuredIn: value.configuredIn } : {}),
+    };
+  } catch {
+    return undefined;
+  }
+}
+
+function stripOrigin(object: KubeObject): void {
+  const annotations = object.metadata.annotations;
+  if (!annotations || !(ORIGIN in annotations)) return;
+  delete annotations[ORIGIN];
+  if (Object.keys(annotations).length === 0) delete object.metadata.annotations;
+}
+
+/** Renders the kustomization in `source.abs`; every object points at the file it came from. */
+export async function renderKustomize(
+  source: SourcePath,
+  kustomizationName: string,
+  options: KustomizeOptions,
+): Promise<{ items: RenderedItem[]; problems: SourceProblem[] }> {
+  const { treeReal, abs: dir, rel } = source;
+  const kustomizationFile = relativeToTree(treeReal, join(dir, kustomizationName));
+
+  const refused = await checkKustomizations(treeReal, dir);
+  if (refused.length > 0) return { items: [], problems: refused };
+  const keepOrigins = await asksForOrigins(join(dir, kustomizationName));
+
+  // A wrapper kustomization outside the tree asks kustomize for origin annotations (which file each object
+  // came from) without writing into the cached tree; they are removed again before anything is applied.
+  const wrapperDir = await mkdtemp(join(tmpdir(), "syncward-kustomize-"));
+  try {
+    const fromWrapper = relative(wrapperDir, dir).split(sep).join("/");
+    await writeFile(
+      join(wrapperDir, "kustomization.yaml"),
+      `resources:\n- ${JSON.stringify(fromWrapper)}\nbuildMetadata: [originAnnotations]\n`,
+    );
+    let result = await kustomize(options, keepOrigins ? dir : wrapperDir);
+    let originBase: string | undefined = keepOrigins ? dir : wrapperDir;
+    if (!result.ok && !keepOrigins) {
+      // Ask again without the wrapper, so the message speaks of the user's files only.
+      result = await kustomize(options, dir);
+      originBase = undefined;
+    }
+    if (!result.ok) {
+      let why: string;
+      if (result.spawnError?.code === "ENOENT") {
+        why = `'${options.kubectl}' was not found; kubectl (or kustomize through it) is needed to render kustomizations`;
+      } else if (result.timedOut) {
+        why = `timed out after ${Math.round(options.timeoutMs / 1000)} s`;
+      } else if (result.spawnError) {
+        why = failureText(result);
+      } else {
+        why = kustomizeMessage(result.stderr, [
+          [`${treeReal}${sep}`, ""],
+          [treeReal, "."],
+        ]);
+      }
+      return {
+        items: [],
+        problems: [{ file: kustomizationFile, message: `kustomize build of '${rel}' failed: ${why}` }],
+      };
+    }
+
+    const parsed = parseManifests(result.stdout, kustomizationFile);
+    const problems = parsed.problems.map(({ message }) => ({
+      file: kustomizationFile,
+      message: `kustomize output: ${message}`,
+    }));
+    const locate = new SourceLocator(treeReal);
+    const items: RenderedItem[] = [];
+    for (const { object } of parsed.objects) {
+      const origin = originBase === undefined ? undefined : originOf(object);
+      if (originBase !== undefined && !keepOrigins) stripOrigin(object);
+      const where = origin && originBase ? await locate.find(object, origin, originBase) : undefined;
+      items.push({ object, file: where?.file ?? kustomizationFile, line: where?.line ?? 1 });
+    }
+    return { items, problems };
+  } finally {
+    await rm(wrapperDir, { recursive: true, force: true });
+  }
+}
+
+/** Whether the kustomization itself asks for origin annotations: then they stay in the objects. */
+async function asksForOrigins(file: string): Promise<boolean> {
+  const parsed = parseYamlDocuments(await readFile(file, "utf8"), file);
+  const value = parsed.documents[0]?.value;
+  return (
+    isPlainObject(value) &&
+    Array.isArray(value.buildMetadata) &&
+    value.buildMetadata.includes("originAnnotations")
+  );
+}
+
+function kustomize(options: KustomizeOptions, dir: string) {
+  return run({ file: options.kubectl, args: ["kustomize", dir], cwd: dir, timeoutMs: options.timeoutMs });
+}
+
+/** Finds the file and line an object rendered by kustomize was written at. */
+class SourceLocator {
+  private readonly manifests = new Map<string, ParsedObject[]>();
+  private readonly generators = new Map<string, Entry[]>();
+
+  constructor(private readonly treeReal: string) {}
+
+  async find(
+    object: KubeObject,
+    origin: { path?: string; configuredIn?: string },
+    base: string,
+  ): Promise<{ file: string; line: number } | undefined> {
+    const originPath = origin.path ?? origin.configuredIn;
+    if (originPath === undefined) return undefined;
+    const abs = resolve(base, originPath);
+    if (!isInside(this.treeReal, abs)) return undefined;
+    const file = relativeToTree(this.treeReal, abs);
+    const name = object.metadata.name;
+    if (origin.path !== undefined) {
+      const candidates = (await this.manifestsOf(abs, file)).filter(
+        (c) => c.object.kind === object.kind && groupOf(c.object.apiVersion) === groupOf(object.apiVersion),
+      );
+      return { file, line: bestMatch(name, candidates, (c) => c.object.metadata.name)?.line ?? 1 };
+    }
+    const entries = await this.generatorsOf(abs, file);
+    const match = bestMatch(name, entries, (e) =>
+      isPlainObject(e.value) && typeof e.value.name === "string" ? e.value.name : "",
+    );
+    return { file, line: match?.line ?? 1 };
+  }
+
+  private async manifestsOf(abs: string, file: string): Promise<ParsedObject[]> {
+    let found = this.manifests.get(abs);
+    if (!found) {
+      const text = await readFile(abs, "utf8").catch(() => "");
+      found = parseManifests(text, file).objects;
+      this.manifests.set(abs, found);
+    }
+    return found;
+  }
+
+  private async generatorsOf(abs: string, file: string): Promise<Entry[]> {
+    let found = this.generators.get(abs);
+    if (!found) {
+      const text = await readFile(abs, "utf8").catch(() => "");
+      const parsed = parseYamlDocuments(text, file);
+      const doc = parsed.documents[0]?.doc;
+      found = doc
+        ? ["configMapGenerator", "secretGenerator"].flatMap((f) => entriesOf(doc, f, parsed.lineAt))
+        : [];
+      this.generators.set(abs, found);
+    }
+    return found;
+  }
+}
+
+/** The candidate whose name is the rendered name, else the longest one the rendered name contains
+ * (kustomize adds prefixes, suffixes and hashes), else the only candidate. */
+function bestMatch<T>(rendered: string, candidates: T[], nameOf: (c: T) => string): T | undefined {
+  const exact = candidates.find((c) => nameOf(c) === rendered);
+  if (exact) return exact;
+  let best: T | undefined;
+  let bestLength = 0;
+  for (const c of candidates) {
+    const n = nameOf(c);
+    if (n.length > bestLength && rendered.includes(n)) {
+      best = c;
+      bestLength = n.length;
+    }
+  }
+  if (best) return best;
+  return candidates.length === 1 ? candidates[0] : undefined;
+}

@@ -1,0 +1,144 @@
+// Running git, tar and kubectl: argument vectors only, never a shell.
+
+import { execFile, spawn } from "node:child_process";
+
+export interface Command {
+  file: string;
+  args: string[];
+  cwd?: string;
+  timeoutMs?: number;
+}
+
+export interface RunResult {
+  ok: boolean;
+  /** Exit code, or null when the process was killed or never started. */
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  timedOut: boolean;
+  /** Set when the program could not be started at all (ENOENT: not installed). */
+  spawnError?: NodeJS.ErrnoException;
+}
+
+const MAX_OUTPUT = 512 * 1024 * 1024;
+
+/** The environment for child processes: no prompts, no pagers, C locale so messages are stable. */
+function childEnv(): NodeJS.ProcessEnv {
+  return { ...process.env, LC_ALL: "C", GIT_TERMINAL_PROMPT: "0", GIT_PAGER: "cat" };
+}
+
+/** Runs a program to completion and collects its output; never rejects. */
+export function run(cmd: Command): Promise<RunResult> {
+  return new Promise((resolve) => {
+    execFile(
+      cmd.file,
+      cmd.args,
+      {
+        cwd: cmd.cwd,
+        env: childEnv(),
+        timeout: cmd.timeoutMs ?? 0,
+        killSignal: "SIGKILL",
+        maxBuffer: MAX_OUTPUT,
+        encoding: "utf8",
+        windowsHide: true,
+      },
+      (error, stdout, stderr) => {
+        if (!error) {
+          resolve({ ok: true, code: 0, stdout, stderr, timedOut: false });
+          return;
+        }
+        const err = error as NodeJS.ErrnoException & { killed?: boolean; signal?: string | null };
+        const spawnFailed = typeof err.code === "string";
+        resolve({
+          ok: false,
+          code: typeof err.code === "number" ? err.code : null,
+          stdout: stdout ?? "",
+          stderr: stderr || (spawnFailed ? "" : err.message),
+          timedOut: Boolean(err.killed) && cmd.timeoutMs !== undefined && cmd.timeoutMs > 0,
+          ...(spawnFailed ? { spawnError: err } : {}),
+        });
+      },
+    );
+  });
+}
+
+interface Spawned {
+  result: Promise<RunResult>;
+  child: ReturnType<typeof spawn>;
+}
+
+function spawnCollect(cmd: Command, stdin: "pipe" | "ignore", collectStdout = true): Spawned {
+  const child = spawn(cmd.file, cmd.args, {
+    cwd: cmd.cwd,
+    env: childEnv(),
+    stdio: [stdin, "pipe", "pipe"],
+    windowsHide: true,
+  });
+  const result = new Promise<RunResult>((resolve) => {
+    let stdout = "";
+    let stderr = "";
+    let timedOut = false;
+    let spawnError: NodeJS.ErrnoException | undefined;
+    const timer =
+      cmd.timeoutMs && cmd.timeoutMs > 0
+        ? setTimeout(() => {
+            timedOut = true;
+            child.kill("SIGKILL");
+          }, cmd.timeoutMs)
+        : undefined;
+    if (collectStdout) {
+      child.stdout?.setEncoding("utf8").on("data", (chunk: string) => {
+        if (stdout.length < MAX_OUTPUT) stdout += chunk;
+      });
+    }
+    child.stderr?.setEncoding("utf8").on("data", (chunk: string) => {
+      if (stderr.length < 64 * 1024) stderr += chunk;
+    });
+    child.on("error", (err: NodeJS.ErrnoException) => {
+      spawnError = err;
+    });
+    child.on("close", (code) => {
+      if (timer) clearTimeout(timer);
+      resolve({
+        ok: code === 0 && !timedOut && !spawnError,
+        code,
+        stdout,
+        stderr,
+        timedOut,
+        ...(spawnError ? { spawnError } : {}),
+      });
+    });
+  });
+  return { result, child };
+}
+
+/** Runs `cmd` with `input` on its standard input. */
+export function runWithInput(cmd: Command, input: Uint8Array): Promise<RunResult> {
+  const { result, child } = spawnCollect(cmd, "pipe");
+  child.stdin?.on("error", () => {
+    // The program exited before reading everything; its exit status tells what went wrong.
+  });
+  child.stdin?.end(input);
+  return result;
+}
+
+/** Runs `from | to` without a shell and returns both results. */
+export async function runPipe(from: Command, to: Command): Promise<[RunResult, RunResult]> {
+  const producer = spawnCollect(from, "ignore", false);
+  const consumer = spawnCollect(to, "pipe");
+  consumer.child.stdin?.on("error", () => {
+    // `to` died early (EPIPE); both exit statuses are reported.
+  });
+  if (producer.child.stdout && consumer.child.stdin) {
+    producer.child.stdout.pipe(consumer.child.stdin);
+  }
+  return Promise.all([producer.result, consumer.result]);
+}
+
+/** The first useful line(s) of a failed run, for error messages. */
+export function failureText(result: RunResult): string {
+  if (result.spawnError) return result.spawnError.message;
+  if (result.timedOut) return "timed out";
+  const text = result.stderr.trim();
+  return text || `exited with status ${result.code ?? "unknown"}`;
+}

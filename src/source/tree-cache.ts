@@ -1,0 +1,74 @@
+// A directory of trees keyed by commit SHA. A tree is written into a temporary directory beside its final
+// place and renamed into `<cacheDir>/<sha>` in one step, so no reader (another caller, another process,
+// the next start after a crash) ever sees half a tree. A SHA names immutable content: once present, reuse.
+
+import { chmod, mkdir, mkdtemp, rename, rm, stat } from "node:fs/promises";
+import { join, resolve } from "node:path";
+import { SourceError } from "./errors.ts";
+
+const FULL_SHA = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/;
+
+export function isFullSha(text: string): boolean {
+  return FULL_SHA.test(text);
+}
+
+/** Trees are cached by SHA only; a branch or tag name would be a moving target. */
+export function assertFullSha(sha: string): void {
+  if (!isFullSha(sha)) {
+    throw new SourceError(`expected a full commit SHA (40 hex digits), got '${sha}'`);
+  }
+}
+
+const inFlight = new Map<string, Promise<string>>();
+
+async function isDirectory(path: string): Promise<boolean> {
+  try {
+    return (await stat(path)).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Returns `<cacheDir>/<sha>`, creating it with `fill` when absent. `fill` receives an empty temporary
+ * directory on the same file system and returns the directory (that one or one inside it) holding the tree.
+ */
+export function cachedTree(
+  cacheDir: string,
+  sha: string,
+  fill: (tmpDir: string) => Promise<string>,
+): Promise<string> {
+  assertFullSha(sha);
+  const finalDir = resolve(cacheDir, sha);
+  const pending = inFlight.get(finalDir);
+  if (pending) return pending;
+  const work = materialize(cacheDir, finalDir, sha, fill).finally(() => inFlight.delete(finalDir));
+  inFlight.set(finalDir, work);
+  return work;
+}
+
+async function materialize(
+  cacheDir: string,
+  finalDir: string,
+  sha: string,
+  fill: (tmpDir: string) => Promise<string>,
+): Promise<string> {
+  if (await isDirectory(finalDir)) return finalDir;
+  await mkdir(cacheDir, { recursive: true });
+  const tmpDir = await mkdtemp(join(cacheDir, `.tmp-${sha.slice(0, 12)}-`));
+  try {
+    const treeDir = await fill(tmpDir);
+    await chmod(treeDir, 0o755); // mkdtemp makes it 0700
+    try {
+      await rename(treeDir, finalDir);
+    } catch (err) {
+      // Another process finished the same SHA first: its tree is identical, keep it.
+      const code = (err as NodeJS.ErrnoException).code;
+      if ((code === "ENOTEMPTY" || code === "EEXIST") && (await isDirectory(finalDir))) return finalDir;
+      throw err;
+    }
+    return finalDir;
+  } finally {
+    await rm(tmpDir, { recursive: true, force: true });
+  }
+}
