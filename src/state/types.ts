@@ -43,6 +43,10 @@ export interface EnvironmentState {
   /** Runtime policy override set by `app set` (freeze wins over it). */
   policyOverride?: { automated: boolean; prune: boolean; selfHeal: boolean; by: string; at: string };
   pendingApprovals: ApprovalRecord[];
+  /** Kinds this environment has applied, so pruning finds a kind that vanished from Git entirely. */
+  inventory?: Array<{ apiVersion: string; kind: string }>;
+  /** The last render or sync problem reported for a revision, so a poll does not report it again. */
+  lastError?: { revision: string; message: string; at: string };
   /** Self-heal counters per object key at the current revision, for drift-fight detection. */
   selfHeals: Record<string, { revision: string; times: string[] }>;
 }
