@@ -1,0 +1,593 @@
+// The schema of `.github/syncward.yml`: the single source of truth for the parsed types (checked
+// against src/config/types.ts below), the validation messages and the published JSON Schema
+// (tools/gen-schema.ts writes schema/syncward.schema.json from the input side of this schema).
+//
+// Field names and defaults follow Argo CD's Application spec. Where syncward differs on purpose:
+// - retry is always on: `retry` absent means limit 5, backoff 5s x2 up to 3m (Argo CD: no retry,
+//   and `retry` without `limit` means 0 retries);
+// - ServerSideApply defaults to true (Argo CD: client-side apply unless ServerSideApply=true);
+// - unknown fields and unknown sync options are errors (Argo CD ignores them);
+// - sync windows belong to the environment (Argo CD: to the AppProject, matched by name).
+import { z } from "zod";
+import { didYouMeanHint } from "./did-you-mean.ts";
+import { DURATION_PATTERN, formatDuration, parseDuration } from "./duration.ts";
+import { scheduleProblem, timeZoneProblem } from "./schedule.ts";
+import type {
+  ApprovalRule,
+  EnvironmentConfig,
+  IgnoreDifference,
+  RetryPolicy,
+  SyncOptions,
+  SyncPolicy,
+  SyncWindow,
+  SyncwardConfig,
+} from "./types.ts";
+
+// ---------------------------------------------------------------------------------------------
+// Building blocks
+
+/** An object that rejects unknown fields, suggesting the closest known one. */
+function strictObject<S extends z.core.$ZodLooseShape>(shape: S) {
+  const known = Object.keys(shape);
+  return z.strictObject(shape, {
+    error: (issue) =>
+      issue.code === "unrecognized_keys"
+        ? // One line per key, in the order of `issue.keys`: formatIssues() splits them.
+          issue.keys.map((key) => `unknown field${didYouMeanHint(key, known)}`).join("\n")
+        : undefined,
+  });
+}
+
+const LABEL_RE = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+
+function dnsLabel(what: string) {
+  return z
+    .string()
+    .max(63, { error: `${what} must be at most 63 characters` })
+    .regex(LABEL_RE, {
+      error: (issue) =>
+        `${what} ${JSON.stringify(issue.input)} is not valid: use lowercase letters, digits and "-", starting and ending with a letter or digit`,
+    });
+}
+
+const nonEmpty = () => z.string().min(1, { error: "must not be empty" });
+
+function integer(min: number, max: number) {
+  const text = `must be an integer from ${min} to ${max}`;
+  return z
+    .int({ error: (issue) => (issue.input === undefined ? undefined : text) })
+    .min(min, text)
+    .max(max, text);
+}
+
+/** A Go-style duration string ("5s", "3m", "1h30m") parsed to milliseconds, at least `minMs`. */
+function duration(minMs: number) {
+  const example = 'a duration like "30s", "5m" or "1h30m"';
+  return z
+    .string({ error: (issue) => (issue.input === undefined ? undefined : `must be ${example}`) })
+    .regex(new RegExp(DURATION_PATTERN), {
+      error: (issue) => `must be ${example} (units ms, s, m, h), got ${JSON.stringify(issue.input)}`,
+    })
+    .transform((text, ctx) => {
+      const ms = parseDuration(text) ?? Number.NaN;
+      if (!(ms >= minMs)) {
+        ctx.issues.push({
+          code: "custom",
+          input: text,
+          message: `must be at least ${formatDuration(minMs)}`,
+        });
+        return z.NEVER;
+      }
+      return ms;
+    });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sync options: Argo CD's "Name=value" strings, parsed to an object with every option set.
+
+const BOOLEAN_SYNC_OPTIONS = [
+  "CreateNamespace",
+  "ApplyOutOfSyncOnly",
+  "PruneLast",
+  "RespectIgnoreDifferences",
+  "ServerSideApply",
+  "Replace",
+  "FailOnSharedResource",
+  "Validate",
+] as const;
+const PROPAGATION_POLICIES = ["foreground", "background", "orphan"] as const;
+const SYNC_OPTION_NAMES = [...BOOLEAN_SYNC_OPTIONS, "PrunePropagationPolicy"] as const;
+
+/** Every sync option at its default: all off except ServerSideApply and Validate; foreground. */
+export const SYNC_OPTION_DEFAULTS: Readonly<SyncOptions> = Object.freeze({
+  CreateNamespace: false,
+  ApplyOutOfSyncOnly: false,
+  PruneLast: false,
+  PrunePropagationPolicy: "foreground",
+  RespectIgnoreDifferences: false,
+  ServerSideApply: true,
+  Replace: false,
+  FailOnSharedResource: false,
+  Validate: true,
+});
+
+/** Every accepted sync option string, e.g. "CreateNamespace=true". */
+export const SYNC_OPTION_STRINGS: readonly string[] = [
+  ...BOOLEAN_SYNC_OPTIONS.flatMap((name) => [`${name}=true`, `${name}=false`]),
+  ...PROPAGATION_POLICIES.map((policy) => `PrunePropagationPolicy=${policy}`),
+];
+
+function syncOptionProblem(input: unknown): string {
+  if (typeof input !== "string") return 'must be a string like "CreateNamespace=true"';
+  const eq = input.indexOf("=");
+  const name = (eq < 0 ? input : input.slice(0, eq)).trim();
+  const value = eq < 0 ? undefined : input.slice(eq + 1).trim();
+  const known = (SYNC_OPTION_NAMES as readonly string[]).includes(name);
+  if (!known) {
+    return `unknown sync option ${JSON.stringify(name)}${didYouMeanHint(name, SYNC_OPTION_NAMES)}; known options: ${SYNC_OPTION_NAMES.join(", ")}`;
+  }
+  if (name === "PrunePropagationPolicy") {
+    return `must be PrunePropagationPolicy=foreground, =background or =orphan, got ${JSON.stringify(input)}`;
+  }
+  if (value === undefined) return `must be written ${name}=true or ${name}=false`;
+  return `${name} must be true or false, got ${JSON.stringify(value)}`;
+}
+
+const syncOptions = z
+  .array(
+    z.enum(SYNC_OPTION_STRINGS as [string, ...string[]], {
+      error: (issue) => syncOptionProblem(issue.input),
+    }),
+  )
+  .default([])
+  .transform((list, ctx): SyncOptions => {
+    const options: Record<string, string | boolean> = { ...SYNC_OPTION_DEFAULTS };
+    const seen = new Map<string, number>();
+    for (const [index, text] of list.entries()) {
+      const [name = "", value = ""] = text.split("=");
+      const earlier = seen.get(name);
+      if (earlier !== undefined && list[earlier] !== text) {
+        ctx.issues.push({
+          code: "custom",
+          input: text,
+          path: [index],
+          message: `conflicts with syncOptions[${earlier}] (${JSON.stringify(list[earlier])})`,
+        });
+      }
+      seen.set(name, index);
+      options[name] = name === "PrunePropagationPolicy" ? value : value === "true";
+    }
+    return options as unknown as SyncOptions;
+  })
+  .describe(
+    `Argo CD sync options as "Name=value" strings. Defaults: ${SYNC_OPTION_STRINGS.filter((s) => {
+      const [name, value] = s.split("=");
+      return String(SYNC_OPTION_DEFAULTS[name as keyof SyncOptions]) === value;
+    }).join(", ")}.`,
+  );
+
+// ---------------------------------------------------------------------------------------------
+// Sync policy
+
+const automated = strictObject({
+  prune: z.boolean().default(false).describe("Delete live resources that are no longer in Git."),
+  selfHeal: z
+    .boolean()
+    .default(false)
+    .describe("Re-apply when the live state drifts from Git, not only when Git changes."),
+  allowEmpty: z
+    .boolean()
+    .default(false)
+    .describe("Allow a prune that would delete every managed resource (refused by default)."),
+}).describe(
+  "Sync automatically when the environment is OutOfSync. Absent: manual syncs only. Write `automated: {}` for automated sync with every flag off.",
+);
+
+const backoff = strictObject({
+  duration: duration(1)
+    .prefault("5s")
+    .describe("Wait before the first retry (Go-style duration, default 5s)."),
+  factor: z
+    .number({ error: (issue) => (issue.input === undefined ? undefined : "must be a number >= 1") })
+    .min(1, { error: "must be a number >= 1" })
+    .max(100, { error: "must be a number <= 100" })
+    .default(2)
+    .describe("Multiplier of the wait after each failed retry (default 2)."),
+  maxDuration: duration(1).prefault("3m").describe("Longest wait between retries (default 3m)."),
+})
+  .refine((b) => b.maxDuration >= b.duration, {
+    path: ["maxDuration"],
+    error: "must not be shorter than backoff.duration",
+  })
+  .prefault({})
+  .describe("Wait before retry n (from 0) = duration x factor^n, capped at maxDuration.");
+
+const retry = strictObject({
+  limit: z
+    .int({ error: (issue) => (issue.input === undefined ? undefined : "must be an integer >= -1") })
+    .min(-1, { error: "must be an integer >= -1 (-1 retries forever, 0 never)" })
+    .default(5)
+    .describe("Retries after a failed sync: -1 forever, 0 never (default 5; Argo CD's default is 0)."),
+  backoff,
+})
+  .prefault({})
+  .describe("Retry of failed syncs. Always on: absent means limit 5 with backoff 5s x2 up to 3m.");
+
+const pruneLimitProblem = (issue: { input?: unknown }) =>
+  `must be a whole number >= 0 or a percentage from "0%" to "100%" (got ${describeInput(issue.input)})`;
+const pruneLimit = z
+  .union(
+    [
+      z.int({ error: pruneLimitProblem }).min(0, { error: pruneLimitProblem }),
+      z.string().regex(/^(?:100|[1-9]?\d)%$/, { error: pruneLimitProblem }),
+    ],
+    { error: pruneLimitProblem },
+  )
+  .describe(
+    'Refuse a sync that would prune more than this many managed objects, or this share of them ("20%").',
+  );
+
+const syncPolicy = strictObject({
+  automated: automated.optional(),
+  syncOptions,
+  retry,
+  pruneLimit: pruneLimit.optional(),
+})
+  .prefault({})
+  .describe("When and how to sync, as in Argo CD's Application spec.syncPolicy.");
+
+// ---------------------------------------------------------------------------------------------
+// ignoreDifferences, sync windows, approval, policy
+
+const jsonPointer = z.string().regex(/^(?:\/(?:[^~/]|~[01])*)+$/, {
+  error: (issue) =>
+    `must be a JSON pointer like "/spec/replicas" ("~1" for "/" and "~0" for "~" inside a key), got ${JSON.stringify(issue.input)}`,
+});
+
+const ignoreDifference = strictObject({
+  group: z.string().default("").describe('API group; "" (default) is the core group.'),
+  kind: nonEmpty().describe("Kind, e.g. Deployment."),
+  name: nonEmpty().optional().describe("Only the object with this name."),
+  namespace: nonEmpty().optional().describe("Only objects in this namespace."),
+  jsonPointers: z.array(jsonPointer).default([]).describe("RFC 6901 pointers of fields to ignore."),
+  jqPathExpressions: z.array(nonEmpty()).default([]).describe("jq path expressions of fields to ignore."),
+  managedFieldsManagers: z
+    .array(nonEmpty())
+    .default([])
+    .describe("Ignore every field owned by these field managers (server-side apply managedFields)."),
+})
+  .refine((d) => d.jsonPointers.length + d.jqPathExpressions.length + d.managedFieldsManagers.length > 0, {
+    error: "ignores nothing: set jsonPointers, jqPathExpressions or managedFieldsManagers",
+  })
+  .describe("Differences to ignore when comparing desired and live objects (Argo CD's ignoreDifferences).");
+
+const syncWindow = strictObject({
+  kind: z
+    .enum(["allow", "deny"], {
+      error: (issue) => `must be "allow" or "deny"${hintFor(issue.input, ["allow", "deny"])}`,
+    })
+    .describe("allow: syncs only inside allow windows. deny: no syncs inside the window."),
+  schedule: z
+    .string()
+    .check(
+      z.superRefine((value, ctx) => {
+        const problem = scheduleProblem(value);
+        if (problem) ctx.addIssue({ code: "custom", message: problem, input: value });
+      }),
+    )
+    .describe(
+      'When the window opens: five-field cron (minute hour day-of-month month day-of-week), e.g. "0 9 * * 1-5".',
+    ),
+  duration: duration(60_000).describe(
+    'How long the window stays open after each start, e.g. "8h" (at least 1m).',
+  ),
+  timeZone: z
+    .string()
+    .check(
+      z.superRefine((value, ctx) => {
+        const problem = timeZoneProblem(value);
+        if (problem) ctx.addIssue({ code: "custom", message: problem, input: value });
+      }),
+    )
+    .default("UTC")
+    .describe('IANA time zone of the schedule, e.g. "Europe/Berlin" (default "UTC").'),
+  manualSync: z
+    .boolean()
+    .default(false)
+    .describe("Let manual syncs through while this window blocks syncs (default false)."),
+}).describe(
+  "A time window that allows or denies syncs (Argo CD semantics: an active deny wins; if allow windows exist, one must be active).",
+);
+
+const LOGIN_RE = /^[A-Za-z0-9](?:[A-Za-z0-9]|-(?=[A-Za-z0-9])){0,38}$/;
+const TEAM_RE = /^[A-Za-z0-9](?:[A-Za-z0-9]|-(?=[A-Za-z0-9])){0,38}\/[A-Za-z0-9][A-Za-z0-9_.-]*$/;
+
+const approval = strictObject({
+  users: z
+    .array(z.string().regex(LOGIN_RE, { error: (i) => `${JSON.stringify(i.input)} is not a GitHub login` }))
+    .default([])
+    .describe("GitHub logins whose approval counts."),
+  teams: z
+    .array(
+      z.string().regex(TEAM_RE, {
+        error: (i) => `${JSON.stringify(i.input)} is not a team: write "org/team-slug"`,
+      }),
+    )
+    .default([])
+    .describe('Teams whose members\' approval counts, as "org/team-slug".'),
+  minimum: integer(1, 100).default(1).describe("Approvals needed (default 1)."),
+  allowAuthor: z
+    .boolean()
+    .default(false)
+    .describe("May the author of the change approve it? (default false)"),
+}).describe("Approval needed before a sync of this environment. Absent: no approval needed.");
+
+const clusterResource = strictObject({
+  group: z.string().default("").describe('API group; "" (default) is the core group; "*" any.'),
+  kind: nonEmpty().describe('Kind, e.g. Namespace; "*" any.'),
+});
+
+const policy = strictObject({
+  namespaces: z
+    .array(dnsLabel("namespace"))
+    .min(1, { error: "must list at least one namespace (omit it to allow only destination.namespace)" })
+    .optional()
+    .describe("Namespaces objects may land in (default: only destination.namespace)."),
+  clusterResources: z
+    .array(clusterResource)
+    .default([])
+    .describe("Cluster-scoped kinds this environment may manage (default none)."),
+})
+  .prefault({})
+  .describe("What this environment may touch in its cluster.");
+
+// ---------------------------------------------------------------------------------------------
+// Environment and file
+
+// git check-ref-format, roughly: no "..", "@{", "//", "/." or ".lock" component, no spaces or
+// control characters or any of ~^:?*[\, not starting with "-", not ending with "/" or ".".
+const GIT_REF_RE = /^(?!-)(?!.*(?:\.\.|@\{|\/\/|\/\.|\.lock(?:\/|$)))[^\s\p{Cc}~^:?*[\\]+(?<![./])$/u;
+
+const source = strictObject({
+  path: z
+    .string()
+    .min(1, { error: 'must not be empty (use "." for the repository root)' })
+    .refine((p) => !p.startsWith("/") && !p.includes("\\") && !p.split("/").includes(".."), {
+      error: 'must be relative to the repository root, without a leading "/", "\\" or ".."',
+    })
+    .describe(
+      'Directory of the manifests (plain YAML or kustomization), relative to the repository root ("." for the root).',
+    ),
+  branch: z
+    .string()
+    .regex(GIT_REF_RE, { error: (i) => `${JSON.stringify(i.input)} is not a valid branch name` })
+    .default("main")
+    .describe('Branch whose head is deployed (default "main").'),
+}).describe("Where in the repository the manifests of this environment live.");
+
+const destination = strictObject({
+  namespace: dnsLabel("namespace").describe("Namespace of namespaced objects that do not name one."),
+  context: nonEmpty()
+    .optional()
+    .describe(
+      "kubeconfig context of the cluster. Absent: the current context (or in-cluster with inCluster).",
+    ),
+  inCluster: z
+    .boolean()
+    .default(false)
+    .describe("Deploy to the cluster syncward runs in, with its service account (default false)."),
+})
+  .refine((d) => !(d.inCluster && d.context !== undefined), {
+    path: ["context"],
+    error: "cannot be combined with inCluster: true (choose one)",
+  })
+  .describe("The cluster and namespace to deploy to.");
+
+const environment = strictObject({
+  name: z
+    .string()
+    .max(63, { error: "must be at most 63 characters" })
+    .regex(LABEL_RE, {
+      error: (i) =>
+        `${JSON.stringify(i.input)} is not a valid environment name: use lowercase letters, digits and "-", e.g. "prod" or "eu-staging"`,
+    })
+    .describe("Unique name of the environment, e.g. dev, staging, prod."),
+  source,
+  destination,
+  syncPolicy,
+  ignoreDifferences: z.array(ignoreDifference).default([]),
+  syncWindows: z
+    .array(syncWindow)
+    .default([])
+    .describe("Windows that allow or deny syncs (default none: always allowed)."),
+  approval: approval.optional(),
+  policy,
+  revisionHistoryLimit: integer(1, 100).default(10).describe("Sync operations kept in history (default 10)."),
+  pollInterval: duration(1_000)
+    .prefault("3m")
+    .describe("How often to check the tracked branch (default 3m)."),
+  production: z.boolean().default(false).describe("Report GitHub deployments as production (default false)."),
+  environmentUrl: z
+    .url({ protocol: /^https?$/, error: "must be an http(s) URL" })
+    .optional()
+    .describe("URL shown on GitHub deployments."),
+})
+  .check(
+    z.superRefine((env, ctx) => {
+      const ns = env.policy?.namespaces;
+      const dest = env.destination?.namespace;
+      if (Array.isArray(ns) && typeof dest === "string" && !ns.includes(dest)) {
+        ctx.addIssue({
+          code: "custom",
+          path: ["policy", "namespaces"],
+          input: ns,
+          message: `must include destination.namespace ${JSON.stringify(dest)}`,
+        });
+      }
+    }),
+  )
+  .transform((env) => ({
+    ...env,
+    policy: {
+      namespaces: env.policy.namespaces ?? [env.destination.namespace],
+      clusterResources: env.policy.clusterResources,
+    },
+  }))
+  .describe("One destination of this repository's manifests.");
+
+/** The whole `.github/syncward.yml`. Use safeParseConfig(), which adds the checks across environments. */
+export const configSchema = strictObject({
+  environments: z
+    .array(environment)
+    .min(1, { error: "must list at least one environment" })
+    .describe("The environments this repository deploys to."),
+});
+
+/** A problem found in a config, before it is given a file name. */
+export interface SchemaIssue {
+  path: PropertyKey[];
+  message: string;
+  code: string;
+  /** For "unrecognized_keys": the unknown keys, one per line of `message`. */
+  keys?: string[];
+}
+
+export type SafeParseConfigResult =
+  | { success: true; data: SyncwardConfig }
+  | { success: false; issues: SchemaIssue[] };
+
+/**
+ * Validates already-loaded data (from YAML, or from Probot's `context.config()`) against the
+ * schema and the rules across environments (unique names), with config-author messages.
+ */
+export function safeParseConfig(data: unknown): SafeParseConfigResult {
+  const result = configSchema.safeParse(data, { error: configErrorMap });
+  const issues: SchemaIssue[] = result.success
+    ? []
+    : result.error.issues.map((issue) => ({
+        path: issue.path,
+        message: issue.message,
+        code: issue.code,
+        ...(issue.code === "unrecognized_keys" ? { keys: issue.keys } : {}),
+      }));
+  // Checked on the raw input rather than as a zod refinement: refinements are skipped once a
+  // field has failed, and a duplicate name is worth reporting alongside other problems.
+  issues.push(...duplicateNames(data));
+  if (issues.length > 0) return { success: false, issues: sortByPath(issues) };
+  return { success: true, data: (result as { data: SyncwardConfig }).data };
+}
+
+function duplicateNames(data: unknown): SchemaIssue[] {
+  const list = (data as { environments?: unknown } | null)?.environments;
+  if (!Array.isArray(list)) return [];
+  const firstIndex = new Map<string, number>();
+  const issues: SchemaIssue[] = [];
+  for (const [index, env] of list.entries()) {
+    const name = (env as { name?: unknown } | null)?.name;
+    if (typeof name !== "string") continue;
+    const first = firstIndex.get(name);
+    if (first === undefined) firstIndex.set(name, index);
+    else {
+      issues.push({
+        path: ["environments", index, "name"],
+        code: "custom",
+        message: `duplicate environment name ${JSON.stringify(name)} (also environments[${first}].name)`,
+      });
+    }
+  }
+  return issues;
+}
+
+/** Stable order by path, so that problems read top to bottom like the file. */
+function sortByPath(issues: SchemaIssue[]): SchemaIssue[] {
+  const compare = (a: PropertyKey[], b: PropertyKey[]): number => {
+    for (let i = 0; i < Math.min(a.length, b.length); i++) {
+      const x = a[i];
+      const y = b[i];
+      if (x === y) continue;
+      if (typeof x === "number" && typeof y === "number") return x - y;
+      return 0; // different keys of one object: keep zod's order (the schema's field order)
+    }
+    return a.length - b.length;
+  };
+  return issues
+    .map((issue, index) => ({ issue, index }))
+    .sort((a, b) => compare(a.issue.path, b.issue.path) || a.index - b.index)
+    .map(({ issue }) => issue);
+}
+
+/** One environment, for callers that build or validate a single entry (e.g. the Argo CD import). */
+export const environmentSchema = environment;
+
+// ---------------------------------------------------------------------------------------------
+// Messages for everything the fields above do not phrase themselves. Passed to every parse.
+
+function hintFor(input: unknown, candidates: readonly string[]): string {
+  return typeof input === "string" ? didYouMeanHint(input, candidates) : "";
+}
+
+function describeInput(input: unknown): string {
+  if (input === null) return "null";
+  if (Array.isArray(input)) return "a list";
+  if (typeof input === "object") return "a mapping";
+  if (typeof input === "string")
+    return JSON.stringify(input.length > 40 ? `${input.slice(0, 37)}...` : input);
+  return String(input);
+}
+
+const EXPECTED: Record<string, string> = {
+  object: "a mapping",
+  array: "a list",
+  string: "a string",
+  number: "a number",
+  int: "an integer",
+  boolean: "true or false",
+};
+
+/** The error map that phrases zod's generic issues for config authors. */
+export const configErrorMap: z.core.$ZodErrorMap = (issue) => {
+  switch (issue.code) {
+    case "invalid_type":
+      if (issue.input === undefined) return "required";
+      return `must be ${EXPECTED[issue.expected] ?? issue.expected} (got ${describeInput(issue.input)})`;
+    case "too_small":
+      if (issue.origin === "array") return `must have at least ${issue.minimum} item(s)`;
+      if (issue.origin === "string")
+        return Number(issue.minimum) <= 1
+          ? "must not be empty"
+          : `must be at least ${issue.minimum} characters`;
+      return `must be a number ${issue.inclusive ? ">=" : ">"} ${issue.minimum}`;
+    case "too_big":
+      if (issue.origin === "array") return `must have at most ${issue.maximum} item(s)`;
+      if (issue.origin === "string") return `must be at most ${issue.maximum} characters`;
+      return `must be a number ${issue.inclusive ? "<=" : "<"} ${issue.maximum}`;
+    case "invalid_value": {
+      const values = issue.values.map((v) => JSON.stringify(v));
+      return `must be ${values.length === 1 ? values[0] : `one of ${values.join(", ")}`}${hintFor(issue.input, issue.values.map(String))}`;
+    }
+    case "invalid_format":
+      return `has an invalid format (got ${describeInput(issue.input)})`;
+    case "unrecognized_keys":
+      return issue.keys.map(() => "unknown field").join("\n");
+    case "invalid_union":
+      return `is not valid (got ${describeInput(issue.input)})`;
+    default:
+      return undefined;
+  }
+};
+
+// ---------------------------------------------------------------------------------------------
+// Compile-time proof that the hand-written types in types.ts are exactly what this schema produces.
+
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+type Assert<T extends true> = T;
+export type SchemaMatchesTypes = [
+  Assert<Same<z.output<typeof configSchema>, SyncwardConfig>>,
+  Assert<Same<z.output<typeof environment>, EnvironmentConfig>>,
+  Assert<Same<z.output<typeof syncPolicy>, SyncPolicy>>,
+  Assert<Same<z.output<typeof syncOptions>, SyncOptions>>,
+  Assert<Same<z.output<typeof retry>, RetryPolicy>>,
+  Assert<Same<z.output<typeof ignoreDifference>, IgnoreDifference>>,
+  Assert<Same<z.output<typeof syncWindow>, SyncWindow>>,
+  Assert<Same<z.output<typeof approval>, ApprovalRule>>,
+];
