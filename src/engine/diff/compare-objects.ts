@@ -1,0 +1,16 @@
+import type { KubeObject } from "../../kube/object.ts";
+import { compareTrees } from "./compare-values.ts";
+import { prepareObjects } from "./prepare-objects.ts";
+import type { CompareOptions, Comparison } from "./types.ts";
+
+/**
+ * Is live what Git declares? A subset comparison of normalized objects (see compare-values.ts):
+ * server defaults, status and other managers' extra fields are not drift; a changed, missing or
+ * extra list item is. Secret values in the differences are masks, never the values.
+ * Throws IgnoreRuleError when an applicable ignoreDifferences rule is broken.
+ */
+export function compareObjects(desired: KubeObject, live: KubeObject, options: CompareOptions = {}): Comparison {
+  const prepared = prepareObjects(desired, live, options);
+  const { differences } = compareTrees(prepared.desired, prepared.live, false);
+  return { inSync: differences.length === 0, differences };
+}
