@@ -55,13 +55,16 @@ export function parseYamlDocuments(text: string, file: string): ParsedDocuments 
     const start = doc.contents?.range[0] ?? doc.range[0];
     const line = lineAt(start);
     let broken = false;
+    const reported = new Set<number>();
     for (const error of doc.errors) {
       broken = true;
-      problems.push({
-        file,
-        line: error.linePos?.[0].line ?? line,
-        message: `invalid YAML: ${plain(error.message)}`,
-      });
+      const at = error.linePos?.[0];
+      const errorLine = at?.line ?? line;
+      // One problem per line: the parser's follow-up errors on a line only repeat the first one.
+      if (reported.has(errorLine)) continue;
+      reported.add(errorLine);
+      const column = at ? ` (column ${at.col})` : "";
+      problems.push({ file, line: errorLine, message: `invalid YAML: ${plain(error.message)}${column}` });
     }
     for (const warning of doc.warnings) {
       if (warning.code !== "TAG_RESOLVE_FAILED") continue;

@@ -88,14 +88,18 @@ async function checkKustomizations(treeReal: string, startDir: string): Promise<
     problems.push(...parsed.problems);
     const first = parsed.documents[0];
     if (!first || !isPlainObject(first.value)) return;
-    for (const field of ["resources", "bases", "components"]) {
+    for (const [field, one] of [
+      ["resources", "resource"],
+      ["bases", "base"],
+      ["components", "component"],
+    ] as const) {
       for (const { value, line } of entriesOf(first.doc, field, parsed.lineAt)) {
         if (typeof value !== "string") continue;
         if (looksRemote(value)) {
           problems.push({
             file,
             line,
-            message: `remote ${field} '${value}' refused: render only what the repository holds at this revision (vendor it into the repository)`,
+            message: `remote ${one} '${value}' refused: render only what the repository holds at this revision (vendor it into the repository)`,
           });
           continue;
         }
@@ -104,7 +108,7 @@ async function checkKustomizations(treeReal: string, startDir: string): Promise<
           problems.push({
             file,
             line,
-            message: `${field} '${value}' points outside the repository; refused`,
+            message: `${one} '${value}' points outside the repository; refused`,
           });
           continue;
         }
@@ -116,7 +120,7 @@ async function checkKustomizations(treeReal: string, startDir: string): Promise<
         }
         const followed = await followSymlink(treeReal, target);
         if (followed.problem) {
-          problems.push({ file, line, message: `${field} '${value}': ${followed.problem}` });
+          problems.push({ file, line, message: `${one} '${value}': ${followed.problem}` });
           continue;
         }
         if (info.isDirectory() && followed.target) await visit(followed.target);

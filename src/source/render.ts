@@ -71,6 +71,14 @@ function assemble(
     files.set(key, file);
     lines.set(key, line);
   }
-  if (problems.length > 0) throw new SourceError(problems);
+  if (problems.length > 0) throw new SourceError(problems.sort(byPlace));
   return { objects, files, lines, renderer };
+}
+
+/** Problems in repository order: by file, then line (a stable sort keeps the order found within a line). */
+function byPlace(a: SourceProblem, b: SourceProblem): number {
+  const fa = a.file ?? "";
+  const fb = b.file ?? "";
+  if (fa !== fb) return fa < fb ? -1 : 1;
+  return (a.line ?? 0) - (b.line ?? 0);
 }

@@ -53,7 +53,7 @@ export function run(cmd: Command): Promise<RunResult> {
           ok: false,
           code: typeof err.code === "number" ? err.code : null,
           stdout: stdout ?? "",
-          stderr: stderr || (spawnFailed ? "" : err.message),
+          stderr: stderr ?? "",
           timedOut: Boolean(err.killed) && cmd.timeoutMs !== undefined && cmd.timeoutMs > 0,
           ...(spawnFailed ? { spawnError: err } : {}),
         });
