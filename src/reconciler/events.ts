@@ -1,0 +1,35 @@
+// What the reconciler tells the world. The GitHub layer, the CLI, metrics and logs subscribe;
+// the reconciler knows none of them.
+import type { SyncOutcome } from "../engine/sync.ts";
+import type { HistoryEntry, Trigger } from "../state/types.ts";
+
+export interface DriftFight {
+  /** `deployment.apps/web in payments-dev` */
+  object: string;
+  key: string;
+  fields: string[];
+  /** Field managers that keep changing the fields (from managedFields). */
+  managers: string[];
+  heals: number;
+  windowMinutes: number;
+  backoffMs: number;
+  ignoreSnippet: string;
+}
+
+interface Base {
+  instance: string;
+  env: string;
+  revision: string;
+}
+
+export type ReconcilerEvent =
+  | (Base & { type: "synced"; trigger: Trigger; actor: string; outcome: SyncOutcome; entry: HistoryEntry })
+  | (Base & { type: "selfHealed"; drifted: string[]; outcome: SyncOutcome; entry: HistoryEntry })
+  | (Base & { type: "driftFight"; fight: DriftFight })
+  | (Base & { type: "outOfSync"; drifted: string[]; requiresPruning: string[]; reason: string })
+  | (Base & { type: "renderError"; message: string; problems: Array<{ file?: string; line?: number; message: string }> })
+  | (Base & { type: "stuck"; reason: string })
+  | (Base & { type: "waiting"; reason: string; until?: string })
+  | (Base & { type: "orphans"; orphans: Array<{ object: string; risk?: string }> });
+
+export type Emit = (event: ReconcilerEvent) => void;

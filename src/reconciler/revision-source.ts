@@ -1,0 +1,37 @@
+// Where revisions come from: a local git repository (the controller command, the CLI, the demo)
+// or GitHub (the app). The reconciler only needs a branch head and the tree at a SHA.
+import { headOf, checkoutTree, resolveRevision } from "../source/git.ts";
+
+export interface RevisionSource {
+  /** A human-readable name of the repository for `app get`. */
+  readonly description: string;
+  /** Full SHA of a branch's head. */
+  head(branch: string): Promise<string>;
+  /** Full SHA of any ref (branch, tag, short SHA). */
+  resolve(ref: string): Promise<string>;
+  /** A directory holding the repository tree at `sha`. */
+  tree(sha: string): Promise<string>;
+}
+
+export class LocalGitSource implements RevisionSource {
+  constructor(
+    readonly repoDir: string,
+    private readonly cacheDir: string,
+  ) {}
+
+  get description(): string {
+    return this.repoDir;
+  }
+
+  head(branch: string): Promise<string> {
+    return headOf(this.repoDir, branch);
+  }
+
+  resolve(ref: string): Promise<string> {
+    return resolveRevision(this.repoDir, ref);
+  }
+
+  tree(sha: string): Promise<string> {
+    return checkoutTree(this.repoDir, sha, this.cacheDir);
+  }
+}

@@ -1,0 +1,87 @@
+// Watches on the kinds an environment manages, narrowed by its instance label. Any change to a
+// managed object nudges the controller (debounced), which then decides by comparing with Git:
+// the watch carries no logic of its own. Resumes from the last resourceVersion; re-lists on 410.
+import type { KubeClient } from "../kube/client.ts";
+import { KubeApiError } from "../kube/errors.ts";
+import { INSTANCE_LABEL } from "../engine/tracking.ts";
+import { sleep } from "../util/sleep.ts";
+
+interface WatchLogger {
+  debug(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+}
+
+const DEBOUNCE_MS = 30;
+
+export class ManagedWatch {
+  private readonly kinds = new Set<string>();
+  private readonly abort = new AbortController();
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly client: KubeClient,
+    private readonly instance: string,
+    private readonly namespaces: string[],
+    private readonly log: WatchLogger,
+    private readonly onChange: () => void,
+  ) {}
+
+  /** Starts watching any kind not yet watched. */
+  ensureKinds(kinds: Array<{ apiVersion: string; kind: string }>): void {
+    for (const k of kinds) {
+      const id = `${k.apiVersion}|${k.kind}`;
+      if (this.kinds.has(id)) continue;
+      this.kinds.add(id);
+      void this.watchKind(k.apiVersion, k.kind);
+    }
+  }
+
+  stop(): void {
+    clearTimeout(this.timer);
+    this.abort.abort();
+  }
+
+  private changed(): void {
+    if (this.timer) return;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      if (!this.abort.signal.aborted) this.onChange();
+    }, DEBOUNCE_MS);
+  }
+
+  private async watchKind(apiVersion: string, kind: string): Promise<void> {
+    const resource = await this.client.resourceFor(apiVersion, kind).catch(() => undefined);
+    if (!resource) {
+      // Not served (yet): a later ensureKinds after the CRD lands will try again.
+      this.kinds.delete(`${apiVersion}|${kind}`);
+      return;
+    }
+    const scopes = resource.namespaced ? this.namespaces : [undefined];
+    await Promise.all(scopes.map((ns) => this.loop(apiVersion, kind, ns)));
+  }
+
+  private async loop(apiVersion: string, kind: string, namespace: string | undefined): Promise<void> {
+    const signal = this.abort.signal;
+    const labelSelector = `${INSTANCE_LABEL}=${this.instance}`;
+    let rv: string | undefined;
+    let failures = 0;
+    while (!signal.aborted) {
+      try {
+        if (!rv) rv = (await this.client.list(apiVersion, kind, { namespace, labelSelector })).resourceVersion;
+        rv = await this.client.watch(apiVersion, kind, { namespace, labelSelector, resourceVersion: rv, signal }, () => this.changed());
+        failures = 0;
+      } catch (err) {
+        if (signal.aborted) return;
+        if (err instanceof KubeApiError && err.status === 410) {
+          // Our version is too old: re-list, and look again since events may have been missed.
+          rv = undefined;
+          this.changed();
+          continue;
+        }
+        failures++;
+        this.log.warn({ err: String(err), kind, namespace }, "watch failed; retrying");
+        await sleep(Math.min(1000 * 2 ** failures, 30_000), signal);
+      }
+    }
+  }
+}
