@@ -8,13 +8,17 @@ import { joinParts } from "./fields.ts";
 
 export function crdHealth(obj: KubeObject): Health {
   const conditions = conditionsOf(obj);
+  const terminating = findCondition(conditions, "Terminating");
+  if (obj.metadata.deletionTimestamp || isTrue(terminating)) {
+    // Deleting a CRD deletes every custom resource of its kind first; say that is what it waits for.
+    return {
+      status: "Progressing",
+      message: joinParts("Pending deletion", isTrue(terminating) ? terminating?.message : ""),
+    };
+  }
   if (conditions.length === 0)
     return { status: "Progressing", message: "Waiting for the API server to accept the CRD" };
 
-  const terminating = findCondition(conditions, "Terminating");
-  if (terminating && isTrue(terminating)) {
-    return { status: "Progressing", message: joinParts("CRD is being terminated", terminating.message) };
-  }
   const names = findCondition(conditions, "NamesAccepted");
   if (names && isFalse(names)) {
     return {
@@ -28,16 +32,11 @@ export function crdHealth(obj: KubeObject): Health {
   }
   const established = findCondition(conditions, "Established");
   if (!isTrue(established)) {
-    // "Installing" is the short window before the API server starts serving the resource.
-    if (!established || established.reason === "Installing" || established.status === "Unknown") {
-      return {
-        status: "Progressing",
-        message: joinParts("Waiting for the CRD to be established", established?.message),
-      };
-    }
+    // "Installing" is the short window before the API server starts serving the resource; a
+    // name conflict (the other reason it stays unestablished) is reported above.
     return {
-      status: "Degraded",
-      message: joinParts("CRD is not established", established.message || established.reason),
+      status: "Progressing",
+      message: joinParts("Waiting for the CRD to be established", established?.message),
     };
   }
   return { status: "Healthy" };

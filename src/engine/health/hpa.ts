@@ -56,9 +56,15 @@ export function hpaHealth(obj: KubeObject): Health {
       message: scalingActive.message || "Autoscaling is disabled while the target has zero replicas",
     };
   }
-  if (isTrue(ableToScale) && isTrue(scalingActive)) {
+  // AbleToScale False with Backoff*: a recent scale keeps the next one in its stabilization window.
+  const inBackoff = isFalse(ableToScale) && ableToScale?.reason.startsWith("Backoff") === true;
+  if ((isTrue(ableToScale) || inBackoff) && isTrue(scalingActive)) {
     const limited = findCondition(conditions, "ScalingLimited");
-    const message = isTrue(limited) ? limited?.message : scalingActive?.message;
+    const message = inBackoff
+      ? joinParts("Waiting out the scaling backoff window", ableToScale?.message)
+      : isTrue(limited)
+        ? limited?.message
+        : scalingActive?.message;
     return message ? { status: "Healthy", message } : { status: "Healthy" };
   }
   const pending = [ableToScale, scalingActive].find((c) => c && !isTrue(c));

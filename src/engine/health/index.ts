@@ -42,7 +42,7 @@ const RULES: ReadonlyMap<string, HealthRule> = new Map<string, HealthRule>([
   ["batch/CronJob", { assess: cronJobHealth }],
   ["autoscaling/HorizontalPodAutoscaler", { assess: hpaHealth }],
   ["apiregistration.k8s.io/APIService", { assess: apiServiceHealth }],
-  ["apiextensions.k8s.io/CustomResourceDefinition", { assess: crdHealth }],
+  ["apiextensions.k8s.io/CustomResourceDefinition", { assess: crdHealth, ownsDeletion: true }],
 ]);
 
 /** The health of a live object, or undefined when its kind has no notion of health. */
