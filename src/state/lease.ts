@@ -1,0 +1,294 @@
+// A coordination.k8s.io/v1 Lease as a lock, so two replicas never operate on one environment (or,
+// with one "syncward-leader" lease, on anything) at once. Semantics follow client-go's
+// tools/leaderelection:
+// - acquire when the Lease is absent (create), held by us, released (empty holder), or expired;
+// - every write is an update with the resourceVersion just read, so of two contenders exactly one
+//   wins and the other gets a 409 (and false);
+// - expiry is judged on our own clock from when we first observed the current record, as
+//   client-go does, so clock skew between replicas cannot make us take a live lease early; we
+//   additionally require the holder's own `renewTime + leaseDurationSeconds` to have passed;
+// - taking the lease from another holder sets acquireTime and increments leaseTransitions;
+// - release hands the lease back (empty holder, leaseDurationSeconds 1) so another replica can
+//   take it at once instead of waiting for it to expire.
+import type { KubeClient } from "../kube/client.ts";
+import { KubeApiError } from "../kube/errors.ts";
+import type { KubeObject } from "../kube/object.ts";
+import { ensureNamespace, sanitizeName, shortHash } from "./store.ts";
+
+const LEASE_API = "coordination.k8s.io/v1";
+
+export interface LeaseLockOptions {
+  /** How long the lease stays ours without a renewal (default 15). */
+  leaseDurationSeconds?: number;
+  /** How often `start` renews (default a third of the duration). */
+  renewEveryMs?: number;
+}
+
+interface LeaseSpec {
+  holderIdentity?: string | null;
+  leaseDurationSeconds?: number | null;
+  acquireTime?: string | null;
+  renewTime?: string | null;
+  leaseTransitions?: number | null;
+  [field: string]: unknown;
+}
+
+interface Lease extends KubeObject {
+  spec?: LeaseSpec;
+}
+
+/** The Lease name for one environment instance: `syncward-payments-config-dev-<hash>`. */
+export function leaseNameFor(instance: string): string {
+  const readable = sanitizeName(instance, 40);
+  return readable ? `syncward-${readable}-${shortHash(instance)}` : `syncward-${shortHash(instance)}`;
+}
+
+/** RFC 3339 with microseconds, as the API server writes a MicroTime: `2026-11-29T18:20:00.123456Z`. */
+export function microTime(epochMs: number = Date.now()): string {
+  const ms = Math.floor(epochMs);
+  const micros = Math.min(999, Math.floor((epochMs - ms) * 1000));
+  return new Date(ms).toISOString().replace(/Z$/, `${String(micros).padStart(3, "0")}Z`);
+}
+
+/** Milliseconds since the epoch of a MicroTime (or plain RFC 3339) string; NaN when absent or unreadable. */
+export function parseMicroTime(text: string | null | undefined): number {
+  if (!text) return Number.NaN;
+  const m = /^(.*T\d{2}:\d{2}:\d{2})(?:\.(\d+))?(Z|[+-]\d{2}:\d{2})$/.exec(text);
+  if (!m) return Number.NaN;
+  const whole = Date.parse(`${m[1]}${m[3]}`);
+  const fraction = m[2] ? Number(`0.${m[2]}`) * 1000 : 0;
+  return whole + fraction;
+}
+
+function isConflict(err: unknown): boolean {
+  return err instanceof KubeApiError && err.status === 409;
+}
+
+export class LeaseLock {
+  readonly leaseDurationSeconds: number;
+  readonly renewEveryMs: number;
+  /** resourceVersion of the record we last saw, and when (our clock) we first saw it. */
+  private observed?: { resourceVersion: string; at: number };
+  /** When (our clock) we sent the last write that made or kept the lease ours; undefined when not ours. */
+  private heldSince?: number;
+  private timer?: NodeJS.Timeout;
+  private running?: Promise<void>;
+  private stopped = true;
+
+  constructor(
+    private readonly client: KubeClient,
+    readonly namespace: string,
+    readonly name: string,
+    readonly identity: string,
+    options: LeaseLockOptions = {},
+  ) {
+    if (!identity) throw new Error("a LeaseLock needs a non-empty identity (an empty holder means released)");
+    this.leaseDurationSeconds = options.leaseDurationSeconds ?? 15;
+    if (!(this.leaseDurationSeconds >= 1) || !Number.isInteger(this.leaseDurationSeconds)) {
+      throw new Error(
+        `leaseDurationSeconds must be a whole number of seconds >= 1, not ${options.leaseDurationSeconds}`,
+      );
+    }
+    this.renewEveryMs = options.renewEveryMs ?? Math.floor((this.leaseDurationSeconds * 1000) / 3);
+  }
+
+  /**
+   * True while we hold the lease: the last acquire or renewal succeeded and, by our clock, less than
+   * a lease duration has passed since we sent it. After that another replica may take it.
+   */
+  get held(): boolean {
+    return this.heldSince !== undefined && Date.now() - this.heldSince < this.leaseDurationSeconds * 1000;
+  }
+
+  /** Takes the lease if it is free, released, expired or already ours; false when someone else holds it. */
+  async tryAcquire(): Promise<boolean> {
+    const sentAt = Date.now();
+    const lease = await this.read();
+    if (!lease) return this.create(sentAt);
+    const spec = lease.spec ?? {};
+    const holder = spec.holderIdentity ?? "";
+    if (holder === this.identity) return this.write(lease, sentAt, false);
+    if (holder !== "" && !this.expired(lease, sentAt)) {
+      this.heldSince = undefined;
+      return false;
+    }
+    return this.write(lease, sentAt, true);
+  }
+
+  /**
+   * Extends our hold; false (and no longer held) when the lease is gone or someone else holds it.
+   * A conflicting write by someone who did not take the lease (say, a label edit) is retried.
+   */
+  async renew(): Promise<boolean> {
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const sentAt = Date.now();
+      const lease = await this.read();
+      if (!lease || (lease.spec?.holderIdentity ?? "") !== this.identity) break;
+      if (await this.write(lease, sentAt, false)) return true;
+    }
+    this.heldSince = undefined;
+    return false;
+  }
+
+  /** Hands the lease back if we hold it, so another replica can take it at once. */
+  async release(): Promise<void> {
+    const wasHeld = this.heldSince !== undefined;
+    this.heldSince = undefined;
+    if (!wasHeld) return;
+    const lease = await this.read();
+    if (!lease || (lease.spec?.holderIdentity ?? "") !== this.identity) return;
+    const now = microTime();
+    try {
+      await this.client.replace({
+        ...lease,
+        apiVersion: LEASE_API,
+        kind: "Lease",
+        spec: {
+          ...lease.spec,
+          holderIdentity: "",
+          leaseDurationSeconds: 1,
+          acquireTime: now,
+          renewTime: now,
+        },
+      });
+    } catch (err) {
+      // Someone took it meanwhile: it is not ours to release any more.
+      if (!isConflict(err)) throw err;
+    }
+  }
+
+  /**
+   * Renews every `renewEveryMs` in the background. `onLost` is called once, when a renewal finds the
+   * lease taken by someone else, or when renewals keep failing (API errors) until the lease would have
+   * expired; renewing stops then. Call after a successful `tryAcquire`.
+   */
+  start(onLost: () => void): void {
+    if (!this.stopped) throw new Error(`lease ${this.namespace}/${this.name} is already being renewed`);
+    this.stopped = false;
+    const lost = () => {
+      this.stopped = true;
+      this.heldSince = undefined;
+      onLost();
+    };
+    const tick = async () => {
+      try {
+        if (!(await this.renew())) {
+          if (!this.stopped) lost();
+          return;
+        }
+      } catch {
+        // API or network trouble: keep trying while the lease can still be ours.
+        if (!this.held) {
+          if (!this.stopped) lost();
+          return;
+        }
+      }
+      if (!this.stopped) schedule();
+    };
+    const schedule = () => {
+      this.timer = setTimeout(() => {
+        this.timer = undefined;
+        this.running = tick().finally(() => {
+          this.running = undefined;
+        });
+      }, this.renewEveryMs);
+      this.timer.unref();
+    };
+    schedule();
+  }
+
+  /** Stops renewing and releases the lease. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    await this.running;
+    await this.release();
+  }
+
+  // ---- internals ----
+
+  private async read(): Promise<Lease | undefined> {
+    const lease = (await this.client.get(LEASE_API, "Lease", this.namespace, this.name)) as Lease | undefined;
+    const rv = lease?.metadata.resourceVersion ?? "";
+    if (!this.observed || this.observed.resourceVersion !== rv) {
+      this.observed = { resourceVersion: rv, at: Date.now() };
+    }
+    return lease;
+  }
+
+  /** Whether the record has gone unrenewed for its lease duration, by our clock and by the holder's. */
+  private expired(lease: Lease, now: number): boolean {
+    const spec = lease.spec ?? {};
+    const durationMs = (spec.leaseDurationSeconds ?? this.leaseDurationSeconds) * 1000;
+    const observedAt = this.observed?.at ?? now;
+    const renewedAt = parseMicroTime(spec.renewTime);
+    const byOurClock = observedAt + durationMs <= now;
+    const byHolderClock = Number.isNaN(renewedAt) || renewedAt + durationMs <= now;
+    return byOurClock && byHolderClock;
+  }
+
+  private spec(sentAt: number, previous: LeaseSpec, takeover: boolean): LeaseSpec {
+    const now = microTime(sentAt);
+    return {
+      ...previous,
+      holderIdentity: this.identity,
+      leaseDurationSeconds: this.leaseDurationSeconds,
+      acquireTime: takeover || !previous.acquireTime ? now : previous.acquireTime,
+      renewTime: now,
+      leaseTransitions: (previous.leaseTransitions ?? 0) + (takeover ? 1 : 0),
+    };
+  }
+
+  private async create(sentAt: number): Promise<boolean> {
+    const lease: Lease = {
+      apiVersion: LEASE_API,
+      kind: "Lease",
+      metadata: {
+        name: this.name,
+        namespace: this.namespace,
+        labels: { "app.kubernetes.io/managed-by": "syncward" },
+      },
+      spec: this.spec(sentAt, { leaseTransitions: 0 }, false),
+    };
+    try {
+      try {
+        await this.client.create(lease);
+      } catch (err) {
+        if (!(err instanceof KubeApiError && err.status === 404)) throw err;
+        await ensureNamespace(this.client, this.namespace);
+        await this.client.create(lease);
+      }
+    } catch (err) {
+      // Another replica created it first: it holds the lease.
+      if (isConflict(err)) {
+        this.heldSince = undefined;
+        return false;
+      }
+      throw err;
+    }
+    this.heldSince = sentAt;
+    return true;
+  }
+
+  /** Update with the resourceVersion just read; a 409 means another replica wrote first and won. */
+  private async write(lease: Lease, sentAt: number, takeover: boolean): Promise<boolean> {
+    try {
+      const written = (await this.client.replace({
+        ...lease,
+        apiVersion: LEASE_API,
+        kind: "Lease",
+        spec: this.spec(sentAt, lease.spec ?? {}, takeover),
+      })) as Lease;
+      this.observed = { resourceVersion: written.metadata.resourceVersion ?? "", at: Date.now() };
+    } catch (err) {
+      if (isConflict(err)) {
+        this.heldSince = undefined;
+        return false;
+      }
+      throw err;
+    }
+    this.heldSince = sentAt;
+    return true;
+  }
+}
