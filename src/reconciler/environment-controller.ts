@@ -6,7 +6,7 @@ import { fieldManagersOf } from "../engine/diff/field-managers-of.ts";
 import { assess, type SyncOutcome, type SyncRequest, syncEnvironment, type SyncTarget } from "../engine/sync.ts";
 import { syncWithRetry } from "../engine/retry.ts";
 import type { KubeClient } from "../kube/client.ts";
-import { type KubeObject, kubectlName, parseKeyString } from "../kube/object.ts";
+import { type KubeObject, keyOf, keyString, kubectlName, parseKeyString } from "../kube/object.ts";
 import { SourceError } from "../source/errors.ts";
 import { type RenderedSource, render } from "../source/render.ts";
 import { appendHistory } from "../state/history.ts";
@@ -17,6 +17,7 @@ import type { Emit } from "./events.ts";
 import { effectivePolicy } from "./policy.ts";
 import type { RevisionSource } from "./revision-source.ts";
 import { evaluateWindows } from "./sync-windows.ts";
+import { findOrphans, type Orphan } from "./orphans.ts";
 import { ManagedWatch } from "./watch.ts";
 
 export interface Logger {
@@ -70,6 +71,9 @@ export class EnvironmentController {
   private watcher: ManagedWatch | undefined;
   private stopped = false;
   private lastDriftSignature = "";
+  private lastOrphanSignature = "";
+  /** The latest orphan scan (derived, so kept in memory only). */
+  orphans: Orphan[] = [];
 
   constructor(private readonly o: ControllerOptions) {
     this.instance = instanceName(o.app, o.env.name);
@@ -227,6 +231,7 @@ export class EnvironmentController {
     const rendered = await this.renderOrReport(head, state, trigger, actor);
     if (!rendered) return;
     this.watcher?.ensureKinds([...(state.inventory ?? []), ...rendered.objects.map((o) => ({ apiVersion: o.apiVersion, kind: o.kind }))]);
+    if (trigger === "poll") await this.scanOrphans(head, rendered);
 
     if (policy.automated && head !== state.lastSyncedRevision && state.stuck?.revision !== head) {
       const windows = evaluateWindows(env.syncWindows, new Date(), false);
@@ -273,6 +278,23 @@ export class EnvironmentController {
       this.o.log.info({ instance: this.instance, revision: head, drifted: driftedFields, requiresPruning: extra }, `OutOfSync: ${reason}`);
       this.o.emit({ type: "outOfSync", instance: this.instance, env: env.name, revision: head, drifted: driftedFields, requiresPruning: extra, reason });
     }
+  }
+
+  /** Reports objects nobody declared; never deletes them. */
+  async scanOrphans(head: string, rendered: RenderedSource): Promise<Orphan[]> {
+    const declared = new Set(
+      rendered.objects.map((o) => keyString(keyOf({ ...o, metadata: { ...o.metadata, namespace: o.metadata.namespace ?? this.o.env.destination.namespace } }))),
+    );
+    this.orphans = await findOrphans(this.o.client, this.instance, this.o.env.policy.namespaces, declared);
+    const signature = this.orphans.map((o) => o.key).join(",");
+    if (signature !== this.lastOrphanSignature) {
+      this.lastOrphanSignature = signature;
+      if (this.orphans.length > 0) {
+        this.o.log.warn({ instance: this.instance, orphans: this.orphans }, `${this.orphans.length} object(s) in the environment's namespaces are not declared in Git (left alone)`);
+        this.o.emit({ type: "orphans", instance: this.instance, env: this.o.env.name, revision: head, orphans: this.orphans });
+      }
+    }
+    return this.orphans;
   }
 
   private wakeAt(when: Date | undefined): void {
