@@ -1,0 +1,317 @@
+// The PR-comment command grammar: `/sync prod --prune`, `/freeze prod "release night"`...
+// Pure: the handler decides who may run what and which environment is the default.
+//
+// Rules (see REFERENCE.md, "PR-command systems"):
+// - One command per line. A command line is a line whose first non-space character is `/`,
+//   followed by a word of letters and then a space or the end of the line (`^/[a-z]+`,
+//   case-insensitive). Anything else (`/usr/bin/env`, `/tmp:`, `/sync,`) is prose, not a command.
+// - Lines inside fenced code blocks (``` or ~~~), inside HTML comments (`<!-- -->`, e.g. PR
+//   templates) and quoted lines (`>`, e.g. a reply quoting an earlier command) are ignored, so
+//   quoting a command never runs it again.
+// - Command and environment names are case-insensitive; environments come back spelt as configured.
+// - Arguments split like a shell: 'single' and "double" quotes, backslash escapes, `--` ends the
+//   flags. An unterminated quote makes the line invalid.
+// - A word that is not a command is answered (invalid, with a suggestion) only when it is within
+//   edit distance 2 of a command (`/snyc`, `/aprove`, `/histroy`); otherwise it is ignored, so
+//   people can write paths and other slash-words in comments.
+// - `suggestion` on an invalid command is the whole corrected line (`/sync prod --prune`), ready to
+//   be shown as "did you mean ...?".
+import { didYouMean } from "../config/did-you-mean.ts";
+
+export type ParsedCommand =
+  | { type: "sync"; env?: string; prune: boolean; force: boolean }
+  | { type: "freeze"; env?: string; reason: string }
+  | { type: "unfreeze"; env?: string }
+  | { type: "approve"; env?: string }
+  | { type: "diff"; env?: string }
+  | { type: "history"; env?: string }
+  | { type: "help" }
+  | { type: "invalid"; line: string; error: string; suggestion?: string };
+
+export type CommandName = Exclude<ParsedCommand["type"], "invalid">;
+
+/** Every command, in the order help lists them. */
+export const COMMAND_NAMES: readonly CommandName[] = [
+  "sync",
+  "diff",
+  "approve",
+  "freeze",
+  "unfreeze",
+  "history",
+  "help",
+];
+
+/** Flags each command accepts (without the leading `--`). */
+const FLAGS: Record<CommandName, readonly string[]> = {
+  sync: ["prune", "force"],
+  diff: [],
+  approve: [],
+  freeze: [],
+  unfreeze: [],
+  history: [],
+  help: [],
+};
+
+/** How far (insertions, deletions, substitutions, swaps) a slash-word may be from a command to be answered. */
+const MAX_COMMAND_DISTANCE = 2;
+
+interface Token {
+  value: string;
+  /** Any part of it was quoted or escaped: `"--prune"` is an argument, not a flag. */
+  quoted: boolean;
+  /** Offsets in the (trimmed) line, to rebuild a corrected line for suggestions. */
+  start: number;
+  end: number;
+}
+
+class TokenizeError extends Error {}
+
+/** Parses every command in a comment body, in order. Non-command lines are skipped. */
+export function parseCommands(body: string, environments: string[]): ParsedCommand[] {
+  const commands: ParsedCommand[] = [];
+  for (const line of commandLines(body)) {
+    const parsed = parseLine(line, environments);
+    if (parsed !== undefined) commands.push(parsed);
+  }
+  return commands;
+}
+
+/** The trimmed lines that may hold commands: outside code fences, HTML comments and quotes. */
+function commandLines(body: string): string[] {
+  const out: string[] = [];
+  let fence: { char: string; length: number } | undefined;
+  let inComment = false;
+  for (const raw of body.split(/\r\n|\r|\n/)) {
+    const line = raw.trim();
+    if (fence !== undefined) {
+      const close = /^(`{3,}|~{3,})$/.exec(line);
+      if (close?.[1]?.[0] === fence.char && close[1].length >= fence.length) fence = undefined;
+      continue;
+    }
+    // Any indentation counts (fences inside list items are indented): ignoring too much is safer
+    // than running a command someone only showed as an example.
+    const open = inComment ? null : /^(`{3,}|~{3,})/.exec(line);
+    if (open?.[1] !== undefined) {
+      fence = { char: open[1][0]!, length: open[1].length };
+      continue;
+    }
+    const startsHidden = inComment;
+    inComment = commentOpenAfter(line, inComment);
+    // Quoted lines start with `>` and are skipped here like any other prose.
+    if (!startsHidden && line.startsWith("/")) out.push(line);
+  }
+  return out;
+}
+
+/** Whether an HTML comment is still open at the end of `line`, given whether one was open at its start. */
+function commentOpenAfter(line: string, open: boolean): boolean {
+  let pos = 0;
+  for (;;) {
+    const next = line.indexOf(open ? "-->" : "<!--", pos);
+    if (next < 0) return open;
+    pos = next + (open ? 3 : 4);
+    open = !open;
+  }
+}
+
+function parseLine(line: string, environments: string[]): ParsedCommand | undefined {
+  const head = /^\/([A-Za-z]+)(?=\s|$)/.exec(line);
+  if (head === null) return undefined;
+  const word = head[1]!.toLowerCase();
+  const name = COMMAND_NAMES.find((c) => c === word);
+  if (name === undefined) {
+    const near = nearestCommand(word);
+    if (near === undefined) return undefined;
+    return invalid(line, `unknown command \`/${head[1]}\``, `/${near}${line.slice(head[0].length)}`);
+  }
+
+  let tokens: Token[];
+  try {
+    tokens = tokenize(line, head[0].length);
+  } catch (err) {
+    if (err instanceof TokenizeError) return invalid(line, err.message);
+    throw err;
+  }
+
+  const flags = new Set<string>();
+  const args: Token[] = [];
+  let flagsEnded = false;
+  for (const token of tokens) {
+    if (!flagsEnded && !token.quoted && token.value === "--") {
+      flagsEnded = true;
+      continue;
+    }
+    if (!flagsEnded && !token.quoted && /^(--.|-[A-Za-z])/.test(token.value)) {
+      const flag = token.value.replace(/^--?/, "").toLowerCase();
+      const known = FLAGS[name];
+      if (!token.value.startsWith("--") || !known.includes(flag)) {
+        const near = didYouMean(flag, known);
+        const hint = near === undefined ? undefined : replaceToken(line, token, `--${near}`);
+        const accepted =
+          known.length === 0
+            ? "it takes no flags"
+            : `it accepts ${known.map((f) => `\`--${f}\``).join(", ")}`;
+        return invalid(line, `unknown flag \`${token.value}\` for \`/${name}\` (${accepted})`, hint);
+      }
+      flags.add(flag);
+      continue;
+    }
+    args.push(token);
+  }
+
+  switch (name) {
+    case "help":
+      // `/help sync` is still a request for help: arguments are ignored.
+      return { type: "help" };
+    case "freeze": {
+      const first = args[0];
+      const env = first === undefined ? undefined : matchEnvironment(first, environments);
+      if (first !== undefined && env === undefined && !first.quoted) {
+        // `/freeze prdo night` is a typo, `/freeze "deploys are broken"` is a reason.
+        const near = didYouMean(first.value, environments);
+        if (near !== undefined) return unknownEnvironment(line, first, environments);
+      }
+      const reasonTokens = env === undefined ? args : args.slice(1);
+      const reason = reasonTokens
+        .map((t) => t.value.trim())
+        .filter((v) => v !== "")
+        .join(" ");
+      return env === undefined ? { type: "freeze", reason } : { type: "freeze", env, reason };
+    }
+    default: {
+      if (args.length > 1) {
+        const extra = args.slice(1).map((t) => t.value);
+        return invalid(
+          line,
+          `\`/${name}\` takes at most one environment; unexpected ${extra.map((v) => `\`${v}\``).join(" ")}`,
+        );
+      }
+      const first = args[0];
+      let env: string | undefined;
+      if (first !== undefined) {
+        env = matchEnvironment(first, environments);
+        if (env === undefined) return unknownEnvironment(line, first, environments);
+      }
+      if (name === "sync") {
+        const sync = { type: "sync" as const, prune: flags.has("prune"), force: flags.has("force") };
+        return env === undefined ? sync : { ...sync, env };
+      }
+      return env === undefined ? { type: name } : { type: name, env };
+    }
+  }
+}
+
+function invalid(line: string, error: string, suggestion?: string): ParsedCommand {
+  return suggestion === undefined
+    ? { type: "invalid", line, error }
+    : { type: "invalid", line, error, suggestion };
+}
+
+function unknownEnvironment(line: string, token: Token, environments: string[]): ParsedCommand {
+  const near = didYouMean(token.value, environments);
+  const known =
+    environments.length === 0
+      ? "no environments are configured"
+      : `environments: ${environments.map((e) => `\`${e}\``).join(", ")}`;
+  return invalid(
+    line,
+    `unknown environment \`${token.value}\` (${known})`,
+    near === undefined ? undefined : replaceToken(line, token, near),
+  );
+}
+
+/** The configured spelling of an environment named case-insensitively, if any. */
+function matchEnvironment(token: Token, environments: string[]): string | undefined {
+  const wanted = token.value.toLowerCase();
+  return environments.find((e) => e.toLowerCase() === wanted);
+}
+
+function replaceToken(line: string, token: Token, replacement: string): string {
+  return line.slice(0, token.start) + replacement + line.slice(token.end);
+}
+
+function nearestCommand(word: string): CommandName | undefined {
+  let best: CommandName | undefined;
+  let bestDistance = MAX_COMMAND_DISTANCE + 1;
+  for (const name of COMMAND_NAMES) {
+    const d = editDistance(word, name);
+    if (d < bestDistance) {
+      best = name;
+      bestDistance = d;
+    }
+  }
+  return best;
+}
+
+/**
+ * Splits `line` from offset `from` like a POSIX shell (without expansions): whitespace separates
+ * words; 'single quotes' are literal; "double quotes" allow `\"` and `\\`; outside quotes a
+ * backslash makes the next character literal.
+ */
+function tokenize(line: string, from = 0): Token[] {
+  const tokens: Token[] = [];
+  let i = from;
+  while (i < line.length) {
+    while (i < line.length && /\s/.test(line[i]!)) i++;
+    if (i >= line.length) break;
+    const start = i;
+    let value = "";
+    let quoted = false;
+    while (i < line.length && !/\s/.test(line[i]!)) {
+      const c = line[i]!;
+      if (c === "'") {
+        const close = line.indexOf("'", i + 1);
+        if (close < 0) throw new TokenizeError("unterminated single quote (') in arguments");
+        value += line.slice(i + 1, close);
+        quoted = true;
+        i = close + 1;
+      } else if (c === '"') {
+        quoted = true;
+        i++;
+        let closed = false;
+        while (i < line.length) {
+          const d = line[i]!;
+          if (d === '"') {
+            closed = true;
+            i++;
+            break;
+          }
+          if (d === "\\" && (line[i + 1] === '"' || line[i + 1] === "\\")) {
+            value += line[i + 1];
+            i += 2;
+          } else {
+            value += d;
+            i++;
+          }
+        }
+        if (!closed) throw new TokenizeError('unterminated double quote (") in arguments');
+      } else if (c === "\\" && i + 1 < line.length) {
+        value += line[i + 1];
+        quoted = true;
+        i += 2;
+      } else {
+        value += c;
+        i++;
+      }
+    }
+    tokens.push({ value, quoted, start, end: i });
+  }
+  return tokens;
+}
+
+/** Optimal string alignment distance: Levenshtein plus swaps of two neighbouring characters. */
+function editDistance(a: string, b: string): number {
+  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) =>
+    Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)),
+  );
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      let v = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1])
+        v = Math.min(v, d[i - 2]![j - 2]! + 1);
+      d[i]![j] = v;
+    }
+  }
+  return d[a.length]![b.length]!;
+}

@@ -1,0 +1,82 @@
+// The markdown answer to `/help` and to a mistyped command.
+import { COMMAND_NAMES, type CommandName } from "./commands.ts";
+
+interface CommandHelp {
+  args: string;
+  does: string;
+  who: string;
+}
+
+const WRITE = "people with write access to the repository";
+
+const HELP: Record<CommandName, CommandHelp> = {
+  sync: {
+    args: "`[env] [--prune] [--force]`",
+    does:
+      "Sync the environment now. `--prune` deletes live objects no longer in Git; " +
+      "`--force` deletes and re-creates objects whose immutable fields changed.",
+    who: `${WRITE}; environments with an approval rule also need an approval for this commit`,
+  },
+  diff: {
+    args: "`[env]`",
+    does: "Show what a sync would change (secrets masked), without changing anything.",
+    who: "anyone who can read the repository",
+  },
+  approve: {
+    args: "`[env]`",
+    does: "Approve syncing this pull request's head commit. Approvals are tied to that commit: a new push needs a new approval.",
+    who: "the approvers listed in the environment's `approval` rule; not the pull request's author unless `allowAuthor` is set; never bots",
+  },
+  freeze: {
+    args: '`[env] ["reason"]`',
+    does: "Stop all syncs of the environment, automated and manual, until it is unfrozen.",
+    who: WRITE,
+  },
+  unfreeze: {
+    args: "`[env]`",
+    does: "Lift a freeze.",
+    who: WRITE,
+  },
+  history: {
+    args: "`[env]`",
+    does: "List the last sync operations: revision, trigger, who, result.",
+    who: "anyone who can read the repository",
+  },
+  help: {
+    args: "",
+    does: "Show this help.",
+    who: "anyone",
+  },
+};
+
+/**
+ * Help for the PR commands, as markdown. `prefix` is a paragraph put above it, e.g. why help is
+ * shown ("Unknown command `/snyc`; did you mean `/sync`?").
+ */
+export function helpText(environments: string[], prefix?: string): string {
+  const lines: string[] = [];
+  if (prefix !== undefined && prefix.trim() !== "") lines.push(prefix.trim(), "");
+  lines.push(
+    "#### syncward commands",
+    "",
+    "| Command | Arguments | What it does | Who may run it |",
+    "| --- | --- | --- | --- |",
+  );
+  for (const name of COMMAND_NAMES) {
+    const h = HELP[name];
+    lines.push(`| \`/${name}\` | ${h.args} | ${h.does} | ${h.who} |`);
+  }
+  lines.push(
+    "",
+    environments.length === 0
+      ? "No environments are configured in `.github/syncward.yml` on the default branch."
+      : `Environments: ${environments.map((e) => `\`${e.replaceAll("|", "\\|")}\``).join(", ")}. ` +
+          "Without one, the command applies to this pull request's default environment.",
+    "",
+    "Write one command per line, at the start of the line; names are case-insensitive. " +
+      'Quote arguments that contain spaces (`/freeze prod "release night"`). ' +
+      "Commands inside code blocks, quotes and HTML comments are ignored. " +
+      "Permissions are checked against your repository role, not your association with the pull request.",
+  );
+  return lines.join("\n");
+}
