@@ -61,7 +61,10 @@ export function generationLags(obj: KubeObject): boolean {
   return generation(obj) > count(status(obj), "observedGeneration");
 }
 
-/** Joins non-empty parts with ": ", so a missing reason or message leaves no dangling colon. */
+/** Joins the non-empty (trimmed) parts with ": ", so a missing reason or message leaves no dangling colon. */
 export function joinParts(...parts: Array<string | undefined>): string {
-  return parts.filter((p): p is string => typeof p === "string" && p.trim() !== "").join(": ");
+  return parts
+    .map((p) => p?.trim() ?? "")
+    .filter((p) => p !== "")
+    .join(": ");
 }

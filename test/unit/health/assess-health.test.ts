@@ -327,6 +327,12 @@ const CASES: Case[] = [
     message: "scaling is disabled since the replica count of the target is zero",
   },
   { fixture: "hpa-v2-no-conditions.yaml", status: "Progressing", message: "Waiting to autoscale" },
+  { fixture: "hpa-v2-just-created.yaml", status: "Progressing", message: "Waiting to autoscale" },
+  {
+    fixture: "hpa-v2-scaling-active-unknown.yaml",
+    status: "Progressing",
+    message: "Waiting to autoscale: AwaitingMetrics: waiting for the first metrics to be collected",
+  },
   { fixture: "hpa-v2-backoff.yaml", status: "Healthy", message: "Waiting out the scaling backoff window" },
   { fixture: "hpa-v1-healthy.yaml", status: "Healthy", message: "successfully calculate a replica count" },
   {
