@@ -12,11 +12,16 @@ function git(repoDir: string, args: string[]): Promise<RunResult> {
 }
 
 function notARepository(result: RunResult): boolean {
-  return /not a git repository/i.test(result.stderr) || result.spawnError?.code === "ENOENT";
+  return /not a git repository/i.test(result.stderr);
 }
 
 function gitFailure(repoDir: string, what: string, result: RunResult): SourceError {
   if (notARepository(result)) return new SourceError(`${repoDir} is not a git repository (${what})`);
+  if (result.spawnError) {
+    return new SourceError(
+      `cannot run git in ${repoDir} (${result.spawnError.message}): is git installed and does the directory exist?`,
+    );
+  }
   return new SourceError(`git ${what} failed in ${repoDir}: ${failureText(result)}`);
 }
 
@@ -35,7 +40,9 @@ async function commitOf(repoDir: string, ref: string): Promise<string | undefine
     if (!isFullSha(sha)) throw new SourceError(`git rev-parse gave '${sha}' for '${ref}' in ${repoDir}`);
     return sha;
   }
-  if (notARepository(result) || result.stderr.trim() !== "") throw gitFailure(repoDir, "rev-parse", result);
+  if (result.spawnError || notARepository(result) || result.stderr.trim() !== "") {
+    throw gitFailure(repoDir, "rev-parse", result);
+  }
   return undefined;
 }
 

@@ -6,7 +6,7 @@ import type { SourceProblem } from "./errors.ts";
 import { parseManifests } from "./parse-manifests.ts";
 import { KUSTOMIZATION_FILES } from "./render-kustomize.ts";
 import type { RenderedItem } from "./rendered-item.ts";
-import { type SourcePath, walkTree } from "./tree-paths.ts";
+import { relativeToTree, type SourcePath, walkTree } from "./tree-paths.ts";
 
 const MANIFEST_FILE = /\.(ya?ml|json)$/i;
 
@@ -23,7 +23,13 @@ export async function renderDirectory(
     : { files: [{ rel: source.rel, abs: source.abs }], problems: [] };
   const problems: SourceProblem[] = [...found.problems];
   const items: RenderedItem[] = [];
-  for (const file of found.files) {
+  const read = new Set<string>();
+  for (const walked of found.files) {
+    // Name the file where its content lives (a symlink's target), so annotations land on a real file;
+    // a file reached twice through symlinks is read once.
+    const file = { abs: walked.abs, rel: relativeToTree(treeReal, walked.abs) };
+    if (read.has(file.abs)) continue;
+    read.add(file.abs);
     if (KUSTOMIZATION_FILES.includes(basename(file.rel))) {
       problems.push({
         file: file.rel,

@@ -1,7 +1,7 @@
 // Rendering a kustomization with the real kustomize (`kubectl kustomize`), after checking that everything it
 // would load is inside the repository at this revision: no remote bases, no climbing out, no symlinks out.
 
-import { mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, realpath, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, relative, resolve, sep } from "node:path";
 import { type Document, isMap, isSeq, parse as parseYaml } from "yaml";
@@ -205,7 +205,7 @@ export async function renderKustomize(
       if (result.spawnError?.code === "ENOENT") {
         why = `'${options.kubectl}' was not found; kubectl (or kustomize through it) is needed to render kustomizations`;
       } else if (result.timedOut) {
-        why = `timed out after ${Math.round(options.timeoutMs / 1000)} s`;
+        why = `timed out after ${options.timeoutMs} ms`;
       } else if (result.spawnError) {
         why = failureText(result);
       } else {
@@ -268,7 +268,9 @@ class SourceLocator {
   ): Promise<{ file: string; line: number } | undefined> {
     const originPath = origin.path ?? origin.configuredIn;
     if (originPath === undefined) return undefined;
-    const abs = resolve(base, originPath);
+    const lexical = resolve(base, originPath);
+    // Name the file where the content lives, not a path through a symlinked directory.
+    const abs = await realpath(lexical).catch(() => lexical);
     if (!isInside(this.treeReal, abs)) return undefined;
     const file = relativeToTree(this.treeReal, abs);
     const name = object.metadata.name;

@@ -210,11 +210,11 @@ describe("render: paths and symlinks stay inside the repository", () => {
   });
   after(() => cleanup(root));
 
-  it("follows symlinks inside the tree, once per directory", async () => {
+  it("follows symlinks inside the tree, once per directory, naming the files they lead to", async () => {
     const result = await render(tree, "good");
     assert.deepEqual(where(result), [
-      "/ConfigMap:/shared good/linked.yaml:1",
-      "/ConfigMap:/extra good/more/extra.yaml:1",
+      "/ConfigMap:/shared shared/cm.yaml:1",
+      "/ConfigMap:/extra more/extra.yaml:1",
       "/ConfigMap:/own good/own.yaml:1",
     ]);
   });
