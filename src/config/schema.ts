@@ -346,7 +346,9 @@ const policy = strictObject({
 
 // git check-ref-format, roughly: no "..", "@{", "//", "/." or ".lock" component, no spaces or
 // control characters or any of ~^:?*[\, not starting with "-", not ending with "/" or ".".
-const GIT_REF_RE = /^(?!-)(?!.*(?:\.\.|@\{|\/\/|\/\.|\.lock(?:\/|$)))[^\s\p{Cc}~^:?*[\\]+(?<![./])$/u;
+const GIT_REF_RE =
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are refused on purpose
+  /^(?!-)(?!.*(?:\.\.|@\{|\/\/|\/\.|\.lock(?:\/|$)))[^\s\u0000-\u001f\u007f~^:?*[\\]+(?<![./])$/;
 
 const source = strictObject({
   path: z
@@ -395,11 +397,14 @@ const environment = strictObject({
   source,
   destination,
   syncPolicy,
-  ignoreDifferences: z.array(ignoreDifference).default([]),
+  ignoreDifferences: z
+    .array(ignoreDifference)
+    .describe("Differences between Git and the cluster to ignore (default none).")
+    .default([]),
   syncWindows: z
     .array(syncWindow)
-    .default([])
-    .describe("Windows that allow or deny syncs (default none: always allowed)."),
+    .describe("Windows that allow or deny syncs (default none: always allowed).")
+    .prefault([]),
   approval: approval.optional(),
   policy,
   revisionHistoryLimit: integer(1, 100).default(10).describe("Sync operations kept in history (default 10)."),
