@@ -28,7 +28,8 @@ export async function fetchLive(
   inventory: KindRef[],
 ): Promise<Map<string, KubeObject>> {
   const calls = new Map<string, ListCall>();
-  const add = (c: ListCall) => calls.set(`${c.apiVersion}|${c.kind}|${c.namespace ?? "*"}|${c.selector ?? ""}`, c);
+  const add = (c: ListCall) =>
+    calls.set(`${c.apiVersion}|${c.kind}|${c.namespace ?? "*"}|${c.selector ?? ""}`, c);
   const plain = new Set<string>();
   for (const p of prepared) {
     if (!p.resource) continue; // kind defined by a CRD in this render: nothing of it can exist yet
@@ -50,7 +51,10 @@ export async function fetchLive(
   });
   const live = new Map<string, KubeObject>();
   await mapLimit([...calls.values()], 8, async (c) => {
-    const { items } = await client.list(c.apiVersion, c.kind, { namespace: c.namespace, labelSelector: c.selector });
+    const { items } = await client.list(c.apiVersion, c.kind, {
+      namespace: c.namespace,
+      labelSelector: c.selector,
+    });
     for (const item of items) live.set(keyString(keyOf(item)), item);
   });
   return live;

@@ -82,7 +82,8 @@ export function planSync(input: PlanInput): Plan {
     if (!live) return { key, obj, action: "create", drifted: [] };
     const other = managingInstance(live);
     const sharedWith = other && other !== input.instance ? other : undefined;
-    const sameHash = live.metadata.annotations?.[HASH_ANNOTATION] === obj.metadata.annotations?.[HASH_ANNOTATION];
+    const sameHash =
+      live.metadata.annotations?.[HASH_ANNOTATION] === obj.metadata.annotations?.[HASH_ANNOTATION];
     const cmp = input.compare(obj, live);
     const inSync = sameHash && cmp.inSync && !sharedWith;
     return { key, obj, live, action: inSync ? "unchanged" : "update", drifted: cmp.paths, sharedWith };

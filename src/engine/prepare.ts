@@ -26,7 +26,8 @@ function crdKinds(objects: KubeObject[]): Map<string, boolean> {
   for (const o of objects) {
     if (o.kind !== "CustomResourceDefinition") continue;
     const spec = (o as { spec?: { group?: string; scope?: string; names?: { kind?: string } } }).spec;
-    if (spec?.group && spec.names?.kind) kinds.set(`${spec.group}/${spec.names.kind}`, spec.scope !== "Cluster");
+    if (spec?.group && spec.names?.kind)
+      kinds.set(`${spec.group}/${spec.names.kind}`, spec.scope !== "Cluster");
   }
   return kinds;
 }

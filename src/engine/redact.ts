@@ -23,7 +23,10 @@ function contentOf(field: "data" | "stringData", value: unknown): string {
  * The last-applied-configuration annotation, which holds the values, is dropped. Other kinds come
  * back as unchanged deep copies. Inputs are never mutated.
  */
-export function redactSecrets<T extends KubeObject | undefined>(desired: T, live: T): { desired: T; live: T } {
+export function redactSecrets<T extends KubeObject | undefined>(
+  desired: T,
+  live: T,
+): { desired: T; live: T } {
   const d = desired === undefined ? desired : cloneJson(desired);
   const l = live === undefined ? live : cloneJson(live);
   if (!isSecret(d) && !isSecret(l)) return { desired: d, live: l };

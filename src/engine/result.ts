@@ -11,7 +11,14 @@ export interface Health {
 export type ResourceStatus = "Synced" | "OutOfSync" | "Pruned" | "Failed" | "Skipped";
 
 /** What happened to one object, in kubectl's words. */
-export type ResourceAction = "created" | "configured" | "unchanged" | "pruned" | "skipped" | "failed" | "would prune";
+export type ResourceAction =
+  | "created"
+  | "configured"
+  | "unchanged"
+  | "pruned"
+  | "skipped"
+  | "failed"
+  | "would prune";
 
 export interface ResourceResult {
   group: string;
@@ -38,7 +45,14 @@ export interface SyncResult {
   resources: ResourceResult[];
   startedAt: string;
   finishedAt: string;
-  totals: { created: number; configured: number; unchanged: number; pruned: number; failed: number; skipped: number };
+  totals: {
+    created: number;
+    configured: number;
+    unchanged: number;
+    pruned: number;
+    failed: number;
+    skipped: number;
+  };
   /** API writes made (applies, deletes); zero for a no-op sync. */
   writes: number;
   dryRun: boolean;

@@ -65,7 +65,10 @@ export function comparerFor(env: EnvironmentConfig) {
   };
 }
 
-function resourceOf(obj: KubeObject, fields: Omit<ResourceResult, "group" | "kind" | "namespace" | "name">): ResourceResult {
+function resourceOf(
+  obj: KubeObject,
+  fields: Omit<ResourceResult, "group" | "kind" | "namespace" | "name">,
+): ResourceResult {
   const k = keyOf(obj);
   return { group: k.group, kind: k.kind, namespace: k.namespace, name: k.name, ...fields };
 }
@@ -85,11 +88,21 @@ export interface Assessment {
 }
 
 /** Everything short of writing: what a diff, a preview or a dry run shows. */
-export async function assess(client: KubeClient, target: SyncTarget, request: SyncRequest): Promise<Assessment> {
+export async function assess(
+  client: KubeClient,
+  target: SyncTarget,
+  request: SyncRequest,
+): Promise<Assessment> {
   const { env } = target;
   const prepared = await prepareObjects(client, env, request.objects);
   const tracked = prepared.map((p) => withTracking(p.obj, target.instance));
-  const live = await fetchLive(client, target.instance, env.policy.namespaces, prepared, request.inventory ?? []);
+  const live = await fetchLive(
+    client,
+    target.instance,
+    env.policy.namespaces,
+    prepared,
+    request.inventory ?? [],
+  );
   const opts = env.syncPolicy.syncOptions;
   const plan = planSync({
     instance: target.instance,
@@ -105,12 +118,21 @@ export async function assess(client: KubeClient, target: SyncTarget, request: Sy
   return { prepared, tracked, live, plan };
 }
 
-export async function syncEnvironment(client: KubeClient, target: SyncTarget, request: SyncRequest): Promise<SyncOutcome> {
+export async function syncEnvironment(
+  client: KubeClient,
+  target: SyncTarget,
+  request: SyncRequest,
+): Promise<SyncOutcome> {
   const startedAt = new Date().toISOString();
   const totals = emptyTotals();
   const resources: ResourceResult[] = [];
   const writesBefore = client.counts.writes;
-  const finish = (phase: SyncResult["phase"], message: string, retryable = false, inventory: KindRef[] = []): SyncOutcome => ({
+  const finish = (
+    phase: SyncResult["phase"],
+    message: string,
+    retryable = false,
+    inventory: KindRef[] = [],
+  ): SyncOutcome => ({
     revision: request.revision,
     phase,
     message,
@@ -138,22 +160,53 @@ export async function syncEnvironment(client: KubeClient, target: SyncTarget, re
 
   for (const t of plan.unchanged) {
     totals.unchanged++;
-    resources.push(resourceOf(t.obj, { status: "Synced", action: "unchanged", health: healthOf(t.live), message: `${kubectlName(keyOf(t.obj))} unchanged` }));
+    resources.push(
+      resourceOf(t.obj, {
+        status: "Synced",
+        action: "unchanged",
+        health: healthOf(t.live),
+        message: `${kubectlName(keyOf(t.obj))} unchanged`,
+      }),
+    );
   }
   for (const p of plan.requiresPruning) {
-    resources.push(resourceOf(p.live, { status: "OutOfSync", action: "would prune", health: healthOf(p.live), message: `${kubectlName(keyOf(p.live))} requires pruning (prune is off)` }));
+    resources.push(
+      resourceOf(p.live, {
+        status: "OutOfSync",
+        action: "would prune",
+        health: healthOf(p.live),
+        message: `${kubectlName(keyOf(p.live))} requires pruning (prune is off)`,
+      }),
+    );
   }
   const pending = plan.steps.flatMap((s) => s.tasks).filter((t) => !request.only || request.only.has(t.key));
 
   if (plan.refusal) {
-    for (const t of pending) resources.push(resourceOf(t.obj, { status: "OutOfSync", action: "skipped", message: "not applied: sync refused" }));
+    for (const t of pending)
+      resources.push(
+        resourceOf(t.obj, { status: "OutOfSync", action: "skipped", message: "not applied: sync refused" }),
+      );
     return finish("Refused", plan.refusal, false, request.inventory ?? []);
   }
   if (request.dryRun) {
     for (const t of pending) {
-      resources.push(resourceOf(t.obj, { status: "OutOfSync", action: t.action === "create" ? "created" : "configured", drifted: t.drifted, message: `${kubectlName(keyOf(t.obj))} ${t.action === "create" ? "created" : "configured"} (dry run)` }));
+      resources.push(
+        resourceOf(t.obj, {
+          status: "OutOfSync",
+          action: t.action === "create" ? "created" : "configured",
+          drifted: t.drifted,
+          message: `${kubectlName(keyOf(t.obj))} ${t.action === "create" ? "created" : "configured"} (dry run)`,
+        }),
+      );
     }
-    for (const p of plan.prunes) resources.push(resourceOf(p.live, { status: "OutOfSync", action: "would prune", message: `${kubectlName(keyOf(p.live))} pruned (dry run)` }));
+    for (const p of plan.prunes)
+      resources.push(
+        resourceOf(p.live, {
+          status: "OutOfSync",
+          action: "would prune",
+          message: `${kubectlName(keyOf(p.live))} pruned (dry run)`,
+        }),
+      );
     return finish("Succeeded", describe(plan, pending.length, true), false, request.inventory ?? []);
   }
 
@@ -161,11 +214,23 @@ export async function syncEnvironment(client: KubeClient, target: SyncTarget, re
     if (opts.CreateNamespace) await ensureNamespace(client, env.destination.namespace);
     const failed = await applySteps(client, target, request, plan, pending, resources, totals);
     if (failed) {
-      for (const p of plan.prunes) resources.push(resourceOf(p.live, { status: "OutOfSync", action: "skipped", message: `${kubectlName(keyOf(p.live))} not pruned: the sync failed before pruning` }));
+      for (const p of plan.prunes)
+        resources.push(
+          resourceOf(p.live, {
+            status: "OutOfSync",
+            action: "skipped",
+            message: `${kubectlName(keyOf(p.live))} not pruned: the sync failed before pruning`,
+          }),
+        );
       return finish("Failed", failed.message, failed.retryable, inventory);
     }
     if (plan.prunes.length > 0 && opts.PruneLast) {
-      const waited = await waitHealthy(client, pending.map((t) => t.obj), request, -1);
+      const waited = await waitHealthy(
+        client,
+        pending.map((t) => t.obj),
+        request,
+        -1,
+      );
       if (waited) return finish("Failed", waited, false, inventory);
     }
     await mapLimit(plan.prunes, request.concurrency ?? 16, async (p) => {
@@ -173,17 +238,34 @@ export async function syncEnvironment(client: KubeClient, target: SyncTarget, re
       try {
         await client.delete({ ...k, apiVersion: p.live.apiVersion }, opts.PrunePropagationPolicy);
         totals.pruned++;
-        resources.push(resourceOf(p.live, { status: "Pruned", action: "pruned", message: `${kubectlName(k)} pruned` }));
+        resources.push(
+          resourceOf(p.live, { status: "Pruned", action: "pruned", message: `${kubectlName(k)} pruned` }),
+        );
         request.onProgress?.({ type: "pruned", key: p.key });
       } catch (err) {
         totals.failed++;
-        resources.push(resourceOf(p.live, { status: "Failed", action: "failed", message: `${kubectlName(k)} prune failed: ${errorMessage(err)}` }));
+        resources.push(
+          resourceOf(p.live, {
+            status: "Failed",
+            action: "failed",
+            message: `${kubectlName(k)} prune failed: ${errorMessage(err)}`,
+          }),
+        );
       }
     });
   } catch (err) {
     return finish("Failed", errorMessage(err), isTransient(err), inventory);
   }
-  if (totals.failed > 0) return finish("Failed", `${totals.failed} object(s) failed: ${resources.filter((r) => r.status === "Failed").map((r) => r.message).join("; ")}`, false, inventory);
+  if (totals.failed > 0)
+    return finish(
+      "Failed",
+      `${totals.failed} object(s) failed: ${resources
+        .filter((r) => r.status === "Failed")
+        .map((r) => r.message)
+        .join("; ")}`,
+      false,
+      inventory,
+    );
   return finish("Succeeded", describe(plan, pending.length, false, totals), false, inventory);
 }
 
@@ -193,7 +275,8 @@ function describe(plan: Plan, applied: number, dryRun: boolean, totals = emptyTo
   if (!dryRun) parts[0] = `${totals.created} created, ${totals.configured} configured`;
   parts.push(`${plan.unchanged.length} unchanged`);
   parts.push(`${plan.prunes.length} ${dryRun ? "to prune" : "pruned"}`);
-  if (plan.requiresPruning.length > 0) parts.push(`${plan.requiresPruning.length} require pruning (prune is off)`);
+  if (plan.requiresPruning.length > 0)
+    parts.push(`${plan.requiresPruning.length} require pruning (prune is off)`);
   return parts.join(", ");
 }
 
@@ -218,7 +301,12 @@ async function ensureNamespace(client: KubeClient, name: string): Promise<void> 
   }
 }
 
-async function applyOne(client: KubeClient, target: SyncTarget, task: ApplyTask, force: boolean): Promise<KubeObject> {
+async function applyOne(
+  client: KubeClient,
+  target: SyncTarget,
+  task: ApplyTask,
+  force: boolean,
+): Promise<KubeObject> {
   const { env } = target;
   let obj = task.obj;
   if (task.live && env.syncPolicy.syncOptions.RespectIgnoreDifferences && env.ignoreDifferences.length > 0) {
@@ -232,7 +320,8 @@ async function applyOne(client: KubeClient, target: SyncTarget, task: ApplyTask,
       await client.delete({ ...k, apiVersion: obj.apiVersion }, "foreground");
       const deadline = Date.now() + 60_000;
       while (await client.get(obj.apiVersion, obj.kind, obj.metadata.namespace, obj.metadata.name)) {
-        if (Date.now() > deadline) throw new Error(`${kubectlName(k)} was deleted for recreation but is still there after 60s`);
+        if (Date.now() > deadline)
+          throw new Error(`${kubectlName(k)} was deleted for recreation but is still there after 60s`);
         await sleep(250);
       }
       return client.apply(obj);
@@ -252,7 +341,9 @@ async function applySteps(
   totals: SyncResult["totals"],
 ): Promise<{ message: string; retryable: boolean } | undefined> {
   const wanted = new Set(pending.map((t) => t.key));
-  const steps = plan.steps.map((s) => ({ ...s, tasks: s.tasks.filter((t) => wanted.has(t.key)) })).filter((s) => s.tasks.length > 0);
+  const steps = plan.steps
+    .map((s) => ({ ...s, tasks: s.tasks.filter((t) => wanted.has(t.key)) }))
+    .filter((s) => s.tasks.length > 0);
   let retryable = false;
   for (let i = 0; i < steps.length; i++) {
     const step = steps[i]!;
@@ -268,31 +359,69 @@ async function applySteps(
           applied.push(after);
           const action = task.action === "create" ? "created" : "configured";
           totals[action]++;
-          resources.push(resourceOf(task.obj, { status: "Synced", action, health: assessHealth(after), drifted: task.drifted.length > 0 ? task.drifted : undefined, wave: step.wave, message: `${name} ${action}${task.sharedWith ? ` (taken over from ${task.sharedWith})` : ""}` }));
+          resources.push(
+            resourceOf(task.obj, {
+              status: "Synced",
+              action,
+              health: assessHealth(after),
+              drifted: task.drifted.length > 0 ? task.drifted : undefined,
+              wave: step.wave,
+              message: `${name} ${action}${task.sharedWith ? ` (taken over from ${task.sharedWith})` : ""}`,
+            }),
+          );
           request.onProgress?.({ type: "applied", key: task.key, action });
         } catch (err) {
           stepFailed = true;
           retryable ||= isTransient(err);
           totals.failed++;
-          resources.push(resourceOf(task.obj, { status: "Failed", action: "failed", wave: step.wave, message: `${name} failed: ${errorMessage(err)}` }));
+          resources.push(
+            resourceOf(task.obj, {
+              status: "Failed",
+              action: "failed",
+              wave: step.wave,
+              message: `${name} failed: ${errorMessage(err)}`,
+            }),
+          );
         }
       });
       if (stepFailed) break;
     }
     const rest = steps.slice(i + 1).flatMap((s) => s.tasks);
     if (stepFailed) {
-      for (const t of rest) resources.push(resourceOf(t.obj, { status: "OutOfSync", action: "skipped", message: `${kubectlName(keyOf(t.obj))} not applied: an earlier wave failed` }));
-      return { message: `wave ${step.wave} failed: ${resources.filter((r) => r.status === "Failed").map((r) => r.message).join("; ")}`, retryable };
+      for (const t of rest)
+        resources.push(
+          resourceOf(t.obj, {
+            status: "OutOfSync",
+            action: "skipped",
+            message: `${kubectlName(keyOf(t.obj))} not applied: an earlier wave failed`,
+          }),
+        );
+      return {
+        message: `wave ${step.wave} failed: ${resources
+          .filter((r) => r.status === "Failed")
+          .map((r) => r.message)
+          .join("; ")}`,
+        retryable,
+      };
     }
     // Wait for what later steps may depend on: CRDs established and namespaces active, or a whole
     // wave healthy before the next wave starts.
     const nextWave = steps[i + 1]?.wave;
     const waveEnds = nextWave !== undefined && nextWave !== step.wave;
     if (step.foundational || waveEnds) {
-      const toWait = waveEnds ? steps.filter((s) => s.wave === step.wave).flatMap((s) => s.tasks.map((t) => t.obj)) : applied;
+      const toWait = waveEnds
+        ? steps.filter((s) => s.wave === step.wave).flatMap((s) => s.tasks.map((t) => t.obj))
+        : applied;
       const problem = await waitHealthy(client, toWait, request, step.wave);
       if (problem) {
-        for (const t of rest) resources.push(resourceOf(t.obj, { status: "OutOfSync", action: "skipped", message: `${kubectlName(keyOf(t.obj))} not applied: ${problem}` }));
+        for (const t of rest)
+          resources.push(
+            resourceOf(t.obj, {
+              status: "OutOfSync",
+              action: "skipped",
+              message: `${kubectlName(keyOf(t.obj))} not applied: ${problem}`,
+            }),
+          );
         return { message: problem, retryable: false };
       }
       if (step.foundational) client.forgetDiscovery();
@@ -302,7 +431,12 @@ async function applySteps(
 }
 
 /** Polls until every object is Healthy (or has no health notion); Degraded or the deadline stops it. */
-async function waitHealthy(client: KubeClient, objects: KubeObject[], request: SyncRequest, wave: number): Promise<string | undefined> {
+async function waitHealthy(
+  client: KubeClient,
+  objects: KubeObject[],
+  request: SyncRequest,
+  wave: number,
+): Promise<string | undefined> {
   const deadline = Date.now() + (request.healthTimeoutMs ?? 300_000);
   let pending = objects;
   while (pending.length > 0) {
@@ -311,7 +445,8 @@ async function waitHealthy(client: KubeClient, objects: KubeObject[], request: S
       return { o, health: live ? assessHealth(live) : ({ status: "Missing" } as Health) };
     });
     const degraded = states.find((s) => s.health?.status === "Degraded");
-    if (degraded) return `${kubectlName(keyOf(degraded.o))} is Degraded${degraded.health?.message ? `: ${degraded.health.message}` : ""}`;
+    if (degraded)
+      return `${kubectlName(keyOf(degraded.o))} is Degraded${degraded.health?.message ? `: ${degraded.health.message}` : ""}`;
     pending = states.filter((s) => s.health && s.health.status !== "Healthy").map((s) => s.o);
     if (pending.length === 0) break;
     request.onProgress?.({ type: "waiting", wave, pending: pending.map((o) => kubectlName(keyOf(o))) });

@@ -3,7 +3,14 @@
 // another object (a copied manifest, a generated child) never makes it ours, so prune and
 // self-heal never touch it. The label only narrows list requests; the annotation decides.
 import { createHash } from "node:crypto";
-import { type KubeObject, keyOf, keyString, parseKeyString, type ResourceKey, sameKey } from "../kube/object.ts";
+import {
+  type KubeObject,
+  keyOf,
+  keyString,
+  parseKeyString,
+  type ResourceKey,
+  sameKey,
+} from "../kube/object.ts";
 
 export const TRACKING_ANNOTATION = "syncward.dev/tracking-id";
 export const HASH_ANNOTATION = "syncward.dev/applied-hash";

@@ -1,11 +1,11 @@
 // A thin client over the Kubernetes REST API. Authentication comes from @kubernetes/client-node's
 // KubeConfig; requests are plain JSON over a keep-alive agent so that objects stay exactly as the
 // server sent them (no model classes), every request is counted, and many run concurrently.
-import { request as httpRequest, Agent as HttpAgent } from "node:http";
-import { Agent as HttpsAgent, type RequestOptions, request as httpsRequest } from "node:https";
+import { Agent as HttpAgent, request as httpRequest } from "node:http";
+import { Agent as HttpsAgent, request as httpsRequest, type RequestOptions } from "node:https";
 import { KubeConfig } from "@kubernetes/client-node";
 import { KubeApiError, KubeConnectionError } from "./errors.ts";
-import { type KubeObject, type ResourceKey, groupOf } from "./object.ts";
+import { groupOf, type KubeObject, type ResourceKey } from "./object.ts";
 
 export interface ApiResource {
   /** Plural resource name used in URLs, e.g. `deployments`. */
@@ -112,7 +112,10 @@ export class KubeClient {
             ...(auth.headers ?? {}),
             Accept: "application/json",
             ...(body !== undefined
-              ? { "Content-Type": options.contentType ?? "application/json", "Content-Length": Buffer.byteLength(body) }
+              ? {
+                  "Content-Type": options.contentType ?? "application/json",
+                  "Content-Length": Buffer.byteLength(body),
+                }
               : {}),
           },
           timeout: options.timeoutMs ?? this.timeoutMs,
@@ -175,7 +178,14 @@ export class KubeClient {
         (list) =>
           list.resources
             .filter((r) => !r.name.includes("/"))
-            .map((r) => ({ name: r.name, kind: r.kind, namespaced: r.namespaced, verbs: r.verbs, group, version })),
+            .map((r) => ({
+              name: r.name,
+              kind: r.kind,
+              namespaced: r.namespaced,
+              verbs: r.verbs,
+              group,
+              version,
+            })),
         (err: unknown) => {
           this.discovery.delete(apiVersion);
           if (err instanceof KubeApiError && err.status === 404) return undefined;
@@ -218,7 +228,9 @@ export class KubeClient {
 
   collectionPath(r: ApiResource, namespace?: string): string {
     const base = r.group ? `/apis/${r.group}/${r.version}` : `/api/${r.version}`;
-    return r.namespaced && namespace ? `${base}/namespaces/${encodeURIComponent(namespace)}/${r.name}` : `${base}/${r.name}`;
+    return r.namespaced && namespace
+      ? `${base}/namespaces/${encodeURIComponent(namespace)}/${r.name}`
+      : `${base}/${r.name}`;
   }
 
   objectPath(r: ApiResource, namespace: string | undefined, name: string): string {
@@ -233,13 +245,22 @@ export class KubeClient {
     const q = new URLSearchParams({ fieldManager: FIELD_MANAGER });
     if (options.force ?? true) q.set("force", "true");
     if (options.dryRun) q.set("dryRun", "All");
-    return this.request<KubeObject>("PATCH", `${this.objectPath(r, obj.metadata.namespace, obj.metadata.name)}?${q}`, {
-      body: obj,
-      contentType: "application/apply-patch+yaml",
-    });
+    return this.request<KubeObject>(
+      "PATCH",
+      `${this.objectPath(r, obj.metadata.namespace, obj.metadata.name)}?${q}`,
+      {
+        body: obj,
+        contentType: "application/apply-patch+yaml",
+      },
+    );
   }
 
-  async get(apiVersion: string, kind: string, namespace: string | undefined, name: string): Promise<KubeObject | undefined> {
+  async get(
+    apiVersion: string,
+    kind: string,
+    namespace: string | undefined,
+    name: string,
+  ): Promise<KubeObject | undefined> {
     const r = await this.mustResource(apiVersion, kind);
     try {
       return await this.request<KubeObject>("GET", this.objectPath(r, namespace, name));
@@ -264,10 +285,10 @@ export class KubeClient {
       if (options.labelSelector) q.set("labelSelector", options.labelSelector);
       if (options.fieldSelector) q.set("fieldSelector", options.fieldSelector);
       if (cont) q.set("continue", cont);
-      const page = await this.request<{ items: KubeObject[]; metadata: { continue?: string; resourceVersion: string } }>(
-        "GET",
-        `${this.collectionPath(r, options.namespace)}?${q}`,
-      );
+      const page = await this.request<{
+        items: KubeObject[];
+        metadata: { continue?: string; resourceVersion: string };
+      }>("GET", `${this.collectionPath(r, options.namespace)}?${q}`);
       for (const item of page.items) items.push({ ...item, apiVersion, kind });
       resourceVersion = page.metadata.resourceVersion;
       cont = page.metadata.continue || undefined;
@@ -275,7 +296,10 @@ export class KubeClient {
     return { items, resourceVersion };
   }
 
-  async delete(key: ResourceKey & { apiVersion: string }, propagation: Propagation = "foreground"): Promise<boolean> {
+  async delete(
+    key: ResourceKey & { apiVersion: string },
+    propagation: Propagation = "foreground",
+  ): Promise<boolean> {
     const r = await this.mustResource(key.apiVersion, key.kind);
     const policy = { foreground: "Foreground", background: "Background", orphan: "Orphan" }[propagation];
     try {
@@ -291,9 +315,13 @@ export class KubeClient {
 
   async create(obj: KubeObject): Promise<KubeObject> {
     const r = await this.mustResource(obj.apiVersion, obj.kind);
-    return this.request<KubeObject>("POST", `${this.collectionPath(r, obj.metadata.namespace)}?fieldManager=${FIELD_MANAGER}`, {
-      body: obj,
-    });
+    return this.request<KubeObject>(
+      "POST",
+      `${this.collectionPath(r, obj.metadata.namespace)}?fieldManager=${FIELD_MANAGER}`,
+      {
+        body: obj,
+      },
+    );
   }
 
   async replace(obj: KubeObject): Promise<KubeObject> {
@@ -331,39 +359,61 @@ export class KubeClient {
     let last = options.resourceVersion;
     const send = url.protocol === "http:" ? httpRequest : httpsRequest;
     return new Promise<string>((resolve, reject) => {
-      const req = send(url, { ...auth, method: "GET", agent: this.agent, headers: { ...(auth.headers ?? {}), Accept: "application/json" } }, (res) => {
-        if ((res.statusCode ?? 0) >= 300) {
-          let text = "";
-          res.on("data", (c) => {
-            text += c;
-          });
-          res.on("end", () => reject(new KubeApiError(text.slice(0, 300), res.statusCode ?? 0, "", "WATCH", url.pathname)));
-          return;
-        }
-        let buffer = "";
-        res.setEncoding("utf8");
-        res.on("data", (chunk: string) => {
-          buffer += chunk;
-          let nl = buffer.indexOf("\n");
-          while (nl >= 0) {
-            const line = buffer.slice(0, nl);
-            buffer = buffer.slice(nl + 1);
-            nl = buffer.indexOf("\n");
-            if (!line.trim()) continue;
-            const ev = JSON.parse(line) as { type: string; object: KubeObject & { code?: number; message?: string } };
-            if (ev.type === "ERROR") {
-              req.destroy();
-              reject(new KubeApiError(ev.object.message ?? "watch error", ev.object.code ?? 500, "Expired", "WATCH", url.pathname));
-              return;
-            }
-            last = ev.object.metadata?.resourceVersion ?? last;
-            if (ev.type === "BOOKMARK") continue;
-            onEvent(ev.type as "ADDED" | "MODIFIED" | "DELETED", { ...ev.object, apiVersion, kind });
+      const req = send(
+        url,
+        {
+          ...auth,
+          method: "GET",
+          agent: this.agent,
+          headers: { ...(auth.headers ?? {}), Accept: "application/json" },
+        },
+        (res) => {
+          if ((res.statusCode ?? 0) >= 300) {
+            let text = "";
+            res.on("data", (c) => {
+              text += c;
+            });
+            res.on("end", () =>
+              reject(new KubeApiError(text.slice(0, 300), res.statusCode ?? 0, "", "WATCH", url.pathname)),
+            );
+            return;
           }
-        });
-        res.on("end", () => resolve(last));
-        res.on("error", () => resolve(last));
-      });
+          let buffer = "";
+          res.setEncoding("utf8");
+          res.on("data", (chunk: string) => {
+            buffer += chunk;
+            let nl = buffer.indexOf("\n");
+            while (nl >= 0) {
+              const line = buffer.slice(0, nl);
+              buffer = buffer.slice(nl + 1);
+              nl = buffer.indexOf("\n");
+              if (!line.trim()) continue;
+              const ev = JSON.parse(line) as {
+                type: string;
+                object: KubeObject & { code?: number; message?: string };
+              };
+              if (ev.type === "ERROR") {
+                req.destroy();
+                reject(
+                  new KubeApiError(
+                    ev.object.message ?? "watch error",
+                    ev.object.code ?? 500,
+                    "Expired",
+                    "WATCH",
+                    url.pathname,
+                  ),
+                );
+                return;
+              }
+              last = ev.object.metadata?.resourceVersion ?? last;
+              if (ev.type === "BOOKMARK") continue;
+              onEvent(ev.type as "ADDED" | "MODIFIED" | "DELETED", { ...ev.object, apiVersion, kind });
+            }
+          });
+          res.on("end", () => resolve(last));
+          res.on("error", () => resolve(last));
+        },
+      );
       req.on("error", (err: NodeJS.ErrnoException) => {
         if (options.signal?.aborted) resolve(last);
         else reject(new KubeConnectionError(`watch ${kind}: ${err.message}`, err.code));

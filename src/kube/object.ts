@@ -10,7 +10,13 @@ export interface ObjectMeta {
   uid?: string;
   creationTimestamp?: string;
   deletionTimestamp?: string;
-  ownerReferences?: Array<{ apiVersion: string; kind: string; name: string; uid: string; controller?: boolean }>;
+  ownerReferences?: Array<{
+    apiVersion: string;
+    kind: string;
+    name: string;
+    uid: string;
+    controller?: boolean;
+  }>;
   managedFields?: ManagedFieldsEntry[];
   [key: string]: unknown;
 }

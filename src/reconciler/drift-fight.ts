@@ -18,7 +18,8 @@ export interface HealCounter {
 /** Counts a heal; heals at another revision or outside the window are forgotten. */
 export function recordHeal(counter: HealCounter | undefined, revision: string, now: Date): HealCounter {
   const since = now.getTime() - FIGHT_WINDOW_MS;
-  const times = counter && counter.revision === revision ? counter.times.filter((t) => Date.parse(t) >= since) : [];
+  const times =
+    counter && counter.revision === revision ? counter.times.filter((t) => Date.parse(t) >= since) : [];
   return { revision, times: [...times, now.toISOString()] };
 }
 

@@ -3,8 +3,14 @@
 // CLI calls only nudge it. Passes never overlap, and nudges during a pass coalesce into one more.
 import type { EnvironmentConfig } from "../config/types.ts";
 import { fieldManagersOf } from "../engine/diff/field-managers-of.ts";
-import { assess, type SyncOutcome, type SyncRequest, syncEnvironment, type SyncTarget } from "../engine/sync.ts";
 import { syncWithRetry } from "../engine/retry.ts";
+import {
+  assess,
+  type SyncOutcome,
+  type SyncRequest,
+  type SyncTarget,
+  syncEnvironment,
+} from "../engine/sync.ts";
 import type { KubeClient } from "../kube/client.ts";
 import { type KubeObject, keyOf, keyString, kubectlName, parseKeyString } from "../kube/object.ts";
 import { SourceError } from "../source/errors.ts";
@@ -14,10 +20,10 @@ import type { StateStore } from "../state/store.ts";
 import type { EnvironmentState, HistoryEntry, Trigger } from "../state/types.ts";
 import { healBackoffMs, ignoreSnippet, isFight, nextHealAt, recordHeal } from "./drift-fight.ts";
 import type { Emit } from "./events.ts";
+import { findOrphans, type Orphan } from "./orphans.ts";
 import { effectivePolicy } from "./policy.ts";
 import type { RevisionSource } from "./revision-source.ts";
 import { evaluateWindows } from "./sync-windows.ts";
-import { findOrphans, type Orphan } from "./orphans.ts";
 import { ManagedWatch } from "./watch.ts";
 
 export interface Logger {
@@ -52,10 +58,14 @@ export interface ManualSync {
   overridePruneLimit?: boolean;
   /** Sync even when frozen (only for those allowed to). */
   ignoreFreeze?: boolean;
+  onProgress?: SyncRequest["onProgress"];
 }
 
 export function instanceName(app: string, env: string): string {
-  return `${app}.${env}`.toLowerCase().replace(/[^a-z0-9.-]/g, "-").slice(0, 63);
+  return `${app}.${env}`
+    .toLowerCase()
+    .replace(/[^a-z0-9.-]/g, "-")
+    .slice(0, 63);
 }
 
 const SHORT = (sha: string) => sha.slice(0, 7);
@@ -90,17 +100,24 @@ export class EnvironmentController {
     if (interval > 0) {
       const schedule = () => {
         // Up to 20% jitter so a fleet of environments does not poll in lockstep.
-        this.pollTimer = setTimeout(() => {
-          this.nudge("poll", "syncward");
-          schedule();
-        }, interval + Math.random() * interval * 0.2);
+        this.pollTimer = setTimeout(
+          () => {
+            this.nudge("poll", "syncward");
+            schedule();
+          },
+          interval + Math.random() * interval * 0.2,
+        );
         this.pollTimer.unref();
       };
       schedule();
     }
     if (this.o.watch ?? true) {
-      this.watcher = new ManagedWatch(this.o.client, this.instance, this.o.env.policy.namespaces, this.o.log, () =>
-        this.nudge("selfHeal", "syncward"),
+      this.watcher = new ManagedWatch(
+        this.o.client,
+        this.instance,
+        this.o.env.policy.namespaces,
+        this.o.log,
+        () => this.nudge("selfHeal", "syncward"),
       );
     }
     this.nudge("poll", "syncward");
@@ -119,7 +136,8 @@ export class EnvironmentController {
     if (this.stopped) return;
     const first = !this.queued;
     // A person's trigger outranks the machine's in the history it produces.
-    if (!this.queued || this.queued.trigger === "poll" || this.queued.trigger === "selfHeal") this.queued = { trigger, actor };
+    if (!this.queued || this.queued.trigger === "poll" || this.queued.trigger === "selfHeal")
+      this.queued = { trigger, actor };
     if (first) this.serialize(() => this.runQueued());
   }
 
@@ -161,8 +179,21 @@ export class EnvironmentController {
     return r;
   }
 
-  private request(revision: string, objects: KubeObject[], prune: boolean, state: EnvironmentState, extra: Partial<SyncRequest> = {}): SyncRequest {
-    return { revision, objects, prune, inventory: state.inventory, healthTimeoutMs: this.o.healthTimeoutMs, ...extra };
+  private request(
+    revision: string,
+    objects: KubeObject[],
+    prune: boolean,
+    state: EnvironmentState,
+    extra: Partial<SyncRequest> = {},
+  ): SyncRequest {
+    return {
+      revision,
+      objects,
+      prune,
+      inventory: state.inventory,
+      healthTimeoutMs: this.o.healthTimeoutMs,
+      ...extra,
+    };
   }
 
   private async record(
@@ -200,7 +231,12 @@ export class EnvironmentController {
     return { state, entry };
   }
 
-  private async renderOrReport(head: string, state: EnvironmentState, trigger: Trigger, actor: string): Promise<RenderedSource | undefined> {
+  private async renderOrReport(
+    head: string,
+    state: EnvironmentState,
+    trigger: Trigger,
+    actor: string,
+  ): Promise<RenderedSource | undefined> {
     try {
       return await this.desiredAt(head);
     } catch (err) {
@@ -209,15 +245,34 @@ export class EnvironmentController {
       if (state.lastError?.revision === head && state.lastError.message === message) return undefined;
       const now = new Date().toISOString();
       const outcome: SyncOutcome = {
-        revision: head, phase: "Error", message: `render failed: ${message}`, resources: [], startedAt: now, finishedAt: now,
-        totals: { created: 0, configured: 0, unchanged: 0, pruned: 0, failed: 0, skipped: 0 }, writes: 0, dryRun: false, inventory: [], retryable: false,
+        revision: head,
+        phase: "Error",
+        message: `render failed: ${message}`,
+        resources: [],
+        startedAt: now,
+        finishedAt: now,
+        totals: { created: 0, configured: 0, unchanged: 0, pruned: 0, failed: 0, skipped: 0 },
+        writes: 0,
+        dryRun: false,
+        inventory: [],
+        retryable: false,
       };
       await this.record(trigger, actor, outcome, (s) => {
         s.lastError = { revision: head, message, at: now };
         s.syncStatus = "Unknown";
       });
-      this.o.log.warn({ instance: this.instance, revision: head, problems: err.problems }, "render failed; nothing applied");
-      this.o.emit({ type: "renderError", instance: this.instance, env: this.o.env.name, revision: head, message, problems: err.problems });
+      this.o.log.warn(
+        { instance: this.instance, revision: head, problems: err.problems },
+        "render failed; nothing applied",
+      );
+      this.o.emit({
+        type: "renderError",
+        instance: this.instance,
+        env: this.o.env.name,
+        revision: head,
+        message,
+        problems: err.problems,
+      });
       return undefined;
     }
   }
@@ -230,7 +285,10 @@ export class EnvironmentController {
     const head = await this.o.source.head(env.source.branch);
     const rendered = await this.renderOrReport(head, state, trigger, actor);
     if (!rendered) return;
-    this.watcher?.ensureKinds([...(state.inventory ?? []), ...rendered.objects.map((o) => ({ apiVersion: o.apiVersion, kind: o.kind }))]);
+    this.watcher?.ensureKinds([
+      ...(state.inventory ?? []),
+      ...rendered.objects.map((o) => ({ apiVersion: o.apiVersion, kind: o.kind })),
+    ]);
     if (trigger === "poll") await this.scanOrphans(head, rendered);
 
     if (policy.automated && head !== state.lastSyncedRevision && state.stuck?.revision !== head) {
@@ -240,14 +298,25 @@ export class EnvironmentController {
         await this.o.store.update(this.instance, (s) => {
           s.syncStatus = "OutOfSync";
         });
-        this.o.emit({ type: "waiting", instance: this.instance, env: env.name, revision: head, reason: windows.reason, until: windows.nextOpen?.toISOString() });
+        this.o.emit({
+          type: "waiting",
+          instance: this.instance,
+          env: env.name,
+          revision: head,
+          reason: windows.reason,
+          until: windows.nextOpen?.toISOString(),
+        });
         return;
       }
       await this.syncRevision(head, trigger, actor, { prune: policy.prune });
       return;
     }
 
-    const { plan, live } = await assess(this.o.client, this.target, this.request(head, rendered.objects, policy.prune, state));
+    const { plan, live } = await assess(
+      this.o.client,
+      this.target,
+      this.request(head, rendered.objects, policy.prune, state),
+    );
     const drifted = plan.steps.flatMap((s) => s.tasks);
     const extra = [...plan.prunes, ...plan.requiresPruning].map((p) => p.key);
     if (drifted.length === 0 && extra.length === 0) {
@@ -261,11 +330,21 @@ export class EnvironmentController {
     }
 
     if (policy.selfHeal && head === state.lastSyncedRevision && drifted.length > 0) {
-      await this.heal(head, rendered, drifted.map((t) => ({ key: t.key, paths: t.drifted, live: live.get(t.key) })), policy.prune, state);
+      await this.heal(
+        head,
+        rendered,
+        drifted.map((t) => ({ key: t.key, paths: t.drifted, live: live.get(t.key) })),
+        policy.prune,
+        state,
+      );
       return;
     }
 
-    const driftedFields = drifted.flatMap((t) => (t.drifted.length > 0 ? t.drifted.map((p) => `${t.key} ${p}`) : [`${t.key} (${t.action === "create" ? "missing" : "changed"})`]));
+    const driftedFields = drifted.flatMap((t) =>
+      t.drifted.length > 0
+        ? t.drifted.map((p) => `${t.key} ${p}`)
+        : [`${t.key} (${t.action === "create" ? "missing" : "changed"})`],
+    );
     const signature = `${head}|${driftedFields.join(",")}|${extra.join(",")}`;
     if (state.syncStatus !== "OutOfSync") {
       await this.o.store.update(this.instance, (s) => {
@@ -274,24 +353,55 @@ export class EnvironmentController {
     }
     if (signature !== this.lastDriftSignature) {
       this.lastDriftSignature = signature;
-      const reason = policy.automated ? (state.stuck?.revision === head ? `stuck: ${state.stuck.reason}` : "drift detected; self-heal is off") : "manual sync policy: waiting for a sync";
-      this.o.log.info({ instance: this.instance, revision: head, drifted: driftedFields, requiresPruning: extra }, `OutOfSync: ${reason}`);
-      this.o.emit({ type: "outOfSync", instance: this.instance, env: env.name, revision: head, drifted: driftedFields, requiresPruning: extra, reason });
+      const reason = policy.automated
+        ? state.stuck?.revision === head
+          ? `stuck: ${state.stuck.reason}`
+          : "drift detected; self-heal is off"
+        : "manual sync policy: waiting for a sync";
+      this.o.log.info(
+        { instance: this.instance, revision: head, drifted: driftedFields, requiresPruning: extra },
+        `OutOfSync: ${reason}`,
+      );
+      this.o.emit({
+        type: "outOfSync",
+        instance: this.instance,
+        env: env.name,
+        revision: head,
+        drifted: driftedFields,
+        requiresPruning: extra,
+        reason,
+      });
     }
   }
 
   /** Reports objects nobody declared; never deletes them. */
   async scanOrphans(head: string, rendered: RenderedSource): Promise<Orphan[]> {
     const declared = new Set(
-      rendered.objects.map((o) => keyString(keyOf({ ...o, metadata: { ...o.metadata, namespace: o.metadata.namespace ?? this.o.env.destination.namespace } }))),
+      rendered.objects.map((o) =>
+        keyString(
+          keyOf({
+            ...o,
+            metadata: { ...o.metadata, namespace: o.metadata.namespace ?? this.o.env.destination.namespace },
+          }),
+        ),
+      ),
     );
     this.orphans = await findOrphans(this.o.client, this.instance, this.o.env.policy.namespaces, declared);
     const signature = this.orphans.map((o) => o.key).join(",");
     if (signature !== this.lastOrphanSignature) {
       this.lastOrphanSignature = signature;
       if (this.orphans.length > 0) {
-        this.o.log.warn({ instance: this.instance, orphans: this.orphans }, `${this.orphans.length} object(s) in the environment's namespaces are not declared in Git (left alone)`);
-        this.o.emit({ type: "orphans", instance: this.instance, env: this.o.env.name, revision: head, orphans: this.orphans });
+        this.o.log.warn(
+          { instance: this.instance, orphans: this.orphans },
+          `${this.orphans.length} object(s) in the environment's namespaces are not declared in Git (left alone)`,
+        );
+        this.o.emit({
+          type: "orphans",
+          instance: this.instance,
+          env: this.o.env.name,
+          revision: head,
+          orphans: this.orphans,
+        });
       }
     }
     return this.orphans;
@@ -300,44 +410,115 @@ export class EnvironmentController {
   private wakeAt(when: Date | undefined): void {
     clearTimeout(this.wakeTimer);
     if (!when) return;
-    this.wakeTimer = setTimeout(() => this.nudge("poll", "syncward"), Math.max(0, when.getTime() - Date.now()) + 50);
+    this.wakeTimer = setTimeout(
+      () => this.nudge("poll", "syncward"),
+      Math.max(0, when.getTime() - Date.now()) + 50,
+    );
     this.wakeTimer.unref();
   }
 
   /** Re-applies only the drifted objects; counts heals per object to spot drift fights. */
-  private async heal(head: string, rendered: RenderedSource, drifted: Array<{ key: string; paths: string[]; live?: KubeObject }>, prune: boolean, state: EnvironmentState): Promise<void> {
+  private async heal(
+    head: string,
+    rendered: RenderedSource,
+    drifted: Array<{ key: string; paths: string[]; live?: KubeObject }>,
+    prune: boolean,
+    state: EnvironmentState,
+  ): Promise<void> {
     const now = Date.now();
     const due = drifted.filter((d) => nextHealAt(state.selfHeals[d.key]) <= now);
     const later = drifted.filter((d) => !due.includes(d));
-    if (later.length > 0) this.wakeAt(new Date(Math.min(...later.map((d) => nextHealAt(state.selfHeals[d.key])))));
+    if (later.length > 0)
+      this.wakeAt(new Date(Math.min(...later.map((d) => nextHealAt(state.selfHeals[d.key])))));
     if (due.length === 0) return;
-    const fields = due.flatMap((d) => (d.paths.length > 0 ? d.paths.map((p) => `${d.key} ${p}`) : [`${d.key} (missing)`]));
-    const outcome = await syncEnvironment(this.o.client, this.target, this.request(head, rendered.objects, prune, state, { only: new Set(due.map((d) => d.key)) }));
-    const fights: Array<{ key: string; paths: string[]; live?: KubeObject; heals: number; backoffMs: number }> = [];
-    const { entry } = await this.record("selfHeal", "syncward", outcome, (s) => {
-      for (const d of due) {
-        const counter = recordHeal(s.selfHeals[d.key], head, new Date());
-        s.selfHeals[d.key] = counter;
-        if (isFight(counter)) fights.push({ ...d, heals: counter.times.length, backoffMs: healBackoffMs(counter) });
-      }
-      s.syncStatus = outcome.phase === "Succeeded" ? "Synced" : "OutOfSync";
-    }, fields);
-    this.o.log.info({ instance: this.instance, revision: head, drifted: fields, result: outcome.phase }, "self-heal");
-    this.o.emit({ type: "selfHealed", instance: this.instance, env: this.o.env.name, revision: head, drifted: fields, outcome, entry });
+    const fields = due.flatMap((d) =>
+      d.paths.length > 0 ? d.paths.map((p) => `${d.key} ${p}`) : [`${d.key} (missing)`],
+    );
+    const outcome = await syncEnvironment(
+      this.o.client,
+      this.target,
+      this.request(head, rendered.objects, prune, state, { only: new Set(due.map((d) => d.key)) }),
+    );
+    const fights: Array<{
+      key: string;
+      paths: string[];
+      live?: KubeObject;
+      heals: number;
+      backoffMs: number;
+    }> = [];
+    const { entry } = await this.record(
+      "selfHeal",
+      "syncward",
+      outcome,
+      (s) => {
+        for (const d of due) {
+          const counter = recordHeal(s.selfHeals[d.key], head, new Date());
+          s.selfHeals[d.key] = counter;
+          if (isFight(counter))
+            fights.push({ ...d, heals: counter.times.length, backoffMs: healBackoffMs(counter) });
+        }
+        s.syncStatus = outcome.phase === "Succeeded" ? "Synced" : "OutOfSync";
+      },
+      fields,
+    );
+    this.o.log.info(
+      { instance: this.instance, revision: head, drifted: fields, result: outcome.phase },
+      "self-heal",
+    );
+    this.o.emit({
+      type: "selfHealed",
+      instance: this.instance,
+      env: this.o.env.name,
+      revision: head,
+      drifted: fields,
+      outcome,
+      entry,
+    });
     for (const f of fights) {
       const key = parseKeyString(f.key);
-      const managers = f.live ? [...new Set(f.paths.flatMap((p) => fieldManagersOf(f.live as KubeObject, p)))].filter((m) => m !== "syncward") : [];
+      const managers = f.live
+        ? [...new Set(f.paths.flatMap((p) => fieldManagersOf(f.live as KubeObject, p)))].filter(
+            (m) => m !== "syncward",
+          )
+        : [];
       const object = key ? `${kubectlName(key)}${key.namespace ? ` in ${key.namespace}` : ""}` : f.key;
       const fight = {
-        object, key: f.key, fields: f.paths, managers, heals: f.heals, windowMinutes: 10, backoffMs: f.backoffMs,
+        object,
+        key: f.key,
+        fields: f.paths,
+        managers,
+        heals: f.heals,
+        windowMinutes: 10,
+        backoffMs: f.backoffMs,
         ignoreSnippet: key ? ignoreSnippet(key, f.paths, managers) : "",
       };
-      this.o.log.warn({ instance: this.instance, ...fight }, `drift fight: ${object} healed ${f.heals} times at ${SHORT(head)}; changed by ${managers.join(", ") || "an unknown manager"}`);
-      this.o.emit({ type: "driftFight", instance: this.instance, env: this.o.env.name, revision: head, fight });
+      this.o.log.warn(
+        { instance: this.instance, ...fight },
+        `drift fight: ${object} healed ${f.heals} times at ${SHORT(head)}; changed by ${managers.join(", ") || "an unknown manager"}`,
+      );
+      this.o.emit({
+        type: "driftFight",
+        instance: this.instance,
+        env: this.o.env.name,
+        revision: head,
+        fight,
+      });
     }
   }
 
-  private async syncRevision(head: string, trigger: Trigger, actor: string, opts: { prune: boolean; force?: boolean; dryRun?: boolean; overridePruneLimit?: boolean; pinned?: boolean }): Promise<SyncOutcome> {
+  private async syncRevision(
+    head: string,
+    trigger: Trigger,
+    actor: string,
+    opts: {
+      prune: boolean;
+      force?: boolean;
+      dryRun?: boolean;
+      overridePruneLimit?: boolean;
+      pinned?: boolean;
+      onProgress?: SyncRequest["onProgress"];
+    },
+  ): Promise<SyncOutcome> {
     const env = this.o.env;
     let state = await this.o.store.load(this.instance);
     let lastTrigger = trigger;
@@ -353,16 +534,43 @@ export class EnvironmentController {
         } catch (err) {
           const now = new Date().toISOString();
           return {
-            revision, phase: "Error", message: `render failed: ${err instanceof Error ? err.message : String(err)}`, resources: [], startedAt: now, finishedAt: now,
-            totals: { created: 0, configured: 0, unchanged: 0, pruned: 0, failed: 0, skipped: 0 }, writes: 0, dryRun: opts.dryRun ?? false, inventory: [], retryable: false,
+            revision,
+            phase: "Error",
+            message: `render failed: ${err instanceof Error ? err.message : String(err)}`,
+            resources: [],
+            startedAt: now,
+            finishedAt: now,
+            totals: { created: 0, configured: 0, unchanged: 0, pruned: 0, failed: 0, skipped: 0 },
+            writes: 0,
+            dryRun: opts.dryRun ?? false,
+            inventory: [],
+            retryable: false,
           };
         }
         state = await this.o.store.load(this.instance);
-        return syncEnvironment(this.o.client, this.target, this.request(revision, rendered.objects, opts.prune, state, { force: opts.force, dryRun: opts.dryRun, overridePruneLimit: opts.overridePruneLimit }));
+        return syncEnvironment(
+          this.o.client,
+          this.target,
+          this.request(revision, rendered.objects, opts.prune, state, {
+            force: opts.force,
+            dryRun: opts.dryRun,
+            overridePruneLimit: opts.overridePruneLimit,
+            onProgress: opts.onProgress,
+          }),
+        );
       },
       {
         onRetry: (n, failed, delay) =>
-          this.o.log.warn({ instance: this.instance, attempt: n, revision: failed.revision, delayMs: delay, error: failed.message }, "sync failed; retrying"),
+          this.o.log.warn(
+            {
+              instance: this.instance,
+              attempt: n,
+              revision: failed.revision,
+              delayMs: delay,
+              error: failed.message,
+            },
+            "sync failed; retrying",
+          ),
       },
     );
     if (outcome.dryRun) return outcome;
@@ -379,9 +587,34 @@ export class EnvironmentController {
         s.stuck = { revision: outcome.revision, reason: outcome.message, since: new Date().toISOString() };
       }
     });
-    this.o.log.info({ instance: this.instance, revision: outcome.revision, trigger: lastTrigger, result: outcome.phase, writes: outcome.writes }, outcome.message);
-    this.o.emit({ type: "synced", instance: this.instance, env: env.name, revision: outcome.revision, trigger: lastTrigger, actor, outcome, entry });
-    if (!ok) this.o.emit({ type: "stuck", instance: this.instance, env: env.name, revision: outcome.revision, reason: outcome.message });
+    this.o.log.info(
+      {
+        instance: this.instance,
+        revision: outcome.revision,
+        trigger: lastTrigger,
+        result: outcome.phase,
+        writes: outcome.writes,
+      },
+      outcome.message,
+    );
+    this.o.emit({
+      type: "synced",
+      instance: this.instance,
+      env: env.name,
+      revision: outcome.revision,
+      trigger: lastTrigger,
+      actor,
+      outcome,
+      entry,
+    });
+    if (!ok)
+      this.o.emit({
+        type: "stuck",
+        instance: this.instance,
+        env: env.name,
+        revision: outcome.revision,
+        reason: outcome.message,
+      });
     return outcome;
   }
 
@@ -394,22 +627,36 @@ export class EnvironmentController {
       const refuse = (message: string): SyncOutcome => {
         const now = new Date().toISOString();
         return {
-          revision: state.lastSyncedRevision ?? "", phase: "Refused", message, resources: [], startedAt: now, finishedAt: now,
-          totals: { created: 0, configured: 0, unchanged: 0, pruned: 0, failed: 0, skipped: 0 }, writes: 0, dryRun: request.dryRun ?? false, inventory: [], retryable: false,
+          revision: state.lastSyncedRevision ?? "",
+          phase: "Refused",
+          message,
+          resources: [],
+          startedAt: now,
+          finishedAt: now,
+          totals: { created: 0, configured: 0, unchanged: 0, pruned: 0, failed: 0, skipped: 0 },
+          writes: 0,
+          dryRun: request.dryRun ?? false,
+          inventory: [],
+          retryable: false,
         };
       };
       if (state.freeze && !request.ignoreFreeze && !request.dryRun) {
-        return refuse(`environment ${env.name} is frozen by ${state.freeze.by} since ${state.freeze.at}${state.freeze.reason ? ` (${state.freeze.reason})` : ""}; unfreeze it first or force the sync`);
+        return refuse(
+          `environment ${env.name} is frozen by ${state.freeze.by} since ${state.freeze.at}${state.freeze.reason ? ` (${state.freeze.reason})` : ""}; unfreeze it first or force the sync`,
+        );
       }
       const windows = evaluateWindows(env.syncWindows, new Date(), true);
       if (!windows.allowed && !request.dryRun) return refuse(`sync window: ${windows.reason}`);
-      const revision = request.revision ? await this.o.source.resolve(request.revision) : await this.o.source.head(env.source.branch);
+      const revision = request.revision
+        ? await this.o.source.resolve(request.revision)
+        : await this.o.source.head(env.source.branch);
       return this.syncRevision(revision, request.trigger, request.actor, {
         prune: request.prune ?? policy.prune,
         force: request.force,
         dryRun: request.dryRun,
         overridePruneLimit: request.overridePruneLimit,
         pinned: Boolean(request.revision),
+        onProgress: request.onProgress,
       });
     });
   }
@@ -423,7 +670,9 @@ export class EnvironmentController {
     return state;
   }
 
-  async setPolicy(policy: { automated: boolean; prune: boolean; selfHeal: boolean; by: string } | undefined): Promise<EnvironmentState> {
+  async setPolicy(
+    policy: { automated: boolean; prune: boolean; selfHeal: boolean; by: string } | undefined,
+  ): Promise<EnvironmentState> {
     const state = await this.o.store.update(this.instance, (s) => {
       s.policyOverride = policy ? { ...policy, at: new Date().toISOString() } : undefined;
     });
@@ -432,12 +681,23 @@ export class EnvironmentController {
   }
 
   /** What Git declares vs what runs, without changing anything (for `app get`, `app diff`, previews). */
-  async inspect(revision?: string): Promise<{ revision: string; assessment: Awaited<ReturnType<typeof assess>>; rendered: RenderedSource; state: EnvironmentState }> {
+  async inspect(revision?: string): Promise<{
+    revision: string;
+    assessment: Awaited<ReturnType<typeof assess>>;
+    rendered: RenderedSource;
+    state: EnvironmentState;
+  }> {
     const state = await this.o.store.load(this.instance);
-    const sha = revision ? await this.o.source.resolve(revision) : await this.o.source.head(this.o.env.source.branch);
+    const sha = revision
+      ? await this.o.source.resolve(revision)
+      : await this.o.source.head(this.o.env.source.branch);
     const rendered = await this.desiredAt(sha);
     const policy = effectivePolicy(this.o.env, state);
-    const assessment = await assess(this.o.client, this.target, this.request(sha, rendered.objects, policy.prune, state));
+    const assessment = await assess(
+      this.o.client,
+      this.target,
+      this.request(sha, rendered.objects, policy.prune, state),
+    );
     return { revision: sha, assessment, rendered, state };
   }
 }

@@ -27,7 +27,11 @@ export type ReconcilerEvent =
   | (Base & { type: "selfHealed"; drifted: string[]; outcome: SyncOutcome; entry: HistoryEntry })
   | (Base & { type: "driftFight"; fight: DriftFight })
   | (Base & { type: "outOfSync"; drifted: string[]; requiresPruning: string[]; reason: string })
-  | (Base & { type: "renderError"; message: string; problems: Array<{ file?: string; line?: number; message: string }> })
+  | (Base & {
+      type: "renderError";
+      message: string;
+      problems: Array<{ file?: string; line?: number; message: string }>;
+    })
   | (Base & { type: "stuck"; reason: string })
   | (Base & { type: "waiting"; reason: string; until?: string })
   | (Base & { type: "orphans"; orphans: Array<{ object: string; risk?: string }> });

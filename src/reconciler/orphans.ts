@@ -1,11 +1,12 @@
 // Objects in an environment's namespaces that no Git manifest declares and syncward does not
 // manage. They are reported, with the risky ones flagged, and never touched: deleting what we did
 // not create is how GitOps tools lose people's data.
+
+import { managingInstance } from "../engine/tracking.ts";
 import type { KubeClient } from "../kube/client.ts";
 import { KubeApiError } from "../kube/errors.ts";
 import { type KubeObject, keyOf, keyString, kubectlName } from "../kube/object.ts";
 import { mapLimit } from "../util/map-limit.ts";
-import { managingInstance } from "../engine/tracking.ts";
 
 export interface Orphan {
   object: string;
@@ -36,7 +37,8 @@ function isBuiltIn(obj: KubeObject): boolean {
   const name = obj.metadata.name;
   if (obj.kind === "ConfigMap" && name === "kube-root-ca.crt") return true;
   if (obj.kind === "ServiceAccount" && name === "default") return true;
-  if (obj.kind === "Secret" && (obj as { type?: string }).type === "kubernetes.io/service-account-token") return true;
+  if (obj.kind === "Secret" && (obj as { type?: string }).type === "kubernetes.io/service-account-token")
+    return true;
   return obj.kind === "Service" && name === "kubernetes" && obj.metadata.namespace === "default";
 }
 
@@ -53,7 +55,8 @@ function podSpecOf(obj: KubeObject): PodSpecLike | undefined {
   if (!spec) return undefined;
   if (obj.kind === "Pod") return spec as PodSpecLike;
   if (obj.kind === "CronJob") {
-    return (spec.jobTemplate as { spec?: { template?: { spec?: PodSpecLike } } } | undefined)?.spec?.template?.spec;
+    return (spec.jobTemplate as { spec?: { template?: { spec?: PodSpecLike } } } | undefined)?.spec?.template
+      ?.spec;
   }
   return (spec.template as { spec?: PodSpecLike } | undefined)?.spec;
 }
@@ -83,9 +86,15 @@ export function riskOf(obj: KubeObject, bindings: Binding[]): string | undefined
     const powerful = bindings.filter(
       (b) =>
         POWERFUL_ROLES.has(b.roleRef.name) &&
-        b.subjects?.some((s) => s.kind === "ServiceAccount" && s.name === obj.metadata.name && s.namespace === obj.metadata.namespace),
+        b.subjects?.some(
+          (s) =>
+            s.kind === "ServiceAccount" &&
+            s.name === obj.metadata.name &&
+            s.namespace === obj.metadata.namespace,
+        ),
     );
-    if (powerful.length > 0) reasons.push(`bound to ${[...new Set(powerful.map((b) => b.roleRef.name))].join(", ")}`);
+    if (powerful.length > 0)
+      reasons.push(`bound to ${[...new Set(powerful.map((b) => b.roleRef.name))].join(", ")}`);
   }
   return reasons.length > 0 ? reasons.join("; ") : undefined;
 }
@@ -115,14 +124,21 @@ export async function findOrphans(
   } catch {
     // Not allowed to read cluster bindings: ServiceAccount risk then covers namespaced bindings only.
   }
-  const bindings = [...found.filter((o) => o.kind === "RoleBinding"), ...clusterBindings] as unknown as Binding[];
+  const bindings = [
+    ...found.filter((o) => o.kind === "RoleBinding"),
+    ...clusterBindings,
+  ] as unknown as Binding[];
   return found
     .filter((o) => !o.metadata.ownerReferences?.length && !isBuiltIn(o))
     .filter((o) => !declared.has(keyString(keyOf(o))) && managingInstance(o) !== instance)
     .map((o) => {
       const risk = riskOf(o, bindings);
       const key = keyOf(o);
-      return { object: `${kubectlName(key)} in ${key.namespace}`, key: keyString(key), ...(risk ? { risk } : {}) };
+      return {
+        object: `${kubectlName(key)} in ${key.namespace}`,
+        key: keyString(key),
+        ...(risk ? { risk } : {}),
+      };
     })
     .sort((a, b) => Number(Boolean(b.risk)) - Number(Boolean(a.risk)) || a.key.localeCompare(b.key));
 }

@@ -18,7 +18,10 @@ function automatedLabel(prune: boolean, selfHeal: boolean): string {
   return flags.length > 0 ? `Automated (${flags.join(", ")})` : "Automated";
 }
 
-export function effectivePolicy(env: EnvironmentConfig, state: Pick<EnvironmentState, "freeze" | "policyOverride">): EffectivePolicy {
+export function effectivePolicy(
+  env: EnvironmentConfig,
+  state: Pick<EnvironmentState, "freeze" | "policyOverride">,
+): EffectivePolicy {
   const allowEmpty = env.syncPolicy.automated?.allowEmpty ?? false;
   if (state.freeze) {
     const f = state.freeze;

@@ -1,6 +1,6 @@
 // Where revisions come from: a local git repository (the controller command, the CLI, the demo)
 // or GitHub (the app). The reconciler only needs a branch head and the tree at a SHA.
-import { headOf, checkoutTree, resolveRevision } from "../source/git.ts";
+import { checkoutTree, headOf, resolveRevision } from "../source/git.ts";
 
 export interface RevisionSource {
   /** A human-readable name of the repository for `app get`. */

@@ -1,9 +1,10 @@
 // Watches on the kinds an environment manages, narrowed by its instance label. Any change to a
 // managed object nudges the controller (debounced), which then decides by comparing with Git:
 // the watch carries no logic of its own. Resumes from the last resourceVersion; re-lists on 410.
+
+import { INSTANCE_LABEL } from "../engine/tracking.ts";
 import type { KubeClient } from "../kube/client.ts";
 import { KubeApiError } from "../kube/errors.ts";
-import { INSTANCE_LABEL } from "../engine/tracking.ts";
 import { sleep } from "../util/sleep.ts";
 
 interface WatchLogger {
@@ -67,8 +68,14 @@ export class ManagedWatch {
     let failures = 0;
     while (!signal.aborted) {
       try {
-        if (!rv) rv = (await this.client.list(apiVersion, kind, { namespace, labelSelector })).resourceVersion;
-        rv = await this.client.watch(apiVersion, kind, { namespace, labelSelector, resourceVersion: rv, signal }, () => this.changed());
+        if (!rv)
+          rv = (await this.client.list(apiVersion, kind, { namespace, labelSelector })).resourceVersion;
+        rv = await this.client.watch(
+          apiVersion,
+          kind,
+          { namespace, labelSelector, resourceVersion: rv, signal },
+          () => this.changed(),
+        );
         failures = 0;
       } catch (err) {
         if (signal.aborted) return;

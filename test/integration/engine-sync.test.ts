@@ -2,9 +2,9 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { KindRef } from "../../src/engine/live.ts";
-import type { KubeObject } from "../../src/kube/object.ts";
-import { type SyncRequest, syncEnvironment, type SyncTarget } from "../../src/engine/sync.ts";
+import { type SyncRequest, type SyncTarget, syncEnvironment } from "../../src/engine/sync.ts";
 import { TRACKING_ANNOTATION } from "../../src/engine/tracking.ts";
+import type { KubeObject } from "../../src/kube/object.ts";
 import { eventually, useCluster } from "../support/cluster.ts";
 import { envConfig } from "../support/env.ts";
 
@@ -61,16 +61,27 @@ describe("sync engine", () => {
     const { ns, target: t } = await target();
     const first = await sync(t, [deployment("web"), service("web"), configMap("settings")]);
     assert.equal(first.phase, "Succeeded", first.message);
-    assert.deepEqual(messages(first), ["configmap/settings created", "deployment.apps/web created", "service/web created"]);
+    assert.deepEqual(messages(first), [
+      "configmap/settings created",
+      "deployment.apps/web created",
+      "service/web created",
+    ]);
     assert.equal(first.totals.created, 3);
     const live = await cluster.client.get("apps/v1", "Deployment", ns, "web");
-    assert.equal(live?.metadata.annotations?.[TRACKING_ANNOTATION], `payments.${ns}:apps/Deployment:${ns}/web`);
+    assert.equal(
+      live?.metadata.annotations?.[TRACKING_ANNOTATION],
+      `payments.${ns}:apps/Deployment:${ns}/web`,
+    );
 
     const again = await sync(t, [deployment("web"), service("web"), configMap("settings")]);
     assert.equal(again.phase, "Succeeded");
     assert.equal(again.writes, 0, "a sync with nothing changed writes nothing");
     assert.equal(again.totals.unchanged, 3);
-    assert.deepEqual(messages(again), ["configmap/settings unchanged", "deployment.apps/web unchanged", "service/web unchanged"]);
+    assert.deepEqual(messages(again), [
+      "configmap/settings unchanged",
+      "deployment.apps/web unchanged",
+      "service/web unchanged",
+    ]);
 
     const changed = await sync(t, [deployment("web", "nginx:1.28"), service("web"), configMap("settings")]);
     assert.equal(changed.totals.configured, 1);
@@ -97,7 +108,10 @@ describe("sync engine", () => {
     assert.equal(pruned.phase, "Succeeded", pruned.message);
     assert.ok(messages(pruned).includes("configmap/old pruned"));
     assert.equal(pruned.totals.pruned, 1);
-    await eventually("old to be gone (foreground deletion)", async () => (await cluster.client.get("v1", "ConfigMap", ns, "old")) === undefined);
+    await eventually(
+      "old to be gone (foreground deletion)",
+      async () => (await cluster.client.get("v1", "ConfigMap", ns, "old")) === undefined,
+    );
     assert.ok(await cluster.client.get("v1", "ConfigMap", ns, "keep"));
   });
 
@@ -109,10 +123,20 @@ describe("sync engine", () => {
     await cluster.client.create({
       apiVersion: "v1",
       kind: "ConfigMap",
-      metadata: { name: "copied", namespace: ns, labels: mine?.metadata.labels, annotations: mine?.metadata.annotations },
+      metadata: {
+        name: "copied",
+        namespace: ns,
+        labels: mine?.metadata.labels,
+        annotations: mine?.metadata.annotations,
+      },
       data: { x: "1" },
     });
-    await cluster.client.create({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "unmanaged", namespace: ns }, data: {} });
+    await cluster.client.create({
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name: "unmanaged", namespace: ns },
+      data: {},
+    });
     const result = await sync(t, [configMap("other")], { prune: true });
     assert.equal(result.phase, "Succeeded", result.message);
     assert.deepEqual(messages(result), ["configmap/mine pruned", "configmap/other created"]);
@@ -136,7 +160,10 @@ describe("sync engine", () => {
     await sync(t, [configMap("a")]);
     const result = await sync(t, [], { prune: true });
     assert.equal(result.phase, "Succeeded", result.message);
-    await eventually("a to be gone", async () => (await cluster.client.get("v1", "ConfigMap", ns, "a")) === undefined);
+    await eventually(
+      "a to be gone",
+      async () => (await cluster.client.get("v1", "ConfigMap", ns, "a")) === undefined,
+    );
   });
 
   it("refuses a sync that would prune more than pruneLimit unless overridden", async () => {
@@ -156,7 +183,10 @@ describe("sync engine", () => {
     const widget: KubeObject = { apiVersion: "example.com/v1", kind: "Widget", metadata: { name: "w" } };
     const unknown = await sync(t, [configMap("first"), widget]);
     assert.equal(unknown.phase, "Error");
-    assert.match(unknown.message, /widget\.example\.com\/w: the cluster does not know kind Widget in example\.com\/v1/);
+    assert.match(
+      unknown.message,
+      /widget\.example\.com\/w: the cluster does not know kind Widget in example\.com\/v1/,
+    );
     assert.equal(await cluster.client.get("v1", "ConfigMap", ns, "first"), undefined, "nothing applied");
 
     const elsewhere = { ...configMap("x"), metadata: { name: "x", namespace: "kube-system" } };
@@ -164,7 +194,12 @@ describe("sync engine", () => {
     assert.equal(denied.phase, "Error");
     assert.match(denied.message, /namespace "kube-system" is not allowed/);
     assert.equal(await cluster.client.get("v1", "ConfigMap", ns, "first"), undefined);
-    const clusterScoped: KubeObject = { apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRole", metadata: { name: `r-${ns}` }, rules: [] };
+    const clusterScoped: KubeObject = {
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "ClusterRole",
+      metadata: { name: `r-${ns}` },
+      rules: [],
+    };
     const noCluster = await sync(t, [clusterScoped]);
     assert.equal(noCluster.phase, "Error");
     assert.match(noCluster.message, /cluster-scoped kind ClusterRole is not allowed/);
@@ -173,7 +208,9 @@ describe("sync engine", () => {
   it("applies a CRD, waits until it is established, then applies its custom resources", async () => {
     const suffix = Math.random().toString(36).slice(2, 8);
     const group = `t${suffix}.example.com`;
-    const { ns, target: t } = await target({ policy: { clusterResources: [{ group: "apiextensions.k8s.io", kind: "CustomResourceDefinition" }] } });
+    const { ns, target: t } = await target({
+      policy: { clusterResources: [{ group: "apiextensions.k8s.io", kind: "CustomResourceDefinition" }] },
+    });
     const crd: KubeObject = {
       apiVersion: "apiextensions.k8s.io/v1",
       kind: "CustomResourceDefinition",
@@ -182,14 +219,32 @@ describe("sync engine", () => {
         group,
         scope: "Namespaced",
         names: { plural: "widgets", singular: "widget", kind: "Widget", listKind: "WidgetList" },
-        versions: [{ name: "v1", served: true, storage: true, schema: { openAPIV3Schema: { type: "object", "x-kubernetes-preserve-unknown-fields": true } } }],
+        versions: [
+          {
+            name: "v1",
+            served: true,
+            storage: true,
+            schema: { openAPIV3Schema: { type: "object", "x-kubernetes-preserve-unknown-fields": true } },
+          },
+        ],
       },
     };
-    const widget: KubeObject = { apiVersion: `${group}/v1`, kind: "Widget", metadata: { name: "w1" }, spec: { size: 3 } } as KubeObject;
+    const widget: KubeObject = {
+      apiVersion: `${group}/v1`,
+      kind: "Widget",
+      metadata: { name: "w1" },
+      spec: { size: 3 },
+    } as KubeObject;
     const result = await sync(t, [widget, crd]);
     assert.equal(result.phase, "Succeeded", result.message);
     assert.ok(await cluster.client.get(`${group}/v1`, "Widget", ns, "w1"));
-    await cluster.client.delete({ group: "apiextensions.k8s.io", kind: "CustomResourceDefinition", namespace: "", name: `widgets.${group}`, apiVersion: "apiextensions.k8s.io/v1" });
+    await cluster.client.delete({
+      group: "apiextensions.k8s.io",
+      kind: "CustomResourceDefinition",
+      namespace: "",
+      name: `widgets.${group}`,
+      apiVersion: "apiextensions.k8s.io/v1",
+    });
   });
 
   it("stops at a wave that does not become healthy, applying nothing after it", async () => {
@@ -198,9 +253,16 @@ describe("sync engine", () => {
       apiVersion: "v1",
       kind: "PersistentVolumeClaim",
       metadata: { name: "data", annotations: { "argocd.argoproj.io/sync-wave": "0" } },
-      spec: { accessModes: ["ReadWriteOnce"], resources: { requests: { storage: "1Gi" } }, storageClassName: "none" },
+      spec: {
+        accessModes: ["ReadWriteOnce"],
+        resources: { requests: { storage: "1Gi" } },
+        storageClassName: "none",
+      },
     };
-    const later = { ...configMap("later"), metadata: { name: "later", annotations: { "argocd.argoproj.io/sync-wave": "1" } } };
+    const later = {
+      ...configMap("later"),
+      metadata: { name: "later", annotations: { "argocd.argoproj.io/sync-wave": "1" } },
+    };
     const result = await sync(t, [pvc, later], { healthTimeoutMs: 1500 });
     assert.equal(result.phase, "Failed");
     assert.match(result.message, /timed out waiting for persistentvolumeclaim\/data to become healthy/);
@@ -213,23 +275,33 @@ describe("sync engine", () => {
     await sync(t, [deployment("web")]);
     const moved = deployment("web");
     (moved.spec as { selector: unknown }).selector = { matchLabels: { app: "web", tier: "front" } };
-    ((moved.spec as { template: { metadata: { labels: Record<string, string> } } }).template.metadata.labels).tier = "front";
+    (
+      moved.spec as { template: { metadata: { labels: Record<string, string> } } }
+    ).template.metadata.labels.tier = "front";
     const failed = await sync(t, [moved]);
     assert.equal(failed.phase, "Failed");
     assert.match(failed.message, /immutable.*--force/s);
     const forced = await sync(t, [moved], { force: true });
     assert.equal(forced.phase, "Succeeded", forced.message);
-    const live = (await cluster.client.get("apps/v1", "Deployment", ns, "web")) as KubeObject & { spec: { selector: { matchLabels: Record<string, string> } } };
+    const live = (await cluster.client.get("apps/v1", "Deployment", ns, "web")) as KubeObject & {
+      spec: { selector: { matchLabels: Record<string, string> } };
+    };
     assert.equal(live.spec.selector.matchLabels.tier, "front");
   });
 
   it("creates the destination namespace with CreateNamespace=true", async () => {
     const name = `eng-new-${Math.random().toString(36).slice(2, 7)}`;
-    const t: SyncTarget = { instance: `payments.${name}`, env: envConfig(name, { syncPolicy: { syncOptions: ["CreateNamespace=true"] } }) };
+    const t: SyncTarget = {
+      instance: `payments.${name}`,
+      env: envConfig(name, { syncPolicy: { syncOptions: ["CreateNamespace=true"] } }),
+    };
     const result = await sync(t, [configMap("a")]);
     assert.equal(result.phase, "Succeeded", result.message);
     assert.ok(await cluster.client.get("v1", "ConfigMap", name, "a"));
-    await cluster.client.delete({ group: "", kind: "Namespace", namespace: "", name, apiVersion: "v1" }, "background");
+    await cluster.client.delete(
+      { group: "", kind: "Namespace", namespace: "", name, apiVersion: "v1" },
+      "background",
+    );
   });
 
   it("keeps a field that ignoreDifferences + RespectIgnoreDifferences leave to another controller", async () => {
@@ -246,7 +318,9 @@ describe("sync engine", () => {
     const result = await sync(t, [deployment("web", "nginx:1.28", 2)]);
     assert.equal(result.phase, "Succeeded", result.message);
     const live = await eventually("image updated", async () => {
-      const d = (await cluster.client.get("apps/v1", "Deployment", ns, "web")) as KubeObject & { spec: { replicas: number; template: { spec: { containers: Array<{ image: string }> } } } };
+      const d = (await cluster.client.get("apps/v1", "Deployment", ns, "web")) as KubeObject & {
+        spec: { replicas: number; template: { spec: { containers: Array<{ image: string }> } } };
+      };
       return d.spec.template.spec.containers[0]?.image === "nginx:1.28" ? d : undefined;
     });
     assert.equal(live.spec.replicas, 5, "replicas left to the other controller");

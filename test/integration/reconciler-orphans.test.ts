@@ -19,7 +19,9 @@ describe("orphan report", () => {
   it("reports an undeclared DaemonSet and a ServiceAccount bound to cluster-admin, and leaves both running", async () => {
     const ns = await cluster.namespace("orph");
     const stateNs = await cluster.namespace("orph-state");
-    kubectl(["-n", ns, "apply", "-f", "-"], `apiVersion: apps/v1
+    kubectl(
+      ["-n", ns, "apply", "-f", "-"],
+      `apiVersion: apps/v1
 kind: DaemonSet
 metadata: {name: miner}
 spec:
@@ -38,12 +40,18 @@ kind: RoleBinding
 metadata: {name: robot-admin}
 roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: cluster-admin}
 subjects: [{kind: ServiceAccount, name: robot, namespace: ${ns}}]
-`);
-    const repo = makeRepo({ "app/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: declared}\ndata: {a: b}\n" });
+`,
+    );
+    const repo = makeRepo({
+      "app/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: declared}\ndata: {a: b}\n",
+    });
     const events: ReconcilerEvent[] = [];
     const controller = new EnvironmentController({
       app: "shop",
-      env: envConfig(ns, { source: { path: "app" }, syncPolicy: { automated: { prune: true, selfHeal: true } } }),
+      env: envConfig(ns, {
+        source: { path: "app" },
+        syncPolicy: { automated: { prune: true, selfHeal: true } },
+      }),
       client: cluster.client,
       store: new StateStore(cluster.client, stateNs),
       source: new LocalGitSource(repo.dir, mkdtempSync(join(tmpdir(), "syncward-trees-"))),
@@ -53,13 +61,21 @@ subjects: [{kind: ServiceAccount, name: robot, namespace: ${ns}}]
     });
     controller.start();
     try {
-      const report = await eventually("an orphan report", async () => events.find((e) => e.type === "orphans"));
+      const report = await eventually("an orphan report", async () =>
+        events.find((e) => e.type === "orphans"),
+      );
       assert.equal(report.type, "orphans");
       if (report.type !== "orphans") return;
       const byObject = new Map(report.orphans.map((o) => [o.object, o.risk]));
-      assert.match(byObject.get(`daemonset.apps/miner in ${ns}`) ?? "", /DaemonSet runs on every node; privileged container/);
+      assert.match(
+        byObject.get(`daemonset.apps/miner in ${ns}`) ?? "",
+        /DaemonSet runs on every node; privileged container/,
+      );
       assert.match(byObject.get(`serviceaccount/robot in ${ns}`) ?? "", /bound to cluster-admin/);
-      assert.match(byObject.get(`rolebinding.rbac.authorization.k8s.io/robot-admin in ${ns}`) ?? "", /binds the cluster-admin role/);
+      assert.match(
+        byObject.get(`rolebinding.rbac.authorization.k8s.io/robot-admin in ${ns}`) ?? "",
+        /binds the cluster-admin role/,
+      );
       assert.equal(byObject.has(`configmap/declared in ${ns}`), false, "declared objects are not orphans");
       assert.equal(byObject.has(`configmap/kube-root-ca.crt in ${ns}`), false, "built-ins are not orphans");
       await controller.idle();

@@ -6,8 +6,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import pino from "pino";
-import type { ReconcilerEvent } from "../../src/reconciler/events.ts";
 import { EnvironmentController } from "../../src/reconciler/environment-controller.ts";
+import type { ReconcilerEvent } from "../../src/reconciler/events.ts";
 import { LocalGitSource } from "../../src/reconciler/revision-source.ts";
 import { StateStore } from "../../src/state/store.ts";
 import { eventually, kubectl, useCluster } from "../support/cluster.ts";
@@ -53,11 +53,17 @@ async function setup(fields: Record<string, unknown>) {
 }
 
 const replicasOf = async (ns: string) =>
-  ((await cluster.client.get("apps/v1", "Deployment", ns, "web")) as { spec: { replicas: number } } | undefined)?.spec.replicas;
+  (
+    (await cluster.client.get("apps/v1", "Deployment", ns, "web")) as
+      | { spec: { replicas: number } }
+      | undefined
+  )?.spec.replicas;
 
 describe("reconciler self-heal", () => {
   it("syncs a new revision once, then reverts an out-of-band scale within seconds and records it", async () => {
-    const { ns, repo, events, store, controller } = await setup({ syncPolicy: { automated: { prune: true, selfHeal: true } } });
+    const { ns, repo, events, store, controller } = await setup({
+      syncPolicy: { automated: { prune: true, selfHeal: true } },
+    });
     controller.start();
     try {
       await eventually("first sync", async () => (await replicasOf(ns)) === 3);
@@ -74,7 +80,7 @@ describe("reconciler self-heal", () => {
       assert.equal(heal?.trigger, "selfHeal");
       assert.equal(heal?.revision, repo.head(), "same revision");
       assert.equal(heal?.revision, sync?.revision);
-      assert.deepEqual(heal?.drifted, ["apps/Deployment:" + ns + "/web /spec/replicas"]);
+      assert.deepEqual(heal?.drifted, [`apps/Deployment:${ns}/web /spec/replicas`]);
       assert.ok(events.some((e) => e.type === "selfHealed"));
     } finally {
       await controller.stop();
@@ -82,15 +88,22 @@ describe("reconciler self-heal", () => {
   });
 
   it("with selfHeal off, leaves the drift running and reports OutOfSync with the drifted field", async () => {
-    const { ns, events, store, controller } = await setup({ syncPolicy: { automated: { prune: true, selfHeal: false } } });
+    const { ns, events, store, controller } = await setup({
+      syncPolicy: { automated: { prune: true, selfHeal: false } },
+    });
     controller.start();
     try {
       await eventually("first sync", async () => (await replicasOf(ns)) === 3);
       await controller.idle();
       kubectl(["-n", ns, "scale", "deployment/web", "--replicas=10"]);
-      const report = await eventually("an OutOfSync report", async () => events.find((e) => e.type === "outOfSync"), 10_000);
+      const report = await eventually(
+        "an OutOfSync report",
+        async () => events.find((e) => e.type === "outOfSync"),
+        10_000,
+      );
       assert.equal(report.type, "outOfSync");
-      if (report.type === "outOfSync") assert.deepEqual(report.drifted, [`apps/Deployment:${ns}/web /spec/replicas`]);
+      if (report.type === "outOfSync")
+        assert.deepEqual(report.drifted, [`apps/Deployment:${ns}/web /spec/replicas`]);
       await controller.idle();
       assert.equal(await replicasOf(ns), 10);
       const state = await store.load(controller.instance);
@@ -136,7 +149,11 @@ describe("reconciler self-heal", () => {
       // A new commit changes the image; the sync keeps the other controller's replica count.
       repo.commit({ "deploy/web.yaml": deploymentYaml(3, "nginx:1.28") });
       controller.nudge("push", "alice");
-      await eventually("new revision synced", async () => (await store.load(controller.instance)).lastSyncedRevision === repo.head(), 10_000);
+      await eventually(
+        "new revision synced",
+        async () => (await store.load(controller.instance)).lastSyncedRevision === repo.head(),
+        10_000,
+      );
       assert.equal(await replicasOf(ns), 6);
       const history = (await store.load(controller.instance)).history;
       assert.equal(history.filter((h) => h.trigger === "selfHeal").length, 0);
@@ -155,16 +172,28 @@ describe("reconciler self-heal", () => {
       await controller.idle();
       for (let i = 0; i < 3; i++) {
         kubectl(["-n", ns, "scale", "deployment/web", `--replicas=${8 + i}`]);
-        await eventually(`heal ${i + 1}`, async () => events.filter((e) => e.type === "selfHealed").length === i + 1, 10_000);
+        await eventually(
+          `heal ${i + 1}`,
+          async () => events.filter((e) => e.type === "selfHealed").length === i + 1,
+          10_000,
+        );
         await eventually("replicas back to 3", async () => (await replicasOf(ns)) === 3, 10_000);
       }
-      const alert = await eventually("a drift-fight alert", async () => events.find((e) => e.type === "driftFight"));
+      const alert = await eventually("a drift-fight alert", async () =>
+        events.find((e) => e.type === "driftFight"),
+      );
       assert.equal(alert.type, "driftFight");
       if (alert.type !== "driftFight") return;
       assert.equal(alert.fight.object, `deployment.apps/web in ${ns}`);
       assert.deepEqual(alert.fight.fields, ["/spec/replicas"]);
-      assert.ok(alert.fight.managers.length > 0 && !alert.fight.managers.includes("syncward"), `managers: ${alert.fight.managers}`);
-      assert.match(alert.fight.ignoreSnippet, /ignoreDifferences:[\s\S]*jsonPointers:[\s\S]*\/spec\/replicas/);
+      assert.ok(
+        alert.fight.managers.length > 0 && !alert.fight.managers.includes("syncward"),
+        `managers: ${alert.fight.managers}`,
+      );
+      assert.match(
+        alert.fight.ignoreSnippet,
+        /ignoreDifferences:[\s\S]*jsonPointers:[\s\S]*\/spec\/replicas/,
+      );
       assert.ok(alert.fight.backoffMs >= 2000);
       // Backing off: the fourth change is not reverted at once.
       kubectl(["-n", ns, "scale", "deployment/web", "--replicas=12"]);

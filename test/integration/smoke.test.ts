@@ -37,7 +37,9 @@ describe("local control plane", () => {
       const d = (await cluster.client.get("apps/v1", "Deployment", ns, "web")) as KubeObject & {
         status?: { availableReplicas?: number; conditions?: Array<{ type: string; status: string }> };
       };
-      return d?.status?.conditions?.some((c) => c.type === "Available" && c.status === "True") ? d : undefined;
+      return d?.status?.conditions?.some((c) => c.type === "Available" && c.status === "True")
+        ? d
+        : undefined;
     });
     assert.equal(available.status?.availableReplicas, 2);
     const pods = await cluster.client.list("v1", "Pod", { namespace: ns, labelSelector: "app=web" });
@@ -51,17 +53,27 @@ describe("local control plane", () => {
   it("deletes the ReplicaSet and Pods of a Deployment deleted in the foreground (garbage collector)", async () => {
     const ns = await cluster.namespace("smoke");
     await cluster.client.apply(deployment(ns, "gc", 1));
-    await eventually("a pod of gc", async () => (await cluster.client.list("v1", "Pod", { namespace: ns })).items.length === 1);
+    await eventually(
+      "a pod of gc",
+      async () => (await cluster.client.list("v1", "Pod", { namespace: ns })).items.length === 1,
+    );
     assert.equal((await cluster.client.list("apps/v1", "ReplicaSet", { namespace: ns })).items.length, 1);
-    await cluster.client.delete({ group: "apps", kind: "Deployment", namespace: ns, name: "gc", apiVersion: "apps/v1" }, "foreground");
-    await eventually("the Deployment, its ReplicaSet and its Pods to be gone", async () => {
-      const [d, rs, pods] = await Promise.all([
-        cluster.client.get("apps/v1", "Deployment", ns, "gc"),
-        cluster.client.list("apps/v1", "ReplicaSet", { namespace: ns }),
-        cluster.client.list("v1", "Pod", { namespace: ns }),
-      ]);
-      return d === undefined && rs.items.length === 0 && pods.items.length === 0;
-    }, 60_000);
+    await cluster.client.delete(
+      { group: "apps", kind: "Deployment", namespace: ns, name: "gc", apiVersion: "apps/v1" },
+      "foreground",
+    );
+    await eventually(
+      "the Deployment, its ReplicaSet and its Pods to be gone",
+      async () => {
+        const [d, rs, pods] = await Promise.all([
+          cluster.client.get("apps/v1", "Deployment", ns, "gc"),
+          cluster.client.list("apps/v1", "ReplicaSet", { namespace: ns }),
+          cluster.client.list("v1", "Pod", { namespace: ns }),
+        ]);
+        return d === undefined && rs.items.length === 0 && pods.items.length === 0;
+      },
+      60_000,
+    );
   });
 
   it("forbids a ServiceAccount with a namespaced Role outside its namespace (RBAC)", async () => {
@@ -70,7 +82,15 @@ describe("local control plane", () => {
     kubectl(["-n", ns, "create", "serviceaccount", "reader"]);
     kubectl(["-n", ns, "create", "configmap", "visible", "--from-literal=k=v"]);
     kubectl(["-n", ns, "create", "role", "cm-reader", "--verb=get,list", "--resource=configmaps"]);
-    kubectl(["-n", ns, "create", "rolebinding", "cm-reader", "--role=cm-reader", `--serviceaccount=${ns}:reader`]);
+    kubectl([
+      "-n",
+      ns,
+      "create",
+      "rolebinding",
+      "cm-reader",
+      "--role=cm-reader",
+      `--serviceaccount=${ns}:reader`,
+    ]);
     const token = kubectl(["-n", ns, "create", "token", "reader"]).trim();
     const dir = mkdtempSync(join(tmpdir(), "syncward-rbac-"));
     const kubeconfig = join(dir, "kubeconfig");
@@ -90,18 +110,24 @@ current-context: c
     const reader = KubeClient.fromKubeconfig({ kubeconfig });
     try {
       const own = await reader.list("v1", "ConfigMap", { namespace: ns });
-      assert.ok(own.items.some((cm) => cm.metadata.name === "visible"), "reads ConfigMaps in its own namespace");
+      assert.ok(
+        own.items.some((cm) => cm.metadata.name === "visible"),
+        "reads ConfigMaps in its own namespace",
+      );
       await assert.rejects(reader.list("v1", "ConfigMap", { namespace: other }), (err: unknown) => {
         assert.ok(err instanceof KubeApiError);
         assert.equal(err.status, 403);
         assert.match(err.message, /forbidden/);
         return true;
       });
-      await assert.rejects(reader.apply({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "x", namespace: ns } }), (err: unknown) => {
-        assert.ok(err instanceof KubeApiError);
-        assert.equal(err.status, 403);
-        return true;
-      });
+      await assert.rejects(
+        reader.apply({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "x", namespace: ns } }),
+        (err: unknown) => {
+          assert.ok(err instanceof KubeApiError);
+          assert.equal(err.status, 403);
+          return true;
+        },
+      );
     } finally {
       reader.close();
     }

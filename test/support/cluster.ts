@@ -38,7 +38,9 @@ export function useCluster(): TestCluster {
   const created: string[] = [];
   after(async () => {
     await Promise.all(
-      created.map((name) => client.delete({ group: "", kind: "Namespace", namespace: "", name, apiVersion: "v1" }, "background")),
+      created.map((name) =>
+        client.delete({ group: "", kind: "Namespace", namespace: "", name, apiVersion: "v1" }, "background"),
+      ),
     );
     client.close();
   });
@@ -55,7 +57,11 @@ export function useCluster(): TestCluster {
 }
 
 /** Polls `check` until it returns a value other than undefined/false, or fails after `timeoutMs`. */
-export async function eventually<T>(what: string, check: () => Promise<T | undefined | false>, timeoutMs = 30_000): Promise<T> {
+export async function eventually<T>(
+  what: string,
+  check: () => Promise<T | undefined | false>,
+  timeoutMs = 30_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   while (Date.now() < deadline) {
@@ -67,5 +73,7 @@ export async function eventually<T>(what: string, check: () => Promise<T | undef
     }
     await new Promise((r) => setTimeout(r, 200));
   }
-  throw new Error(`timed out after ${timeoutMs}ms waiting for ${what}${last ? ` (last error: ${String(last)})` : ""}`);
+  throw new Error(
+    `timed out after ${timeoutMs}ms waiting for ${what}${last ? ` (last error: ${String(last)})` : ""}`,
+  );
 }

@@ -15,7 +15,9 @@ export interface TestRepo {
 export function makeRepo(files: Record<string, string | null> = {}, branch = "main"): TestRepo {
   const dir = mkdtempSync(join(tmpdir(), "syncward-repo-"));
   const git = (...args: string[]) =>
-    execFileSync("git", ["-c", "user.name=Test", "-c", "user.email=test@example.com", ...args], { cwd: dir }).toString().trim();
+    execFileSync("git", ["-c", "user.name=Test", "-c", "user.email=test@example.com", ...args], { cwd: dir })
+      .toString()
+      .trim();
   git("init", "-q", "-b", branch);
   const repo: TestRepo = {
     dir,

@@ -1,5 +1,15 @@
 // `npm run cluster -- up | down | status | env`
-import { COMPONENTS, down, isAlive, isReady, kubeconfigPath, PlaneError, readState, rssBytes, up } from "./plane.ts";
+import {
+  COMPONENTS,
+  down,
+  isAlive,
+  isReady,
+  kubeconfigPath,
+  PlaneError,
+  readState,
+  rssBytes,
+  up,
+} from "./plane.ts";
 
 const usage = "usage: npm run cluster -- up | down | status | env";
 

@@ -69,7 +69,20 @@ export function makePki(dir: string): Pki {
   if (existsSync(pki.adminCert) && existsSync(pki.saPub)) return pki;
   openssl(["genrsa", "-out", "ca.key", "2048"], dir);
   openssl(
-    ["req", "-x509", "-new", "-nodes", "-key", "ca.key", "-subj", "/CN=syncward-local-ca", "-days", "365", "-out", "ca.crt"],
+    [
+      "req",
+      "-x509",
+      "-new",
+      "-nodes",
+      "-key",
+      "ca.key",
+      "-subj",
+      "/CN=syncward-local-ca",
+      "-days",
+      "365",
+      "-out",
+      "ca.crt",
+    ],
     dir,
   );
   signedCert(
@@ -88,9 +101,12 @@ export function makePki(dir: string): Pki {
     dir,
     "admin",
     "/O=system:masters/CN=syncward-admin",
-    ["basicConstraints=CA:FALSE", "keyUsage=digitalSignature,keyEncipherment", "extendedKeyUsage=clientAuth", ""].join(
-      "\n",
-    ),
+    [
+      "basicConstraints=CA:FALSE",
+      "keyUsage=digitalSignature,keyEncipherment",
+      "extendedKeyUsage=clientAuth",
+      "",
+    ].join("\n"),
   );
   openssl(["genrsa", "-out", "sa.key", "2048"], dir);
   openssl(["rsa", "-in", "sa.key", "-pubout", "-out", "sa.pub"], dir);

@@ -12,7 +12,13 @@ import { makePki, type Pki } from "./pki.ts";
 const here = dirname(fileURLToPath(import.meta.url));
 const repoRoot = resolve(here, "..", "..");
 
-export const COMPONENTS = ["etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok"] as const;
+export const COMPONENTS = [
+  "etcd",
+  "kube-apiserver",
+  "kube-controller-manager",
+  "kube-scheduler",
+  "kwok",
+] as const;
 export type Component = (typeof COMPONENTS)[number];
 
 export interface PlaneState {
@@ -123,7 +129,8 @@ function tail(file: string, lines = 8): string {
 function explainExit(r: Running): PlaneError {
   const logTail = tail(r.logFile);
   let cause = `${r.name} ${r.exited} right after start.`;
-  if (/address already in use/i.test(logTail)) cause += " A port it needs is already in use by another process.";
+  if (/address already in use/i.test(logTail))
+    cause += " A port it needs is already in use by another process.";
   return new PlaneError(
     `${cause} Its log (${r.logFile}) ends with:\n${logTail}\n` +
       "Everything this run started has been stopped. Fix the cause above and run `npm run cluster -- up` again.",
@@ -159,7 +166,12 @@ async function httpGet(url: string): Promise<number> {
   return res.status;
 }
 
-async function waitFor(what: string, r: Running, check: () => Promise<boolean>, timeoutMs: number): Promise<void> {
+async function waitFor(
+  what: string,
+  r: Running,
+  check: () => Promise<boolean>,
+  timeoutMs: number,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (r.exited) throw explainExit(r);
@@ -273,7 +285,8 @@ export async function up(): Promise<UpResult> {
   const started: Running[] = [];
   const bin = (name: string): string => {
     const path = bins[name];
-    if (!path || !existsSync(path)) throw new PlaneError(`binary for ${name} is missing after the build (${path})`);
+    if (!path || !existsSync(path))
+      throw new PlaneError(`binary for ${name} is missing after the build (${path})`);
     return path;
   };
   const launch = (name: Component, args: string[]): Running => {
@@ -326,7 +339,11 @@ export async function up(): Promise<UpResult> {
       90_000,
     );
 
-    const delegated = [`--kubeconfig=${kubeconfig}`, `--authentication-kubeconfig=${kubeconfig}`, `--authorization-kubeconfig=${kubeconfig}`];
+    const delegated = [
+      `--kubeconfig=${kubeconfig}`,
+      `--authentication-kubeconfig=${kubeconfig}`,
+      `--authorization-kubeconfig=${kubeconfig}`,
+    ];
     log("starting kube-controller-manager, kube-scheduler and kwok");
     launch("kube-controller-manager", [
       ...delegated,
@@ -339,7 +356,12 @@ export async function up(): Promise<UpResult> {
       "--leader-elect=false",
       "--controllers=*",
     ]);
-    launch("kube-scheduler", [...delegated, "--bind-address=127.0.0.1", `--secure-port=${ports.scheduler}`, "--leader-elect=false"]);
+    launch("kube-scheduler", [
+      ...delegated,
+      "--bind-address=127.0.0.1",
+      `--secure-port=${ports.scheduler}`,
+      "--leader-elect=false",
+    ]);
     const kwok = launch("kwok", [
       `--kubeconfig=${kubeconfig}`,
       `--config=${bin("kwok-stages")}`,
@@ -356,8 +378,13 @@ export async function up(): Promise<UpResult> {
       "the kwok node",
       kwok,
       async () =>
-        kubectl(kubeconfig, ["get", "node", "kwok-node-0", "-o", "jsonpath={.status.conditions[?(@.type=='Ready')].status}"]) ===
-        "True",
+        kubectl(kubeconfig, [
+          "get",
+          "node",
+          "kwok-node-0",
+          "-o",
+          "jsonpath={.status.conditions[?(@.type=='Ready')].status}",
+        ]) === "True",
       60_000,
     );
     for (const r of started) if (r.exited) throw explainExit(r);
@@ -402,7 +429,12 @@ export async function down(): Promise<boolean> {
   const state = readState();
   if (state) {
     // Stop dependants first so nothing logs errors about a vanished API server.
-    await stopPids([...COMPONENTS].reverse().map((c) => state.pids[c]).filter((p) => p > 0));
+    await stopPids(
+      [...COMPONENTS]
+        .reverse()
+        .map((c) => state.pids[c])
+        .filter((p) => p > 0),
+    );
   }
   const existed = existsSync(planeDir());
   rmSync(planeDir(), { recursive: true, force: true });

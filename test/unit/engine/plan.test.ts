@@ -1,15 +1,24 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { kindGroups, type PlanInput, planSync, pruneBudget } from "../../../src/engine/plan.ts";
 import { compareForSync } from "../../../src/engine/order.ts";
+import { kindGroups, type PlanInput, planSync, pruneBudget } from "../../../src/engine/plan.ts";
 import { isManagedBy, withTracking } from "../../../src/engine/tracking.ts";
 import { type KubeObject, keyOf, keyString } from "../../../src/kube/object.ts";
 
 const I = "shop.dev";
-const obj = (kind: string, name: string, extra: Partial<KubeObject["metadata"]> = {}, apiVersion = "v1"): KubeObject => ({
+const obj = (
+  kind: string,
+  name: string,
+  extra: Partial<KubeObject["metadata"]> = {},
+  apiVersion = "v1",
+): KubeObject => ({
   apiVersion,
   kind,
-  metadata: { name, namespace: kind === "Namespace" || kind === "CustomResourceDefinition" ? undefined : "shop", ...extra },
+  metadata: {
+    name,
+    namespace: kind === "Namespace" || kind === "CustomResourceDefinition" ? undefined : "shop",
+    ...extra,
+  },
 });
 const tracked = (o: KubeObject) => withTracking(o, I);
 const liveMap = (...objs: KubeObject[]) => new Map(objs.map((o) => [keyString(keyOf(o)), o]));
@@ -64,12 +73,18 @@ describe("planSync", () => {
       live: liveMap(a, b, c),
       compare: (d) => (d.metadata.name === "c" ? { inSync: false, paths: ["/data/k"] } : inSync()),
     });
-    assert.deepEqual(p.unchanged.map((t) => t.obj.metadata.name), ["a"]);
+    assert.deepEqual(
+      p.unchanged.map((t) => t.obj.metadata.name),
+      ["a"],
+    );
     const tasks = p.steps.flatMap((s) => s.tasks);
-    assert.deepEqual(tasks.map((t) => [t.obj.metadata.name, t.action, t.drifted]), [
-      ["b", "update", []],
-      ["c", "update", ["/data/k"]],
-    ]);
+    assert.deepEqual(
+      tasks.map((t) => [t.obj.metadata.name, t.action, t.drifted]),
+      [
+        ["b", "update", []],
+        ["c", "update", ["/data/k"]],
+      ],
+    );
   });
 
   it("prunes only objects managed by this instance, in reverse order, and only with prune on", () => {
@@ -81,18 +96,37 @@ describe("planSync", () => {
     const live = liveMap(keep, oldDeploy, oldCm, foreign, copied);
     assert.equal(isManagedBy(copied, I), false, "a copied annotation does not make an object ours");
     const on = plan({ desired: [keep], live, prune: true });
-    assert.deepEqual(on.prunes.map((p) => `${p.live.kind}/${p.live.metadata.name}`), ["Deployment/old", "ConfigMap/old"]);
+    assert.deepEqual(
+      on.prunes.map((p) => `${p.live.kind}/${p.live.metadata.name}`),
+      ["Deployment/old", "ConfigMap/old"],
+    );
     const off = plan({ desired: [keep], live, prune: false });
     assert.deepEqual(off.prunes, []);
-    assert.deepEqual(off.requiresPruning.map((p) => p.live.metadata.name), ["old", "old"]);
+    assert.deepEqual(
+      off.requiresPruning.map((p) => p.live.metadata.name),
+      ["old", "old"],
+    );
   });
 
   it("refuses an empty render while the environment has live objects, unless allowEmpty", () => {
     const live = liveMap(...["a", "b", "c"].map((n) => tracked(obj("ConfigMap", n))));
-    assert.equal(plan({ live, prune: true }).refusal?.startsWith("render produced 0 objects; refusing to prune 3 live objects"), true);
-    assert.equal(plan({ live, prune: false }).refusal?.startsWith("render produced 0 objects"), true, "manual syncs are guarded too");
+    assert.equal(
+      plan({ live, prune: true }).refusal?.startsWith(
+        "render produced 0 objects; refusing to prune 3 live objects",
+      ),
+      true,
+    );
+    assert.equal(
+      plan({ live, prune: false }).refusal?.startsWith("render produced 0 objects"),
+      true,
+      "manual syncs are guarded too",
+    );
     assert.equal(plan({ live, prune: true, allowEmpty: true }).refusal, undefined);
-    assert.equal(plan({ live: new Map(), prune: true }).refusal, undefined, "nothing to lose: an empty environment stays empty");
+    assert.equal(
+      plan({ live: new Map(), prune: true }).refusal,
+      undefined,
+      "nothing to lose: an empty environment stays empty",
+    );
   });
 
   const budgetCases: Array<[number | string | undefined, number, number | undefined]> = [
@@ -131,17 +165,40 @@ describe("planSync", () => {
 
 describe("sync order", () => {
   it("puts Argo CD's kind order inside a wave and custom kinds last", () => {
-    const names = ["Deployment", "Service", "Widget", "ServiceAccount", "Namespace", "Ingress", "ConfigMap", "Secret"]
+    const names = [
+      "Deployment",
+      "Service",
+      "Widget",
+      "ServiceAccount",
+      "Namespace",
+      "Ingress",
+      "ConfigMap",
+      "Secret",
+    ]
       .map((k) => obj(k, "x"))
       .sort(compareForSync)
       .map((o) => o.kind);
-    assert.deepEqual(names, ["Namespace", "ServiceAccount", "Secret", "ConfigMap", "Service", "Deployment", "Ingress", "Widget"]);
+    assert.deepEqual(names, [
+      "Namespace",
+      "ServiceAccount",
+      "Secret",
+      "ConfigMap",
+      "Service",
+      "Deployment",
+      "Ingress",
+      "Widget",
+    ]);
   });
 
   it("groups a step's tasks by kind so kinds stay ordered while each group runs concurrently", () => {
-    const desired = ["Deployment", "ConfigMap", "ConfigMap", "Service", "Deployment"].map((k, i) => tracked(obj(k, `n${i}`)));
+    const desired = ["Deployment", "ConfigMap", "ConfigMap", "Service", "Deployment"].map((k, i) =>
+      tracked(obj(k, `n${i}`)),
+    );
     const [step] = plan({ desired }).steps;
     assert.ok(step);
-    assert.deepEqual(kindGroups(step).map((g) => g.map((t) => t.obj.kind)), [["ConfigMap", "ConfigMap"], ["Service"], ["Deployment", "Deployment"]]);
+    assert.deepEqual(
+      kindGroups(step).map((g) => g.map((t) => t.obj.kind)),
+      [["ConfigMap", "ConfigMap"], ["Service"], ["Deployment", "Deployment"]],
+    );
   });
 });

@@ -1,0 +1,74 @@
+// `syncward controller --repo PATH`: the reconcile loop against a local git repository, without
+// GitHub. How a person tries syncward on a laptop, and what the demo runs.
+import { hostname } from "node:os";
+import { parseArgs } from "node:util";
+import pino from "pino";
+import { parseDuration } from "../../config/duration.ts";
+import type { ReconcilerEvent } from "../../reconciler/events.ts";
+import { GLOBAL_OPTIONS, openContext, UsageError } from "../context.ts";
+import { short } from "../format.ts";
+import type { CliIO } from "../io.ts";
+
+export const CONTROLLER_USAGE = `usage: syncward controller [--repo PATH] [--kubeconfig FILE] [--context NAME] [--config FILE]
+                           [--poll DURATION] [--no-leases] [--log-level info|debug|warn]`;
+
+/** One line a person reads per event (the structured log carries the details). */
+export function describeEvent(e: ReconcilerEvent): string {
+  const at = `[${e.env}] ${short(e.revision)}`;
+  switch (e.type) {
+    case "synced":
+      return `${at} sync (${e.trigger} by ${e.actor}): ${e.outcome.phase}: ${e.outcome.message}`;
+    case "selfHealed":
+      return `${at} self-heal: reverted ${e.drifted.join(", ")} (${e.outcome.phase})`;
+    case "driftFight":
+      return `${at} DRIFT FIGHT: ${e.fight.object} healed ${e.fight.heals} times in ${e.fight.windowMinutes} min; ${e.fight.fields.join(", ")} changed by ${e.fight.managers.join(", ") || "an unknown field manager"}; backing off ${Math.round(e.fight.backoffMs / 1000)}s. To stop fighting, add:\n${e.fight.ignoreSnippet}`;
+    case "outOfSync":
+      return `${at} OutOfSync (${e.reason}): ${[...e.drifted, ...e.requiresPruning.map((k) => `${k} requires pruning`)].join(", ")}`;
+    case "renderError":
+      return `${at} render failed, nothing applied:\n${e.message}`;
+    case "stuck":
+      return `${at} stuck: ${e.reason}`;
+    case "waiting":
+      return `${at} waiting: ${e.reason}${e.until ? ` until ${e.until}` : ""}`;
+    case "orphans":
+      return `${at} not declared in Git (left alone): ${e.orphans.map((o) => (o.risk ? `${o.object} [${o.risk}]` : o.object)).join(", ")}`;
+  }
+}
+
+export async function controllerCommand(argv: string[], io: CliIO): Promise<number> {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      ...GLOBAL_OPTIONS,
+      poll: { type: "string" },
+      "no-leases": { type: "boolean" },
+      "log-level": { type: "string" },
+      identity: { type: "string" },
+    },
+  });
+  const pollIntervalMs = values.poll ? parseDuration(values.poll) : undefined;
+  if (values.poll && pollIntervalMs === undefined)
+    throw new UsageError(`--poll: "${values.poll}" is not a duration (e.g. 30s, 3m)`);
+  // Logs go to stderr as JSON; stdout carries one readable line per event.
+  const log = pino({ level: values["log-level"] ?? "info" }, pino.destination(2));
+  const ctx = await openContext(values, {
+    emit: (e) => io.out(describeEvent(e)),
+    log,
+    leases: !values["no-leases"],
+    watch: true,
+    pollIntervalMs,
+    identity: values.identity ?? `${hostname()}-${process.pid}`,
+  });
+  io.out(
+    `syncward controller: watching ${ctx.config.environments.map((e) => e.name).join(", ")} of ${ctx.repo} on ${ctx.client.server.origin}`,
+  );
+  ctx.reconciler.start();
+  await new Promise<void>((resolve) => {
+    const stop = () => resolve();
+    process.once("SIGINT", stop);
+    process.once("SIGTERM", stop);
+  });
+  io.out("syncward controller: stopping");
+  await ctx.close();
+  return 0;
+}

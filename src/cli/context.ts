@@ -1,0 +1,119 @@
+// What every repository-bound command needs: the config, a cluster client, and the reconciler
+// over the local git repository. Problems a person can fix become one clear line (UsageError).
+import { existsSync, statSync } from "node:fs";
+import { homedir } from "node:os";
+import { basename, join, resolve } from "node:path";
+import pino from "pino";
+import { ConfigError, DEFAULT_CONFIG_FILE, loadConfigFile } from "../config/load.ts";
+import type { SyncwardConfig } from "../config/types.ts";
+import { KubeClient } from "../kube/client.ts";
+import type { Logger } from "../reconciler/environment-controller.ts";
+import type { Emit } from "../reconciler/events.ts";
+import { Reconciler } from "../reconciler/reconciler.ts";
+import { LocalGitSource } from "../reconciler/revision-source.ts";
+
+/** A mistake in how syncward was called or configured: exit code 2, one line, nothing changed. */
+export class UsageError extends Error {}
+
+export interface GlobalOptions {
+  repo?: string;
+  kubeconfig?: string;
+  context?: string;
+  config?: string;
+  app?: string;
+  "state-namespace"?: string;
+}
+
+export const GLOBAL_OPTIONS = {
+  repo: { type: "string" },
+  kubeconfig: { type: "string" },
+  context: { type: "string" },
+  config: { type: "string" },
+  app: { type: "string" },
+  "state-namespace": { type: "string" },
+} as const;
+
+export interface CliContext {
+  repo: string;
+  app: string;
+  config: SyncwardConfig;
+  client: KubeClient;
+  reconciler: Reconciler;
+  close(): Promise<void>;
+}
+
+export function treeCacheDir(): string {
+  return (
+    process.env.SYNCWARD_TREE_CACHE ??
+    join(process.env.XDG_CACHE_HOME ?? join(homedir(), ".cache"), "syncward", "trees")
+  );
+}
+
+export async function loadRepoConfig(opts: GlobalOptions): Promise<{ repo: string; config: SyncwardConfig }> {
+  const repo = resolve(opts.repo ?? process.cwd());
+  if (!existsSync(join(repo, ".git")) || !statSync(repo).isDirectory()) {
+    throw new UsageError(
+      `${repo} is not a git repository (run syncward inside your manifests repository, or pass --repo PATH)`,
+    );
+  }
+  const file = opts.config ? resolve(opts.config) : join(repo, DEFAULT_CONFIG_FILE);
+  if (!existsSync(file)) {
+    throw new UsageError(
+      `no syncward config at ${file}: create ${DEFAULT_CONFIG_FILE} in the repository, or pass --config FILE`,
+    );
+  }
+  try {
+    return { repo, config: await loadConfigFile(file) };
+  } catch (err) {
+    if (err instanceof ConfigError) throw new UsageError(err.message);
+    throw err;
+  }
+}
+
+export function makeClient(opts: GlobalOptions): KubeClient {
+  try {
+    return KubeClient.fromKubeconfig({ kubeconfig: opts.kubeconfig, context: opts.context });
+  } catch (err) {
+    throw new UsageError(`kubeconfig: ${err instanceof Error ? err.message : String(err)}`);
+  }
+}
+
+export async function openContext(
+  opts: GlobalOptions,
+  extra: {
+    emit?: Emit;
+    log?: Logger;
+    leases?: boolean;
+    watch?: boolean;
+    pollIntervalMs?: number;
+    identity?: string;
+  } = {},
+): Promise<CliContext> {
+  const { repo, config } = await loadRepoConfig(opts);
+  const client = makeClient(opts);
+  const app = opts.app ?? basename(repo);
+  const reconciler = new Reconciler({
+    app,
+    config,
+    client,
+    source: new LocalGitSource(repo, treeCacheDir()),
+    emit: extra.emit ?? (() => undefined),
+    log: extra.log ?? pino({ level: "silent" }),
+    stateNamespace: opts["state-namespace"] ?? "syncward",
+    identity: extra.identity ?? `cli-${process.pid}`,
+    leases: extra.leases ?? false,
+    watch: extra.watch ?? false,
+    pollIntervalMs: extra.pollIntervalMs ?? 0,
+  });
+  return {
+    repo,
+    app,
+    config,
+    client,
+    reconciler,
+    async close() {
+      await reconciler.stop();
+      client.close();
+    },
+  };
+}

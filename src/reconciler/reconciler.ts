@@ -1,0 +1,159 @@
+// All environments of one app, each guarded by its own controller. With leases on (the default
+// for the controller process and the GitHub App), a replica only runs the controllers whose
+// Lease it holds, so two replicas never operate on one environment at once; when a replica dies,
+// another takes its environments over within the lease duration.
+import { findEnvironment } from "../config/load.ts";
+import type { SyncwardConfig } from "../config/types.ts";
+import type { KubeClient } from "../kube/client.ts";
+import { LeaseLock, leaseNameFor } from "../state/lease.ts";
+import { StateStore } from "../state/store.ts";
+import type { Trigger } from "../state/types.ts";
+import { sleep } from "../util/sleep.ts";
+import { EnvironmentController, instanceName, type Logger } from "./environment-controller.ts";
+import type { Emit } from "./events.ts";
+import type { RevisionSource } from "./revision-source.ts";
+
+export interface ReconcilerOptions {
+  app: string;
+  config: SyncwardConfig;
+  client: KubeClient;
+  source: RevisionSource;
+  emit: Emit;
+  log: Logger;
+  /** Namespace of syncward's own state and leases. */
+  stateNamespace: string;
+  /** Who this replica is, in Lease holder identities. */
+  identity: string;
+  leases?: boolean;
+  leaseDurationSeconds?: number;
+  pollIntervalMs?: number;
+  watch?: boolean;
+}
+
+export class Reconciler {
+  readonly store: StateStore;
+  private readonly controllers = new Map<string, EnvironmentController>();
+  private readonly locks = new Map<string, LeaseLock>();
+  private readonly abort = new AbortController();
+  private readonly running = new Set<string>();
+
+  constructor(private readonly o: ReconcilerOptions) {
+    this.store = new StateStore(o.client, o.stateNamespace);
+    for (const env of o.config.environments) {
+      this.controllers.set(
+        env.name,
+        new EnvironmentController({
+          app: o.app,
+          env,
+          client: o.client,
+          store: this.store,
+          source: o.source,
+          emit: o.emit,
+          log: o.log,
+          pollIntervalMs: o.pollIntervalMs,
+          watch: o.watch,
+        }),
+      );
+    }
+  }
+
+  get environments(): EnvironmentController[] {
+    return [...this.controllers.values()];
+  }
+
+  /** The controller of an environment; an unknown name throws with a "did you mean". */
+  controller(name: string): EnvironmentController {
+    const env = findEnvironment(this.o.config, name);
+    return this.controllers.get(env.name) as EnvironmentController;
+  }
+
+  /** Names of the environments this replica is acting on now. */
+  get active(): string[] {
+    return [...this.running];
+  }
+
+  start(): void {
+    for (const [name, controller] of this.controllers) {
+      if (this.o.leases === false) {
+        controller.start();
+        this.running.add(name);
+      } else {
+        void this.contend(name, controller);
+      }
+    }
+  }
+
+  private async contend(name: string, controller: EnvironmentController): Promise<void> {
+    const duration = this.o.leaseDurationSeconds ?? 15;
+    const lock = new LeaseLock(
+      this.o.client,
+      this.o.stateNamespace,
+      leaseNameFor(instanceName(this.o.app, name)),
+      this.o.identity,
+      {
+        leaseDurationSeconds: duration,
+      },
+    );
+    this.locks.set(name, lock);
+    const signal = this.abort.signal;
+    while (!signal.aborted) {
+      let acquired = false;
+      try {
+        acquired = await lock.tryAcquire();
+      } catch (err) {
+        this.o.log.warn({ err: String(err), env: name }, "lease: could not contend");
+      }
+      if (acquired && !signal.aborted) {
+        this.o.log.info({ env: name, identity: this.o.identity }, "lease acquired; reconciling");
+        this.running.add(name);
+        controller.start();
+        const lost = new Promise<void>((resolve) => lock.start(resolve));
+        await Promise.race([lost, new Promise((r) => signal.addEventListener("abort", r, { once: true }))]);
+        this.running.delete(name);
+        await controller.stop();
+        if (signal.aborted) break;
+        this.o.log.warn({ env: name, identity: this.o.identity }, "lease lost; stopped reconciling");
+      }
+      // Retry at a fraction of the lease duration so a dead holder is replaced quickly.
+      await sleep((duration * 1000) / 3, signal);
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.abort.abort();
+    await Promise.all(this.environments.map((c) => c.stop()));
+    await Promise.all([...this.locks.values()].map((l) => l.stop().catch(() => undefined)));
+    this.running.clear();
+  }
+
+  /**
+   * A push to `branch`: nudges the environments tracking it. When the changed files are known,
+   * only environments whose source path they touch are nudged (a monorepo push does not refresh
+   * every app); `includes` names the directories an environment's source reads. Returns the
+   * environments nudged.
+   */
+  nudgeBranch(
+    branch: string,
+    trigger: Trigger,
+    actor: string,
+    changed?: { files: string[]; includes: (env: string) => string[] },
+  ): string[] {
+    const nudged: string[] = [];
+    for (const c of this.controllers.values()) {
+      if (c.env.source.branch !== branch) continue;
+      if (changed && !touches(changed.includes(c.env.name), changed.files)) continue;
+      c.nudge(trigger, actor);
+      nudged.push(c.env.name);
+    }
+    return nudged;
+  }
+}
+
+/**
+ * Does a change to `files` affect a source whose content comes from `dirs` (the source path and
+ * every local directory its kustomizations include)?
+ */
+export function touches(dirs: string[], files: string[]): boolean {
+  const norm = dirs.map((d) => d.replace(/^\.\/?/, "").replace(/\/$/, ""));
+  return files.some((f) => norm.some((dir) => dir === "" || f === dir || f.startsWith(`${dir}/`)));
+}
