@@ -106,7 +106,10 @@ async function readObjects(file: string, flag: string): Promise<KubeObject[]> {
     const line = doc.contents ? lineCounter.linePos(doc.contents.range[0]).line : 1;
     // `kubectl get -o yaml` of several objects prints a List.
     const items =
-      isRecord(value) && typeof value.kind === "string" && value.kind.endsWith("List") && Array.isArray(value.items)
+      isRecord(value) &&
+      typeof value.kind === "string" &&
+      value.kind.endsWith("List") &&
+      Array.isArray(value.items)
         ? value.items
         : [value];
     for (const item of items) objects.push(asObject(item, file, line));
@@ -142,7 +145,12 @@ function sameResource(desired: KubeObject, live: KubeObject): boolean {
   const d = keyOf(desired);
   const l = keyOf(live);
   // A manifest often leaves the namespace to the environment's destination.
-  return d.group === l.group && d.kind === l.kind && d.name === l.name && (!d.namespace || d.namespace === l.namespace);
+  return (
+    d.group === l.group &&
+    d.kind === l.kind &&
+    d.name === l.name &&
+    (!d.namespace || d.namespace === l.namespace)
+  );
 }
 
 /** Picks the one object to compare from each file; several are allowed only if exactly one pairs up. */
@@ -159,7 +167,10 @@ function pickPair(desired: KubeObject[], live: KubeObject[], args: DiffArgs): [K
   const pairs: Array<[KubeObject, KubeObject]> = [];
   for (const d of desired) for (const l of live) if (sameResource(d, l)) pairs.push([d, l]);
   if (pairs.length === 1) return pairs[0] as [KubeObject, KubeObject];
-  const many = desired.length > 1 ? `${args.desired} holds ${desired.length} objects` : `${args.live} holds ${live.length} objects`;
+  const many =
+    desired.length > 1
+      ? `${args.desired} holds ${desired.length} objects`
+      : `${args.live} holds ${live.length} objects`;
   throw new InputError(
     pairs.length === 0
       ? `${many} and none is the same resource as the other file (${[...desired, ...live].map(describe).join(", ")})`

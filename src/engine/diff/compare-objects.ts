@@ -9,8 +9,12 @@ import type { CompareOptions, Comparison } from "./types.ts";
  * extra list item is. Secret values in the differences are masks, never the values.
  * Throws IgnoreRuleError when an applicable ignoreDifferences rule is broken.
  */
-export function compareObjects(desired: KubeObject, live: KubeObject, options: CompareOptions = {}): Comparison {
+export function compareObjects(
+  desired: KubeObject,
+  live: KubeObject,
+  options: CompareOptions = {},
+): Comparison {
   const prepared = prepareObjects(desired, live, options);
-  const { differences } = compareTrees(prepared.desired, prepared.live, false);
+  const { differences } = compareTrees(prepared.desired, prepared.live, false, prepared.origins);
   return { inSync: differences.length === 0, differences };
 }

@@ -46,10 +46,31 @@ export interface TreeComparison {
   liveView?: unknown;
 }
 
-export function compareTrees(desired: unknown, live: unknown, buildView: boolean): TreeComparison {
+/**
+ * `origins` maps lists that lost ignored items to their items' original indices, so pointers address
+ * the objects as the caller holds them.
+ */
+export function compareTrees(
+  desired: unknown,
+  live: unknown,
+  buildView: boolean,
+  origins?: WeakMap<readonly unknown[], number[]>,
+): TreeComparison {
   const differences: Difference[] = [];
-  const liveView = walk(desired, live, "", undefined, undefined, differences, buildView);
+  const ctx: Ctx = { out: differences, view: buildView, origins };
+  const liveView = walk(desired, live, "", undefined, undefined, ctx);
   return buildView ? { differences, liveView } : { differences };
+}
+
+interface Ctx {
+  out: Difference[];
+  view: boolean;
+  origins: WeakMap<readonly unknown[], number[]> | undefined;
+}
+
+/** The pointer token of item `i` of `list` in the caller's object. */
+function at(ctx: Ctx, list: readonly unknown[], i: number): number {
+  return ctx.origins?.get(list)?.[i] ?? i;
 }
 
 function walk(
@@ -58,9 +79,9 @@ function walk(
   pointer: string,
   parentKey: string | undefined,
   key: string | undefined,
-  out: Difference[],
-  view: boolean,
+  ctx: Ctx,
 ): unknown {
+  const { out, view } = ctx;
   const liveAbsent = l === undefined || l === null;
   if (isPlainObject(d)) {
     if (liveAbsent) {
@@ -74,7 +95,7 @@ function walk(
     }
     const result: Record<string, unknown> | undefined = view ? {} : undefined;
     for (const k of Object.keys(d)) {
-      const child = walk(d[k], l[k], `${pointer}/${escapeToken(k)}`, key, k, out, view);
+      const child = walk(d[k], l[k], `${pointer}/${escapeToken(k)}`, key, k, ctx);
       if (result && child !== ABSENT) result[k] = child;
     }
     return result;
@@ -96,29 +117,29 @@ function walk(
         const name = (d[i] as { name: string }).name;
         const j = byName.b.get(name);
         if (j === undefined) {
-          out.push({ path: `${pointer}/${i}`, kind: "missing", desired: d[i] });
+          out.push({ path: `${pointer}/${at(ctx, d, i)}`, kind: "missing", desired: d[i] });
           continue;
         }
-        const child = walk(d[i], l[j], `${pointer}/${j}`, key, undefined, out, view);
+        const child = walk(d[i], l[j], `${pointer}/${at(ctx, l, j)}`, key, undefined, ctx);
         if (result && child !== ABSENT) result.push(child);
       }
       for (let j = 0; j < l.length; j++) {
         if (byName.a.has((l[j] as { name: string }).name)) continue;
-        out.push({ path: `${pointer}/${j}`, kind: "extra", live: l[j] });
+        out.push({ path: `${pointer}/${at(ctx, l, j)}`, kind: "extra", live: l[j] });
         result?.push(l[j]);
       }
       return result;
     }
     for (let i = 0; i < d.length; i++) {
       if (i >= l.length) {
-        out.push({ path: `${pointer}/${i}`, kind: "missing", desired: d[i] });
+        out.push({ path: `${pointer}/${at(ctx, d, i)}`, kind: "missing", desired: d[i] });
         continue;
       }
-      const child = walk(d[i], l[i], `${pointer}/${i}`, key, undefined, out, view);
+      const child = walk(d[i], l[i], `${pointer}/${at(ctx, l, i)}`, key, undefined, ctx);
       if (result && child !== ABSENT) result.push(child);
     }
     for (let j = d.length; j < l.length; j++) {
-      out.push({ path: `${pointer}/${j}`, kind: "extra", live: l[j] });
+      out.push({ path: `${pointer}/${at(ctx, l, j)}`, kind: "extra", live: l[j] });
       result?.push(l[j]);
     }
     return result;

@@ -12,7 +12,8 @@ import type { Path } from "./types.ts";
 export function fieldManagersOf(live: KubeObject, pointer: string): string[] {
   const tokens = parsePointer(pointer);
   const target: Path =
-    resolveTokens(live, tokens) ?? tokens.map((token) => (/^(0|[1-9]\d*)$/.test(token) ? Number(token) : token));
+    resolveTokens(live, tokens) ??
+    tokens.map((token) => (/^(0|[1-9]\d*)$/.test(token) ? Number(token) : token));
   const managers: string[] = [];
   for (const entry of managedEntries(live.metadata?.managedFields)) {
     const manager = entry.manager ?? "";

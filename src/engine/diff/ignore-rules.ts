@@ -7,7 +7,7 @@ import { fieldsV1Paths, managedEntries } from "./fields-v1.ts";
 import { globMatch } from "./glob.ts";
 import { IgnoreRuleError } from "./ignore-rule-error.ts";
 import { jqPaths } from "./jq-paths.ts";
-import { getAt, isPlainObject, JsonPointerError, parsePointer, resolveTokens } from "./json-pointer.ts";
+import { getAt, isPlainObject, type JsonPointerError, parsePointer, resolveTokens } from "./json-pointer.ts";
 import { counterpartPath } from "./list-match.ts";
 import type { Path } from "./types.ts";
 
@@ -15,7 +15,11 @@ import type { Path } from "./types.ts";
  * Rules that apply to the object: group and kind are globs (`*`, `apps`, `*.cert-manager.io`),
  * name and namespace match exactly when given (as in Argo CD).
  */
-export function rulesFor(rules: readonly IgnoreDifference[], desired: KubeObject, live?: KubeObject): IgnoreDifference[] {
+export function rulesFor(
+  rules: readonly IgnoreDifference[],
+  desired: KubeObject,
+  live?: KubeObject,
+): IgnoreDifference[] {
   if (rules.length === 0) return [];
   const group = groupOf(desired.apiVersion ?? "");
   const name = desired.metadata?.name ?? live?.metadata?.name ?? "";
@@ -70,6 +74,8 @@ export function ignoredLocations(
       for (const entry of managedEntries(managedFields)) {
         if (!managers.some((m) => globMatch(m, entry.manager ?? ""))) continue;
         for (const field of fieldsV1Paths(entry.fieldsV1, live)) {
+          // fieldsV1 also lists fields normalization took out (status, the revision annotation).
+          if (getAt(live, field.path) === undefined) continue;
           if (field.leaf) push("live", field.path);
           else if (field.item) push("live", field.path, true);
         }
@@ -79,28 +85,42 @@ export function ignoredLocations(
   return out;
 }
 
-/** Takes the ignored locations out of both objects (mutates them), each with its counterpart on the other side. */
-export function removeIgnored(locations: readonly IgnoredLocation[], desired: unknown, live: unknown): void {
+/**
+ * Takes the ignored locations out of both objects (mutates them), each with its counterpart on the
+ * other side. Lists that lose items are recorded in `origins` (new index -> index before removal),
+ * so differences can still point into the objects the caller holds.
+ */
+export function removeIgnored(
+  locations: readonly IgnoredLocation[],
+  desired: unknown,
+  live: unknown,
+  origins?: Origins,
+): void {
   const fromDesired: Path[] = [];
   const fromLive: Path[] = [];
   for (const loc of locations) {
     const [own, other, ownPaths, otherPaths] =
-      loc.side === "desired" ? [desired, live, fromDesired, fromLive] : [live, desired, fromLive, fromDesired];
+      loc.side === "desired"
+        ? [desired, live, fromDesired, fromLive]
+        : [live, desired, fromLive, fromDesired];
     const counterpart = counterpartPath(loc.path, own, other);
     const both = counterpart.matched === loc.path.length;
     if (loc.itemOnly && both) continue;
     ownPaths.push(loc.path);
     if (both) otherPaths.push(counterpart.path);
   }
-  removePaths(desired, fromDesired);
-  removePaths(live, fromLive);
+  removePaths(desired, fromDesired, origins);
+  removePaths(live, fromLive, origins);
 }
+
+/** For lists that lost items: the original index of each remaining item. */
+export type Origins = WeakMap<readonly unknown[], number[]>;
 
 /**
  * Removes locations from a value (mutates it). All locations are resolved before any list shrinks,
  * so indices stay valid; a location inside one already removed is a no-op.
  */
-export function removePaths(root: unknown, paths: readonly Path[]): void {
+export function removePaths(root: unknown, paths: readonly Path[], origins?: Origins): void {
   const lists = new Map<unknown[], Set<number>>();
   const keys: Array<[Record<string, unknown>, string]> = [];
   for (const path of paths) {
@@ -108,15 +128,20 @@ export function removePaths(root: unknown, paths: readonly Path[]): void {
     const parent = getAt(root, path.slice(0, -1));
     const last = path[path.length - 1];
     if (Array.isArray(parent) && typeof last === "number" && last < parent.length) {
-      let set = lists.get(parent);
-      if (!set) lists.set(parent, (set = new Set()));
+      const set = lists.get(parent) ?? new Set<number>();
       set.add(last);
+      lists.set(parent, set);
     } else if (isPlainObject(parent) && typeof last === "string") {
       keys.push([parent, last]);
     }
   }
   for (const [parent, key] of keys) delete parent[key];
   for (const [list, indices] of lists) {
-    for (const index of [...indices].sort((a, b) => b - a)) list.splice(index, 1);
+    const origin = origins ? (origins.get(list) ?? list.map((_, i) => i)) : undefined;
+    for (const index of [...indices].sort((a, b) => b - a)) {
+      list.splice(index, 1);
+      origin?.splice(index, 1);
+    }
+    if (origins && origin) origins.set(list, origin);
   }
 }

@@ -36,6 +36,7 @@ export function ignoredValuesFromLive(
     }
     const cp = counterpartPath(loc.path, l, out);
     const value = getAt(l, loc.path);
+    if (value === undefined) continue;
     if (cp.matched === loc.path.length) {
       if (!loc.itemOnly) sets.push({ path: cp.path, value });
     } else {

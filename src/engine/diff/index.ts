@@ -6,7 +6,7 @@ export { rulesFor } from "./ignore-rules.ts";
 export { ignoredValuesFromLive } from "./ignored-values-from-live.ts";
 export { compileJqPath } from "./jq-paths.ts";
 export { JsonPointerError } from "./json-pointer.ts";
-export { type LineEdit, diffLines, unifiedDiff } from "./line-diff.ts";
+export { diffLines, type LineEdit, unifiedDiff } from "./line-diff.ts";
 export { parseQuantity, quantitiesEqual } from "./quantity.ts";
 export { type RenderDiffOptions, renderDiff } from "./render-diff.ts";
 export type { CompareOptions, Comparison, Difference, DifferenceKind } from "./types.ts";

@@ -65,7 +65,8 @@ export function getAt(root: unknown, path: Path): unknown {
   let node: unknown = root;
   for (const token of path) {
     if (Array.isArray(node) && typeof token === "number") node = node[token];
-    else if (isPlainObject(node) && typeof token === "string" && Object.hasOwn(node, token)) node = node[token];
+    else if (isPlainObject(node) && typeof token === "string" && Object.hasOwn(node, token))
+      node = node[token];
     else return undefined;
   }
   return node;

@@ -94,7 +94,13 @@ function range(start: number, count: number): string {
  * A unified diff of two texts with `context` lines around each change; "" when they are equal.
  * Texts are compared line by line; a missing final newline is not reported.
  */
-export function unifiedDiff(oldText: string, newText: string, oldName: string, newName: string, context = 3): string {
+export function unifiedDiff(
+  oldText: string,
+  newText: string,
+  oldName: string,
+  newName: string,
+  context = 3,
+): string {
   const edits = diffLines(toLines(oldText), toLines(newText));
   const changes: number[] = [];
   edits.forEach((edit, i) => {
@@ -117,7 +123,13 @@ export function unifiedDiff(oldText: string, newText: string, oldName: string, n
   return out;
 }
 
-function hunks(edits: LineEdit[], changes: number[], oldAt: number[], newAt: number[], context: number): string {
+function hunks(
+  edits: LineEdit[],
+  changes: number[],
+  oldAt: number[],
+  newAt: number[],
+  context: number,
+): string {
   let out = "";
   let h = 0;
   while (h < changes.length) {

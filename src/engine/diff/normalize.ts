@@ -5,8 +5,18 @@ import { groupOf } from "../../kube/object.ts";
 import { globMatch } from "./glob.ts";
 import { isPlainObject } from "./json-pointer.ts";
 
-const SERVER_METADATA = ["managedFields", "resourceVersion", "uid", "generation", "creationTimestamp", "selfLink"];
-const SERVER_ANNOTATIONS = ["kubectl.kubernetes.io/last-applied-configuration", "deployment.kubernetes.io/revision"];
+const SERVER_METADATA = [
+  "managedFields",
+  "resourceVersion",
+  "uid",
+  "generation",
+  "creationTimestamp",
+  "selfLink",
+];
+const SERVER_ANNOTATIONS = [
+  "kubectl.kubernetes.io/last-applied-configuration",
+  "deployment.kubernetes.io/revision",
+];
 
 /** A deep copy of a JSON value in which `null` map values are dropped (`null` in desired means absent). */
 export function cloneWithoutNulls(value: unknown): unknown {

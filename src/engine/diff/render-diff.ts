@@ -26,10 +26,16 @@ export function toYaml(value: unknown): string {
  */
 export function renderDiff(desired: KubeObject, live: KubeObject, options: RenderDiffOptions = {}): string {
   const prepared = prepareObjects(desired, live, options);
-  const { differences, liveView } = compareTrees(prepared.desired, prepared.live, true);
+  const { differences, liveView } = compareTrees(prepared.desired, prepared.live, true, prepared.origins);
   if (differences.length === 0) return "";
   const key = keyOf(desired);
   if (!key.namespace) key.namespace = live.metadata?.namespace ?? "";
   const name = keyString(key);
-  return unifiedDiff(toYaml(liveView), toYaml(prepared.desired), `live/${name}`, `desired/${name}`, options.context);
+  return unifiedDiff(
+    toYaml(liveView),
+    toYaml(prepared.desired),
+    `live/${name}`,
+    `desired/${name}`,
+    options.context,
+  );
 }

@@ -17,7 +17,11 @@ interface Case {
 }
 
 const cases: Case[] = [
-  { name: "in sync despite server defaults, canonical quantities, status and managedFields", live, differences: [] },
+  {
+    name: "in sync despite server defaults, canonical quantities, status and managedFields",
+    live,
+    differences: [],
+  },
   {
     name: "replicas changed (HPA scaled to 5)",
     live: fixture("deployment.live-scaled.yaml"),
@@ -67,7 +71,9 @@ const cases: Case[] = [
     live: edit(live, (o: Any) => {
       o.spec.template.spec.containers[0].env.push({ name: "DEBUG", value: "1" });
     }),
-    differences: [{ path: "/spec/template/spec/containers/0/env/2", kind: "extra", live: { name: "DEBUG", value: "1" } }],
+    differences: [
+      { path: "/spec/template/spec/containers/0/env/2", kind: "extra", live: { name: "DEBUG", value: "1" } },
+    ],
   },
   {
     name: "env var missing in live is addressed by its position in desired",
@@ -75,7 +81,11 @@ const cases: Case[] = [
       o.spec.template.spec.containers[0].env.splice(0, 1);
     }),
     differences: [
-      { path: "/spec/template/spec/containers/0/env/0", kind: "missing", desired: { name: "LOG_LEVEL", value: "info" } },
+      {
+        path: "/spec/template/spec/containers/0/env/0",
+        kind: "missing",
+        desired: { name: "LOG_LEVEL", value: "info" },
+      },
     ],
   },
   {
@@ -101,10 +111,12 @@ const cases: Case[] = [
       o.spec.strategy = { type: "Recreate" };
     }),
     live,
-    differences: [{ path: "/spec/strategy/type", kind: "changed", desired: "Recreate", live: "RollingUpdate" }],
+    differences: [
+      { path: "/spec/strategy/type", kind: "changed", desired: "Recreate", live: "RollingUpdate" },
+    ],
   },
   {
-    name: "quantities: 0.25 == 250m, 1 == \"1\", 0.5Gi == 512Mi",
+    name: 'quantities: 0.25 == 250m, 1 == "1", 0.5Gi == 512Mi',
     live,
     differences: [],
   },
@@ -114,11 +126,16 @@ const cases: Case[] = [
       o.spec.template.spec.containers[0].resources.limits.memory = "1Gi";
     }),
     differences: [
-      { path: "/spec/template/spec/containers/0/resources/limits/memory", kind: "changed", desired: "0.5Gi", live: "1Gi" },
+      {
+        path: "/spec/template/spec/containers/0/resources/limits/memory",
+        kind: "changed",
+        desired: "0.5Gi",
+        live: "1Gi",
+      },
     ],
   },
   {
-    name: "numbers and numeric strings differ outside quantities (targetPort 8080 vs \"8080\")",
+    name: 'numbers and numeric strings differ outside quantities (targetPort 8080 vs "8080")',
     desired: edit(fixture("service.desired.yaml"), (o: Any) => {
       o.spec.ports[0].targetPort = 8080;
     }),
@@ -175,7 +192,12 @@ const cases: Case[] = [
     }),
     live,
     differences: [
-      { path: "/spec/template/spec/containers/0/readinessProbe/httpGet/port", kind: "changed", desired: 8080, live: "http" },
+      {
+        path: "/spec/template/spec/containers/0/readinessProbe/httpGet/port",
+        kind: "changed",
+        desired: 8080,
+        live: "http",
+      },
     ],
   },
   {
@@ -185,11 +207,25 @@ const cases: Case[] = [
     }),
     live,
     differences: [
-      { path: "/spec/template/spec/containers/0/livenessProbe", kind: "missing", desired: { tcpSocket: { port: 8080 } } },
+      {
+        path: "/spec/template/spec/containers/0/livenessProbe",
+        kind: "missing",
+        desired: { tcpSocket: { port: 8080 } },
+      },
     ],
   },
-  { name: "Service in sync despite clusterIP, protocol, sessionAffinity", desired: fixture("service.desired.yaml"), live: fixture("service.live.yaml"), differences: [] },
-  { name: "Secret stringData in Git equals data on the server", desired: fixture("secret.desired.yaml"), live: fixture("secret.live.yaml"), differences: [] },
+  {
+    name: "Service in sync despite clusterIP, protocol, sessionAffinity",
+    desired: fixture("service.desired.yaml"),
+    live: fixture("service.live.yaml"),
+    differences: [],
+  },
+  {
+    name: "Secret stringData in Git equals data on the server",
+    desired: fixture("secret.desired.yaml"),
+    live: fixture("secret.live.yaml"),
+    differences: [],
+  },
   {
     name: "Secret value changed: the difference carries masks, not values",
     desired: fixture("secret.desired.yaml"),
@@ -220,7 +256,8 @@ describe("compareObjects", () => {
     const desireds = lives.map((l) => edit(desired, (o: Any) => (o.metadata.name = l.metadata.name)));
     const start = performance.now();
     let drifted = 0;
-    for (let i = 0; i < lives.length; i++) if (!compareObjects(desireds[i] as KubeObject, lives[i] as KubeObject).inSync) drifted++;
+    for (let i = 0; i < lives.length; i++)
+      if (!compareObjects(desireds[i] as KubeObject, lives[i] as KubeObject).inSync) drifted++;
     const ms = performance.now() - start;
     assert.equal(drifted, 100);
     // Generous bound: catches an accidental quadratic blow-up, not a slow machine.
