@@ -9,7 +9,7 @@ import { groupOf, type KubeObject } from "../kube/object.ts";
 import type { SourceProblem } from "./errors.ts";
 import { isPlainObject, type ParsedObject, parseManifests, parseYamlDocuments } from "./parse-manifests.ts";
 import type { RenderedItem } from "./rendered-item.ts";
-import { failureText, run } from "./run.ts";
+import { failureText, type RunResult, run } from "./run.ts";
 import { followSymlink, isInside, relativeToTree, type SourcePath, walkTree } from "./tree-paths.ts";
 
 export const KUSTOMIZATION_FILES = ["kustomization.yaml", "kustomization.yml", "Kustomization"];
@@ -186,37 +186,34 @@ export async function renderKustomize(
 
   // A wrapper kustomization outside the tree asks kustomize for origin annotations (which file each object
   // came from) without writing into the cached tree; they are removed again before anything is applied.
-  const wrapperDir = await mkdtemp(join(tmpdir(), "syncward-kustomize-"));
+  const wrapperDir = keepOrigins ? undefined : await mkdtemp(join(tmpdir(), "syncward-kustomize-"));
   try {
-    const fromWrapper = relative(wrapperDir, dir).split(sep).join("/");
-    await writeFile(
-      join(wrapperDir, "kustomization.yaml"),
-      `resources:\n- ${JSON.stringify(fromWrapper)}\nbuildMetadata: [originAnnotations]\n`,
-    );
-    let result = await kustomize(options, keepOrigins ? dir : wrapperDir);
-    let originBase: string | undefined = keepOrigins ? dir : wrapperDir;
-    if (!result.ok && !keepOrigins) {
-      // Ask again without the wrapper, so the message speaks of the user's files only.
+    let originBase: string | undefined = wrapperDir ?? dir;
+    let result: RunResult;
+    if (wrapperDir) {
+      const fromWrapper = relative(wrapperDir, dir).split(sep).join("/");
+      await writeFile(
+        join(wrapperDir, "kustomization.yaml"),
+        `resources:\n- ${JSON.stringify(fromWrapper)}\nbuildMetadata: [originAnnotations]\n`,
+      );
+      result = await kustomize(options, wrapperDir);
+      if (!result.ok && !result.timedOut && !result.spawnError) {
+        // Ask again without the wrapper, so the message speaks of the user's files only.
+        result = await kustomize(options, dir);
+        originBase = undefined;
+      }
+    } else {
       result = await kustomize(options, dir);
-      originBase = undefined;
     }
     if (!result.ok) {
-      let why: string;
-      if (result.spawnError?.code === "ENOENT") {
-        why = `'${options.kubectl}' was not found; kubectl (or kustomize through it) is needed to render kustomizations`;
-      } else if (result.timedOut) {
-        why = `timed out after ${options.timeoutMs} ms`;
-      } else if (result.spawnError) {
-        why = failureText(result);
-      } else {
-        why = kustomizeMessage(result.stderr, [
-          [`${treeReal}${sep}`, ""],
-          [treeReal, "."],
-        ]);
-      }
       return {
         items: [],
-        problems: [{ file: kustomizationFile, message: `kustomize build of '${rel}' failed: ${why}` }],
+        problems: [
+          {
+            file: kustomizationFile,
+            message: `kustomize build of '${rel}' failed: ${whyFailed(result, options, treeReal)}`,
+          },
+        ],
       };
     }
 
@@ -229,14 +226,26 @@ export async function renderKustomize(
     const items: RenderedItem[] = [];
     for (const { object } of parsed.objects) {
       const origin = originBase === undefined ? undefined : originOf(object);
-      if (originBase !== undefined && !keepOrigins) stripOrigin(object);
+      if (wrapperDir && originBase !== undefined) stripOrigin(object);
       const where = origin && originBase ? await locate.find(object, origin, originBase) : undefined;
       items.push({ object, file: where?.file ?? kustomizationFile, line: where?.line ?? 1 });
     }
     return { items, problems };
   } finally {
-    await rm(wrapperDir, { recursive: true, force: true });
+    if (wrapperDir) await rm(wrapperDir, { recursive: true, force: true });
   }
+}
+
+function whyFailed(result: RunResult, options: KustomizeOptions, treeReal: string): string {
+  if (result.spawnError?.code === "ENOENT") {
+    return `'${options.kubectl}' was not found; kubectl (or kustomize through it) is needed to render kustomizations`;
+  }
+  if (result.timedOut) return `timed out after ${options.timeoutMs} ms`;
+  if (result.spawnError) return failureText(result);
+  return kustomizeMessage(result.stderr, [
+    [`${treeReal}${sep}`, ""],
+    [treeReal, "."],
+  ]);
 }
 
 /** Whether the kustomization itself asks for origin annotations: then they stay in the objects. */

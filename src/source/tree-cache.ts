@@ -2,7 +2,7 @@
 // place and renamed into `<cacheDir>/<sha>` in one step, so no reader (another caller, another process,
 // the next start after a crash) ever sees half a tree. A SHA names immutable content: once present, reuse.
 
-import { chmod, mkdir, mkdtemp, rename, rm, stat } from "node:fs/promises";
+import { chmod, mkdir, mkdtemp, readdir, rename, rm, stat } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { SourceError } from "./errors.ts";
 
@@ -20,6 +20,19 @@ export function assertFullSha(sha: string): void {
 }
 
 const inFlight = new Map<string, Promise<string>>();
+
+/** A temporary tree older than this was left by a crashed process (extraction takes seconds). */
+const STALE_AFTER_MS = 60 * 60 * 1000;
+
+async function removeStale(cacheDir: string, prefix: string): Promise<void> {
+  const names = await readdir(cacheDir).catch(() => [] as string[]);
+  for (const name of names) {
+    if (!name.startsWith(prefix)) continue;
+    const path = join(cacheDir, name);
+    const info = await stat(path).catch(() => undefined);
+    if (info && Date.now() - info.mtimeMs > STALE_AFTER_MS) await rm(path, { recursive: true, force: true });
+  }
+}
 
 async function isDirectory(path: string): Promise<boolean> {
   try {
@@ -55,7 +68,9 @@ async function materialize(
 ): Promise<string> {
   if (await isDirectory(finalDir)) return finalDir;
   await mkdir(cacheDir, { recursive: true });
-  const tmpDir = await mkdtemp(join(cacheDir, `.tmp-${sha.slice(0, 12)}-`));
+  const prefix = `.tmp-${sha.slice(0, 12)}-`;
+  await removeStale(cacheDir, prefix);
+  const tmpDir = await mkdtemp(join(cacheDir, prefix));
   try {
     const treeDir = await fill(tmpDir);
     await chmod(treeDir, 0o755); // mkdtemp makes it 0700

@@ -6,6 +6,7 @@ import {
   readdirSync,
   readFileSync,
   readlinkSync,
+  utimesSync,
   writeFileSync,
 } from "node:fs";
 import { join } from "node:path";
@@ -208,9 +209,14 @@ describe("local git", () => {
           join(fresh, `.tmp-${first.slice(0, 12)}-crashed`, "apps", "half.yaml"),
           "apiVersion: v",
         );
+        const crashed = join(fresh, `.tmp-${first.slice(0, 12)}-crashed`);
+        const hoursAgo = new Date(Date.now() - 2 * 60 * 60 * 1000);
+        utimesSync(crashed, hoursAgo, hoursAgo);
         const dir = await checkoutTree(repo.dir, first, fresh);
         assert.ok(existsSync(join(dir, "apps/api/cm.yaml")));
         assert.ok(!existsSync(join(dir, "apps/half.yaml")));
+        // ...and an old one is swept away.
+        assert.deepEqual(readdirSync(fresh), [first]);
       } finally {
         cleanup(fresh);
       }
