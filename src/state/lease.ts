@@ -107,7 +107,8 @@ export class LeaseLock {
     if (!lease) return this.create(sentAt);
     const spec = lease.spec ?? {};
     const holder = spec.holderIdentity ?? "";
-    if (holder === this.identity) return this.write(lease, sentAt, false);
+    // Ours already (say, a background renewal raced us): renewing retries a spurious conflict.
+    if (holder === this.identity) return (await this.write(lease, sentAt, false)) || this.renew();
     if (holder !== "" && !this.expired(lease, sentAt)) {
       this.heldSince = undefined;
       return false;

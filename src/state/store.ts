@@ -96,7 +96,7 @@ function isConflict(err: unknown): boolean {
 
 /** Jittered exponential backoff between conflicting writes: spreads out writers that keep colliding. */
 function backoff(attempt: number): Promise<void> {
-  const ceiling = Math.min(1_000, 10 * 2 ** attempt);
+  const ceiling = Math.min(1_000, 25 * 2 ** attempt);
   return new Promise((resolve) => setTimeout(resolve, Math.random() * ceiling));
 }
 
