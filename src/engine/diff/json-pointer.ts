@@ -28,12 +28,6 @@ export function escapeToken(token: string | number): string {
   return String(token).replace(/~/g, "~0").replace(/\//g, "~1");
 }
 
-export function formatPointer(path: Path): string {
-  let out = "";
-  for (const token of path) out += `/${escapeToken(token)}`;
-  return out;
-}
-
 /**
  * Resolves reference tokens against a value into a concrete path (list positions become numbers);
  * undefined when the location does not exist.

@@ -118,9 +118,7 @@ export function unifiedDiff(
     if (edit.op !== "+") o++;
     if (edit.op !== "-") p++;
   }
-  let out = `--- ${oldName}\n+++ ${newName}\n`;
-  out += hunks(edits, changes, oldAt, newAt, context);
-  return out;
+  return `--- ${oldName}\n+++ ${newName}\n${hunks(edits, changes, oldAt, newAt, context)}`;
 }
 
 function hunks(

@@ -31,11 +31,16 @@ export function renderDiff(desired: KubeObject, live: KubeObject, options: Rende
   const key = keyOf(desired);
   if (!key.namespace) key.namespace = live.metadata?.namespace ?? "";
   const name = keyString(key);
-  return unifiedDiff(
+  const text = unifiedDiff(
     toYaml(liveView),
     toYaml(prepared.desired),
     `live/${name}`,
     `desired/${name}`,
     options.context,
+  );
+  // Never "" when out of sync: should both sides ever render alike, say which fields differ.
+  return (
+    text ||
+    `--- live/${name}\n+++ desired/${name}\n${differences.map((d) => `# ${d.kind} ${d.path}\n`).join("")}`
   );
 }

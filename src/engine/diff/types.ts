@@ -6,8 +6,9 @@ export type DifferenceKind = "changed" | "missing" | "extra";
 export interface Difference {
   /**
    * RFC 6901 JSON pointer, e.g. `/spec/replicas` or `/spec/template/spec/containers/1`. It addresses
-   * the live object wherever the field exists there; a desired field or list item live lacks
-   * ("missing") is addressed by its position in desired.
+   * the live object the caller passed (indices before ignored items were taken out) wherever the
+   * field exists there; a list item live lacks ("missing") is addressed by its position in desired,
+   * so ask fieldManagersOf() about "changed" and "extra" paths only.
    */
   path: string;
   /** changed: both have it, values differ; missing: desired declares it, live lacks it; extra: a list item only live has. */
