@@ -1,0 +1,308 @@
+// Webhook events for app tests, built from GitHub's own example payloads
+// (@octokit/webhooks-examples) and patched where the examples fall short: an `installation`,
+// `merged: true` on a merge, a comment that belongs to a pull request, our repository and sender.
+//
+//   await probot.receive(issueCommentEvent({ body: "/sync prod", sender: { login: "alice" } }));
+import { createHash, randomUUID } from "node:crypto";
+import { createRequire } from "node:module";
+import type { EmitterWebhookEvent } from "@octokit/webhooks";
+
+const require = createRequire(import.meta.url);
+
+export const DEFAULT_OWNER = "acme";
+export const DEFAULT_REPO = "shop";
+export const DEFAULT_INSTALLATION_ID = 4242;
+export const DEFAULT_BRANCH = "main";
+
+/** A stable full SHA for a name: `fakeSha("pr-head")`. */
+export function fakeSha(seed: string): string {
+  return createHash("sha1").update(seed).digest("hex");
+}
+
+export interface EventOptions {
+  owner?: string;
+  repo?: string;
+  installationId?: number;
+  /** Who triggered the event. A bot is `{ login: "renovate[bot]", type: "Bot" }`. */
+  sender?: { login?: string; type?: "User" | "Bot"; id?: number };
+  /** X-GitHub-Delivery; a manual redelivery keeps the same one. */
+  deliveryId?: string;
+}
+
+type Payload = Record<string, unknown>;
+
+interface Definition {
+  name: string;
+  examples: Payload[];
+}
+
+let definitions: Definition[] | undefined;
+
+/** A deep copy of the first example of `name` (and `action`) that `prefer` likes, else the first one. */
+function example(
+  name: string,
+  action: string | undefined,
+  prefer: (p: Payload) => boolean = () => true,
+): Payload {
+  definitions ??= require("@octokit/webhooks-examples") as Definition[];
+  const all = (definitions.find((d) => d.name === name)?.examples ?? []).filter(
+    (e) => action === undefined || e.action === action,
+  );
+  const chosen = all.find(prefer) ?? all[0];
+  if (chosen === undefined)
+    throw new Error(`@octokit/webhooks-examples has no ${name}${action ? `.${action}` : ""} example`);
+  return structuredClone(chosen);
+}
+
+function obj(v: unknown): Payload {
+  return v as Payload;
+}
+
+/** Points the payload at owner/repo everywhere (URLs included) and applies the common options. */
+function patch(payload: Payload, o: EventOptions): Payload {
+  const repository = obj(payload.repository);
+  const oldFullName = String(repository.full_name);
+  const owner = o.owner ?? DEFAULT_OWNER;
+  const repo = o.repo ?? DEFAULT_REPO;
+  const fullName = `${owner}/${repo}`;
+  const out = JSON.parse(JSON.stringify(payload).replaceAll(oldFullName, fullName)) as Payload;
+
+  for (const r of [
+    out.repository,
+    obj(obj(out.pull_request)?.base)?.repo,
+    obj(obj(out.pull_request)?.head)?.repo,
+  ]) {
+    if (r === undefined || r === null) continue;
+    const rr = obj(r);
+    rr.name = repo;
+    rr.full_name = fullName;
+    obj(rr.owner).login = owner;
+    rr.default_branch = DEFAULT_BRANCH;
+  }
+  out.installation = {
+    id: o.installationId ?? DEFAULT_INSTALLATION_ID,
+    node_id: "MDIzOkludGVncmF0aW9uSW5zdGFsbGF0aW9uNDI0Mg==",
+  };
+  const sender = obj(out.sender);
+  if (o.sender?.login !== undefined) sender.login = o.sender.login;
+  if (o.sender?.type !== undefined) sender.type = o.sender.type;
+  if (o.sender?.id !== undefined) sender.id = o.sender.id;
+  return out;
+}
+
+function event<N extends EmitterWebhookEvent["name"]>(
+  name: N,
+  payload: Payload,
+  o: EventOptions,
+): EmitterWebhookEvent<N> {
+  return { id: o.deliveryId ?? randomUUID(), name, payload } as unknown as EmitterWebhookEvent<N>;
+}
+
+export interface PushOptions extends EventOptions {
+  /** Branch name (`main`) or full ref (`refs/heads/main`). */
+  ref?: string;
+  before?: string;
+  after?: string;
+  /** Files changed by the (single) pushed commit. */
+  added?: string[];
+  modified?: string[];
+  removed?: string[];
+}
+
+/** A push of one commit to a branch (default `main`). */
+export function pushEvent(o: PushOptions = {}): EmitterWebhookEvent<"push"> {
+  const p = patch(
+    example(
+      "push",
+      undefined,
+      (e) => String(e.ref).startsWith("refs/heads/") && (e.commits as unknown[]).length > 0,
+    ),
+    o,
+  );
+  const ref =
+    o.ref === undefined
+      ? `refs/heads/${DEFAULT_BRANCH}`
+      : o.ref.startsWith("refs/")
+        ? o.ref
+        : `refs/heads/${o.ref}`;
+  const after = o.after ?? fakeSha(`push ${ref}`);
+  p.ref = ref;
+  p.before = o.before ?? fakeSha(`before ${after}`);
+  p.after = after;
+  p.created = false;
+  p.deleted = false;
+  const commits = p.commits as Payload[];
+  const commit = commits[0]!;
+  commit.id = after;
+  commit.tree_id = fakeSha(`tree ${after}`);
+  commit.added = o.added ?? [];
+  commit.modified = o.modified ?? [];
+  commit.removed = o.removed ?? [];
+  p.head_commit = structuredClone(commit);
+  obj(p.pusher).name = o.sender?.login ?? obj(p.sender).login;
+  return event("push", p, o);
+}
+
+export interface PullRequestOptions extends EventOptions {
+  number?: number;
+  headSha?: string;
+  /** Head branch name. */
+  headRef?: string;
+  baseRef?: string;
+  baseSha?: string;
+  /** PR author login (default: the sender). */
+  author?: string;
+  authorType?: "User" | "Bot";
+  /** For `closed`: merged (default true) or closed without merging. */
+  merged?: boolean;
+  mergeCommitSha?: string;
+  draft?: boolean;
+}
+
+/** A pull_request event. `closed` is a merge unless `merged: false`. */
+export function pullRequestEvent(
+  action: "opened" | "synchronize" | "reopened" | "closed",
+  o: PullRequestOptions = {},
+): EmitterWebhookEvent<"pull_request"> {
+  const p = patch(
+    example("pull_request", action, (e) => e.installation !== undefined),
+    o,
+  );
+  const number = o.number ?? 7;
+  const headSha = o.headSha ?? fakeSha(`pr ${number} head`);
+  const pr = obj(p.pull_request);
+  p.number = number;
+  pr.number = number;
+  pr.draft = o.draft ?? false;
+  const head = obj(pr.head);
+  head.sha = headSha;
+  head.ref = o.headRef ?? `feature-${number}`;
+  head.label = `${o.owner ?? DEFAULT_OWNER}:${head.ref}`;
+  const base = obj(pr.base);
+  base.sha = o.baseSha ?? fakeSha(`pr ${number} base`);
+  base.ref = o.baseRef ?? DEFAULT_BRANCH;
+  const author = o.author ?? o.sender?.login;
+  if (author !== undefined) obj(pr.user).login = author;
+  if (o.authorType !== undefined) obj(pr.user).type = o.authorType;
+  if (action === "synchronize") {
+    p.before = fakeSha(`pr ${number} before ${headSha}`);
+    p.after = headSha;
+  }
+  if (action === "closed") {
+    const merged = o.merged ?? true;
+    const now = "2024-05-01T12:00:00Z";
+    pr.state = "closed";
+    pr.closed_at = now;
+    pr.merged = merged;
+    pr.merged_at = merged ? now : null;
+    pr.merge_commit_sha = merged ? (o.mergeCommitSha ?? fakeSha(`pr ${number} merge`)) : null;
+    pr.merged_by = merged ? structuredClone(p.sender) : null;
+  } else {
+    pr.state = "open";
+    pr.merged = false;
+    pr.merged_at = null;
+    pr.closed_at = null;
+  }
+  return event("pull_request", p, o);
+}
+
+export interface IssueCommentOptions extends EventOptions {
+  body: string;
+  /** The pull request (or issue) number. */
+  number?: number;
+  commentId?: number;
+  /** Comment on a pull request (default) or on a plain issue. */
+  onPullRequest?: boolean;
+  action?: "created" | "edited" | "deleted";
+}
+
+/** A comment on a pull request (by default); the commenter is the sender. */
+export function issueCommentEvent(o: IssueCommentOptions): EmitterWebhookEvent<"issue_comment"> {
+  const action = o.action ?? "created";
+  const p = patch(
+    example("issue_comment", action, (e) => e.installation !== undefined),
+    o,
+  );
+  const number = o.number ?? 7;
+  const issue = obj(p.issue);
+  const owner = o.owner ?? DEFAULT_OWNER;
+  const repo = o.repo ?? DEFAULT_REPO;
+  issue.number = number;
+  const htmlBase = `https://github.com/${owner}/${repo}`;
+  if (o.onPullRequest ?? true) {
+    issue.pull_request = {
+      url: `https://api.github.com/repos/${owner}/${repo}/pulls/${number}`,
+      html_url: `${htmlBase}/pull/${number}`,
+      diff_url: `${htmlBase}/pull/${number}.diff`,
+      patch_url: `${htmlBase}/pull/${number}.patch`,
+      merged_at: null,
+    };
+    issue.html_url = `${htmlBase}/pull/${number}`;
+  } else {
+    delete issue.pull_request;
+  }
+  const comment = obj(p.comment);
+  const commentId = o.commentId ?? 1001;
+  comment.id = commentId;
+  comment.body = o.body;
+  comment.html_url = `${issue.html_url}#issuecomment-${commentId}`;
+  const user = obj(comment.user);
+  const sender = obj(p.sender);
+  user.login = sender.login;
+  user.type = sender.type;
+  user.id = sender.id;
+  return event("issue_comment", p, o);
+}
+
+export interface CheckRunOptions extends EventOptions {
+  /** For `requested_action`: the button's identifier. */
+  identifier?: string;
+  checkRunId?: number;
+  headSha?: string;
+  /** The check run's name, e.g. `syncward/prod`. */
+  name?: string;
+  externalId?: string;
+  /** The app that created the run (clicks only reach that app). */
+  appId?: number;
+  pullRequests?: number[];
+}
+
+/** A click on a check run's button (`requested_action`) or "Re-run" (`rerequested`). */
+export function checkRunEvent(
+  action: "requested_action" | "rerequested",
+  o: CheckRunOptions = {},
+): EmitterWebhookEvent<"check_run"> {
+  const p = patch(
+    example("check_run", action, (e) => e.installation !== undefined),
+    o,
+  );
+  const run = obj(p.check_run);
+  const headSha = o.headSha ?? fakeSha("check head");
+  run.id = o.checkRunId ?? 5001;
+  run.head_sha = headSha;
+  run.name = o.name ?? "syncward/prod";
+  run.external_id = o.externalId ?? "";
+  run.status = "completed";
+  obj(run.check_suite).head_sha = headSha;
+  if (o.appId !== undefined) obj(run.app).id = o.appId;
+  const owner = o.owner ?? DEFAULT_OWNER;
+  const repo = o.repo ?? DEFAULT_REPO;
+  run.pull_requests = (o.pullRequests ?? []).map((n) => ({
+    url: `https://api.github.com/repos/${owner}/${repo}/pulls/${n}`,
+    id: 900000 + n,
+    number: n,
+    head: {
+      ref: `feature-${n}`,
+      sha: headSha,
+      repo: { id: 1, url: `https://api.github.com/repos/${owner}/${repo}`, name: repo },
+    },
+    base: {
+      ref: DEFAULT_BRANCH,
+      sha: fakeSha(`pr ${n} base`),
+      repo: { id: 1, url: `https://api.github.com/repos/${owner}/${repo}`, name: repo },
+    },
+  }));
+  if (action === "requested_action") p.requested_action = { identifier: o.identifier ?? "sync" };
+  else delete p.requested_action;
+  return event("check_run", p, o);
+}
