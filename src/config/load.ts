@@ -103,7 +103,9 @@ function toConfigIssues(
       return { path: formatPath(path), line: lineAt(path), message: lines[i] ?? "unknown field" };
     });
   }
-  return [{ path: formatPath(issue.path), line: lineAt(issue.path), message: issue.message }];
+  // A problem of the whole file is written `<file>: <problem>`, without a line.
+  const line = issue.path.length === 0 ? undefined : lineAt(issue.path);
+  return [{ path: formatPath(issue.path), line, message: issue.message }];
 }
 
 function sortByLine(issues: ConfigIssue[]): ConfigIssue[] {

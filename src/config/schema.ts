@@ -195,10 +195,14 @@ const backoff = strictObject({
     .describe("Multiplier of the wait after each failed retry (default 2)."),
   maxDuration: duration(1).prefault("3m").describe("Longest wait between retries (default 3m)."),
 })
-  .refine((b) => b.maxDuration >= b.duration, {
-    path: ["maxDuration"],
-    error: "must not be shorter than backoff.duration",
-  })
+  .refine(
+    (b) =>
+      !(typeof b.duration === "number" && typeof b.maxDuration === "number" && b.maxDuration < b.duration),
+    {
+      path: ["maxDuration"],
+      error: "must not be shorter than backoff.duration",
+    },
+  )
   .prefault({})
   .describe("Wait before retry n (from 0) = duration x factor^n, capped at maxDuration.");
 

@@ -1,0 +1,211 @@
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, it } from "node:test";
+import { ArgoImportError, importArgoApplication } from "../../../src/config/argo-import.ts";
+import { ConfigError, parseConfig } from "../../../src/config/load.ts";
+import type { EnvironmentConfig } from "../../../src/config/types.ts";
+
+const fixture = (name: string) =>
+  readFileSync(join(import.meta.dirname, "..", "..", "fixtures", "config", "argo", name), "utf8");
+
+/** The snippet pasted under `environments:` in a real file parses to the returned environment. */
+function assertPastes(yaml: string, environment: EnvironmentConfig): void {
+  const indented = yaml
+    .split("\n")
+    .map((line) => (line === "" ? line : `  ${line}`))
+    .join("\n");
+  const config = parseConfig(`environments:\n${indented}`);
+  assert.deepEqual(config.environments, [environment]);
+}
+
+const DEFAULT_RETRY = { limit: 5, backoff: { duration: 5_000, factor: 2, maxDuration: 180_000 } };
+
+describe("importArgoApplication", () => {
+  it("imports the guestbook example (simple.yaml)", () => {
+    const { yaml, environment, notes } = importArgoApplication(fixture("simple.yaml"));
+    assert.equal(environment.name, "guestbook");
+    assert.deepEqual(environment.source, { path: "guestbook", branch: "main" });
+    assert.deepEqual(environment.destination, { namespace: "guestbook", inCluster: true });
+    assert.equal(environment.syncPolicy.automated, undefined, "no automated in Argo CD: manual");
+    assert.deepEqual(environment.syncPolicy.retry, DEFAULT_RETRY);
+    assert.deepEqual(environment.policy.namespaces, ["guestbook"]);
+    assert.ok(notes.some((n) => n.includes("targetRevision HEAD") && n.includes('"main"')));
+    assert.ok(yaml.startsWith('# Imported from Argo CD Application "guestbook"'));
+    for (const note of notes) assert.ok(yaml.includes(`# NOTE: ${note}`));
+    assertPastes(yaml, environment);
+  });
+
+  it("imports automated sync, options, retry with Argo CD durations, ignoreDifferences (automated-retry.yaml)", () => {
+    const { yaml, environment, notes } = importArgoApplication(fixture("automated-retry.yaml"));
+    const expected: EnvironmentConfig = {
+      name: "payments-prod",
+      source: { path: "overlays/prod", branch: "release" },
+      destination: { namespace: "payments", context: "prod-eu", inCluster: false },
+      syncPolicy: {
+        automated: { prune: true, selfHeal: true, allowEmpty: false },
+        syncOptions: {
+          CreateNamespace: true,
+          ApplyOutOfSyncOnly: false,
+          PruneLast: true,
+          PrunePropagationPolicy: "background",
+          RespectIgnoreDifferences: false,
+          ServerSideApply: true,
+          Replace: false,
+          FailOnSharedResource: false,
+          Validate: true,
+        },
+        // "10" is ten seconds in Argo CD; 5m0s is Go's spelling of five minutes.
+        retry: { limit: 3, backoff: { duration: 10_000, factor: 3, maxDuration: 300_000 } },
+      },
+      ignoreDifferences: [
+        {
+          group: "apps",
+          kind: "Deployment",
+          jsonPointers: ["/spec/replicas"],
+          jqPathExpressions: [],
+          managedFieldsManagers: [],
+        },
+        {
+          group: "",
+          kind: "ConfigMap",
+          name: "feature-flags",
+          jsonPointers: [],
+          jqPathExpressions: [],
+          managedFieldsManagers: ["flagger"],
+        },
+      ],
+      syncWindows: [],
+      policy: { namespaces: ["payments"], clusterResources: [] },
+      revisionHistoryLimit: 5,
+      pollInterval: 180_000,
+      production: false,
+    };
+    assert.deepEqual(environment, expected);
+    assert.ok(notes.some((n) => n.includes('"SkipDryRunOnMissingResource=true"') && n.includes("dropped")));
+    assert.ok(notes.some((n) => n.includes('project "payments"')));
+    assert.ok(notes.some((n) => n.includes('destination.name "prod-eu" became destination.context')));
+    assertPastes(yaml, environment);
+  });
+
+  it("imports an in-cluster Application pinned to a commit, with automation disabled (in-cluster.yaml)", () => {
+    const { yaml, environment, notes } = importArgoApplication(fixture("in-cluster.yaml"));
+    assert.equal(environment.name, "monitoring-stack");
+    assert.deepEqual(environment.destination, { namespace: "monitoring", inCluster: true });
+    assert.equal(environment.source.branch, "4f2c9d1e8b7a6f5e4d3c2b1a0f9e8d7c6b5a4f3e");
+    assert.equal(environment.syncPolicy.automated, undefined);
+    // Argo CD does not retry when `retry` has no limit: kept, not silently turned into 5 retries.
+    assert.deepEqual(environment.syncPolicy.retry, {
+      limit: 0,
+      backoff: { duration: 500, factor: 2, maxDuration: 180_000 },
+    });
+    const expectedNotes = [
+      'name "Monitoring_Stack" became "monitoring-stack"',
+      "looks like a commit SHA",
+      "automated.enabled is false",
+      "retry without limit does not retry in Argo CD",
+      "syncward applies server-side by default",
+    ];
+    for (const text of expectedNotes)
+      assert.ok(
+        notes.some((n) => n.includes(text)),
+        `missing note: ${text}`,
+      );
+    assertPastes(yaml, environment);
+  });
+
+  const refused: Array<{ name: string; text: string; problems: RegExp[] }> = [
+    {
+      name: "multi-source Application (multi-source.yaml)",
+      text: fixture("multi-source.yaml"),
+      problems: [
+        /^multi-source applications \(spec\.sources\) are not supported: .*sources\[0\]: Helm chart "prometheus"; sources\[1\]: values reference "values"/,
+      ],
+    },
+    {
+      name: "Helm chart without a namespace (helm.yaml)",
+      text: fixture("helm.yaml"),
+      problems: [
+        /^Helm sources \(spec\.source\.helm\)/,
+        /^Helm chart sources \(spec\.source\.chart\)/,
+        /^spec\.destination\.namespace is empty/,
+      ],
+    },
+    {
+      name: "plugin source",
+      text: app({
+        source: { repoURL: "r", path: "p", plugin: { name: "cdk8s" } },
+        destination: { namespace: "n" },
+      }),
+      problems: [/^config management plugins \(spec\.source\.plugin\) are not supported/],
+    },
+    {
+      name: "Kustomize overrides",
+      text: app({
+        source: { path: "p", kustomize: { images: ["web=web:2"], namePrefix: "x-" } },
+        destination: { namespace: "n" },
+      }),
+      problems: [/^Kustomize overrides in the Application \(spec\.source\.kustomize: images, namePrefix\)/],
+    },
+    {
+      name: "jsonnet directory",
+      text: app({
+        source: { path: "p", directory: { jsonnet: { tlas: [] } } },
+        destination: { namespace: "n" },
+      }),
+      problems: [/^directory options \(spec\.source\.directory: jsonnet\)/],
+    },
+    {
+      name: "an ApplicationSet",
+      text: "apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata: { name: x }\n",
+      problems: [
+        /^expected apiVersion argoproj\.io\/v1alpha1 and kind Application, got "argoproj\.io\/v1alpha1" "ApplicationSet"/,
+      ],
+    },
+    {
+      name: "values syncward refuses (revisionHistoryLimit 0)",
+      text: app({ source: { path: "p" }, destination: { namespace: "n" }, revisionHistoryLimit: 0 }),
+      problems: [/^revisionHistoryLimit: must be an integer from 1 to 100$/],
+    },
+  ];
+  for (const c of refused) {
+    it(`refuses ${c.name}, naming what is unsupported`, () => {
+      assert.throws(
+        () => importArgoApplication(c.text),
+        (err) => {
+          assert.ok(err instanceof ArgoImportError, String(err));
+          assert.equal(err.problems.length, c.problems.length, err.message);
+          for (const [i, re] of c.problems.entries()) assert.match(err.problems[i] ?? "", re);
+          return true;
+        },
+      );
+    });
+  }
+
+  it("reads the Application YAML safely", () => {
+    assert.throws(() => importArgoApplication("apiVersion: !!js/function x\n"), ConfigError);
+  });
+
+  it("maps an external cluster by server URL to a note, and a destination name to a context", () => {
+    const { environment, notes } = importArgoApplication(
+      app({
+        source: { path: "./k8s/", targetRevision: "refs/heads/develop" },
+        destination: { server: "https://10.0.0.1:6443", namespace: "n" },
+      }),
+    );
+    assert.deepEqual(environment.source, { path: "k8s", branch: "develop" });
+    assert.deepEqual(environment.destination, { namespace: "n", inCluster: false });
+    assert.ok(
+      notes.some((n) => n.includes("destination.server https://10.0.0.1:6443: set destination.context")),
+    );
+  });
+});
+
+function app(spec: Record<string, unknown>): string {
+  return JSON.stringify({
+    apiVersion: "argoproj.io/v1alpha1",
+    kind: "Application",
+    metadata: { name: "app" },
+    spec,
+  });
+}
