@@ -1,0 +1,98 @@
+// The process logger: pino with secrets redacted. Two layers, because pino's `redact` paths
+// are fixed shapes: (1) `redact` for the keys that carry credentials (the GitHub App's private
+// key, the webhook secret, tokens, Authorization headers) at the top level and one or two
+// levels down; (2) a log formatter that masks `data` and `stringData` of any Kubernetes Secret
+// found in a logged object (a Secret's key names stay visible, its values never do).
+import pino, { type DestinationStream, type LevelWithSilent, type Logger } from "pino";
+
+export const REDACTED = "[Redacted]";
+
+const SECRET_KEYS = [
+  "privateKey",
+  "PRIVATE_KEY",
+  "webhookSecret",
+  "WEBHOOK_SECRET",
+  "secret",
+  "token",
+  "githubToken",
+  "GITHUB_TOKEN",
+  "password",
+  "clientSecret",
+];
+
+/** Paths (fast-redact syntax) whose values never reach the output. */
+export const REDACT_PATHS: string[] = [
+  ...SECRET_KEYS.flatMap((k) => [k, `*.${k}`]),
+  // Incoming requests (pino-http's `req`), Octokit errors (`err.request`), request options.
+  ...["headers", "*.headers", "*.*.headers"].flatMap((h) => [`${h}.authorization`, `${h}.cookie`]),
+];
+
+export interface LoggerOptions {
+  /** Defaults to LOG_LEVEL, then "info". */
+  level?: LevelWithSilent;
+  name?: string;
+  /** Where lines go; stdout by default. Tests pass a stream to read them. */
+  destination?: DestinationStream;
+}
+
+export function createLogger(options: LoggerOptions = {}): Logger {
+  const level = options.level ?? (process.env.LOG_LEVEL as LevelWithSilent | undefined) ?? "info";
+  return pino(
+    {
+      name: options.name ?? "syncward",
+      level,
+      redact: { paths: REDACT_PATHS, censor: REDACTED },
+      formatters: { log: (object) => maskSecretObjects(object) as Record<string, unknown> },
+    },
+    options.destination ?? pino.destination(1),
+  );
+}
+
+const MAX_DEPTH = 6;
+
+/**
+ * A copy of `value` in which every Kubernetes Secret (an object with `kind: "Secret"`) has the
+ * values of `data` and `stringData` replaced. Unchanged branches are shared, not copied; the
+ * caller's objects are never modified.
+ */
+export function maskSecretObjects(value: unknown, depth = 0): unknown {
+  if (value === null || typeof value !== "object" || depth > MAX_DEPTH) return value;
+  if (Array.isArray(value)) {
+    let changed = false;
+    const out = value.map((v) => {
+      const m = maskSecretObjects(v, depth + 1);
+      if (m !== v) changed = true;
+      return m;
+    });
+    return changed ? out : value;
+  }
+  if (value instanceof Error || value instanceof Date || ArrayBuffer.isView(value)) return value;
+  const obj = value as Record<string, unknown>;
+  let copy: Record<string, unknown> | undefined;
+  if (obj.kind === "Secret") {
+    copy = { ...obj };
+    for (const field of ["data", "stringData"]) {
+      const data = obj[field];
+      if (data && typeof data === "object") {
+        copy[field] = Object.fromEntries(Object.keys(data).map((k) => [k, REDACTED]));
+      } else if (data !== undefined) {
+        copy[field] = REDACTED;
+      }
+    }
+    // kubectl's last-applied annotation repeats the whole object, data included.
+    const meta = obj.metadata as { annotations?: Record<string, string> } | undefined;
+    const lastApplied = "kubectl.kubernetes.io/last-applied-configuration";
+    if (meta?.annotations?.[lastApplied] !== undefined) {
+      copy.metadata = { ...meta, annotations: { ...meta.annotations, [lastApplied]: REDACTED } };
+    }
+  }
+  for (const [k, v] of Object.entries(copy ?? obj)) {
+    if (copy && (k === "data" || k === "stringData")) continue;
+    const m = maskSecretObjects(v, depth + 1);
+    if (m !== v) {
+      copy ??= { ...obj };
+      copy[k] = m;
+    }
+  }
+  return copy ?? value;
+}

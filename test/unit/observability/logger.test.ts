@@ -1,0 +1,78 @@
+import assert from "node:assert/strict";
+import { Writable } from "node:stream";
+import { describe, it } from "node:test";
+import { createLogger, maskSecretObjects, REDACTED } from "../../../src/observability/logger.ts";
+
+function capture() {
+  const lines: string[] = [];
+  const destination = new Writable({
+    write(chunk, _enc, done) {
+      lines.push(String(chunk));
+      done();
+    },
+  });
+  const log = createLogger({ level: "info", destination });
+  return { log, text: () => lines.join("") };
+}
+
+const PEM = "-----BEGIN RSA PRIVATE KEY-----\nMIIEsecretsecret\n-----END RSA PRIVATE KEY-----";
+
+describe("createLogger", () => {
+  it("redacts credentials at the top level and nested", () => {
+    const { log, text } = capture();
+    log.info({ privateKey: PEM, webhookSecret: "whsec-top" }, "starting");
+    log.info({ options: { PRIVATE_KEY: PEM, token: "ghs_nested_token" } }, "options");
+    log.info(
+      { req: { method: "GET", headers: { authorization: "token ghs_header_token", accept: "*/*" } } },
+      "req",
+    );
+    log.error({ err: { request: { headers: { authorization: "bearer jwt-in-error" } } } }, "request failed");
+    const out = text();
+    for (const secret of [
+      "MIIEsecretsecret",
+      "whsec-top",
+      "ghs_nested_token",
+      "ghs_header_token",
+      "jwt-in-error",
+    ]) {
+      assert.ok(!out.includes(secret), `${secret} leaked into the log: ${out}`);
+    }
+    assert.ok(out.includes(REDACTED));
+    assert.ok(out.includes('"accept":"*/*"'), "other headers stay");
+  });
+
+  it("masks the values of Kubernetes Secrets anywhere in a logged object, not of ConfigMaps", () => {
+    const { log, text } = capture();
+    const secret = {
+      apiVersion: "v1",
+      kind: "Secret",
+      metadata: {
+        name: "db",
+        annotations: {
+          "kubectl.kubernetes.io/last-applied-configuration": '{"data":{"password":"aHVudGVyMg=="}}',
+        },
+      },
+      data: { password: "aHVudGVyMg==" },
+      stringData: { url: "postgres://u:hunter2@db" },
+    };
+    const configMap = {
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name: "c" },
+      data: { color: "blue" },
+    };
+    log.warn({ objects: [configMap, { wrapper: { live: secret } }] }, "drift");
+    const out = text();
+    assert.ok(!out.includes("aHVudGVyMg=="), out);
+    assert.ok(!out.includes("hunter2"), out);
+    assert.ok(out.includes('"password":"[Redacted]"'), "key names stay visible");
+    assert.ok(out.includes('"color":"blue"'), "ConfigMap data is not masked");
+    // The caller's object is untouched.
+    assert.equal(secret.data.password, "aHVudGVyMg==");
+  });
+
+  it("returns objects without Secrets as they are", () => {
+    const value = { a: [{ kind: "ConfigMap", data: { x: "1" } }], b: "text" };
+    assert.equal(maskSecretObjects(value), value);
+  });
+});

@@ -1,0 +1,147 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import type { SyncOutcome } from "../../../src/engine/sync.ts";
+import { createMetrics } from "../../../src/observability/metrics.ts";
+import type { ReconcilerEvent } from "../../../src/reconciler/events.ts";
+import type { HistoryEntry } from "../../../src/state/types.ts";
+
+const REV = "0123456789abcdef0123456789abcdef01234567";
+
+function outcome(phase: SyncOutcome["phase"], seconds: number): SyncOutcome {
+  const startedAt = "2026-01-01T00:00:00.000Z";
+  return {
+    revision: REV,
+    phase,
+    message: "",
+    resources: [],
+    startedAt,
+    finishedAt: new Date(Date.parse(startedAt) + seconds * 1000).toISOString(),
+    totals: { created: 0, configured: 0, unchanged: 0, pruned: 0, failed: 0, skipped: 0 },
+    writes: 0,
+    dryRun: false,
+    inventory: [],
+    retryable: false,
+  };
+}
+
+const entry = {} as HistoryEntry;
+const base = { instance: "shop.prod", env: "prod", revision: REV };
+
+/** The value of one series in Prometheus text, or undefined when the series is absent. */
+function sample(text: string, series: string): number | undefined {
+  const line = text.split("\n").find((l) => l.startsWith(`${series} `));
+  return line === undefined ? undefined : Number(line.slice(series.length + 1));
+}
+
+describe("createMetrics", () => {
+  it("counts syncs by environment, trigger and result, and observes their duration", async () => {
+    const m = createMetrics({ defaultMetrics: false });
+    const events: ReconcilerEvent[] = [
+      { ...base, type: "synced", trigger: "push", actor: "alice", outcome: outcome("Succeeded", 3), entry },
+      { ...base, type: "synced", trigger: "push", actor: "alice", outcome: outcome("Succeeded", 40), entry },
+      { ...base, type: "synced", trigger: "comment", actor: "bob", outcome: outcome("Failed", 1), entry },
+      {
+        ...base,
+        env: "dev",
+        type: "synced",
+        trigger: "poll",
+        actor: "x",
+        outcome: outcome("Refused", 0),
+        entry,
+      },
+    ];
+    for (const e of events) m.recordEvent(e);
+    const text = await m.registry.metrics();
+    assert.equal(
+      sample(text, 'syncward_syncs_total{environment="prod",trigger="push",result="Succeeded"}'),
+      2,
+    );
+    assert.equal(
+      sample(text, 'syncward_syncs_total{environment="prod",trigger="comment",result="Failed"}'),
+      1,
+    );
+    assert.equal(sample(text, 'syncward_syncs_total{environment="dev",trigger="poll",result="Refused"}'), 1);
+    assert.equal(sample(text, 'syncward_sync_duration_seconds_count{environment="prod"}'), 3);
+    assert.equal(sample(text, 'syncward_sync_duration_seconds_sum{environment="prod"}'), 44);
+    assert.equal(sample(text, 'syncward_sync_duration_seconds_bucket{le="5",environment="prod"}'), 2);
+    assert.equal(sample(text, 'syncward_sync_duration_seconds_bucket{le="30",environment="prod"}'), 2);
+    assert.equal(sample(text, 'syncward_sync_duration_seconds_bucket{le="60",environment="prod"}'), 3);
+    assert.match(text, /# TYPE syncward_sync_duration_seconds histogram/);
+  });
+
+  it("counts self-heals as syncs, as drift and as self-heals; drift fights apart", async () => {
+    const m = createMetrics({ defaultMetrics: false });
+    m.recordEvent({
+      ...base,
+      type: "selfHealed",
+      drifted: ["a /spec/replicas"],
+      outcome: outcome("Succeeded", 1),
+      entry,
+    });
+    m.recordEvent({
+      ...base,
+      type: "driftFight",
+      fight: {
+        object: "deployment.apps/web in shop",
+        key: "apps/Deployment:shop/web",
+        fields: ["/spec/replicas"],
+        managers: ["hpa"],
+        heals: 5,
+        windowMinutes: 10,
+        backoffMs: 18_000,
+        ignoreSnippet: "",
+      },
+    });
+    m.recordEvent({
+      ...base,
+      type: "outOfSync",
+      drifted: ["x"],
+      requiresPruning: [],
+      reason: "self-heal is off",
+    });
+    // An out-of-sync report without any differing object is not drift.
+    m.recordEvent({ ...base, type: "outOfSync", drifted: [], requiresPruning: [], reason: "" });
+    m.recordEvent({ ...base, type: "stuck", reason: "boom" });
+    const text = await m.registry.metrics();
+    assert.equal(
+      sample(text, 'syncward_syncs_total{environment="prod",trigger="selfHeal",result="Succeeded"}'),
+      1,
+    );
+    assert.equal(sample(text, 'syncward_self_heals_total{environment="prod"}'), 1);
+    assert.equal(sample(text, 'syncward_drift_detected_total{environment="prod"}'), 2);
+    assert.equal(sample(text, 'syncward_drift_fights_total{environment="prod"}'), 1);
+    assert.equal(sample(text, 'syncward_reconciler_events_total{environment="prod",type="stuck"}'), 1);
+    assert.equal(sample(text, 'syncward_reconciler_events_total{environment="prod",type="outOfSync"}'), 2);
+  });
+
+  it("counts GitHub requests by method and status", async () => {
+    const m = createMetrics({ defaultMetrics: false });
+    m.countGitHubRequest("post", 201);
+    m.countGitHubRequest("POST", 201);
+    m.countGitHubRequest("GET", 404);
+    const text = await m.registry.metrics();
+    assert.equal(sample(text, 'syncward_github_requests_total{method="POST",status="201"}'), 2);
+    assert.equal(sample(text, 'syncward_github_requests_total{method="GET",status="404"}'), 1);
+  });
+
+  it("mirrors the Kubernetes client's request counts at scrape time", async () => {
+    const counts: Record<string, number> = { GET: 3 };
+    const m = createMetrics({ defaultMetrics: false, kubernetesRequests: () => counts });
+    assert.equal(sample(await m.registry.metrics(), 'syncward_kubernetes_requests_total{verb="GET"}'), 3);
+    counts.GET = 5;
+    counts.PATCH = 1;
+    const text = await m.registry.metrics();
+    assert.equal(sample(text, 'syncward_kubernetes_requests_total{verb="GET"}'), 5);
+    assert.equal(sample(text, 'syncward_kubernetes_requests_total{verb="PATCH"}'), 1);
+  });
+
+  it("uses a registry of its own, with process metrics, so two instances never collide", async () => {
+    const a = createMetrics();
+    const b = createMetrics();
+    a.countGitHubRequest("GET", 200);
+    const text = await b.registry.metrics();
+    assert.equal(sample(text, 'syncward_github_requests_total{method="GET",status="200"}'), undefined);
+    assert.match(text, /^process_cpu_user_seconds_total /m);
+    assert.match(text, /^nodejs_heap_size_used_bytes /m);
+  });
+});
