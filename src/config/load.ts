@@ -2,7 +2,7 @@
 // as `<file>: <path>: <problem>` (or `<file>:<line>: <problem>` for YAML syntax errors).
 import { readFile } from "node:fs/promises";
 import { ConfigError, type ConfigIssue, formatPath } from "./config-error.ts";
-import { didYouMeanHint } from "./did-you-mean.ts";
+import { didYouMean } from "./did-you-mean.ts";
 import { parseYamlSafely } from "./safe-yaml.ts";
 import { type SchemaIssue, safeParseConfig } from "./schema.ts";
 import type { EnvironmentConfig, SyncwardConfig } from "./types.ts";
@@ -19,7 +19,8 @@ export class UnknownEnvironmentError extends Error {
   readonly suggestion: string | undefined;
 
   constructor(environment: string, known: string[]) {
-    const hint = didYouMeanHint(environment, known);
+    const suggestion = didYouMean(environment, known);
+    const hint = suggestion === undefined ? "" : ` (did you mean ${JSON.stringify(suggestion)}?)`;
     super(
       known.length === 0
         ? `unknown environment ${JSON.stringify(environment)}: the config defines no environments`
@@ -27,7 +28,7 @@ export class UnknownEnvironmentError extends Error {
     );
     this.environment = environment;
     this.known = known;
-    this.suggestion = hint === "" ? undefined : hint.slice(' (did you mean "'.length, -'"?)'.length);
+    this.suggestion = suggestion;
   }
 }
 

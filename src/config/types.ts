@@ -1,6 +1,7 @@
 // The parsed and defaulted shape of `.github/syncward.yml`. Field names follow Argo CD's
 // Application spec so that Argo CD users recognise them.
-// NOTE: src/config/schema.ts is the source of truth; these types must stay what it produces.
+// NOTE: src/config/schema.ts is the source of truth; these types must stay what it produces
+// (checked at compile time: SchemaMatchesTypes in schema.ts fails `tsc` when they drift).
 
 export interface SyncwardConfig {
   environments: EnvironmentConfig[];
