@@ -590,15 +590,14 @@ describe("parseConfig: every class of error, with its field path", () => {
 });
 
 describe("parseConfig: YAML syntax and safety", () => {
-  // malformed.yml.txt: ".txt" keeps biome, which parses YAML files, away from the broken one.
-  it("names the file and line of a syntax error (malformed.yml.txt)", () => {
-    assert.deepEqual(problemsOf(fixture("malformed.yml.txt")), [
+  it("names the file and line of a syntax error (malformed.yml)", () => {
+    assert.deepEqual(problemsOf(fixture("malformed.yml")), [
       "7: All mapping items must start at the same column",
     ]);
   });
 
   it("names the file given", () => {
-    assert.throws(() => parseConfig(fixture("malformed.yml.txt"), "deploy/syncward.yml"), {
+    assert.throws(() => parseConfig(fixture("malformed.yml"), "deploy/syncward.yml"), {
       name: "ConfigError",
       message: "deploy/syncward.yml:7: All mapping items must start at the same column",
     });
