@@ -133,9 +133,9 @@ export function checkRunOutput(
   } else if (byteLength(assemble("")) > maxBytes) {
     table = resourceTable(result?.resources ?? [], true);
   }
-  const summary = truncateBytes(assemble(diffBlock), maxBytes, footer);
+  const summary = fitMarkdown(assemble(diffBlock), maxBytes, footer);
 
-  const text = truncateBytes(detailsText(input, diffCut ? input.diff : undefined, footer), maxBytes, footer);
+  const text = fitMarkdown(detailsText(input, diffCut ? input.diff : undefined, footer), maxBytes, footer);
   return { title: titleOf(input, health), summary, text };
 }
 
@@ -215,7 +215,7 @@ export function prCommentBody(
           ? ""
           : `[details](${r.checkUrl.replaceAll(")", "%29").replaceAll(" ", "%20")})`;
       lines.push(
-        `| \`${cell(r.env)}\` | ${cell(r.status)} | ${r.revision === "" ? "" : `\`${cell(short(r.revision))}\``} | ${check} | ${cell(r.note ?? "")} |`,
+        `| ${codeCell(r.env)} | ${cell(r.status)} | ${r.revision === "" ? "" : codeCell(short(r.revision))} | ${check} | ${cell(r.note ?? "")} |`,
       );
     }
   }
@@ -315,16 +315,13 @@ function approvalSection(input: CheckRunOutputInput, wait: ApprovalWait): string
     ...(rule?.users ?? []).map((u) => `@${u}`),
     ...(rule?.teams ?? []).map((t) => (t.includes("/") ? `@${t}` : `team \`${t}\``)),
   ];
-  return [
-    "#### Waiting for approval",
-    "",
+  const paragraph = [
     `\`${short(wait.revision)}\` needs ${plural(need, "approval")} before it is synced to \`${input.env.name}\`` +
       ` (${have.length} so far${have.length > 0 ? `: ${have.map((a) => `@${a.by}`).join(", ")}` : ""}).`,
-    approvers.length > 0 ? `Approvers: ${approvers.join(", ")}.` : "",
+    ...(approvers.length > 0 ? [`Approvers: ${approvers.join(", ")}.`] : []),
     `An approver comments \`/approve ${input.env.name}\` on the pull request. A new push needs new approvals.`,
-  ]
-    .filter((l) => l !== "")
-    .join("\n");
+  ];
+  return ["#### Waiting for approval", "", ...paragraph].join("\n");
 }
 
 /** The resource table; `compact` leaves out objects that were already in sync. */
@@ -370,7 +367,7 @@ function historyTable(entries: HistoryEntry[]): string {
     "| --- | --- | --- | --- | --- | --- |",
     ...entries.map(
       (h) =>
-        `| ${h.id} | ${cell(date(h.startedAt))} | \`${cell(short(h.revision))}\` | ${cell(h.trigger)} | ${cell(h.actor)} | ${cell(h.result)} |`,
+        `| ${h.id} | ${cell(date(h.startedAt))} | ${codeCell(short(h.revision))} | ${cell(h.trigger)} | ${cell(h.actor)} | ${cell(h.result)} |`,
     ),
   ].join("\n");
 }
@@ -431,7 +428,6 @@ function detailsText(input: CheckRunOutputInput, diff: string | undefined, foote
       );
     }
   }
-  if (diff !== undefined) sections.push(`### Diff\n\n${diffDetails(diff)}`);
   if (input.state.history.length > 0) {
     const entries = input.state.history.slice().sort((a, b) => b.id - a.id);
     sections.push(
@@ -444,12 +440,14 @@ function detailsText(input: CheckRunOutputInput, diff: string | undefined, foote
           const c = h.counts;
           const changes = `+${c.created} ~${c.configured} -${c.pruned} !${c.failed}`;
           const message = h.drifted?.length ? `${h.message} (drifted: ${h.drifted.join(", ")})` : h.message;
-          return `| ${h.id} | ${cell(date(h.startedAt))} | ${cell(date(h.finishedAt))} | \`${cell(short(h.revision))}\` | ${cell(h.trigger)} | ${cell(h.actor)} | ${cell(h.result)} | ${changes} | ${cell(message)} |`;
+          return `| ${h.id} | ${cell(date(h.startedAt))} | ${cell(date(h.finishedAt))} | ${codeCell(short(h.revision))} | ${cell(h.trigger)} | ${cell(h.actor)} | ${cell(h.result)} | ${changes} | ${cell(message)} |`;
         }),
       ].join("\n"),
     );
   }
   sections.push(environmentSection(env));
+  // Last before the footer: the part that gives way when the text is too long.
+  if (diff !== undefined) sections.push(`### Diff\n\n${diffDetails(diff)}`);
   return joinSections([...sections, footer]);
 }
 
@@ -492,6 +490,46 @@ function environmentSection(env: EnvironmentConfig): string {
 
 // ---- formatting helpers ----
 
+/**
+ * `markdown` cut to `maxBytes` with `truncateBytes`, keeping `tail` (totals and errors) visible: a
+ * code fence or `<details>` left open by the cut is closed before the tail, so the tail is neither
+ * rendered as code nor folded away.
+ */
+function fitMarkdown(markdown: string, maxBytes: number, tail: string): string {
+  if (byteLength(markdown) <= maxBytes) return markdown;
+  const body =
+    tail !== "" && markdown.endsWith(tail) ? markdown.slice(0, markdown.length - tail.length) : markdown;
+  const gap = tail === "" ? "" : "\n";
+  let reserve = 0;
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const cut = truncateBytes(body, Math.max(0, maxBytes - byteLength(tail) - byteLength(gap) - reserve));
+    const closers = closersFor(cut);
+    const out = `${cut}${closers}${gap}${tail}`;
+    if (byteLength(out) <= maxBytes) return out;
+    reserve = byteLength(closers);
+  }
+  return truncateBytes(markdown, maxBytes, tail);
+}
+
+/** What closes the code fence and `<details>` blocks left open at the end of `markdown`. */
+function closersFor(markdown: string): string {
+  let fence: string | undefined;
+  let details = 0;
+  for (const line of markdown.split("\n")) {
+    const trimmed = line.trim();
+    if (fence !== undefined) {
+      if (trimmed.startsWith(fence[0]!) && /^(`+|~+)$/.test(trimmed) && trimmed.length >= fence.length)
+        fence = undefined;
+      continue;
+    }
+    const open = /^(`{3,}|~{3,})/.exec(trimmed);
+    if (open !== null) fence = open[1];
+    else if (trimmed.startsWith("<details>")) details++;
+    else if (trimmed.startsWith("</details>")) details = Math.max(0, details - 1);
+  }
+  return `${fence === undefined ? "" : `\n${fence}`}${"\n\n</details>".repeat(details)}\n`;
+}
+
 function joinSections(sections: string[]): string {
   return sections.filter((s) => s !== "").join("\n\n");
 }
@@ -504,6 +542,11 @@ function cell(value: string): string {
       .replaceAll("|", "\\|"),
     MAX_CELL_CHARS,
   );
+}
+
+/** A code span in a table cell: code spans show entities literally, so only pipes and newlines are escaped. */
+function codeCell(value: string): string {
+  return code(clip(value.replace(/\r?\n|\r/g, " "), MAX_CELL_CHARS)).replaceAll("|", "\\|");
 }
 
 /** Text inside a list item or paragraph: one line, no raw HTML. */
