@@ -326,6 +326,17 @@ const approval = strictObject({
     .describe("May the author of the change approve it? (default false)"),
 }).describe("Approval needed before a sync of this environment. Absent: no approval needed.");
 
+const permissionLevel = z.enum(["read", "triage", "write", "maintain", "admin"]);
+
+const commandPermissions = strictObject({
+  sync: permissionLevel.default("write"),
+  freeze: permissionLevel.default("write"),
+  unfreeze: permissionLevel.default("write"),
+  approve: permissionLevel.default("write"),
+  diff: permissionLevel.default("read"),
+  history: permissionLevel.default("read"),
+}).describe("Repository permission each PR comment command needs in this environment (defaults: write to act, read to look).");
+
 const clusterResource = strictObject({
   group: z.string().default("").describe('API group; "" (default) is the core group; "*" any.'),
   kind: nonEmpty().describe('Kind, e.g. Namespace; "*" any.'),
@@ -410,6 +421,7 @@ const environment = strictObject({
     .describe("Windows that allow or deny syncs (default none: always allowed).")
     .prefault([]),
   approval: approval.optional(),
+  commands: commandPermissions.prefault({}),
   policy,
   revisionHistoryLimit: integer(1, 100).default(10).describe("Sync operations kept in history (default 10)."),
   pollInterval: duration(1_000)

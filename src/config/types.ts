@@ -20,6 +20,8 @@ export interface EnvironmentConfig {
   ignoreDifferences: IgnoreDifference[];
   syncWindows: SyncWindow[];
   approval?: ApprovalRule;
+  /** Repository permission each PR comment command needs. */
+  commands: CommandPermissions;
   /** Destination policy: namespaces objects may land in, and cluster-scoped kinds allowed at all. */
   policy: {
     namespaces: string[];
@@ -78,6 +80,17 @@ export interface SyncWindow {
   duration: number;
   timeZone: string;
   manualSync: boolean;
+}
+
+export type PermissionLevel = "read" | "triage" | "write" | "maintain" | "admin";
+
+export interface CommandPermissions {
+  sync: PermissionLevel;
+  freeze: PermissionLevel;
+  unfreeze: PermissionLevel;
+  approve: PermissionLevel;
+  diff: PermissionLevel;
+  history: PermissionLevel;
 }
 
 export interface ApprovalRule {

@@ -46,6 +46,8 @@ export interface SyncRequest {
   healthTimeoutMs?: number;
   concurrency?: number;
   onProgress?: (event: ProgressEvent) => void;
+  /** Awaited after planning, before the first write, when there is something to apply or prune. */
+  onPlan?: (plan: Plan) => Promise<void> | void;
   signal?: AbortSignal;
 }
 
@@ -211,6 +213,7 @@ export async function syncEnvironment(
   }
 
   try {
+    if (pending.length > 0 || plan.prunes.length > 0) await request.onPlan?.(plan);
     if (opts.CreateNamespace) await ensureNamespace(client, env.destination.namespace);
     const failed = await applySteps(client, target, request, plan, pending, resources, totals);
     if (failed) {

@@ -308,6 +308,7 @@ export class EnvironmentController {
         });
         return;
       }
+      if (!(await this.approved(head, trigger, actor, false))) return;
       await this.syncRevision(head, trigger, actor, { prune: policy.prune });
       return;
     }
@@ -582,6 +583,8 @@ export class EnvironmentController {
         s.stuck = undefined;
         s.lastError = undefined;
         s.selfHeals = {};
+        if (s.pendingSync?.revision === outcome.revision) s.pendingSync = undefined;
+        s.pendingApprovals = s.pendingApprovals.filter((a) => a.sha !== outcome.revision);
       } else {
         s.syncStatus = "OutOfSync";
         s.stuck = { revision: outcome.revision, reason: outcome.message, since: new Date().toISOString() };
@@ -678,6 +681,64 @@ export class EnvironmentController {
     });
     this.nudge("cli", policy?.by ?? "syncward");
     return state;
+  }
+
+  /** Distinct approvers of `revision` so far. */
+  static approversOf(state: EnvironmentState, revision: string): string[] {
+    return [...new Set(state.pendingApprovals.filter((a) => a.sha === revision).map((a) => a.by))];
+  }
+
+  /**
+   * The approval gate: true when the environment needs no approval or `revision` has enough.
+   * Otherwise records the held sync (once per revision) and announces that it waits.
+   */
+  private async approved(revision: string, trigger: Trigger, actor: string, manual: boolean, opts: { prune?: boolean; force?: boolean } = {}): Promise<boolean> {
+    const rule = this.o.env.approval;
+    if (!rule) return true;
+    const state = await this.o.store.load(this.instance);
+    const approvers = EnvironmentController.approversOf(state, revision);
+    if (approvers.length >= rule.minimum) return true;
+    if (state.pendingSync?.revision === revision && state.pendingSync.manual === manual) return false;
+    await this.o.store.update(this.instance, (s) => {
+      s.pendingSync = { revision, trigger, actor, requestedAt: new Date().toISOString(), manual, ...opts };
+      s.syncStatus = "OutOfSync";
+    });
+    this.o.log.info({ instance: this.instance, revision, approvals: approvers.length, needed: rule.minimum }, "waiting for approval");
+    this.o.emit({ type: "awaitingApproval", instance: this.instance, env: this.o.env.name, revision, trigger, actor, approvals: approvers, needed: rule.minimum });
+    return false;
+  }
+
+  /** A person asks for a sync that needs approval (`/sync prod`): held until approved. */
+  async requestApprovedSync(request: { trigger: Trigger; actor: string; prune?: boolean; force?: boolean }): Promise<{ revision: string; held: boolean }> {
+    const revision = await this.o.source.head(this.o.env.source.branch);
+    const ok = await this.approved(revision, request.trigger, request.actor, true, { prune: request.prune, force: request.force });
+    if (ok) void this.sync({ trigger: request.trigger, actor: request.actor, revision, prune: request.prune, force: request.force, ignoreFreeze: false });
+    return { revision, held: !ok };
+  }
+
+  /**
+   * Records an approval of `revision` by `by` (the caller checked who may approve). When it
+   * completes the approvals, the held sync runs: an automated one through the loop, a requested
+   * one as the manual sync it was.
+   */
+  async approve(revision: string, by: string): Promise<{ approvers: string[]; needed: number; released: boolean }> {
+    const needed = this.o.env.approval?.minimum ?? 0;
+    const state = await this.o.store.update(this.instance, (s) => {
+      if (!s.pendingApprovals.some((a) => a.sha === revision && a.by === by)) {
+        s.pendingApprovals.push({ sha: revision, by, at: new Date().toISOString() });
+      }
+    });
+    const approvers = EnvironmentController.approversOf(state, revision);
+    const released = approvers.length >= needed;
+    if (released) {
+      const pending = state.pendingSync;
+      if (pending?.manual && pending.revision === revision) {
+        void this.sync({ trigger: pending.trigger, actor: pending.actor, revision, prune: pending.prune, force: pending.force });
+      } else {
+        this.nudge("comment", by);
+      }
+    }
+    return { approvers, needed, released };
   }
 
   /** What Git declares vs what runs, without changing anything (for `app get`, `app diff`, previews). */

@@ -29,6 +29,17 @@ export interface ApprovalRecord {
   at: string;
 }
 
+export interface PendingSync {
+  revision: string;
+  trigger: Trigger;
+  actor: string;
+  requestedAt: string;
+  /** A person asked for it (`/sync`): run it as a manual sync once approved. */
+  manual: boolean;
+  prune?: boolean;
+  force?: boolean;
+}
+
 export type SyncStatus = "Synced" | "OutOfSync" | "Unknown";
 
 export interface EnvironmentState {
@@ -43,6 +54,8 @@ export interface EnvironmentState {
   /** Runtime policy override set by `app set` (freeze wins over it). */
   policyOverride?: { automated: boolean; prune: boolean; selfHeal: boolean; by: string; at: string };
   pendingApprovals: ApprovalRecord[];
+  /** A sync held until enough approvals for its revision arrive (environments with `approval`). */
+  pendingSync?: PendingSync;
   /** Kinds this environment has applied, so pruning finds a kind that vanished from Git entirely. */
   inventory?: Array<{ apiVersion: string; kind: string }>;
   /** The last render or sync problem reported for a revision, so a poll does not report it again. */

@@ -30,6 +30,10 @@ export function describeEvent(e: ReconcilerEvent): string {
       return `${at} stuck: ${e.reason}`;
     case "waiting":
       return `${at} waiting: ${e.reason}${e.until ? ` until ${e.until}` : ""}`;
+    case "awaitingApproval":
+      return `${at} waiting for approval (${e.approvals.length}/${e.needed}${e.approvals.length > 0 ? `: ${e.approvals.join(", ")}` : ""})`;
+    case "syncStarted":
+      return `${at} syncing ${e.changes} change(s) (${e.trigger} by ${e.actor})`;
     case "orphans":
       return `${at} not declared in Git (left alone): ${e.orphans.map((o) => (o.risk ? `${o.object} [${o.risk}]` : o.object)).join(", ")}`;
   }

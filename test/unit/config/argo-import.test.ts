@@ -21,6 +21,8 @@ function assertPastes(yaml: string, environment: EnvironmentConfig): void {
 
 const DEFAULT_RETRY = { limit: 5, backoff: { duration: 5_000, factor: 2, maxDuration: 180_000 } };
 
+const DEFAULT_COMMANDS = { sync: "write", freeze: "write", unfreeze: "write", approve: "write", diff: "read", history: "read" } as const;
+
 describe("importArgoApplication", () => {
   it("imports the guestbook example (simple.yaml)", () => {
     const { yaml, environment, notes } = importArgoApplication(fixture("simple.yaml"));
@@ -80,6 +82,7 @@ describe("importArgoApplication", () => {
       revisionHistoryLimit: 5,
       pollInterval: 180_000,
       production: false,
+      commands: DEFAULT_COMMANDS,
     };
     assert.deepEqual(environment, expected);
     assert.ok(notes.some((n) => n.includes('"SkipDryRunOnMissingResource=true"') && n.includes("dropped")));

@@ -46,6 +46,8 @@ const DEFAULT_SYNC_OPTIONS = {
   Validate: true,
 } as const;
 
+const DEFAULT_COMMANDS = { sync: "write", freeze: "write", unfreeze: "write", approve: "write", diff: "read", history: "read" } as const;
+
 describe("parseConfig: valid files", () => {
   it("fills every default for the smallest config (basic.yml)", () => {
     const expected: SyncwardConfig = {
@@ -64,6 +66,7 @@ describe("parseConfig: valid files", () => {
           revisionHistoryLimit: 10,
           pollInterval: 180_000,
           production: false,
+          commands: DEFAULT_COMMANDS,
         },
       ],
     };
@@ -118,6 +121,7 @@ describe("parseConfig: valid files", () => {
       revisionHistoryLimit: 10,
       pollInterval: 180_000,
       production: false,
+      commands: DEFAULT_COMMANDS,
       environmentUrl: "https://dev.example.com",
     };
     assert.deepEqual(dev, expectedDev);

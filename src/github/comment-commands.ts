@@ -1,0 +1,185 @@
+// PR comment commands: `/sync`, `/freeze`, `/unfreeze`, `/approve`, `/diff`, `/history`, `/help`.
+// Each is acknowledged at once (eyes), authorized through the collaborator permission API, run,
+// and answered (rocket or confused, plus a reply when there is something to say). Anyone without
+// the permission gets a polite refusal and nothing happens.
+import { environmentDiff } from "../engine/environment-diff.ts";
+import { ValidationError } from "../engine/prepare.ts";
+import type { EnvironmentController } from "../reconciler/environment-controller.ts";
+import { SourceError } from "../source/errors.ts";
+import { allows, checkApprover, type Permission, permissionOf } from "./authorize.ts";
+import { type ParsedCommand, parseCommands } from "./commands.ts";
+import { helpText } from "./help.ts";
+import type { Octokit } from "./octokit.ts";
+import type { RepoRuntime } from "./runtime.ts";
+import { truncateBytes } from "./truncate.ts";
+
+export interface CommentEvent {
+  commentId: number;
+  body: string;
+  login: string;
+  senderType: string;
+  pullNumber: number;
+  /** The pull request's author (approvals by the author are refused unless configured). */
+  author?: string;
+  merged: boolean;
+}
+
+interface Outcome {
+  ok: boolean;
+  reply?: string;
+}
+
+const short = (sha: string) => sha.slice(0, 7);
+
+export async function handleCommentCommands(rt: RepoRuntime, gh: Octokit, event: CommentEvent): Promise<void> {
+  // The bot's own comments, and other bots', never drive it.
+  if (event.senderType === "Bot" || event.login.endsWith("[bot]")) return;
+  const envNames = rt.config.environments.map((e) => e.name);
+  const commands = parseCommands(event.body, envNames);
+  if (commands.length === 0) return;
+  const repo = rt.ref;
+  await gh.rest.reactions.createForIssueComment({ ...repo, comment_id: event.commentId, content: "eyes" });
+  const permission = await permissionOf(gh, repo, event.login);
+  const outcomes: Outcome[] = [];
+  for (const command of commands) {
+    outcomes.push(await runCommand(rt, gh, event, command, permission, envNames));
+  }
+  const ok = outcomes.every((o) => o.ok);
+  const replies = outcomes.map((o) => o.reply).filter((r): r is string => Boolean(r));
+  if (replies.length > 0) {
+    await gh.rest.issues.createComment({ ...repo, issue_number: event.pullNumber, body: truncateBytes(replies.join("\n\n---\n\n"), 65536) });
+  }
+  await gh.rest.reactions.createForIssueComment({ ...repo, comment_id: event.commentId, content: ok ? "rocket" : "confused" });
+}
+
+function pickEnvironment(command: { env?: string }, envNames: string[], line: string): string | Outcome {
+  if (command.env) return command.env;
+  if (envNames.length === 1) return envNames[0] as string;
+  return { ok: false, reply: `Which environment? \`${line} <env>\` with one of: ${envNames.map((n) => `\`${n}\``).join(", ")}.` };
+}
+
+async function runCommand(
+  rt: RepoRuntime,
+  gh: Octokit,
+  event: CommentEvent,
+  command: ParsedCommand,
+  permission: Permission,
+  envNames: string[],
+): Promise<Outcome> {
+  if (command.type === "invalid") {
+    const hint = command.suggestion ? ` Did you mean \`${command.suggestion}\`?` : "";
+    return { ok: false, reply: `\`${command.line}\`: ${command.error}.${hint}\n\n${helpText(envNames)}` };
+  }
+  if (command.type === "help") return { ok: true, reply: helpText(envNames) };
+  const picked = pickEnvironment(command, envNames, `/${command.type}`);
+  if (typeof picked !== "string") return picked;
+  const controller = rt.reconciler.controller(picked);
+  const need: Permission = controller.env.commands[command.type];
+  if (!allows(permission, need)) {
+    return {
+      ok: false,
+      reply: `Sorry @${event.login}, \`/${command.type} ${picked}\` needs **${need}** permission on this repository and you have **${permission}**. Nothing was changed.`,
+    };
+  }
+  switch (command.type) {
+    case "sync":
+      return sync(controller, event, command, permission);
+    case "freeze": {
+      await controller.setFreeze({ by: event.login, reason: command.reason });
+      return { ok: true, reply: `**${picked}** is frozen by @${event.login}${command.reason ? `: ${command.reason}` : ""}. Automated sync and self-heal are off until \`/unfreeze ${picked}\`.` };
+    }
+    case "unfreeze": {
+      const state = await rt.reconciler.store.load(controller.instance);
+      if (!state.freeze) return { ok: true, reply: `**${picked}** is not frozen.` };
+      await controller.setFreeze(undefined);
+      return { ok: true, reply: `**${picked}** is unfrozen; its configured sync policy applies again.` };
+    }
+    case "approve":
+      return approve(rt, gh, controller, event);
+    case "diff":
+      return diff(rt, gh, controller, event);
+    case "history":
+      return history(rt, controller);
+  }
+}
+
+async function sync(controller: EnvironmentController, event: CommentEvent, command: { prune: boolean; force: boolean }, permission: Permission): Promise<Outcome> {
+  const name = controller.env.name;
+  if (command.force && !allows(permission, "admin")) {
+    return { ok: false, reply: `Sorry @${event.login}, \`/sync ${name} --force\` needs **admin** permission. Nothing was changed.` };
+  }
+  if (controller.env.approval) {
+    const { revision, held } = await controller.requestApprovedSync({ trigger: "comment", actor: event.login, prune: command.prune || undefined, force: command.force });
+    if (held) {
+      return { ok: true, reply: `**${name}** requires approval: syncing \`${short(revision)}\` waits for \`/approve ${name}\` from an approver.` };
+    }
+    return { ok: true, reply: `**${name}**: \`${short(revision)}\` is approved; syncing.` };
+  }
+  const outcome = await controller.sync({
+    trigger: "comment",
+    actor: event.login,
+    prune: command.prune || undefined,
+    force: command.force,
+    ignoreFreeze: command.force,
+  });
+  const ok = outcome.phase === "Succeeded";
+  return { ok, reply: `**${name}**: sync of \`${short(outcome.revision)}\` ${ok ? "succeeded" : outcome.phase.toLowerCase()}: ${outcome.message}` };
+}
+
+async function approve(rt: RepoRuntime, gh: Octokit, controller: EnvironmentController, event: CommentEvent): Promise<Outcome> {
+  const name = controller.env.name;
+  const rule = controller.env.approval;
+  if (!rule) return { ok: false, reply: `**${name}** does not require approval.` };
+  const check = await checkApprover(gh, rt.info.owner, rule, event.login, event.author, event.senderType === "Bot");
+  if (!check.ok) return { ok: false, reply: `Sorry @${event.login}, you cannot approve **${name}**: ${check.reason}. Nothing was changed.` };
+  const state = await rt.reconciler.store.load(controller.instance);
+  const pending = state.pendingSync;
+  if (!pending) return { ok: false, reply: `Nothing is waiting for approval in **${name}**.` };
+  // An approval is tied to the commit it approves: this pull request's commit must be the one waiting.
+  const { data: pr } = await gh.rest.pulls.get({ ...rt.ref, pull_number: event.pullNumber });
+  const prSha = pr.merged ? pr.merge_commit_sha : pr.head.sha;
+  if (prSha !== pending.revision) {
+    return {
+      ok: false,
+      reply: `This approval would be stale: **${name}** is waiting for \`${short(pending.revision)}\`, but this pull request is \`${short(prSha ?? "")}\`. Approvals are tied to the commit they approve; approve on the change that produced \`${short(pending.revision)}\`.`,
+    };
+  }
+  const result = await controller.approve(pending.revision, event.login);
+  if (!result.released) {
+    return { ok: true, reply: `Approved \`${short(pending.revision)}\` for **${name}** (${result.approvers.length}/${result.needed}); waiting for more approvals.` };
+  }
+  return { ok: true, reply: `Approved \`${short(pending.revision)}\` for **${name}** (${result.approvers.length}/${result.needed}); deploying.` };
+}
+
+async function diff(rt: RepoRuntime, gh: Octokit, controller: EnvironmentController, event: CommentEvent): Promise<Outcome> {
+  const name = controller.env.name;
+  let revision: string | undefined;
+  if (!event.merged) {
+    const { data: pr } = await gh.rest.pulls.get({ ...rt.ref, pull_number: event.pullNumber });
+    revision = pr.head.sha;
+  }
+  try {
+    const { revision: sha, assessment } = await controller.inspect(revision);
+    const text = environmentDiff(assessment.plan, controller.env);
+    if (!text) return { ok: true, reply: `**${name}** at \`${short(sha)}\`: no differences with the live cluster.` };
+    return { ok: true, reply: `**${name}** at \`${short(sha)}\` vs the live cluster:\n\n<details><summary>Diff</summary>\n\n\`\`\`diff\n${truncateBytes(text, 60_000)}\n\`\`\`\n</details>` };
+  } catch (err) {
+    if (err instanceof SourceError || err instanceof ValidationError) {
+      return { ok: false, reply: `**${name}**: the manifests are invalid, nothing would be applied:\n\n\`\`\`\n${truncateBytes(err.message, 60_000)}\n\`\`\`` };
+    }
+    throw err;
+  }
+}
+
+async function history(rt: RepoRuntime, controller: EnvironmentController): Promise<Outcome> {
+  const state = await rt.reconciler.store.load(controller.instance);
+  if (state.history.length === 0) return { ok: true, reply: `**${controller.env.name}** has no history yet.` };
+  const rows = state.history
+    .slice()
+    .reverse()
+    .map((h) => `| ${h.id} | ${h.finishedAt.replace(/\.\d+Z$/, "Z")} | \`${short(h.revision)}\` | ${h.trigger} | ${h.actor} | ${h.result} |`);
+  return {
+    ok: true,
+    reply: [`**${controller.env.name}** history:`, "", "| ID | DATE | REVISION | TRIGGER | ACTOR | RESULT |", "| --- | --- | --- | --- | --- | --- |", ...rows].join("\n"),
+  };
+}

@@ -1,0 +1,265 @@
+// Reconciler events become GitHub objects: a check run per environment per commit (`syncward /
+// <env>`), a deployment with statuses for each sync that changes an environment, and one PR
+// comment per merged pull request that sums up every environment, edited in place.
+// Calls for one environment are serialized so statuses arrive in order.
+import type { EnvironmentConfig } from "../config/types.ts";
+import type { SyncResult } from "../engine/result.ts";
+import type { DriftFight, ReconcilerEvent } from "../reconciler/events.ts";
+import { effectivePolicy } from "../reconciler/policy.ts";
+import type { Reconciler } from "../reconciler/reconciler.ts";
+import type { Logger } from "../reconciler/environment-controller.ts";
+import { environmentDiff } from "../engine/environment-diff.ts";
+import type { Octokit, OctokitFactory, RepoRef } from "./octokit.ts";
+import { annotationsFor, checkRunOutput, conclusionFor, type DriftFightAlert, prCommentBody } from "./summary.ts";
+import { truncateBytes } from "./truncate.ts";
+
+export const CHECK_PREFIX = "syncward / ";
+const COMMENT_MARKER = "syncward:summary";
+
+export interface ReporterOptions {
+  repo: RepoRef;
+  /** The repository's web URL from webhook payloads (no hard-coded host). */
+  htmlUrl: string;
+  octokit: OctokitFactory;
+  reconciler: Reconciler;
+  log: Logger;
+}
+
+interface DeploymentRecord {
+  id: number;
+  status: "queued" | "in_progress" | "done";
+}
+
+type CheckState = Parameters<Octokit["rest"]["checks"]["create"]>[0];
+
+export function checkName(env: string): string {
+  return `${CHECK_PREFIX}${env}`;
+}
+
+export function envFromCheckName(name: string): string | undefined {
+  return name.startsWith(CHECK_PREFIX) ? name.slice(CHECK_PREFIX.length) : undefined;
+}
+
+/** The three buttons GitHub allows, clicks authorized like comments. */
+export function checkActions(frozen: boolean): Array<{ label: string; description: string; identifier: string }> {
+  return [
+    { label: "Sync", description: "Sync this environment now", identifier: "sync" },
+    frozen
+      ? { label: "Unfreeze", description: "Resume automated sync and self-heal", identifier: "unfreeze" }
+      : { label: "Freeze", description: "Stop automated sync and self-heal", identifier: "freeze" },
+  ];
+}
+
+export class GitHubReporter {
+  private readonly queues = new Map<string, Promise<unknown>>();
+  private readonly deployments = new Map<string, DeploymentRecord>();
+  private readonly pulls = new Map<string, number>();
+  private readonly comments = new Map<number, { id?: number; rows: Map<string, { env: string; status: string; revision: string; checkUrl?: string; note?: string }> }>();
+
+  constructor(private readonly o: ReporterOptions) {}
+
+  /** A merged pull request produced `sha`: its environments' outcomes go to one comment there. */
+  linkPullRequest(sha: string, pr: number): void {
+    this.pulls.set(sha, pr);
+  }
+
+  handle(event: ReconcilerEvent): void {
+    const previous = this.queues.get(event.instance) ?? Promise.resolve();
+    const next = previous
+      .then(() => this.report(event))
+      .catch((err: unknown) => this.o.log.error({ err: String(err), event: event.type, env: event.env }, "reporting to GitHub failed"));
+    this.queues.set(event.instance, next);
+  }
+
+  /** Resolves once every report queued so far has been sent (for tests and shutdown). */
+  async idle(): Promise<void> {
+    let seen: Array<Promise<unknown>>;
+    do {
+      seen = [...this.queues.values()];
+      await Promise.all(seen);
+    } while (seen.some((p, i) => p !== [...this.queues.values()][i]));
+  }
+
+  private env(name: string): EnvironmentConfig {
+    return this.o.reconciler.controller(name).env;
+  }
+
+  private deploymentKey(env: string, sha: string): string {
+    return `${env}@${sha}`;
+  }
+
+  private async report(event: ReconcilerEvent): Promise<void> {
+    const gh = await this.o.octokit();
+    switch (event.type) {
+      case "syncStarted":
+        await this.deploymentProgress(gh, event.env, event.revision, "in_progress", `syncing ${event.changes} change(s)`);
+        return;
+      case "awaitingApproval": {
+        const description = `waiting for approval (${event.approvals.length}/${event.needed})`;
+        await this.deploymentProgress(gh, event.env, event.revision, "queued", description);
+        await this.check(gh, event.env, event.revision, { awaitingApproval: { revision: event.revision } });
+        const pr = this.pulls.get(event.revision);
+        if (pr !== undefined) {
+          await this.updateComment(gh, pr, event.env, event.revision, "waiting for approval", `comment \`/approve ${event.env}\` to deploy (${event.needed} approval(s) needed)`);
+        }
+        return;
+      }
+      case "synced": {
+        const url = await this.check(gh, event.env, event.revision, { result: event.outcome });
+        await this.deploymentDone(gh, event.env, event.revision, event.outcome, url);
+        const pr = this.pulls.get(event.revision);
+        if (pr !== undefined) await this.updateComment(gh, pr, event.env, event.revision, event.outcome.phase, event.outcome.message, url);
+        return;
+      }
+      case "selfHealed":
+        await this.check(gh, event.env, event.revision, { result: event.outcome, note: `Self-heal reverted out-of-band changes: ${event.drifted.join(", ")}` });
+        return;
+      case "driftFight":
+        await this.check(gh, event.env, event.revision, { alert: toAlert(event.fight) });
+        return;
+      case "outOfSync": {
+        const controller = this.o.reconciler.controller(event.env);
+        const { assessment } = await controller.inspect(event.revision);
+        const diff = environmentDiff(assessment.plan, controller.env);
+        const how = `Comment \`/sync ${event.env}\` on a pull request, click **Sync** below, or run \`syncward app sync ${event.env}\`.`;
+        await this.check(gh, event.env, event.revision, { diff, note: `${event.reason}. ${how}`, outOfSync: true });
+        return;
+      }
+      case "renderError":
+        await this.check(gh, event.env, event.revision, { problems: event.problems, note: `Render failed; nothing was applied.\n\n${event.message}` });
+        return;
+      default:
+        return;
+    }
+  }
+
+  /** Creates the deployment for (env, sha) once, then moves it along queued -> in_progress. */
+  private async deploymentProgress(gh: Octokit, envName: string, sha: string, status: "queued" | "in_progress", description: string): Promise<void> {
+    const key = this.deploymentKey(envName, sha);
+    let record = this.deployments.get(key);
+    const env = this.env(envName);
+    if (!record) {
+      const { data } = await gh.rest.repos.createDeployment({
+        ...this.o.repo,
+        ref: sha,
+        environment: envName,
+        auto_merge: false,
+        required_contexts: [],
+        production_environment: env.production,
+        transient_environment: false,
+        description: truncateBytes(`syncward: ${description}`, 140),
+        payload: { syncward: { environment: envName } },
+      });
+      if (!("id" in data)) throw new Error(`GitHub did not create a deployment for ${sha}: ${JSON.stringify(data).slice(0, 200)}`);
+      record = { id: data.id, status: "queued" };
+      this.deployments.set(key, record);
+      await this.deploymentStatus(gh, record.id, "queued", description, this.checksUrl(sha));
+    }
+    if (status === "in_progress" && record.status === "queued") {
+      await this.deploymentStatus(gh, record.id, "in_progress", description, this.checksUrl(sha));
+      record.status = "in_progress";
+    }
+  }
+
+  private async deploymentDone(gh: Octokit, envName: string, sha: string, outcome: SyncResult, logUrl?: string): Promise<void> {
+    const record = this.deployments.get(this.deploymentKey(envName, sha));
+    if (!record || record.status === "done") return; // nothing changed: no deployment to finish
+    const state = outcome.phase === "Succeeded" ? "success" : outcome.phase === "Error" ? "error" : "failure";
+    await this.deploymentStatus(gh, record.id, state, outcome.message, logUrl ?? this.checksUrl(sha), this.env(envName).environmentUrl);
+    record.status = "done";
+  }
+
+  private checksUrl(sha: string): string {
+    return `${this.o.htmlUrl}/commit/${sha}/checks`;
+  }
+
+  private async deploymentStatus(gh: Octokit, id: number, state: "queued" | "in_progress" | "success" | "failure" | "error", description: string, logUrl: string, environmentUrl?: string): Promise<void> {
+    await gh.rest.repos.createDeploymentStatus({
+      ...this.o.repo,
+      deployment_id: id,
+      state,
+      description: truncateBytes(description, 140),
+      log_url: logUrl,
+      ...(environmentUrl ? { environment_url: environmentUrl } : {}),
+      // A successful deployment marks earlier non-transient ones of the environment inactive.
+      auto_inactive: true,
+    });
+  }
+
+  /** Sends the check run of (env, sha); returns its web URL. */
+  async check(
+    gh: Octokit,
+    envName: string,
+    sha: string,
+    what: {
+      result?: SyncResult;
+      diff?: string;
+      alert?: DriftFightAlert;
+      awaitingApproval?: { revision: string };
+      problems?: Array<{ file?: string; line?: number; message: string }>;
+      note?: string;
+      outOfSync?: boolean;
+      title?: string;
+      conclusion?: "success" | "failure" | "neutral" | "action_required";
+    },
+  ): Promise<string | undefined> {
+    const controller = this.o.reconciler.controller(envName);
+    const env = controller.env;
+    const state = await this.o.reconciler.store.load(controller.instance);
+    const policy = effectivePolicy(env, state);
+    const output = checkRunOutput({
+      env,
+      state,
+      result: what.result,
+      diff: what.diff,
+      repoBranch: env.source.branch,
+      effectivePolicy: policy.label,
+      alert: what.alert,
+      awaitingApproval: what.awaitingApproval,
+    });
+    const chunks = annotationsFor(what.problems ?? []);
+    const failed = (what.problems?.length ?? 0) > 0;
+    const conclusion = what.conclusion ?? (failed ? "failure" : what.outOfSync ? "neutral" : conclusionFor(what.result, what.alert, what.awaitingApproval));
+    const summary = what.note ? truncateBytes(`${what.note}\n\n${output.summary}`, 65535) : output.summary;
+    const params: CheckState = {
+      ...this.o.repo,
+      name: checkName(envName),
+      head_sha: sha,
+      status: "completed",
+      conclusion,
+      completed_at: new Date().toISOString(),
+      output: {
+        title: truncateBytes(what.title ?? (failed ? "Render failed" : what.outOfSync ? "OutOfSync" : output.title), 255),
+        summary,
+        text: output.text,
+        ...(chunks[0] ? { annotations: chunks[0] } : {}),
+      },
+      actions: checkActions(Boolean(state.freeze)),
+    };
+    const { data } = await gh.rest.checks.create(params);
+    for (const more of chunks.slice(1)) {
+      await gh.rest.checks.update({ ...this.o.repo, check_run_id: data.id, output: { title: params.output?.title ?? "", summary, annotations: more } });
+    }
+    return data.html_url ?? undefined;
+  }
+
+  private async updateComment(gh: Octokit, pr: number, env: string, revision: string, status: string, note: string, checkUrl?: string): Promise<void> {
+    let entry = this.comments.get(pr);
+    if (!entry) {
+      entry = { rows: new Map() };
+      this.comments.set(pr, entry);
+    }
+    entry.rows.set(env, { env, status, revision, checkUrl, note });
+    const body = prCommentBody([...entry.rows.values()], COMMENT_MARKER);
+    if (entry.id === undefined) {
+      const { data } = await gh.rest.issues.createComment({ ...this.o.repo, issue_number: pr, body });
+      entry.id = data.id;
+    } else {
+      await gh.rest.issues.updateComment({ ...this.o.repo, comment_id: entry.id, body });
+    }
+  }
+}
+
+function toAlert(f: DriftFight): DriftFightAlert {
+  return { object: f.object, fields: f.fields, managers: f.managers, heals: f.heals, windowMinutes: f.windowMinutes, ignoreSnippet: f.ignoreSnippet };
+}

@@ -1,0 +1,132 @@
+// One repository's syncward: its config (read from the default branch only, so a pull request
+// cannot weaken its own policy), a reconciler over GitHub revisions, and the reporter that turns
+// the reconciler's events into check runs, deployments and comments.
+import { ConfigError, parseConfig } from "../config/load.ts";
+import type { SyncwardConfig } from "../config/types.ts";
+import type { KubeClient } from "../kube/client.ts";
+import type { Logger } from "../reconciler/environment-controller.ts";
+import { Reconciler } from "../reconciler/reconciler.ts";
+import { GitHubSource } from "./github-source.ts";
+import type { Octokit, RepoRef } from "./octokit.ts";
+import { GitHubReporter } from "./reporter.ts";
+
+export const CONFIG_PATH = ".github/syncward.yml";
+
+export interface AppDeps {
+  client: KubeClient;
+  stateNamespace: string;
+  cacheDir: string;
+  identity: string;
+  leases: boolean;
+  watch: boolean;
+  pollIntervalMs?: number;
+  log: Logger;
+  auth(installationId: number): Promise<Octokit>;
+}
+
+export interface RepoInfo extends RepoRef {
+  installationId: number;
+  htmlUrl: string;
+  defaultBranch: string;
+}
+
+export class RepoRuntime {
+  readonly source: GitHubSource;
+  readonly reconciler: Reconciler;
+  readonly reporter: GitHubReporter;
+
+  constructor(
+    readonly info: RepoInfo,
+    readonly config: SyncwardConfig,
+    deps: AppDeps,
+  ) {
+    const repo = { owner: info.owner, repo: info.repo };
+    const octokit = () => deps.auth(info.installationId);
+    this.source = new GitHubSource(repo, octokit, deps.cacheDir);
+    let reporter: GitHubReporter | undefined;
+    this.reconciler = new Reconciler({
+      app: `${info.owner}-${info.repo}`,
+      config,
+      client: deps.client,
+      source: this.source,
+      emit: (e) => reporter?.handle(e),
+      log: deps.log,
+      stateNamespace: deps.stateNamespace,
+      identity: deps.identity,
+      leases: deps.leases,
+      watch: deps.watch,
+      pollIntervalMs: deps.pollIntervalMs,
+    });
+    reporter = new GitHubReporter({ repo, htmlUrl: info.htmlUrl, octokit, reconciler: this.reconciler, log: deps.log });
+    this.reporter = reporter;
+  }
+
+  get ref(): RepoRef {
+    return { owner: this.info.owner, repo: this.info.repo };
+  }
+
+  start(): void {
+    this.reconciler.start();
+  }
+
+  async stop(): Promise<void> {
+    await this.reconciler.stop();
+    await this.reporter.idle();
+  }
+}
+
+/** The config at the default branch's head; undefined when the repository has none. */
+export async function readConfig(gh: Octokit, info: RepoInfo): Promise<SyncwardConfig | undefined> {
+  let text: string;
+  try {
+    const { data } = await gh.rest.repos.getContent({ owner: info.owner, repo: info.repo, path: CONFIG_PATH, ref: info.defaultBranch });
+    if (Array.isArray(data) || data.type !== "file" || !("content" in data)) return undefined;
+    text = Buffer.from(data.content, "base64").toString("utf8");
+  } catch (err) {
+    if ((err as { status?: number }).status === 404) return undefined;
+    throw err;
+  }
+  return parseConfig(text, CONFIG_PATH);
+}
+
+/** Every repository's runtime, created on its first event and rebuilt when its config changes. */
+export class Runtimes {
+  private readonly byRepo = new Map<string, RepoRuntime>();
+  private readonly pending = new Map<string, Promise<RepoRuntime | undefined>>();
+
+  constructor(private readonly deps: AppDeps) {}
+
+  /** The runtime of a repository, or undefined when it has no syncward config. Throws ConfigError for an invalid one. */
+  async for(info: RepoInfo, reload = false): Promise<RepoRuntime | undefined> {
+    const key = `${info.owner}/${info.repo}`.toLowerCase();
+    const existing = this.byRepo.get(key);
+    if (existing && !reload) return existing;
+    let loading = this.pending.get(key);
+    if (!loading) {
+      loading = (async () => {
+        const gh = await this.deps.auth(info.installationId);
+        const config = await readConfig(gh, info);
+        await this.byRepo.get(key)?.stop();
+        this.byRepo.delete(key);
+        if (!config) return undefined;
+        const runtime = new RepoRuntime(info, config, this.deps);
+        this.byRepo.set(key, runtime);
+        runtime.start();
+        return runtime;
+      })().finally(() => this.pending.delete(key));
+      this.pending.set(key, loading);
+    }
+    return loading;
+  }
+
+  all(): RepoRuntime[] {
+    return [...this.byRepo.values()];
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all(this.all().map((r) => r.stop()));
+    this.byRepo.clear();
+  }
+}
+
+export { ConfigError };

@@ -1,0 +1,46 @@
+import assert from "node:assert/strict";
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { describe, it } from "node:test";
+import { includedDirs } from "../../../src/source/includes.ts";
+import { touches } from "../../../src/reconciler/reconciler.ts";
+
+function tree(files: Record<string, string>): string {
+  const dir = mkdtempSync(join(tmpdir(), "syncward-inc-"));
+  for (const [p, c] of Object.entries(files)) {
+    mkdirSync(dirname(join(dir, p)), { recursive: true });
+    writeFileSync(join(dir, p), c);
+  }
+  return dir;
+}
+
+describe("includedDirs", () => {
+  const dir = tree({
+    "apps/pay/overlays/dev/kustomization.yaml": "resources: [../../base, extra.yaml]\ncomponents: [../../../../components/tls]\n",
+    "apps/pay/base/kustomization.yaml": "resources: [deploy.yaml, https://example.com/remote.yaml]\n",
+    "components/tls/kustomization.yaml": "kind: Component\n",
+    "apps/shop/plain/cm.yaml": "kind: ConfigMap\n",
+  });
+
+  it("follows bases, resource folders and components transitively, ignoring remote ones", async () => {
+    assert.deepEqual(await includedDirs(dir, "apps/pay/overlays/dev"), ["apps/pay/base", "apps/pay/overlays/dev", "components/tls"]);
+  });
+
+  it("is just the path for a plain folder", async () => {
+    assert.deepEqual(await includedDirs(dir, "apps/shop/plain"), ["apps/shop/plain"]);
+  });
+
+  const cases: Array<[string[], string[], boolean]> = [
+    [["apps/pay/base"], ["apps/pay/base/deploy.yaml"], true],
+    [["apps/pay/base"], ["apps/pay/basement/x.yaml"], false],
+    [["apps/pay/overlays/dev", "components/tls"], ["components/tls/cert.yaml"], true],
+    [["apps/shop/plain"], ["apps/pay/base/deploy.yaml", "README.md"], false],
+    [[""], ["anything.yaml"], true],
+  ];
+  for (const [dirs, files, expected] of cases) {
+    it(`a change to ${files.join(", ")} ${expected ? "touches" : "does not touch"} ${dirs.join(", ") || "the root"}`, () => {
+      assert.equal(touches(dirs, files), expected);
+    });
+  }
+});
