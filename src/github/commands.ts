@@ -125,6 +125,9 @@ function parseLine(line: string, environments: string[]): ParsedCommand | undefi
     return invalid(line, `unknown command \`/${head[1]}\``, `/${near}${line.slice(head[0].length)}`);
   }
 
+  // `/help sync`, `/help --all`: still a request for help; the arguments do not matter.
+  if (name === "help") return { type: "help" };
+
   let tokens: Token[];
   try {
     tokens = tokenize(line, head[0].length);
@@ -160,9 +163,6 @@ function parseLine(line: string, environments: string[]): ParsedCommand | undefi
   }
 
   switch (name) {
-    case "help":
-      // `/help sync` is still a request for help: arguments are ignored.
-      return { type: "help" };
     case "freeze": {
       const first = args[0];
       const env = first === undefined ? undefined : matchEnvironment(first, environments);

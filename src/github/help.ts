@@ -7,7 +7,9 @@ interface CommandHelp {
   who: string;
 }
 
-const WRITE = "people with write access to the repository";
+// Defaults of the environment's `commands` permissions in `.github/syncward.yml`.
+const WRITE = "people with write access to the repository (by default; see `commands` in the config)";
+const READ = "anyone who can read the repository (by default; see `commands` in the config)";
 
 const HELP: Record<CommandName, CommandHelp> = {
   sync: {
@@ -15,17 +17,19 @@ const HELP: Record<CommandName, CommandHelp> = {
     does:
       "Sync the environment now. `--prune` deletes live objects no longer in Git; " +
       "`--force` deletes and re-creates objects whose immutable fields changed.",
-    who: `${WRITE}; environments with an approval rule also need an approval for this commit`,
+    who: `${WRITE}; an environment with an \`approval\` rule also needs an approval for the commit`,
   },
   diff: {
     args: "`[env]`",
     does: "Show what a sync would change (secrets masked), without changing anything.",
-    who: "anyone who can read the repository",
+    who: READ,
   },
   approve: {
     args: "`[env]`",
     does: "Approve syncing this pull request's head commit. Approvals are tied to that commit: a new push needs a new approval.",
-    who: "the approvers listed in the environment's `approval` rule; not the pull request's author unless `allowAuthor` is set; never bots",
+    who:
+      `${WRITE}, and the approvers listed in the environment's \`approval\` rule if it lists any; ` +
+      "not the pull request's author unless `allowAuthor` is set; never bots",
   },
   freeze: {
     args: '`[env] ["reason"]`',
@@ -40,7 +44,7 @@ const HELP: Record<CommandName, CommandHelp> = {
   history: {
     args: "`[env]`",
     does: "List the last sync operations: revision, trigger, who, result.",
-    who: "anyone who can read the repository",
+    who: READ,
   },
   help: {
     args: "",

@@ -470,6 +470,14 @@ function environmentSection(env: EnvironmentConfig): string {
     `- **Sync options:** ${options}`,
     `- **Retry:** ${retry}`,
   ];
+  if (env.commands !== undefined) {
+    const byLevel = new Map<string, string[]>();
+    for (const [command, level] of Object.entries(env.commands))
+      byLevel.set(level, [...(byLevel.get(level) ?? []), `/${command}`]);
+    lines.push(
+      `- **Commands:** ${[...byLevel].map(([level, commands]) => `${commands.map(code).join(", ")} need ${level}`).join("; ")}`,
+    );
+  }
   if (p.pruneLimit !== undefined) lines.push(`- **Prune limit:** ${String(p.pruneLimit)}`);
   if (env.syncWindows.length > 0) {
     lines.push(

@@ -56,6 +56,7 @@ describe("parseCommands: each command", () => {
     ["/help", [{ type: "help" }]],
     ["/help sync", [{ type: "help" }]],
     ["/HELP", [{ type: "help" }]],
+    ['/help --all "unterminated', [{ type: "help" }]],
   ];
   for (const [body, expected] of cases) it(JSON.stringify(body), () => check(body, expected));
 });

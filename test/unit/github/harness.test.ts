@@ -270,6 +270,31 @@ describe("Probot with the test Octokit", () => {
     assert.throws(() => gh!.assertDone(), /requests GitHub would reject/);
   });
 
+  it("mocks a second host: the tarball redirect to codeload", async () => {
+    gh = mockGitHub();
+    gh.api
+      .get(`/repos/acme/shop/tarball/${SHA}`)
+      .reply(302, "", { location: `https://codeload.github.com/acme/shop/legacy.tar.gz/${SHA}` });
+    gh.scope("https://codeload.github.com")
+      .get(`/acme/shop/legacy.tar.gz/${SHA}`)
+      .reply(200, Buffer.from("tarball bytes"), { "content-type": "application/x-gzip" });
+    const octokit = await octokitOf(await createTestProbot());
+    const { data } = await octokit.rest.repos.downloadTarballArchive({
+      owner: "acme",
+      repo: "shop",
+      ref: SHA,
+    });
+    assert.equal(Buffer.from(data as ArrayBuffer).toString(), "tarball bytes");
+    gh.assertDone();
+    assert.deepEqual(
+      gh.requests.map((r) => `${r.method} ${r.url}`),
+      [
+        `GET https://api.github.com/repos/acme/shop/tarball/${SHA}`,
+        `GET https://codeload.github.com/acme/shop/legacy.tar.gz/${SHA}`,
+      ],
+    );
+  });
+
   it("lets local requests through (the control plane stays reachable)", async () => {
     gh = mockGitHub();
     const { createServer } = await import("node:http");
