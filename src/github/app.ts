@@ -1,0 +1,78 @@
+// The syncward GitHub App (Probot). `npm start` runs this file; tests load `syncwardApp(deps)`
+// with their own cluster client and a Probot authenticated by token.
+import { hostname, homedir } from "node:os";
+import { join } from "node:path";
+import type { ApplicationFunction, Probot } from "probot";
+import { KubeClient } from "../kube/client.ts";
+import { countRequests, handleEvent, type Metrics } from "./events.ts";
+import {
+  type CheckRunPayload,
+  type CommentPayload,
+  onCheckRun,
+  onIssueComment,
+  onPullRequestMerged,
+  onPullRequestPreview,
+  onPush,
+  type PullRequestPayload,
+  type PushPayload,
+} from "./handlers.ts";
+import type { Octokit } from "./octokit.ts";
+import { type AppDeps, Runtimes } from "./runtime.ts";
+
+/** Delivery ids seen recently: a redelivery keeps its X-GitHub-Delivery, so it is ignored. */
+export class RecentDeliveries {
+  private readonly ids = new Set<string>();
+  constructor(private readonly capacity = 2000) {}
+
+  /** True the first time an id is seen. */
+  first(id: string): boolean {
+    if (this.ids.has(id)) return false;
+    this.ids.add(id);
+    if (this.ids.size > this.capacity) this.ids.delete(this.ids.values().next().value as string);
+    return true;
+  }
+}
+
+export interface SyncwardApp {
+  runtimes: Runtimes;
+  deliveries: RecentDeliveries;
+}
+
+/** Builds the app; `onReady` receives its parts (tests wait on reporters through it). */
+export function syncwardApp(deps: Omit<AppDeps, "auth"> & { metrics?: Metrics }, onReady?: (parts: SyncwardApp) => void): ApplicationFunction {
+  return (app: Probot) => {
+    const auth = async (installationId: number) => countRequests((await app.auth(installationId)) as unknown as Octokit, deps.metrics);
+    const runtimes = new Runtimes({ ...deps, auth });
+    const deliveries = new RecentDeliveries();
+    const mergedPulls = new Map<string, number>();
+    onReady?.({ runtimes, deliveries });
+    const on = handleEvent(app, deliveries, deps.metrics);
+
+    on("push", (gh, payload) => onPush(runtimes, gh, payload as unknown as PushPayload, deps.cacheDir, mergedPulls));
+    on(["pull_request.opened", "pull_request.synchronize", "pull_request.reopened"], (gh, payload) =>
+      onPullRequestPreview(runtimes, gh, payload as unknown as PullRequestPayload),
+    );
+    on("pull_request.closed", (gh, payload) => onPullRequestMerged(runtimes, gh, payload as unknown as PullRequestPayload, mergedPulls));
+    on("issue_comment.created", (gh, payload) => onIssueComment(runtimes, gh, payload as unknown as CommentPayload));
+    on(["check_run.requested_action", "check_run.rerequested"], (gh, payload) =>
+      onCheckRun(runtimes, gh, payload as unknown as CheckRunPayload, app.log),
+    );
+  };
+}
+
+/** `probot run`: the cluster from SYNCWARD_KUBECONFIG, KUBECONFIG or in-cluster config. */
+const app: ApplicationFunction = (probot, options) => {
+  const client = KubeClient.fromKubeconfig({ kubeconfig: process.env.SYNCWARD_KUBECONFIG, context: process.env.SYNCWARD_CONTEXT });
+  const cacheDir = process.env.SYNCWARD_TREE_CACHE ?? join(process.env.XDG_CACHE_HOME ?? join(homedir(), ".cache"), "syncward", "trees");
+  return syncwardApp({
+    client,
+    stateNamespace: process.env.SYNCWARD_STATE_NAMESPACE ?? "syncward",
+    cacheDir,
+    identity: process.env.POD_NAME ?? `${hostname()}-${process.pid}`,
+    leases: true,
+    watch: true,
+    log: probot.log,
+  })(probot, options);
+};
+
+export default app;

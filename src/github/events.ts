@@ -1,0 +1,34 @@
+// Subscribing handlers to webhook events with the cross-cutting rules every handler needs:
+// duplicate deliveries are ignored, and the installation client is passed in.
+import type { Probot } from "probot";
+import type { Octokit } from "./octokit.ts";
+
+export interface Metrics {
+  countGitHubRequest(method: string, status: number | string): void;
+}
+
+type EventName = Parameters<Probot["on"]>[0];
+
+const counted = new WeakSet<object>();
+
+/** Counts an Octokit's requests in the metrics, once per instance (Probot may reuse instances). */
+export function countRequests<T extends Octokit>(gh: T, metrics?: Metrics): T {
+  if (metrics && !counted.has(gh)) {
+    counted.add(gh);
+    gh.hook.after("request", (response, options) => metrics.countGitHubRequest(String(options.method), response.status));
+  }
+  return gh;
+}
+
+export function handleEvent(app: Probot, deliveries: { first(id: string): boolean }, metrics?: Metrics) {
+  return (events: EventName, handler: (gh: Octokit, payload: Record<string, unknown>) => Promise<unknown>) => {
+    app.on(events, async (context) => {
+      if (!deliveries.first(context.id)) {
+        context.log.info({ delivery: context.id, event: context.name }, "duplicate delivery ignored");
+        return;
+      }
+      const gh = countRequests(context.octokit as unknown as Octokit, metrics);
+      await handler(gh, context.payload as unknown as Record<string, unknown>);
+    });
+  };
+}

@@ -1,0 +1,247 @@
+// Webhook handlers. They only nudge the reconciler or answer people: the reconciler decides what
+// to sync, and the reporter tells GitHub what happened.
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { ConfigError } from "../config/load.ts";
+import { environmentDiff } from "../engine/environment-diff.ts";
+import { ValidationError } from "../engine/prepare.ts";
+import { SourceError } from "../source/errors.ts";
+import { includedDirs } from "../source/includes.ts";
+import { allows, permissionOf } from "./authorize.ts";
+import { handleCommentCommands } from "./comment-commands.ts";
+import type { Octokit } from "./octokit.ts";
+import { checkName, envFromCheckName } from "./reporter.ts";
+import { CONFIG_PATH, type RepoInfo, type RepoRuntime, type Runtimes } from "./runtime.ts";
+import { annotationsFor } from "./summary.ts";
+import { truncateBytes } from "./truncate.ts";
+
+interface RepoPayload {
+  repository: { name: string; owner: { login: string }; html_url: string; default_branch: string };
+  installation?: { id: number };
+}
+
+export function repoInfo(payload: RepoPayload): RepoInfo {
+  if (!payload.installation) throw new Error("webhook without an installation: is syncward installed as a GitHub App?");
+  return {
+    owner: payload.repository.owner.login,
+    repo: payload.repository.name,
+    installationId: payload.installation.id,
+    htmlUrl: payload.repository.html_url,
+    defaultBranch: payload.repository.default_branch,
+  };
+}
+
+/** An invalid config is reported on the commit that carries it, at file and line; nothing syncs. */
+export async function reportConfigError(gh: Octokit, info: RepoInfo, sha: string, err: ConfigError): Promise<void> {
+  const problems = err.issues.map((i) => ({ file: CONFIG_PATH, line: i.line, message: `${i.path ? `${i.path}: ` : ""}${i.message}` }));
+  const [first, ...rest] = annotationsFor(problems);
+  const output = {
+    title: `Invalid ${CONFIG_PATH}: ${err.issues.length} problem(s)`,
+    summary: truncateBytes(`syncward did not act: fix the configuration.\n\n\`\`\`\n${err.message}\n\`\`\``, 65535),
+  };
+  const { data } = await gh.rest.checks.create({
+    owner: info.owner,
+    repo: info.repo,
+    name: "syncward / config",
+    head_sha: sha,
+    status: "completed",
+    conclusion: "failure",
+    completed_at: new Date().toISOString(),
+    output: { ...output, ...(first ? { annotations: first } : {}) },
+  });
+  for (const more of rest) {
+    await gh.rest.checks.update({ owner: info.owner, repo: info.repo, check_run_id: data.id, output: { ...output, annotations: more } });
+  }
+}
+
+/** The runtime for a payload's repository; config problems are reported at `sha` and give undefined. */
+export async function runtimeFor(runtimes: Runtimes, gh: Octokit, payload: RepoPayload, sha: string, reload = false): Promise<RepoRuntime | undefined> {
+  const info = repoInfo(payload);
+  try {
+    return await runtimes.for(info, reload);
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    await reportConfigError(gh, info, sha, err);
+    return undefined;
+  }
+}
+
+export interface PushPayload extends RepoPayload {
+  ref: string;
+  before: string;
+  after: string;
+  deleted: boolean;
+  commits: Array<{ added?: string[]; modified?: string[]; removed?: string[] }>;
+  pusher: { name?: string };
+  sender?: { login: string };
+}
+
+export async function onPush(runtimes: Runtimes, gh: Octokit, payload: PushPayload, cacheDir: string, mergedPulls: Map<string, number>): Promise<string[]> {
+  if (!payload.ref.startsWith("refs/heads/") || payload.deleted) return [];
+  const branch = payload.ref.slice("refs/heads/".length);
+  const files = payload.commits.flatMap((c) => [...(c.added ?? []), ...(c.modified ?? []), ...(c.removed ?? [])]);
+  const configChanged = branch === payload.repository.default_branch && files.includes(CONFIG_PATH);
+  const rt = await runtimeFor(runtimes, gh, payload, payload.after, configChanged);
+  if (!rt) return [];
+  rt.source.learnHead(branch, payload.after);
+  const pr = mergedPulls.get(payload.after);
+  if (pr !== undefined) rt.reporter.linkPullRequest(payload.after, pr);
+  const actor = payload.sender?.login ?? payload.pusher.name ?? "unknown";
+  // Only environments whose sources the push touched, judged on the tree before the push (what
+  // the environment rendered from). Without the file list or that tree, every one is nudged.
+  const previous = join(cacheDir, payload.before);
+  if (files.length === 0 || !existsSync(previous)) return rt.reconciler.nudgeBranch(branch, pr ? "merge" : "push", actor);
+  const dirs = new Map<string, string[]>();
+  for (const env of rt.config.environments.filter((e) => e.source.branch === branch)) {
+    dirs.set(env.name, await includedDirs(previous, env.source.path));
+  }
+  return rt.reconciler.nudgeBranch(branch, pr ? "merge" : "push", actor, { files, includes: (env) => dirs.get(env) ?? [""] });
+}
+
+export interface PullRequestPayload extends RepoPayload {
+  action: string;
+  number: number;
+  pull_request: {
+    merged: boolean | null;
+    merge_commit_sha: string | null;
+    head: { sha: string };
+    base: { ref: string };
+    merged_by?: { login: string } | null;
+  };
+  sender: { login: string };
+}
+
+/** A merge deploys per policy; its commit's outcomes go to one comment on the pull request. */
+export async function onPullRequestMerged(runtimes: Runtimes, gh: Octokit, payload: PullRequestPayload, mergedPulls: Map<string, number>): Promise<string[]> {
+  const sha = payload.pull_request.merge_commit_sha;
+  if (!payload.pull_request.merged || !sha) return [];
+  mergedPulls.set(sha, payload.number);
+  if (mergedPulls.size > 500) mergedPulls.delete(mergedPulls.keys().next().value as string);
+  const rt = await runtimeFor(runtimes, gh, payload, sha);
+  if (!rt) return [];
+  rt.reporter.linkPullRequest(sha, payload.number);
+  rt.source.learnHead(payload.pull_request.base.ref, sha);
+  return rt.reconciler.nudgeBranch(payload.pull_request.base.ref, "merge", payload.pull_request.merged_by?.login ?? payload.sender.login);
+}
+
+/** What merging would change in each environment tracking the base branch, as a check run on the head commit. */
+export async function onPullRequestPreview(runtimes: Runtimes, gh: Octokit, payload: PullRequestPayload): Promise<void> {
+  const sha = payload.pull_request.head.sha;
+  const rt = await runtimeFor(runtimes, gh, payload, sha);
+  if (!rt) return;
+  for (const env of rt.config.environments.filter((e) => e.source.branch === payload.pull_request.base.ref)) {
+    await preview(rt, gh, env.name, sha);
+  }
+}
+
+export async function preview(rt: RepoRuntime, gh: Octokit, envName: string, sha: string): Promise<void> {
+  const controller = rt.reconciler.controller(envName);
+  try {
+    const result = await controller.sync({ trigger: "comment", actor: "preview", revision: sha, dryRun: true });
+    const { assessment } = await controller.inspect(sha);
+    const diff = environmentDiff(assessment.plan, controller.env);
+    const plan = assessment.plan;
+    const create = plan.steps.flatMap((s) => s.tasks).filter((t) => t.action === "create").length;
+    const change = plan.steps.flatMap((s) => s.tasks).filter((t) => t.action === "update").length;
+    const prune = plan.prunes.length;
+    const warnings = [
+      plan.refusal ? `:warning: ${plan.refusal}` : "",
+      plan.requiresPruning.length > 0 ? `:information_source: ${plan.requiresPruning.length} object(s) would require pruning (prune is off)` : "",
+    ].filter(Boolean);
+    await rt.reporter.check(gh, envName, sha, {
+      result,
+      diff,
+      title: `Preview: ${create} to create, ${change} to change, ${prune} to prune`,
+      note: [`What merging this pull request would change in **${envName}**.`, ...warnings].join("\n\n"),
+      conclusion: plan.refusal || result.phase !== "Succeeded" ? "failure" : "neutral",
+    });
+  } catch (err) {
+    if (err instanceof SourceError) {
+      await rt.reporter.check(gh, envName, sha, { problems: err.problems, note: `The manifests do not render; merging would apply nothing to **${envName}**.\n\n${err.message}` });
+      return;
+    }
+    if (err instanceof ValidationError) {
+      await rt.reporter.check(gh, envName, sha, { note: `Policy violations: nothing would be applied to **${envName}**.\n\n${err.problems.map((p) => `- ${p}`).join("\n")}`, conclusion: "failure", title: "Policy violations" });
+      return;
+    }
+    throw err;
+  }
+}
+
+export interface CommentPayload extends RepoPayload {
+  comment: { id: number; body: string; user: { login: string; type: string } };
+  issue: { number: number; user: { login: string }; pull_request?: { merged_at?: string | null } };
+  sender: { login: string; type: string };
+}
+
+export async function onIssueComment(runtimes: Runtimes, gh: Octokit, payload: CommentPayload): Promise<void> {
+  if (!payload.issue.pull_request) return;
+  if (payload.sender.type === "Bot" || payload.comment.user.type === "Bot") return;
+  const info = repoInfo(payload);
+  let rt: RepoRuntime | undefined;
+  try {
+    rt = await runtimes.for(info);
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    await gh.rest.issues.createComment({ owner: info.owner, repo: info.repo, issue_number: payload.issue.number, body: truncateBytes(`syncward cannot act: ${CONFIG_PATH} on ${info.defaultBranch} is invalid.\n\n\`\`\`\n${err.message}\n\`\`\``, 65536) });
+    return;
+  }
+  if (!rt) return;
+  await handleCommentCommands(rt, gh, {
+    commentId: payload.comment.id,
+    body: payload.comment.body,
+    login: payload.comment.user.login,
+    senderType: payload.sender.type,
+    pullNumber: payload.issue.number,
+    author: payload.issue.user.login,
+    merged: Boolean(payload.issue.pull_request.merged_at),
+  });
+}
+
+export interface CheckRunPayload extends RepoPayload {
+  action: string;
+  check_run: { name: string; head_sha: string; pull_requests: Array<{ number: number }> };
+  requested_action?: { identifier: string };
+  sender: { login: string; type: string };
+}
+
+/** Buttons (Sync, Freeze/Unfreeze) and re-runs; clicks are authorized like comments. */
+export async function onCheckRun(runtimes: Runtimes, gh: Octokit, payload: CheckRunPayload, log: { warn(o: object, m?: string): void }): Promise<void> {
+  const envName = envFromCheckName(payload.check_run.name);
+  if (!envName || payload.sender.type === "Bot") return;
+  const rt = await runtimeFor(runtimes, gh, payload, payload.check_run.head_sha);
+  if (!rt || !rt.config.environments.some((e) => e.name === envName)) return;
+  const controller = rt.reconciler.controller(envName);
+  const login = payload.sender.login;
+  if (payload.action === "rerequested") {
+    if (payload.check_run.pull_requests.length > 0) await preview(rt, gh, envName, payload.check_run.head_sha);
+    else controller.nudge("comment", login);
+    return;
+  }
+  const identifier = payload.requested_action?.identifier;
+  if (identifier !== "sync" && identifier !== "freeze" && identifier !== "unfreeze") return;
+  const permission = await permissionOf(gh, rt.ref, login);
+  const need = controller.env.commands[identifier];
+  if (!allows(permission, need)) {
+    log.warn({ login, permission, need, env: envName, action: identifier }, "refused a check-run button click");
+    await rt.reporter.check(gh, envName, payload.check_run.head_sha, {
+      title: `${identifier} refused for @${login}`,
+      note: `@${login} clicked **${identifier}** but needs **${need}** permission (has **${permission}**). Nothing was changed.`,
+      conclusion: "neutral",
+    });
+    return;
+  }
+  if (identifier === "sync") {
+    if (controller.env.approval) await controller.requestApprovedSync({ trigger: "comment", actor: login });
+    else await controller.sync({ trigger: "comment", actor: login });
+    return;
+  }
+  await controller.setFreeze(identifier === "freeze" ? { by: login, reason: "frozen from the check run" } : undefined);
+  await rt.reporter.check(gh, envName, payload.check_run.head_sha, {
+    title: identifier === "freeze" ? `Frozen by @${login}` : `Unfrozen by @${login}`,
+    note: identifier === "freeze" ? "Automated sync and self-heal are off until unfrozen." : "The configured sync policy applies again.",
+    conclusion: "neutral",
+  });
+}
+
+export { checkName };
