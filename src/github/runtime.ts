@@ -20,6 +20,8 @@ export interface AppDeps {
   leases: boolean;
   watch: boolean;
   pollIntervalMs?: number;
+  /** Start each repository's reconcile loop when its runtime is created (default true). */
+  autoStart?: boolean;
   log: Logger;
   auth(installationId: number): Promise<Octokit>;
 }
@@ -111,7 +113,7 @@ export class Runtimes {
         if (!config) return undefined;
         const runtime = new RepoRuntime(info, config, this.deps);
         this.byRepo.set(key, runtime);
-        runtime.start();
+        if (this.deps.autoStart ?? true) runtime.start();
         return runtime;
       })().finally(() => this.pending.delete(key));
       this.pending.set(key, loading);

@@ -1,0 +1,133 @@
+// PR comment commands that must be refused (or ignored) before anything touches a cluster:
+// the app runs with an unreachable cluster, so any attempt to act would fail the test.
+import assert from "node:assert/strict";
+import { afterEach, beforeEach, describe, it } from "node:test";
+import { mockConfig, mockPermission, mockReactions, mockReply, startApp, type TestApp, unreachableClient } from "../support/app.ts";
+import { issueCommentEvent } from "../support/webhooks.ts";
+
+const CONFIG = `environments:
+  - name: dev
+    source: {path: overlays/dev}
+    destination: {namespace: shop-dev}
+    syncPolicy: {automated: {prune: true, selfHeal: true}}
+  - name: prod
+    source: {path: overlays/prod}
+    destination: {namespace: shop-prod}
+    approval: {users: [carol, bob], minimum: 1}
+`;
+
+let app: TestApp;
+beforeEach(async () => {
+  app = await startApp({ client: unreachableClient() });
+});
+afterEach(async () => {
+  await Promise.all(app.parts.runtimes.all().map((r) => r.stop()));
+  app.mock.reset();
+});
+
+function comment(body: string, login = "alice", extra: Partial<{ type: "User" | "Bot"; author: string; commentId: number; deliveryId: string }> = {}) {
+  const event = issueCommentEvent({ body, sender: { login, type: extra.type ?? "User" }, commentId: extra.commentId ?? 1001, deliveryId: extra.deliveryId });
+  if (extra.author) (event.payload.issue.user as { login: string }).login = extra.author;
+  return event;
+}
+
+describe("PR comment commands: refusals", () => {
+  it("politely refuses a read-only user and changes nothing", async () => {
+    mockConfig(app.mock, CONFIG);
+    mockReactions(app.mock, 1001, "confused");
+    mockPermission(app.mock, "rita", "read");
+    const reply = mockReply(app.mock, 7);
+    await app.probot.receive(comment("/sync dev", "rita"));
+    app.mock.assertDone();
+    assert.match(reply.body(), /Sorry @rita, `\/sync dev` needs \*\*write\*\* permission on this repository and you have \*\*read\*\*\. Nothing was changed\./);
+  });
+
+  it("refuses an outside collaborator (no permission at all)", async () => {
+    mockConfig(app.mock, CONFIG);
+    mockReactions(app.mock, 1001, "confused");
+    mockPermission(app.mock, "mallory", "none");
+    const reply = mockReply(app.mock, 7);
+    await app.probot.receive(comment("/freeze dev because", "mallory"));
+    app.mock.assertDone();
+    assert.match(reply.body(), /needs \*\*write\*\* permission .* you have \*\*none\*\*/);
+  });
+
+  it("ignores bots entirely, including their commands", async () => {
+    await app.probot.receive(comment("/sync dev", "renovate[bot]", { type: "Bot" }));
+    app.mock.assertDone();
+    assert.equal(app.mock.requests.length, 0);
+  });
+
+  it("refuses a self-approval by the pull request's author", async () => {
+    mockConfig(app.mock, CONFIG);
+    mockReactions(app.mock, 1001, "confused");
+    mockPermission(app.mock, "bob", "write");
+    const reply = mockReply(app.mock, 7);
+    await app.probot.receive(comment("/approve prod", "bob", { author: "bob" }));
+    app.mock.assertDone();
+    assert.match(reply.body(), /the author of a change cannot approve its deployment/);
+  });
+
+  it("refuses an approver who is not in the approval rule", async () => {
+    mockConfig(app.mock, CONFIG);
+    mockReactions(app.mock, 1001, "confused");
+    mockPermission(app.mock, "dave", "admin");
+    const reply = mockReply(app.mock, 7);
+    await app.probot.receive(comment("/approve prod", "dave", { author: "bob" }));
+    app.mock.assertDone();
+    assert.match(reply.body(), /you cannot approve \*\*prod\*\*: only @carol, @bob may approve/);
+  });
+
+  it("answers an unknown environment with did-you-mean and the help", async () => {
+    mockConfig(app.mock, CONFIG);
+    mockReactions(app.mock, 1001, "confused");
+    mockPermission(app.mock, "alice", "write");
+    const reply = mockReply(app.mock, 7);
+    await app.probot.receive(comment("/sync prdo"));
+    app.mock.assertDone();
+    assert.match(reply.body(), /Did you mean `\/sync prod`\?/);
+    assert.match(reply.body(), /\/approve/);
+  });
+
+  it("answers a malformed command (unterminated quote) without acting", async () => {
+    mockConfig(app.mock, CONFIG);
+    mockReactions(app.mock, 1001, "confused");
+    mockPermission(app.mock, "alice", "write");
+    const reply = mockReply(app.mock, 7);
+    await app.probot.receive(comment('/freeze dev "release night'));
+    app.mock.assertDone();
+    assert.match(reply.body(), /quote/i);
+  });
+
+  it("asks which environment when several exist and none is named", async () => {
+    mockConfig(app.mock, CONFIG);
+    mockReactions(app.mock, 1001, "confused");
+    mockPermission(app.mock, "alice", "write");
+    const reply = mockReply(app.mock, 7);
+    await app.probot.receive(comment("/sync"));
+    app.mock.assertDone();
+    assert.match(reply.body(), /Which environment\? `\/sync <env>` with one of: `dev`, `prod`/);
+  });
+
+  it("answers /help to anyone, and ignores comments without commands", async () => {
+    mockConfig(app.mock, CONFIG);
+    mockReactions(app.mock, 1001, "rocket");
+    mockPermission(app.mock, "visitor", "none");
+    const reply = mockReply(app.mock, 7);
+    await app.probot.receive(comment("thanks!\n/help", "visitor"));
+    app.mock.assertDone();
+    assert.match(reply.body(), /\/sync/);
+    await app.probot.receive(comment("LGTM, see /usr/share/doc", "visitor", { commentId: 1002 }));
+    app.mock.assertDone();
+  });
+
+  it("ignores a redelivery of the same webhook (same X-GitHub-Delivery)", async () => {
+    mockConfig(app.mock, CONFIG);
+    mockReactions(app.mock, 1001, "confused");
+    mockPermission(app.mock, "rita", "read");
+    mockReply(app.mock, 7);
+    await app.probot.receive(comment("/sync dev", "rita", { deliveryId: "delivery-1" }));
+    await app.probot.receive(comment("/sync dev", "rita", { deliveryId: "delivery-1" }));
+    app.mock.assertDone();
+  });
+});

@@ -1,0 +1,113 @@
+// The syncward GitHub App under test: Probot with the strict GitHub mock (every request checked
+// against GitHub's OpenAPI description), and either the real local cluster or none at all.
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import pino from "pino";
+import type { Probot } from "probot";
+import { type SyncwardApp, syncwardApp } from "../../src/github/app.ts";
+import { KubeClient } from "../../src/kube/client.ts";
+import { createTestProbot, type GitHubMock, mockGitHub } from "./github.ts";
+import { DEFAULT_OWNER, DEFAULT_REPO } from "./webhooks.ts";
+
+export const REPO_PATH = `/repos/${DEFAULT_OWNER}/${DEFAULT_REPO}`;
+
+/** A client whose server is never there: for tests that must not reach a cluster. */
+export function unreachableClient(): KubeClient {
+  const dir = mkdtempSync(join(tmpdir(), "syncward-nocluster-"));
+  const file = join(dir, "kubeconfig");
+  writeFileSync(
+    file,
+    "apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: 'https://127.0.0.1:9'}}]\nusers: [{name: u, user: {token: t}}]\ncontexts: [{name: c, context: {cluster: c, user: u}}]\ncurrent-context: c\n",
+  );
+  return KubeClient.fromKubeconfig({ kubeconfig: file, timeoutMs: 2000 });
+}
+
+export interface TestApp {
+  probot: Probot;
+  mock: GitHubMock;
+  parts: SyncwardApp;
+  /** Waits until every reconciler pass and every report to GitHub has finished. */
+  settle(): Promise<void>;
+}
+
+export async function startApp(options: { client: KubeClient; stateNamespace?: string; autoStart?: boolean }): Promise<TestApp> {
+  const mock = mockGitHub();
+  let parts: SyncwardApp | undefined;
+  const probot = await createTestProbot(
+    syncwardApp(
+      {
+        client: options.client,
+        stateNamespace: options.stateNamespace ?? "syncward-test",
+        cacheDir: mkdtempSync(join(tmpdir(), "syncward-gh-trees-")),
+        identity: "test",
+        leases: false,
+        watch: false,
+        pollIntervalMs: 0,
+        autoStart: options.autoStart ?? false,
+        log: pino({ level: "silent" }),
+      },
+      (p) => {
+        parts = p;
+      },
+    ),
+  );
+  if (!parts) throw new Error("the app did not start");
+  const ready = parts;
+  return {
+    probot,
+    mock,
+    parts: ready,
+    async settle() {
+      for (let i = 0; i < 3; i++) {
+        for (const rt of ready.runtimes.all()) {
+          await Promise.all(rt.reconciler.environments.map((c) => c.idle()));
+          await rt.reporter.idle();
+        }
+      }
+    },
+  };
+}
+
+/** GitHub answers the default branch's `.github/syncward.yml` with `yaml`. */
+export function mockConfig(mock: GitHubMock, yaml: string, times = 1): void {
+  mock.api
+    .get(/\/repos\/acme\/shop\/contents\/\.github(%2F|\/)syncward\.yml/)
+    .query(true)
+    .times(times)
+    .reply(200, {
+      type: "file",
+      encoding: "base64",
+      name: "syncward.yml",
+      path: ".github/syncward.yml",
+      content: Buffer.from(yaml).toString("base64"),
+      sha: "0".repeat(40),
+      size: yaml.length,
+    });
+}
+
+/** The collaborator permission API answers `permission` for `login` (404 for "none": not a collaborator). */
+export function mockPermission(mock: GitHubMock, login: string, permission: "admin" | "maintain" | "write" | "triage" | "read" | "none"): void {
+  const scope = mock.api.get(`${REPO_PATH}/collaborators/${login}/permission`);
+  if (permission === "none") scope.reply(404, { message: "Not Found" });
+  else {
+    const base = permission === "maintain" ? "write" : permission === "triage" ? "read" : permission;
+    scope.reply(200, { permission: base, role_name: permission, user: { login } });
+  }
+}
+
+/** Reactions on a comment: eyes at once, then `outcome`. Returns the bodies of replies, via `replies`. */
+export function mockReactions(mock: GitHubMock, commentId: number, outcome: "rocket" | "confused"): void {
+  mock.api.post(`${REPO_PATH}/issues/comments/${commentId}/reactions`, { content: "eyes" }).reply(201, { id: 1, content: "eyes" });
+  mock.api.post(`${REPO_PATH}/issues/comments/${commentId}/reactions`, { content: outcome }).reply(201, { id: 2, content: outcome });
+}
+
+/** Captures the body of the next reply on pull request `number`. */
+export function mockReply(mock: GitHubMock, number: number): { body: () => string } {
+  let body = "";
+  mock.api.post(`${REPO_PATH}/issues/${number}/comments`, (b: { body: string }) => {
+    body = b.body;
+    return true;
+  }).reply(201, { id: 555, body: "" });
+  return { body: () => body };
+}
