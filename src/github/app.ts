@@ -1,6 +1,6 @@
 // The syncward GitHub App (Probot). `npm start` runs this file; tests load `syncwardApp(deps)`
 // with their own cluster client and a Probot authenticated by token.
-import { hostname, homedir } from "node:os";
+import { homedir, hostname } from "node:os";
 import { join } from "node:path";
 import type { ApplicationFunction, Probot } from "probot";
 import { KubeClient } from "../kube/client.ts";
@@ -39,21 +39,31 @@ export interface SyncwardApp {
 }
 
 /** Builds the app; `onReady` receives its parts (tests wait on reporters through it). */
-export function syncwardApp(deps: Omit<AppDeps, "auth"> & { metrics?: Metrics }, onReady?: (parts: SyncwardApp) => void): ApplicationFunction {
+export function syncwardApp(
+  deps: Omit<AppDeps, "auth"> & { metrics?: Metrics },
+  onReady?: (parts: SyncwardApp) => void,
+): ApplicationFunction {
   return (app: Probot) => {
-    const auth = async (installationId: number) => countRequests((await app.auth(installationId)) as unknown as Octokit, deps.metrics);
+    const auth = async (installationId: number) =>
+      countRequests((await app.auth(installationId)) as unknown as Octokit, deps.metrics);
     const runtimes = new Runtimes({ ...deps, auth });
     const deliveries = new RecentDeliveries();
     const mergedPulls = new Map<string, number>();
     onReady?.({ runtimes, deliveries });
     const on = handleEvent(app, deliveries, deps.metrics);
 
-    on("push", (gh, payload) => onPush(runtimes, gh, payload as unknown as PushPayload, deps.cacheDir, mergedPulls));
+    on("push", (gh, payload) =>
+      onPush(runtimes, gh, payload as unknown as PushPayload, deps.cacheDir, mergedPulls),
+    );
     on(["pull_request.opened", "pull_request.synchronize", "pull_request.reopened"], (gh, payload) =>
       onPullRequestPreview(runtimes, gh, payload as unknown as PullRequestPayload),
     );
-    on("pull_request.closed", (gh, payload) => onPullRequestMerged(runtimes, gh, payload as unknown as PullRequestPayload, mergedPulls));
-    on("issue_comment.created", (gh, payload) => onIssueComment(runtimes, gh, payload as unknown as CommentPayload));
+    on("pull_request.closed", (gh, payload) =>
+      onPullRequestMerged(runtimes, gh, payload as unknown as PullRequestPayload, mergedPulls),
+    );
+    on("issue_comment.created", (gh, payload) =>
+      onIssueComment(runtimes, gh, payload as unknown as CommentPayload),
+    );
     on(["check_run.requested_action", "check_run.rerequested"], (gh, payload) =>
       onCheckRun(runtimes, gh, payload as unknown as CheckRunPayload, app.log),
     );
@@ -62,8 +72,13 @@ export function syncwardApp(deps: Omit<AppDeps, "auth"> & { metrics?: Metrics },
 
 /** `probot run`: the cluster from SYNCWARD_KUBECONFIG, KUBECONFIG or in-cluster config. */
 const app: ApplicationFunction = (probot, options) => {
-  const client = KubeClient.fromKubeconfig({ kubeconfig: process.env.SYNCWARD_KUBECONFIG, context: process.env.SYNCWARD_CONTEXT });
-  const cacheDir = process.env.SYNCWARD_TREE_CACHE ?? join(process.env.XDG_CACHE_HOME ?? join(homedir(), ".cache"), "syncward", "trees");
+  const client = KubeClient.fromKubeconfig({
+    kubeconfig: process.env.SYNCWARD_KUBECONFIG,
+    context: process.env.SYNCWARD_CONTEXT,
+  });
+  const cacheDir =
+    process.env.SYNCWARD_TREE_CACHE ??
+    join(process.env.XDG_CACHE_HOME ?? join(homedir(), ".cache"), "syncward", "trees");
   return syncwardApp({
     client,
     stateNamespace: process.env.SYNCWARD_STATE_NAMESPACE ?? "syncward",

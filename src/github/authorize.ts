@@ -39,19 +39,29 @@ export async function checkApprover(
 ): Promise<ApprovalCheck> {
   if (isBot || login.endsWith("[bot]")) return { ok: false, reason: "bots never approve deployments" };
   if (author && login.toLowerCase() === author.toLowerCase() && !rule.allowAuthor) {
-    return { ok: false, reason: "the author of a change cannot approve its deployment (approval.allowAuthor is false)" };
+    return {
+      ok: false,
+      reason: "the author of a change cannot approve its deployment (approval.allowAuthor is false)",
+    };
   }
   if (rule.users.length === 0 && rule.teams.length === 0) return { ok: true };
   if (rule.users.some((u) => u.toLowerCase() === login.toLowerCase())) return { ok: true };
   for (const team of rule.teams) {
     const [teamOrg, slug] = team.includes("/") ? (team.split("/", 2) as [string, string]) : [org, team];
     try {
-      const { data } = await gh.rest.teams.getMembershipForUserInOrg({ org: teamOrg, team_slug: slug, username: login });
+      const { data } = await gh.rest.teams.getMembershipForUserInOrg({
+        org: teamOrg,
+        team_slug: slug,
+        username: login,
+      });
       if (data.state === "active") return { ok: true };
     } catch (err) {
       if ((err as { status?: number }).status !== 404) throw err;
     }
   }
-  const who = [...rule.users.map((u) => `@${u}`), ...rule.teams.map((t) => `@${t.includes("/") ? t : `${org}/${t}`}`)];
+  const who = [
+    ...rule.users.map((u) => `@${u}`),
+    ...rule.teams.map((t) => `@${t.includes("/") ? t : `${org}/${t}`}`),
+  ];
   return { ok: false, reason: `only ${who.join(", ")} may approve` };
 }

@@ -31,7 +31,11 @@ interface Outcome {
 
 const short = (sha: string) => sha.slice(0, 7);
 
-export async function handleCommentCommands(rt: RepoRuntime, gh: Octokit, event: CommentEvent): Promise<void> {
+export async function handleCommentCommands(
+  rt: RepoRuntime,
+  gh: Octokit,
+  event: CommentEvent,
+): Promise<void> {
   // The bot's own comments, and other bots', never drive it.
   if (event.senderType === "Bot" || event.login.endsWith("[bot]")) return;
   const envNames = rt.config.environments.map((e) => e.name);
@@ -47,15 +51,26 @@ export async function handleCommentCommands(rt: RepoRuntime, gh: Octokit, event:
   const ok = outcomes.every((o) => o.ok);
   const replies = outcomes.map((o) => o.reply).filter((r): r is string => Boolean(r));
   if (replies.length > 0) {
-    await gh.rest.issues.createComment({ ...repo, issue_number: event.pullNumber, body: truncateBytes(replies.join("\n\n---\n\n"), 65536) });
+    await gh.rest.issues.createComment({
+      ...repo,
+      issue_number: event.pullNumber,
+      body: truncateBytes(replies.join("\n\n---\n\n"), 65536),
+    });
   }
-  await gh.rest.reactions.createForIssueComment({ ...repo, comment_id: event.commentId, content: ok ? "rocket" : "confused" });
+  await gh.rest.reactions.createForIssueComment({
+    ...repo,
+    comment_id: event.commentId,
+    content: ok ? "rocket" : "confused",
+  });
 }
 
 function pickEnvironment(command: { env?: string }, envNames: string[], line: string): string | Outcome {
   if (command.env) return command.env;
   if (envNames.length === 1) return envNames[0] as string;
-  return { ok: false, reply: `Which environment? \`${line} <env>\` with one of: ${envNames.map((n) => `\`${n}\``).join(", ")}.` };
+  return {
+    ok: false,
+    reply: `Which environment? \`${line} <env>\` with one of: ${envNames.map((n) => `\`${n}\``).join(", ")}.`,
+  };
 }
 
 async function runCommand(
@@ -86,7 +101,10 @@ async function runCommand(
       return sync(controller, event, command, permission);
     case "freeze": {
       await controller.setFreeze({ by: event.login, reason: command.reason });
-      return { ok: true, reply: `**${picked}** is frozen by @${event.login}${command.reason ? `: ${command.reason}` : ""}. Automated sync and self-heal are off until \`/unfreeze ${picked}\`.` };
+      return {
+        ok: true,
+        reply: `**${picked}** is frozen by @${event.login}${command.reason ? `: ${command.reason}` : ""}. Automated sync and self-heal are off until \`/unfreeze ${picked}\`.`,
+      };
     }
     case "unfreeze": {
       const state = await rt.reconciler.store.load(controller.instance);
@@ -103,15 +121,31 @@ async function runCommand(
   }
 }
 
-async function sync(controller: EnvironmentController, event: CommentEvent, command: { prune: boolean; force: boolean }, permission: Permission): Promise<Outcome> {
+async function sync(
+  controller: EnvironmentController,
+  event: CommentEvent,
+  command: { prune: boolean; force: boolean },
+  permission: Permission,
+): Promise<Outcome> {
   const name = controller.env.name;
   if (command.force && !allows(permission, "admin")) {
-    return { ok: false, reply: `Sorry @${event.login}, \`/sync ${name} --force\` needs **admin** permission. Nothing was changed.` };
+    return {
+      ok: false,
+      reply: `Sorry @${event.login}, \`/sync ${name} --force\` needs **admin** permission. Nothing was changed.`,
+    };
   }
   if (controller.env.approval) {
-    const { revision, held } = await controller.requestApprovedSync({ trigger: "comment", actor: event.login, prune: command.prune || undefined, force: command.force });
+    const { revision, held } = await controller.requestApprovedSync({
+      trigger: "comment",
+      actor: event.login,
+      prune: command.prune || undefined,
+      force: command.force,
+    });
     if (held) {
-      return { ok: true, reply: `**${name}** requires approval: syncing \`${short(revision)}\` waits for \`/approve ${name}\` from an approver.` };
+      return {
+        ok: true,
+        reply: `**${name}** requires approval: syncing \`${short(revision)}\` waits for \`/approve ${name}\` from an approver.`,
+      };
     }
     return { ok: true, reply: `**${name}**: \`${short(revision)}\` is approved; syncing.` };
   }
@@ -123,15 +157,34 @@ async function sync(controller: EnvironmentController, event: CommentEvent, comm
     ignoreFreeze: command.force,
   });
   const ok = outcome.phase === "Succeeded";
-  return { ok, reply: `**${name}**: sync of \`${short(outcome.revision)}\` ${ok ? "succeeded" : outcome.phase.toLowerCase()}: ${outcome.message}` };
+  return {
+    ok,
+    reply: `**${name}**: sync of \`${short(outcome.revision)}\` ${ok ? "succeeded" : outcome.phase.toLowerCase()}: ${outcome.message}`,
+  };
 }
 
-async function approve(rt: RepoRuntime, gh: Octokit, controller: EnvironmentController, event: CommentEvent): Promise<Outcome> {
+async function approve(
+  rt: RepoRuntime,
+  gh: Octokit,
+  controller: EnvironmentController,
+  event: CommentEvent,
+): Promise<Outcome> {
   const name = controller.env.name;
   const rule = controller.env.approval;
   if (!rule) return { ok: false, reply: `**${name}** does not require approval.` };
-  const check = await checkApprover(gh, rt.info.owner, rule, event.login, event.author, event.senderType === "Bot");
-  if (!check.ok) return { ok: false, reply: `Sorry @${event.login}, you cannot approve **${name}**: ${check.reason}. Nothing was changed.` };
+  const check = await checkApprover(
+    gh,
+    rt.info.owner,
+    rule,
+    event.login,
+    event.author,
+    event.senderType === "Bot",
+  );
+  if (!check.ok)
+    return {
+      ok: false,
+      reply: `Sorry @${event.login}, you cannot approve **${name}**: ${check.reason}. Nothing was changed.`,
+    };
   const state = await rt.reconciler.store.load(controller.instance);
   const pending = state.pendingSync;
   if (!pending) return { ok: false, reply: `Nothing is waiting for approval in **${name}**.` };
@@ -146,12 +199,23 @@ async function approve(rt: RepoRuntime, gh: Octokit, controller: EnvironmentCont
   }
   const result = await controller.approve(pending.revision, event.login);
   if (!result.released) {
-    return { ok: true, reply: `Approved \`${short(pending.revision)}\` for **${name}** (${result.approvers.length}/${result.needed}); waiting for more approvals.` };
+    return {
+      ok: true,
+      reply: `Approved \`${short(pending.revision)}\` for **${name}** (${result.approvers.length}/${result.needed}); waiting for more approvals.`,
+    };
   }
-  return { ok: true, reply: `Approved \`${short(pending.revision)}\` for **${name}** (${result.approvers.length}/${result.needed}); deploying.` };
+  return {
+    ok: true,
+    reply: `Approved \`${short(pending.revision)}\` for **${name}** (${result.approvers.length}/${result.needed}); deploying.`,
+  };
 }
 
-async function diff(rt: RepoRuntime, gh: Octokit, controller: EnvironmentController, event: CommentEvent): Promise<Outcome> {
+async function diff(
+  rt: RepoRuntime,
+  gh: Octokit,
+  controller: EnvironmentController,
+  event: CommentEvent,
+): Promise<Outcome> {
   const name = controller.env.name;
   let revision: string | undefined;
   if (!event.merged) {
@@ -161,11 +225,18 @@ async function diff(rt: RepoRuntime, gh: Octokit, controller: EnvironmentControl
   try {
     const { revision: sha, assessment } = await controller.inspect(revision);
     const text = environmentDiff(assessment.plan, controller.env);
-    if (!text) return { ok: true, reply: `**${name}** at \`${short(sha)}\`: no differences with the live cluster.` };
-    return { ok: true, reply: `**${name}** at \`${short(sha)}\` vs the live cluster:\n\n<details><summary>Diff</summary>\n\n\`\`\`diff\n${truncateBytes(text, 60_000)}\n\`\`\`\n</details>` };
+    if (!text)
+      return { ok: true, reply: `**${name}** at \`${short(sha)}\`: no differences with the live cluster.` };
+    return {
+      ok: true,
+      reply: `**${name}** at \`${short(sha)}\` vs the live cluster:\n\n<details><summary>Diff</summary>\n\n\`\`\`diff\n${truncateBytes(text, 60_000)}\n\`\`\`\n</details>`,
+    };
   } catch (err) {
     if (err instanceof SourceError || err instanceof ValidationError) {
-      return { ok: false, reply: `**${name}**: the manifests are invalid, nothing would be applied:\n\n\`\`\`\n${truncateBytes(err.message, 60_000)}\n\`\`\`` };
+      return {
+        ok: false,
+        reply: `**${name}**: the manifests are invalid, nothing would be applied:\n\n\`\`\`\n${truncateBytes(err.message, 60_000)}\n\`\`\``,
+      };
     }
     throw err;
   }
@@ -173,13 +244,23 @@ async function diff(rt: RepoRuntime, gh: Octokit, controller: EnvironmentControl
 
 async function history(rt: RepoRuntime, controller: EnvironmentController): Promise<Outcome> {
   const state = await rt.reconciler.store.load(controller.instance);
-  if (state.history.length === 0) return { ok: true, reply: `**${controller.env.name}** has no history yet.` };
+  if (state.history.length === 0)
+    return { ok: true, reply: `**${controller.env.name}** has no history yet.` };
   const rows = state.history
     .slice()
     .reverse()
-    .map((h) => `| ${h.id} | ${h.finishedAt.replace(/\.\d+Z$/, "Z")} | \`${short(h.revision)}\` | ${h.trigger} | ${h.actor} | ${h.result} |`);
+    .map(
+      (h) =>
+        `| ${h.id} | ${h.finishedAt.replace(/\.\d+Z$/, "Z")} | \`${short(h.revision)}\` | ${h.trigger} | ${h.actor} | ${h.result} |`,
+    );
   return {
     ok: true,
-    reply: [`**${controller.env.name}** history:`, "", "| ID | DATE | REVISION | TRIGGER | ACTOR | RESULT |", "| --- | --- | --- | --- | --- | --- |", ...rows].join("\n"),
+    reply: [
+      `**${controller.env.name}** history:`,
+      "",
+      "| ID | DATE | REVISION | TRIGGER | ACTOR | RESULT |",
+      "| --- | --- | --- | --- | --- | --- |",
+      ...rows,
+    ].join("\n"),
   };
 }

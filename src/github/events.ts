@@ -15,13 +15,18 @@ const counted = new WeakSet<object>();
 export function countRequests<T extends Octokit>(gh: T, metrics?: Metrics): T {
   if (metrics && !counted.has(gh)) {
     counted.add(gh);
-    gh.hook.after("request", (response, options) => metrics.countGitHubRequest(String(options.method), response.status));
+    gh.hook.after("request", (response, options) =>
+      metrics.countGitHubRequest(String(options.method), response.status),
+    );
   }
   return gh;
 }
 
 export function handleEvent(app: Probot, deliveries: { first(id: string): boolean }, metrics?: Metrics) {
-  return (events: EventName, handler: (gh: Octokit, payload: Record<string, unknown>) => Promise<unknown>) => {
+  return (
+    events: EventName,
+    handler: (gh: Octokit, payload: Record<string, unknown>) => Promise<unknown>,
+  ) => {
     app.on(events, async (context) => {
       if (!deliveries.first(context.id)) {
         context.log.info({ delivery: context.id, event: context.name }, "duplicate delivery ignored");

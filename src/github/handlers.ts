@@ -21,7 +21,8 @@ interface RepoPayload {
 }
 
 export function repoInfo(payload: RepoPayload): RepoInfo {
-  if (!payload.installation) throw new Error("webhook without an installation: is syncward installed as a GitHub App?");
+  if (!payload.installation)
+    throw new Error("webhook without an installation: is syncward installed as a GitHub App?");
   return {
     owner: payload.repository.owner.login,
     repo: payload.repository.name,
@@ -32,12 +33,24 @@ export function repoInfo(payload: RepoPayload): RepoInfo {
 }
 
 /** An invalid config is reported on the commit that carries it, at file and line; nothing syncs. */
-export async function reportConfigError(gh: Octokit, info: RepoInfo, sha: string, err: ConfigError): Promise<void> {
-  const problems = err.issues.map((i) => ({ file: CONFIG_PATH, line: i.line, message: `${i.path ? `${i.path}: ` : ""}${i.message}` }));
+export async function reportConfigError(
+  gh: Octokit,
+  info: RepoInfo,
+  sha: string,
+  err: ConfigError,
+): Promise<void> {
+  const problems = err.issues.map((i) => ({
+    file: CONFIG_PATH,
+    line: i.line,
+    message: `${i.path ? `${i.path}: ` : ""}${i.message}`,
+  }));
   const [first, ...rest] = annotationsFor(problems);
   const output = {
     title: `Invalid ${CONFIG_PATH}: ${err.issues.length} problem(s)`,
-    summary: truncateBytes(`syncward did not act: fix the configuration.\n\n\`\`\`\n${err.message}\n\`\`\``, 65535),
+    summary: truncateBytes(
+      `syncward did not act: fix the configuration.\n\n\`\`\`\n${err.message}\n\`\`\``,
+      65535,
+    ),
   };
   const { data } = await gh.rest.checks.create({
     owner: info.owner,
@@ -50,12 +63,23 @@ export async function reportConfigError(gh: Octokit, info: RepoInfo, sha: string
     output: { ...output, ...(first ? { annotations: first } : {}) },
   });
   for (const more of rest) {
-    await gh.rest.checks.update({ owner: info.owner, repo: info.repo, check_run_id: data.id, output: { ...output, annotations: more } });
+    await gh.rest.checks.update({
+      owner: info.owner,
+      repo: info.repo,
+      check_run_id: data.id,
+      output: { ...output, annotations: more },
+    });
   }
 }
 
 /** The runtime for a payload's repository; config problems are reported at `sha` and give undefined. */
-export async function runtimeFor(runtimes: Runtimes, gh: Octokit, payload: RepoPayload, sha: string, reload = false): Promise<RepoRuntime | undefined> {
+export async function runtimeFor(
+  runtimes: Runtimes,
+  gh: Octokit,
+  payload: RepoPayload,
+  sha: string,
+  reload = false,
+): Promise<RepoRuntime | undefined> {
   const info = repoInfo(payload);
   try {
     return await runtimes.for(info, reload);
@@ -76,10 +100,20 @@ export interface PushPayload extends RepoPayload {
   sender?: { login: string };
 }
 
-export async function onPush(runtimes: Runtimes, gh: Octokit, payload: PushPayload, cacheDir: string, mergedPulls: Map<string, number>): Promise<string[]> {
+export async function onPush(
+  runtimes: Runtimes,
+  gh: Octokit,
+  payload: PushPayload,
+  cacheDir: string,
+  mergedPulls: Map<string, number>,
+): Promise<string[]> {
   if (!payload.ref.startsWith("refs/heads/") || payload.deleted) return [];
   const branch = payload.ref.slice("refs/heads/".length);
-  const files = payload.commits.flatMap((c) => [...(c.added ?? []), ...(c.modified ?? []), ...(c.removed ?? [])]);
+  const files = payload.commits.flatMap((c) => [
+    ...(c.added ?? []),
+    ...(c.modified ?? []),
+    ...(c.removed ?? []),
+  ]);
   const configChanged = branch === payload.repository.default_branch && files.includes(CONFIG_PATH);
   const rt = await runtimeFor(runtimes, gh, payload, payload.after, configChanged);
   if (!rt) return [];
@@ -90,12 +124,16 @@ export async function onPush(runtimes: Runtimes, gh: Octokit, payload: PushPaylo
   // Only environments whose sources the push touched, judged on the tree before the push (what
   // the environment rendered from). Without the file list or that tree, every one is nudged.
   const previous = join(cacheDir, payload.before);
-  if (files.length === 0 || !existsSync(previous)) return rt.reconciler.nudgeBranch(branch, pr ? "merge" : "push", actor);
+  if (files.length === 0 || !existsSync(previous))
+    return rt.reconciler.nudgeBranch(branch, pr ? "merge" : "push", actor);
   const dirs = new Map<string, string[]>();
   for (const env of rt.config.environments.filter((e) => e.source.branch === branch)) {
     dirs.set(env.name, await includedDirs(previous, env.source.path));
   }
-  return rt.reconciler.nudgeBranch(branch, pr ? "merge" : "push", actor, { files, includes: (env) => dirs.get(env) ?? [""] });
+  return rt.reconciler.nudgeBranch(branch, pr ? "merge" : "push", actor, {
+    files,
+    includes: (env) => dirs.get(env) ?? [""],
+  });
 }
 
 export interface PullRequestPayload extends RepoPayload {
@@ -112,7 +150,12 @@ export interface PullRequestPayload extends RepoPayload {
 }
 
 /** A merge deploys per policy; its commit's outcomes go to one comment on the pull request. */
-export async function onPullRequestMerged(runtimes: Runtimes, gh: Octokit, payload: PullRequestPayload, mergedPulls: Map<string, number>): Promise<string[]> {
+export async function onPullRequestMerged(
+  runtimes: Runtimes,
+  gh: Octokit,
+  payload: PullRequestPayload,
+  mergedPulls: Map<string, number>,
+): Promise<string[]> {
   const sha = payload.pull_request.merge_commit_sha;
   if (!payload.pull_request.merged || !sha) return [];
   mergedPulls.set(sha, payload.number);
@@ -121,11 +164,19 @@ export async function onPullRequestMerged(runtimes: Runtimes, gh: Octokit, paylo
   if (!rt) return [];
   rt.reporter.linkPullRequest(sha, payload.number);
   rt.source.learnHead(payload.pull_request.base.ref, sha);
-  return rt.reconciler.nudgeBranch(payload.pull_request.base.ref, "merge", payload.pull_request.merged_by?.login ?? payload.sender.login);
+  return rt.reconciler.nudgeBranch(
+    payload.pull_request.base.ref,
+    "merge",
+    payload.pull_request.merged_by?.login ?? payload.sender.login,
+  );
 }
 
 /** What merging would change in each environment tracking the base branch, as a check run on the head commit. */
-export async function onPullRequestPreview(runtimes: Runtimes, gh: Octokit, payload: PullRequestPayload): Promise<void> {
+export async function onPullRequestPreview(
+  runtimes: Runtimes,
+  gh: Octokit,
+  payload: PullRequestPayload,
+): Promise<void> {
   const sha = payload.pull_request.head.sha;
   const rt = await runtimeFor(runtimes, gh, payload, sha);
   if (!rt) return;
@@ -137,7 +188,12 @@ export async function onPullRequestPreview(runtimes: Runtimes, gh: Octokit, payl
 export async function preview(rt: RepoRuntime, gh: Octokit, envName: string, sha: string): Promise<void> {
   const controller = rt.reconciler.controller(envName);
   try {
-    const result = await controller.sync({ trigger: "comment", actor: "preview", revision: sha, dryRun: true });
+    const result = await controller.sync({
+      trigger: "comment",
+      actor: "preview",
+      revision: sha,
+      dryRun: true,
+    });
     const { assessment } = await controller.inspect(sha);
     const diff = environmentDiff(assessment.plan, controller.env);
     const plan = assessment.plan;
@@ -146,7 +202,9 @@ export async function preview(rt: RepoRuntime, gh: Octokit, envName: string, sha
     const prune = plan.prunes.length;
     const warnings = [
       plan.refusal ? `:warning: ${plan.refusal}` : "",
-      plan.requiresPruning.length > 0 ? `:information_source: ${plan.requiresPruning.length} object(s) would require pruning (prune is off)` : "",
+      plan.requiresPruning.length > 0
+        ? `:information_source: ${plan.requiresPruning.length} object(s) would require pruning (prune is off)`
+        : "",
     ].filter(Boolean);
     await rt.reporter.check(gh, envName, sha, {
       result,
@@ -157,11 +215,18 @@ export async function preview(rt: RepoRuntime, gh: Octokit, envName: string, sha
     });
   } catch (err) {
     if (err instanceof SourceError) {
-      await rt.reporter.check(gh, envName, sha, { problems: err.problems, note: `The manifests do not render; merging would apply nothing to **${envName}**.\n\n${err.message}` });
+      await rt.reporter.check(gh, envName, sha, {
+        problems: err.problems,
+        note: `The manifests do not render; merging would apply nothing to **${envName}**.\n\n${err.message}`,
+      });
       return;
     }
     if (err instanceof ValidationError) {
-      await rt.reporter.check(gh, envName, sha, { note: `Policy violations: nothing would be applied to **${envName}**.\n\n${err.problems.map((p) => `- ${p}`).join("\n")}`, conclusion: "failure", title: "Policy violations" });
+      await rt.reporter.check(gh, envName, sha, {
+        note: `Policy violations: nothing would be applied to **${envName}**.\n\n${err.problems.map((p) => `- ${p}`).join("\n")}`,
+        conclusion: "failure",
+        title: "Policy violations",
+      });
       return;
     }
     throw err;
@@ -174,7 +239,11 @@ export interface CommentPayload extends RepoPayload {
   sender: { login: string; type: string };
 }
 
-export async function onIssueComment(runtimes: Runtimes, gh: Octokit, payload: CommentPayload): Promise<void> {
+export async function onIssueComment(
+  runtimes: Runtimes,
+  gh: Octokit,
+  payload: CommentPayload,
+): Promise<void> {
   if (!payload.issue.pull_request) return;
   if (payload.sender.type === "Bot" || payload.comment.user.type === "Bot") return;
   const info = repoInfo(payload);
@@ -183,7 +252,15 @@ export async function onIssueComment(runtimes: Runtimes, gh: Octokit, payload: C
     rt = await runtimes.for(info);
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
-    await gh.rest.issues.createComment({ owner: info.owner, repo: info.repo, issue_number: payload.issue.number, body: truncateBytes(`syncward cannot act: ${CONFIG_PATH} on ${info.defaultBranch} is invalid.\n\n\`\`\`\n${err.message}\n\`\`\``, 65536) });
+    await gh.rest.issues.createComment({
+      owner: info.owner,
+      repo: info.repo,
+      issue_number: payload.issue.number,
+      body: truncateBytes(
+        `syncward cannot act: ${CONFIG_PATH} on ${info.defaultBranch} is invalid.\n\n\`\`\`\n${err.message}\n\`\`\``,
+        65536,
+      ),
+    });
     return;
   }
   if (!rt) return;
@@ -206,7 +283,12 @@ export interface CheckRunPayload extends RepoPayload {
 }
 
 /** Buttons (Sync, Freeze/Unfreeze) and re-runs; clicks are authorized like comments. */
-export async function onCheckRun(runtimes: Runtimes, gh: Octokit, payload: CheckRunPayload, log: { warn(o: object, m?: string): void }): Promise<void> {
+export async function onCheckRun(
+  runtimes: Runtimes,
+  gh: Octokit,
+  payload: CheckRunPayload,
+  log: { warn(o: object, m?: string): void },
+): Promise<void> {
   const envName = envFromCheckName(payload.check_run.name);
   if (!envName || payload.sender.type === "Bot") return;
   const rt = await runtimeFor(runtimes, gh, payload, payload.check_run.head_sha);
@@ -214,7 +296,8 @@ export async function onCheckRun(runtimes: Runtimes, gh: Octokit, payload: Check
   const controller = rt.reconciler.controller(envName);
   const login = payload.sender.login;
   if (payload.action === "rerequested") {
-    if (payload.check_run.pull_requests.length > 0) await preview(rt, gh, envName, payload.check_run.head_sha);
+    if (payload.check_run.pull_requests.length > 0)
+      await preview(rt, gh, envName, payload.check_run.head_sha);
     else controller.nudge("comment", login);
     return;
   }
@@ -223,7 +306,10 @@ export async function onCheckRun(runtimes: Runtimes, gh: Octokit, payload: Check
   const permission = await permissionOf(gh, rt.ref, login);
   const need = controller.env.commands[identifier];
   if (!allows(permission, need)) {
-    log.warn({ login, permission, need, env: envName, action: identifier }, "refused a check-run button click");
+    log.warn(
+      { login, permission, need, env: envName, action: identifier },
+      "refused a check-run button click",
+    );
     await rt.reporter.check(gh, envName, payload.check_run.head_sha, {
       title: `${identifier} refused for @${login}`,
       note: `@${login} clicked **${identifier}** but needs **${need}** permission (has **${permission}**). Nothing was changed.`,
@@ -236,10 +322,15 @@ export async function onCheckRun(runtimes: Runtimes, gh: Octokit, payload: Check
     else await controller.sync({ trigger: "comment", actor: login });
     return;
   }
-  await controller.setFreeze(identifier === "freeze" ? { by: login, reason: "frozen from the check run" } : undefined);
+  await controller.setFreeze(
+    identifier === "freeze" ? { by: login, reason: "frozen from the check run" } : undefined,
+  );
   await rt.reporter.check(gh, envName, payload.check_run.head_sha, {
     title: identifier === "freeze" ? `Frozen by @${login}` : `Unfrozen by @${login}`,
-    note: identifier === "freeze" ? "Automated sync and self-heal are off until unfrozen." : "The configured sync policy applies again.",
+    note:
+      identifier === "freeze"
+        ? "Automated sync and self-heal are off until unfrozen."
+        : "The configured sync policy applies again.",
     conclusion: "neutral",
   });
 }

@@ -3,14 +3,20 @@
 // comment per merged pull request that sums up every environment, edited in place.
 // Calls for one environment are serialized so statuses arrive in order.
 import type { EnvironmentConfig } from "../config/types.ts";
+import { environmentDiff } from "../engine/environment-diff.ts";
 import type { SyncResult } from "../engine/result.ts";
+import type { Logger } from "../reconciler/environment-controller.ts";
 import type { DriftFight, ReconcilerEvent } from "../reconciler/events.ts";
 import { effectivePolicy } from "../reconciler/policy.ts";
 import type { Reconciler } from "../reconciler/reconciler.ts";
-import type { Logger } from "../reconciler/environment-controller.ts";
-import { environmentDiff } from "../engine/environment-diff.ts";
 import type { Octokit, OctokitFactory, RepoRef } from "./octokit.ts";
-import { annotationsFor, checkRunOutput, conclusionFor, type DriftFightAlert, prCommentBody } from "./summary.ts";
+import {
+  annotationsFor,
+  checkRunOutput,
+  conclusionFor,
+  type DriftFightAlert,
+  prCommentBody,
+} from "./summary.ts";
 import { truncateBytes } from "./truncate.ts";
 
 export const CHECK_PREFIX = "syncward / ";
@@ -41,7 +47,9 @@ export function envFromCheckName(name: string): string | undefined {
 }
 
 /** The three buttons GitHub allows, clicks authorized like comments. */
-export function checkActions(frozen: boolean): Array<{ label: string; description: string; identifier: string }> {
+export function checkActions(
+  frozen: boolean,
+): Array<{ label: string; description: string; identifier: string }> {
   return [
     { label: "Sync", description: "Sync this environment now", identifier: "sync" },
     frozen
@@ -54,7 +62,13 @@ export class GitHubReporter {
   private readonly queues = new Map<string, Promise<unknown>>();
   private readonly deployments = new Map<string, DeploymentRecord>();
   private readonly pulls = new Map<string, number>();
-  private readonly comments = new Map<number, { id?: number; rows: Map<string, { env: string; status: string; revision: string; checkUrl?: string; note?: string }> }>();
+  private readonly comments = new Map<
+    number,
+    {
+      id?: number;
+      rows: Map<string, { env: string; status: string; revision: string; checkUrl?: string; note?: string }>;
+    }
+  >();
 
   constructor(private readonly o: ReporterOptions) {}
 
@@ -67,7 +81,12 @@ export class GitHubReporter {
     const previous = this.queues.get(event.instance) ?? Promise.resolve();
     const next = previous
       .then(() => this.report(event))
-      .catch((err: unknown) => this.o.log.error({ err: String(err), event: event.type, env: event.env }, "reporting to GitHub failed"));
+      .catch((err: unknown) =>
+        this.o.log.error(
+          { err: String(err), event: event.type, env: event.env },
+          "reporting to GitHub failed",
+        ),
+      );
     this.queues.set(event.instance, next);
   }
 
@@ -92,7 +111,13 @@ export class GitHubReporter {
     const gh = await this.o.octokit();
     switch (event.type) {
       case "syncStarted":
-        await this.deploymentProgress(gh, event.env, event.revision, "in_progress", `syncing ${event.changes} change(s)`);
+        await this.deploymentProgress(
+          gh,
+          event.env,
+          event.revision,
+          "in_progress",
+          `syncing ${event.changes} change(s)`,
+        );
         return;
       case "awaitingApproval": {
         const description = `waiting for approval (${event.approvals.length}/${event.needed})`;
@@ -100,7 +125,14 @@ export class GitHubReporter {
         await this.check(gh, event.env, event.revision, { awaitingApproval: { revision: event.revision } });
         const pr = this.pulls.get(event.revision);
         if (pr !== undefined) {
-          await this.updateComment(gh, pr, event.env, event.revision, "waiting for approval", `comment \`/approve ${event.env}\` to deploy (${event.needed} approval(s) needed)`);
+          await this.updateComment(
+            gh,
+            pr,
+            event.env,
+            event.revision,
+            "waiting for approval",
+            `comment \`/approve ${event.env}\` to deploy (${event.needed} approval(s) needed)`,
+          );
         }
         return;
       }
@@ -108,11 +140,23 @@ export class GitHubReporter {
         const url = await this.check(gh, event.env, event.revision, { result: event.outcome });
         await this.deploymentDone(gh, event.env, event.revision, event.outcome, url);
         const pr = this.pulls.get(event.revision);
-        if (pr !== undefined) await this.updateComment(gh, pr, event.env, event.revision, event.outcome.phase, event.outcome.message, url);
+        if (pr !== undefined)
+          await this.updateComment(
+            gh,
+            pr,
+            event.env,
+            event.revision,
+            event.outcome.phase,
+            event.outcome.message,
+            url,
+          );
         return;
       }
       case "selfHealed":
-        await this.check(gh, event.env, event.revision, { result: event.outcome, note: `Self-heal reverted out-of-band changes: ${event.drifted.join(", ")}` });
+        await this.check(gh, event.env, event.revision, {
+          result: event.outcome,
+          note: `Self-heal reverted out-of-band changes: ${event.drifted.join(", ")}`,
+        });
         return;
       case "driftFight":
         await this.check(gh, event.env, event.revision, { alert: toAlert(event.fight) });
@@ -122,11 +166,18 @@ export class GitHubReporter {
         const { assessment } = await controller.inspect(event.revision);
         const diff = environmentDiff(assessment.plan, controller.env);
         const how = `Comment \`/sync ${event.env}\` on a pull request, click **Sync** below, or run \`syncward app sync ${event.env}\`.`;
-        await this.check(gh, event.env, event.revision, { diff, note: `${event.reason}. ${how}`, outOfSync: true });
+        await this.check(gh, event.env, event.revision, {
+          diff,
+          note: `${event.reason}. ${how}`,
+          outOfSync: true,
+        });
         return;
       }
       case "renderError":
-        await this.check(gh, event.env, event.revision, { problems: event.problems, note: `Render failed; nothing was applied.\n\n${event.message}` });
+        await this.check(gh, event.env, event.revision, {
+          problems: event.problems,
+          note: `Render failed; nothing was applied.\n\n${event.message}`,
+        });
         return;
       default:
         return;
@@ -134,7 +185,13 @@ export class GitHubReporter {
   }
 
   /** Creates the deployment for (env, sha) once, then moves it along queued -> in_progress. */
-  private async deploymentProgress(gh: Octokit, envName: string, sha: string, status: "queued" | "in_progress", description: string): Promise<void> {
+  private async deploymentProgress(
+    gh: Octokit,
+    envName: string,
+    sha: string,
+    status: "queued" | "in_progress",
+    description: string,
+  ): Promise<void> {
     const key = this.deploymentKey(envName, sha);
     let record = this.deployments.get(key);
     const env = this.env(envName);
@@ -150,7 +207,10 @@ export class GitHubReporter {
         description: truncateBytes(`syncward: ${description}`, 140),
         payload: { syncward: { environment: envName } },
       });
-      if (!("id" in data)) throw new Error(`GitHub did not create a deployment for ${sha}: ${JSON.stringify(data).slice(0, 200)}`);
+      if (!("id" in data))
+        throw new Error(
+          `GitHub did not create a deployment for ${sha}: ${JSON.stringify(data).slice(0, 200)}`,
+        );
       record = { id: data.id, status: "queued" };
       this.deployments.set(key, record);
       await this.deploymentStatus(gh, record.id, "queued", description, this.checksUrl(sha));
@@ -161,11 +221,24 @@ export class GitHubReporter {
     }
   }
 
-  private async deploymentDone(gh: Octokit, envName: string, sha: string, outcome: SyncResult, logUrl?: string): Promise<void> {
+  private async deploymentDone(
+    gh: Octokit,
+    envName: string,
+    sha: string,
+    outcome: SyncResult,
+    logUrl?: string,
+  ): Promise<void> {
     const record = this.deployments.get(this.deploymentKey(envName, sha));
     if (!record || record.status === "done") return; // nothing changed: no deployment to finish
     const state = outcome.phase === "Succeeded" ? "success" : outcome.phase === "Error" ? "error" : "failure";
-    await this.deploymentStatus(gh, record.id, state, outcome.message, logUrl ?? this.checksUrl(sha), this.env(envName).environmentUrl);
+    await this.deploymentStatus(
+      gh,
+      record.id,
+      state,
+      outcome.message,
+      logUrl ?? this.checksUrl(sha),
+      this.env(envName).environmentUrl,
+    );
     record.status = "done";
   }
 
@@ -173,7 +246,14 @@ export class GitHubReporter {
     return `${this.o.htmlUrl}/commit/${sha}/checks`;
   }
 
-  private async deploymentStatus(gh: Octokit, id: number, state: "queued" | "in_progress" | "success" | "failure" | "error", description: string, logUrl: string, environmentUrl?: string): Promise<void> {
+  private async deploymentStatus(
+    gh: Octokit,
+    id: number,
+    state: "queued" | "in_progress" | "success" | "failure" | "error",
+    description: string,
+    logUrl: string,
+    environmentUrl?: string,
+  ): Promise<void> {
     await gh.rest.repos.createDeploymentStatus({
       ...this.o.repo,
       deployment_id: id,
@@ -219,7 +299,13 @@ export class GitHubReporter {
     });
     const chunks = annotationsFor(what.problems ?? []);
     const failed = (what.problems?.length ?? 0) > 0;
-    const conclusion = what.conclusion ?? (failed ? "failure" : what.outOfSync ? "neutral" : conclusionFor(what.result, what.alert, what.awaitingApproval));
+    const conclusion =
+      what.conclusion ??
+      (failed
+        ? "failure"
+        : what.outOfSync
+          ? "neutral"
+          : conclusionFor(what.result, what.alert, what.awaitingApproval));
     const summary = what.note ? truncateBytes(`${what.note}\n\n${output.summary}`, 65535) : output.summary;
     const params: CheckState = {
       ...this.o.repo,
@@ -229,7 +315,10 @@ export class GitHubReporter {
       conclusion,
       completed_at: new Date().toISOString(),
       output: {
-        title: truncateBytes(what.title ?? (failed ? "Render failed" : what.outOfSync ? "OutOfSync" : output.title), 255),
+        title: truncateBytes(
+          what.title ?? (failed ? "Render failed" : what.outOfSync ? "OutOfSync" : output.title),
+          255,
+        ),
         summary,
         text: output.text,
         ...(chunks[0] ? { annotations: chunks[0] } : {}),
@@ -238,12 +327,24 @@ export class GitHubReporter {
     };
     const { data } = await gh.rest.checks.create(params);
     for (const more of chunks.slice(1)) {
-      await gh.rest.checks.update({ ...this.o.repo, check_run_id: data.id, output: { title: params.output?.title ?? "", summary, annotations: more } });
+      await gh.rest.checks.update({
+        ...this.o.repo,
+        check_run_id: data.id,
+        output: { title: params.output?.title ?? "", summary, annotations: more },
+      });
     }
     return data.html_url ?? undefined;
   }
 
-  private async updateComment(gh: Octokit, pr: number, env: string, revision: string, status: string, note: string, checkUrl?: string): Promise<void> {
+  private async updateComment(
+    gh: Octokit,
+    pr: number,
+    env: string,
+    revision: string,
+    status: string,
+    note: string,
+    checkUrl?: string,
+  ): Promise<void> {
     let entry = this.comments.get(pr);
     if (!entry) {
       entry = { rows: new Map() };
@@ -261,5 +362,12 @@ export class GitHubReporter {
 }
 
 function toAlert(f: DriftFight): DriftFightAlert {
-  return { object: f.object, fields: f.fields, managers: f.managers, heals: f.heals, windowMinutes: f.windowMinutes, ignoreSnippet: f.ignoreSnippet };
+  return {
+    object: f.object,
+    fields: f.fields,
+    managers: f.managers,
+    heals: f.heals,
+    windowMinutes: f.windowMinutes,
+    ignoreSnippet: f.ignoreSnippet,
+  };
 }

@@ -59,7 +59,13 @@ export class RepoRuntime {
       watch: deps.watch,
       pollIntervalMs: deps.pollIntervalMs,
     });
-    reporter = new GitHubReporter({ repo, htmlUrl: info.htmlUrl, octokit, reconciler: this.reconciler, log: deps.log });
+    reporter = new GitHubReporter({
+      repo,
+      htmlUrl: info.htmlUrl,
+      octokit,
+      reconciler: this.reconciler,
+      log: deps.log,
+    });
     this.reporter = reporter;
   }
 
@@ -81,7 +87,12 @@ export class RepoRuntime {
 export async function readConfig(gh: Octokit, info: RepoInfo): Promise<SyncwardConfig | undefined> {
   let text: string;
   try {
-    const { data } = await gh.rest.repos.getContent({ owner: info.owner, repo: info.repo, path: CONFIG_PATH, ref: info.defaultBranch });
+    const { data } = await gh.rest.repos.getContent({
+      owner: info.owner,
+      repo: info.repo,
+      path: CONFIG_PATH,
+      ref: info.defaultBranch,
+    });
     if (Array.isArray(data) || data.type !== "file" || !("content" in data)) return undefined;
     text = Buffer.from(data.content, "base64").toString("utf8");
   } catch (err) {

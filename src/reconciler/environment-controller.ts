@@ -557,6 +557,19 @@ export class EnvironmentController {
             dryRun: opts.dryRun,
             overridePruneLimit: opts.overridePruneLimit,
             onProgress: opts.onProgress,
+            onPlan: (plan) => {
+              if (opts.dryRun) return;
+              const changes = plan.steps.reduce((n, st) => n + st.tasks.length, 0) + plan.prunes.length;
+              this.o.emit({
+                type: "syncStarted",
+                instance: this.instance,
+                env: env.name,
+                revision,
+                trigger: lastTrigger,
+                actor,
+                changes,
+              });
+            },
           }),
         );
       },
@@ -692,7 +705,13 @@ export class EnvironmentController {
    * The approval gate: true when the environment needs no approval or `revision` has enough.
    * Otherwise records the held sync (once per revision) and announces that it waits.
    */
-  private async approved(revision: string, trigger: Trigger, actor: string, manual: boolean, opts: { prune?: boolean; force?: boolean } = {}): Promise<boolean> {
+  private async approved(
+    revision: string,
+    trigger: Trigger,
+    actor: string,
+    manual: boolean,
+    opts: { prune?: boolean; force?: boolean } = {},
+  ): Promise<boolean> {
     const rule = this.o.env.approval;
     if (!rule) return true;
     const state = await this.o.store.load(this.instance);
@@ -703,16 +722,44 @@ export class EnvironmentController {
       s.pendingSync = { revision, trigger, actor, requestedAt: new Date().toISOString(), manual, ...opts };
       s.syncStatus = "OutOfSync";
     });
-    this.o.log.info({ instance: this.instance, revision, approvals: approvers.length, needed: rule.minimum }, "waiting for approval");
-    this.o.emit({ type: "awaitingApproval", instance: this.instance, env: this.o.env.name, revision, trigger, actor, approvals: approvers, needed: rule.minimum });
+    this.o.log.info(
+      { instance: this.instance, revision, approvals: approvers.length, needed: rule.minimum },
+      "waiting for approval",
+    );
+    this.o.emit({
+      type: "awaitingApproval",
+      instance: this.instance,
+      env: this.o.env.name,
+      revision,
+      trigger,
+      actor,
+      approvals: approvers,
+      needed: rule.minimum,
+    });
     return false;
   }
 
   /** A person asks for a sync that needs approval (`/sync prod`): held until approved. */
-  async requestApprovedSync(request: { trigger: Trigger; actor: string; prune?: boolean; force?: boolean }): Promise<{ revision: string; held: boolean }> {
+  async requestApprovedSync(request: {
+    trigger: Trigger;
+    actor: string;
+    prune?: boolean;
+    force?: boolean;
+  }): Promise<{ revision: string; held: boolean }> {
     const revision = await this.o.source.head(this.o.env.source.branch);
-    const ok = await this.approved(revision, request.trigger, request.actor, true, { prune: request.prune, force: request.force });
-    if (ok) void this.sync({ trigger: request.trigger, actor: request.actor, revision, prune: request.prune, force: request.force, ignoreFreeze: false });
+    const ok = await this.approved(revision, request.trigger, request.actor, true, {
+      prune: request.prune,
+      force: request.force,
+    });
+    if (ok)
+      void this.sync({
+        trigger: request.trigger,
+        actor: request.actor,
+        revision,
+        prune: request.prune,
+        force: request.force,
+        ignoreFreeze: false,
+      });
     return { revision, held: !ok };
   }
 
@@ -721,7 +768,10 @@ export class EnvironmentController {
    * completes the approvals, the held sync runs: an automated one through the loop, a requested
    * one as the manual sync it was.
    */
-  async approve(revision: string, by: string): Promise<{ approvers: string[]; needed: number; released: boolean }> {
+  async approve(
+    revision: string,
+    by: string,
+  ): Promise<{ approvers: string[]; needed: number; released: boolean }> {
     const needed = this.o.env.approval?.minimum ?? 0;
     const state = await this.o.store.update(this.instance, (s) => {
       if (!s.pendingApprovals.some((a) => a.sha === revision && a.by === by)) {
@@ -733,7 +783,13 @@ export class EnvironmentController {
     if (released) {
       const pending = state.pendingSync;
       if (pending?.manual && pending.revision === revision) {
-        void this.sync({ trigger: pending.trigger, actor: pending.actor, revision, prune: pending.prune, force: pending.force });
+        void this.sync({
+          trigger: pending.trigger,
+          actor: pending.actor,
+          revision,
+          prune: pending.prune,
+          force: pending.force,
+        });
       } else {
         this.nudge("comment", by);
       }

@@ -24,7 +24,9 @@ async function readKustomization(dir: string): Promise<Record<string, unknown> |
 export async function includedDirs(treeDir: string, path: string): Promise<string[]> {
   const seen = new Set<string>();
   const visit = async (rel: string): Promise<void> => {
-    const clean = normalize(rel).replace(/^\.\/?$/, "").replace(/\/$/, "");
+    const clean = normalize(rel)
+      .replace(/^\.\/?$/, "")
+      .replace(/\/$/, "");
     if (clean.startsWith("..") || seen.has(clean)) return;
     seen.add(clean);
     const k = await readKustomization(join(treeDir, clean));

@@ -2,7 +2,15 @@
 // the app runs with an unreachable cluster, so any attempt to act would fail the test.
 import assert from "node:assert/strict";
 import { afterEach, beforeEach, describe, it } from "node:test";
-import { mockConfig, mockPermission, mockReactions, mockReply, startApp, type TestApp, unreachableClient } from "../support/app.ts";
+import {
+  mockConfig,
+  mockPermission,
+  mockReactions,
+  mockReply,
+  startApp,
+  type TestApp,
+  unreachableClient,
+} from "../support/app.ts";
 import { issueCommentEvent } from "../support/webhooks.ts";
 
 const CONFIG = `environments:
@@ -25,8 +33,17 @@ afterEach(async () => {
   app.mock.reset();
 });
 
-function comment(body: string, login = "alice", extra: Partial<{ type: "User" | "Bot"; author: string; commentId: number; deliveryId: string }> = {}) {
-  const event = issueCommentEvent({ body, sender: { login, type: extra.type ?? "User" }, commentId: extra.commentId ?? 1001, deliveryId: extra.deliveryId });
+function comment(
+  body: string,
+  login = "alice",
+  extra: Partial<{ type: "User" | "Bot"; author: string; commentId: number; deliveryId: string }> = {},
+) {
+  const event = issueCommentEvent({
+    body,
+    sender: { login, type: extra.type ?? "User" },
+    commentId: extra.commentId ?? 1001,
+    deliveryId: extra.deliveryId,
+  });
   if (extra.author) (event.payload.issue.user as { login: string }).login = extra.author;
   return event;
 }
@@ -39,7 +56,10 @@ describe("PR comment commands: refusals", () => {
     const reply = mockReply(app.mock, 7);
     await app.probot.receive(comment("/sync dev", "rita"));
     app.mock.assertDone();
-    assert.match(reply.body(), /Sorry @rita, `\/sync dev` needs \*\*write\*\* permission on this repository and you have \*\*read\*\*\. Nothing was changed\./);
+    assert.match(
+      reply.body(),
+      /Sorry @rita, `\/sync dev` needs \*\*write\*\* permission on this repository and you have \*\*read\*\*\. Nothing was changed\./,
+    );
   });
 
   it("refuses an outside collaborator (no permission at all)", async () => {

@@ -31,7 +31,11 @@ export interface TestApp {
   settle(): Promise<void>;
 }
 
-export async function startApp(options: { client: KubeClient; stateNamespace?: string; autoStart?: boolean }): Promise<TestApp> {
+export async function startApp(options: {
+  client: KubeClient;
+  stateNamespace?: string;
+  autoStart?: boolean;
+}): Promise<TestApp> {
   const mock = mockGitHub();
   let parts: SyncwardApp | undefined;
   const probot = await createTestProbot(
@@ -45,7 +49,7 @@ export async function startApp(options: { client: KubeClient; stateNamespace?: s
         watch: false,
         pollIntervalMs: 0,
         autoStart: options.autoStart ?? false,
-        log: pino({ level: "silent" }),
+        log: pino({ level: process.env.SYNCWARD_TEST_LOG ?? "silent" }),
       },
       (p) => {
         parts = p;
@@ -87,7 +91,11 @@ export function mockConfig(mock: GitHubMock, yaml: string, times = 1): void {
 }
 
 /** The collaborator permission API answers `permission` for `login` (404 for "none": not a collaborator). */
-export function mockPermission(mock: GitHubMock, login: string, permission: "admin" | "maintain" | "write" | "triage" | "read" | "none"): void {
+export function mockPermission(
+  mock: GitHubMock,
+  login: string,
+  permission: "admin" | "maintain" | "write" | "triage" | "read" | "none",
+): void {
   const scope = mock.api.get(`${REPO_PATH}/collaborators/${login}/permission`);
   if (permission === "none") scope.reply(404, { message: "Not Found" });
   else {
@@ -98,16 +106,22 @@ export function mockPermission(mock: GitHubMock, login: string, permission: "adm
 
 /** Reactions on a comment: eyes at once, then `outcome`. Returns the bodies of replies, via `replies`. */
 export function mockReactions(mock: GitHubMock, commentId: number, outcome: "rocket" | "confused"): void {
-  mock.api.post(`${REPO_PATH}/issues/comments/${commentId}/reactions`, { content: "eyes" }).reply(201, { id: 1, content: "eyes" });
-  mock.api.post(`${REPO_PATH}/issues/comments/${commentId}/reactions`, { content: outcome }).reply(201, { id: 2, content: outcome });
+  mock.api
+    .post(`${REPO_PATH}/issues/comments/${commentId}/reactions`, { content: "eyes" })
+    .reply(201, { id: 1, content: "eyes" });
+  mock.api
+    .post(`${REPO_PATH}/issues/comments/${commentId}/reactions`, { content: outcome })
+    .reply(201, { id: 2, content: outcome });
 }
 
 /** Captures the body of the next reply on pull request `number`. */
 export function mockReply(mock: GitHubMock, number: number): { body: () => string } {
   let body = "";
-  mock.api.post(`${REPO_PATH}/issues/${number}/comments`, (b: { body: string }) => {
-    body = b.body;
-    return true;
-  }).reply(201, { id: 555, body: "" });
+  mock.api
+    .post(`${REPO_PATH}/issues/${number}/comments`, (b: { body: string }) => {
+      body = b.body;
+      return true;
+    })
+    .reply(201, { id: 555, body: "" });
   return { body: () => body };
 }

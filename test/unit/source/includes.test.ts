@@ -3,8 +3,8 @@ import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { describe, it } from "node:test";
-import { includedDirs } from "../../../src/source/includes.ts";
 import { touches } from "../../../src/reconciler/reconciler.ts";
+import { includedDirs } from "../../../src/source/includes.ts";
 
 function tree(files: Record<string, string>): string {
   const dir = mkdtempSync(join(tmpdir(), "syncward-inc-"));
@@ -17,14 +17,19 @@ function tree(files: Record<string, string>): string {
 
 describe("includedDirs", () => {
   const dir = tree({
-    "apps/pay/overlays/dev/kustomization.yaml": "resources: [../../base, extra.yaml]\ncomponents: [../../../../components/tls]\n",
+    "apps/pay/overlays/dev/kustomization.yaml":
+      "resources: [../../base, extra.yaml]\ncomponents: [../../../../components/tls]\n",
     "apps/pay/base/kustomization.yaml": "resources: [deploy.yaml, https://example.com/remote.yaml]\n",
     "components/tls/kustomization.yaml": "kind: Component\n",
     "apps/shop/plain/cm.yaml": "kind: ConfigMap\n",
   });
 
   it("follows bases, resource folders and components transitively, ignoring remote ones", async () => {
-    assert.deepEqual(await includedDirs(dir, "apps/pay/overlays/dev"), ["apps/pay/base", "apps/pay/overlays/dev", "components/tls"]);
+    assert.deepEqual(await includedDirs(dir, "apps/pay/overlays/dev"), [
+      "apps/pay/base",
+      "apps/pay/overlays/dev",
+      "components/tls",
+    ]);
   });
 
   it("is just the path for a plain folder", async () => {

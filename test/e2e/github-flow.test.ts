@@ -1,0 +1,344 @@
+// End to end: a webhook in, the real local cluster changed, and the GitHub requests out (check
+// runs, deployments and statuses, comments), asserted together. GitHub is nock, every request
+// validated against GitHub's OpenAPI description; Git is a real repository served as a tarball.
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { after, before, describe, it } from "node:test";
+import {
+  mockConfig,
+  mockPermission,
+  mockReactions,
+  mockReply,
+  REPO_PATH,
+  startApp,
+  type TestApp,
+} from "../support/app.ts";
+import { useCluster } from "../support/cluster.ts";
+import { makeRepo, type TestRepo } from "../support/git-repo.ts";
+import type { GitHubMock } from "../support/github.ts";
+import { issueCommentEvent, pullRequestEvent, pushEvent } from "../support/webhooks.ts";
+
+const cluster = useCluster();
+const CODELOAD = "https://codeload.github.com";
+
+const manifests = (tag: string) => `apiVersion: v1
+kind: ConfigMap
+metadata: {name: settings}
+data: {release: "${tag}"}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec: {containers: [{name: web, image: "nginx:${tag}"}]}
+`;
+
+function mockTarball(mock: GitHubMock, repo: TestRepo, sha: string): void {
+  const download = `/acme/shop/legacy.tar.gz/${sha}?token=short-lived`;
+  mock.api.get(`${REPO_PATH}/tarball/${sha}`).reply(302, "", { location: `${CODELOAD}${download}` });
+  mock
+    .scope(CODELOAD)
+    .get(download)
+    .reply(200, () => tarball(repo, sha), { "content-type": "application/x-gzip" });
+}
+
+/** The repository at `sha` as GitHub serves it: a gzipped tar with one top-level folder. */
+function tarball(repo: TestRepo, sha: string): Buffer {
+  return execFileSync("git", ["archive", "--format=tar.gz", `--prefix=acme-shop-${sha.slice(0, 7)}/`, sha], {
+    cwd: repo.dir,
+  });
+}
+
+interface Captured {
+  checks: Array<{
+    name: string;
+    head_sha: string;
+    conclusion?: string;
+    output?: { title: string; summary: string };
+  }>;
+  statuses: Array<{
+    id: number;
+    state: string;
+    description?: string;
+    environment_url?: string;
+    log_url?: string;
+  }>;
+  deployments: Array<{
+    environment: string;
+    ref: string;
+    production_environment?: boolean;
+    auto_merge: boolean;
+    required_contexts: string[];
+  }>;
+}
+
+function captureGitHubWrites(
+  mock: GitHubMock,
+  ids: Record<string, number>,
+  captured: Captured,
+  times: { checks: number; statuses: Record<string, number> },
+): void {
+  mock.api
+    .post(`${REPO_PATH}/check-runs`, (b: Captured["checks"][number]) => {
+      captured.checks.push(b);
+      return true;
+    })
+    .times(times.checks)
+    .reply(201, (_uri: string, body: { name: string }) => ({
+      id: 9000 + captured.checks.length,
+      name: body.name,
+      html_url: `https://github.com/acme/shop/runs/${9000 + captured.checks.length}`,
+    }));
+  for (const [env, id] of Object.entries(ids)) {
+    const n = times.statuses[env] ?? 0;
+    if (n === 0) continue;
+    mock.api
+      .post(`${REPO_PATH}/deployments/${id}/statuses`, (b: Omit<Captured["statuses"][number], "id">) => {
+        captured.statuses.push({ id, ...b });
+        return true;
+      })
+      .times(n)
+      .reply(201, { id: 1, state: "ok" });
+  }
+}
+
+function mockDeployment(mock: GitHubMock, env: string, id: number, captured: Captured): void {
+  mock.api
+    .post(`${REPO_PATH}/deployments`, (b: Captured["deployments"][number]) => {
+      if (b.environment !== env) return false;
+      captured.deployments.push(b);
+      return true;
+    })
+    .reply(201, { id, environment: env });
+}
+
+describe("GitHub App end to end", () => {
+  let app: TestApp;
+  let repo: TestRepo;
+  let devNs: string;
+  let prodNs: string;
+  let first: string;
+  const captured: Captured = { checks: [], statuses: [], deployments: [] };
+
+  before(async () => {
+    devNs = await cluster.namespace("gh-dev");
+    prodNs = await cluster.namespace("gh-prod");
+    const stateNs = await cluster.namespace("gh-state");
+    repo = makeRepo({
+      "dev/app.yaml": manifests("1.27"),
+      "prod/app.yaml": manifests("1.27"),
+      "README.md": "docs\n",
+    });
+    first = repo.head();
+    app = await startApp({ client: cluster.client, stateNamespace: stateNs });
+    const config = `environments:
+  - name: dev
+    source: {path: dev}
+    destination: {namespace: ${devNs}}
+    syncPolicy: {automated: {prune: true, selfHeal: true}}
+    environmentUrl: https://dev.example.com
+  - name: prod
+    source: {path: prod}
+    destination: {namespace: ${prodNs}}
+    production: true
+    syncPolicy: {automated: {prune: true}}
+    approval: {users: [carol], minimum: 1}
+`;
+    mockConfig(app.mock, config);
+  });
+
+  after(async () => {
+    await Promise.all(app.parts.runtimes.all().map((r) => r.stop()));
+    app.mock.reset();
+  });
+
+  it("a push deploys dev (6 API calls) and holds prod for approval, with deployments and check runs", async () => {
+    mockTarball(app.mock, repo, first);
+    mockDeployment(app.mock, "dev", 101, captured);
+    mockDeployment(app.mock, "prod", 202, captured);
+    captureGitHubWrites(app.mock, { dev: 101, prod: 202 }, captured, {
+      checks: 2,
+      statuses: { dev: 3, prod: 1 },
+    });
+    await app.probot.receive(
+      pushEvent({
+        after: first,
+        before: "0".repeat(40),
+        modified: ["dev/app.yaml", "prod/app.yaml"],
+        sender: { login: "alice" },
+      }),
+    );
+    await app.settle();
+    app.mock.assertDone();
+
+    // The cluster changed for dev only.
+    assert.ok(await cluster.client.get("apps/v1", "Deployment", devNs, "web"));
+    assert.equal(
+      await cluster.client.get("apps/v1", "Deployment", prodNs, "web"),
+      undefined,
+      "prod waits for approval",
+    );
+
+    const dev = captured.deployments.find((d) => d.environment === "dev");
+    assert.deepEqual(
+      dev && {
+        ref: dev.ref,
+        auto_merge: dev.auto_merge,
+        required_contexts: dev.required_contexts,
+        production: dev.production_environment,
+      },
+      {
+        ref: first,
+        auto_merge: false,
+        required_contexts: [],
+        production: false,
+      },
+    );
+    assert.equal(captured.deployments.find((d) => d.environment === "prod")?.production_environment, true);
+    assert.deepEqual(
+      captured.statuses.filter((s) => s.id === 101).map((s) => s.state),
+      ["queued", "in_progress", "success"],
+    );
+    assert.equal(
+      captured.statuses.find((s) => s.id === 101 && s.state === "success")?.environment_url,
+      "https://dev.example.com",
+    );
+    assert.deepEqual(
+      captured.statuses.filter((s) => s.id === 202).map((s) => s.state),
+      ["queued"],
+    );
+    assert.match(
+      captured.statuses.find((s) => s.id === 202)?.description ?? "",
+      /waiting for approval \(0\/1\)/,
+    );
+
+    const devCheck = captured.checks.find((c) => c.name === "syncward / dev");
+    assert.equal(devCheck?.head_sha, first);
+    assert.equal(devCheck?.conclusion, "success");
+    assert.match(devCheck?.output?.summary ?? "", /Synced to main \(/);
+    assert.match(devCheck?.output?.summary ?? "", /deployment\.apps\/web created|web/);
+    const prodCheck = captured.checks.find((c) => c.name === "syncward / prod");
+    assert.equal(prodCheck?.conclusion, "action_required");
+    assert.match(prodCheck?.output?.title ?? "", /Waiting for approval/);
+
+    // The budget: tarball, deployment, 3 statuses, check run.
+    const devCalls = app.mock.requests.filter(
+      (r) =>
+        /\/tarball\//.test(r.url) ||
+        /deployments\/101\//.test(r.url) ||
+        (r.method === "POST" &&
+          /\/deployments$/.test(r.url) &&
+          (r.body as { environment?: string })?.environment === "dev") ||
+        (/check-runs/.test(r.url) && (r.body as { name?: string })?.name === "syncward / dev"),
+    );
+    assert.ok(
+      devCalls.length <= 6,
+      `an automated sync that succeeds made ${devCalls.length} GitHub API calls`,
+    );
+  });
+
+  it("/approve prod by an approver deploys the approved commit", async () => {
+    mockReactions(app.mock, 1001, "rocket");
+    mockPermission(app.mock, "carol", "write");
+    app.mock.api
+      .get(`${REPO_PATH}/pulls/7`)
+      .reply(200, { number: 7, merged: true, merge_commit_sha: first, head: { sha: "f".repeat(40) } });
+    const reply = mockReply(app.mock, 7);
+    captureGitHubWrites(app.mock, { prod: 202 }, captured, { checks: 1, statuses: { prod: 2 } });
+    const event = issueCommentEvent({ body: "/approve prod", sender: { login: "carol" } });
+    (event.payload.issue.user as { login: string }).login = "bob";
+    await app.probot.receive(event);
+    await app.settle();
+    app.mock.assertDone();
+    assert.match(reply.body(), /Approved `[0-9a-f]{7}` for \*\*prod\*\* \(1\/1\); deploying\./);
+    assert.ok(
+      await cluster.client.get("apps/v1", "Deployment", prodNs, "web"),
+      "prod deployed after approval",
+    );
+    assert.deepEqual(
+      captured.statuses.filter((s) => s.id === 202).map((s) => s.state),
+      ["queued", "in_progress", "success"],
+    );
+  });
+
+  it("a newer commit needs a new approval, and approving the old one says it is stale", async () => {
+    const second = repo.commit({ "prod/app.yaml": manifests("1.28") }, "bump prod");
+    mockTarball(app.mock, repo, second);
+    mockDeployment(app.mock, "prod", 303, captured);
+    captureGitHubWrites(app.mock, { prod: 303 }, captured, { checks: 1, statuses: { prod: 1 } });
+    await app.probot.receive(
+      pushEvent({ after: second, before: first, modified: ["prod/app.yaml"], sender: { login: "alice" } }),
+    );
+    await app.settle();
+
+    mockReactions(app.mock, 1002, "confused");
+    mockPermission(app.mock, "carol", "write");
+    app.mock.api
+      .get(`${REPO_PATH}/pulls/7`)
+      .reply(200, { number: 7, merged: true, merge_commit_sha: first, head: { sha: "f".repeat(40) } });
+    const reply = mockReply(app.mock, 7);
+    const event = issueCommentEvent({ body: "/approve prod", sender: { login: "carol" }, commentId: 1002 });
+    (event.payload.issue.user as { login: string }).login = "bob";
+    await app.probot.receive(event);
+    await app.settle();
+    app.mock.assertDone();
+    assert.match(
+      reply.body(),
+      /stale: \*\*prod\*\* is waiting for `[0-9a-f]{7}`, but this pull request is `[0-9a-f]{7}`/,
+    );
+    const live = (await cluster.client.get("v1", "ConfigMap", prodNs, "settings")) as {
+      data: { release: string };
+    };
+    assert.equal(live.data.release, "1.27", "nothing deployed without a fresh approval");
+  });
+
+  it("a frozen environment refuses /sync with who froze it, when and why", async () => {
+    mockReactions(app.mock, 1003, "rocket");
+    mockPermission(app.mock, "alice", "write");
+    const frozen = mockReply(app.mock, 7);
+    await app.probot.receive(
+      issueCommentEvent({ body: '/freeze dev "incident 42"', sender: { login: "alice" }, commentId: 1003 }),
+    );
+    await app.settle();
+    assert.match(frozen.body(), /\*\*dev\*\* is frozen by @alice: incident 42/);
+
+    mockReactions(app.mock, 1004, "confused");
+    mockPermission(app.mock, "alice", "write");
+    const refused = mockReply(app.mock, 7);
+    await app.probot.receive(
+      issueCommentEvent({ body: "/sync dev", sender: { login: "alice" }, commentId: 1004 }),
+    );
+    await app.settle();
+    app.mock.assertDone();
+    assert.match(
+      refused.body(),
+      /environment dev is frozen by alice since \d{4}-\d\d-\d\dT[\d:.]+Z \(incident 42\)/,
+    );
+  });
+
+  it("a pull request gets a preview check run of what merging would change", async () => {
+    const head = repo.commit({ "dev/app.yaml": manifests("1.29") }, "pr change");
+    repo.git("reset", "-q", "--hard", "HEAD~1");
+    mockTarball(app.mock, repo, head);
+    captureGitHubWrites(app.mock, {}, captured, { checks: 2, statuses: {} });
+    await app.probot.receive(
+      pullRequestEvent("opened", { number: 8, headSha: head, sender: { login: "alice" } }),
+    );
+    await app.settle();
+    app.mock.assertDone();
+    const previews = captured.checks.filter((c) => c.head_sha === head);
+    const dev = previews.find((c) => c.name === "syncward / dev");
+    assert.match(dev?.output?.title ?? "", /^Preview: 0 to create, 2 to change, 0 to prune$/);
+    assert.match(dev?.output?.summary ?? "", /nginx:1\.29/);
+    assert.equal(
+      ((await cluster.client.get("v1", "ConfigMap", devNs, "settings")) as { data: { release: string } }).data
+        .release,
+      "1.27",
+      "a preview changes nothing",
+    );
+  });
+});
