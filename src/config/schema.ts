@@ -335,7 +335,9 @@ const commandPermissions = strictObject({
   approve: permissionLevel.default("write"),
   diff: permissionLevel.default("read"),
   history: permissionLevel.default("read"),
-}).describe("Repository permission each PR comment command needs in this environment (defaults: write to act, read to look).");
+}).describe(
+  "Repository permission each PR comment command needs in this environment (defaults: write to act, read to look).",
+);
 
 const clusterResource = strictObject({
   group: z.string().default("").describe('API group; "" (default) is the core group; "*" any.'),

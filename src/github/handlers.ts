@@ -292,7 +292,7 @@ export async function onCheckRun(
   const envName = envFromCheckName(payload.check_run.name);
   if (!envName || payload.sender.type === "Bot") return;
   const rt = await runtimeFor(runtimes, gh, payload, payload.check_run.head_sha);
-  if (!rt || !rt.config.environments.some((e) => e.name === envName)) return;
+  if (!rt?.config.environments.some((e) => e.name === envName)) return;
   const controller = rt.reconciler.controller(envName);
   const login = payload.sender.login;
   if (payload.action === "rerequested") {

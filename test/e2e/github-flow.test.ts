@@ -290,7 +290,7 @@ describe("GitHub App end to end", () => {
       reply.body(),
       /stale: \*\*prod\*\* is waiting for `[0-9a-f]{7}`, but this pull request is `[0-9a-f]{7}`/,
     );
-    const live = (await cluster.client.get("v1", "ConfigMap", prodNs, "settings")) as {
+    const live = (await cluster.client.get("v1", "ConfigMap", prodNs, "settings")) as unknown as {
       data: { release: string };
     };
     assert.equal(live.data.release, "1.27", "nothing deployed without a fresh approval");
@@ -335,8 +335,11 @@ describe("GitHub App end to end", () => {
     assert.match(dev?.output?.title ?? "", /^Preview: 0 to create, 2 to change, 0 to prune$/);
     assert.match(dev?.output?.summary ?? "", /nginx:1\.29/);
     assert.equal(
-      ((await cluster.client.get("v1", "ConfigMap", devNs, "settings")) as { data: { release: string } }).data
-        .release,
+      (
+        (await cluster.client.get("v1", "ConfigMap", devNs, "settings")) as unknown as {
+          data: { release: string };
+        }
+      ).data.release,
       "1.27",
       "a preview changes nothing",
     );

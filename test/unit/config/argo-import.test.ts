@@ -21,7 +21,14 @@ function assertPastes(yaml: string, environment: EnvironmentConfig): void {
 
 const DEFAULT_RETRY = { limit: 5, backoff: { duration: 5_000, factor: 2, maxDuration: 180_000 } };
 
-const DEFAULT_COMMANDS = { sync: "write", freeze: "write", unfreeze: "write", approve: "write", diff: "read", history: "read" } as const;
+const DEFAULT_COMMANDS = {
+  sync: "write",
+  freeze: "write",
+  unfreeze: "write",
+  approve: "write",
+  diff: "read",
+  history: "read",
+} as const;
 
 describe("importArgoApplication", () => {
   it("imports the guestbook example (simple.yaml)", () => {

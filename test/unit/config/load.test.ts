@@ -46,7 +46,14 @@ const DEFAULT_SYNC_OPTIONS = {
   Validate: true,
 } as const;
 
-const DEFAULT_COMMANDS = { sync: "write", freeze: "write", unfreeze: "write", approve: "write", diff: "read", history: "read" } as const;
+const DEFAULT_COMMANDS = {
+  sync: "write",
+  freeze: "write",
+  unfreeze: "write",
+  approve: "write",
+  diff: "read",
+  history: "read",
+} as const;
 
 describe("parseConfig: valid files", () => {
   it("fills every default for the smallest config (basic.yml)", () => {
