@@ -76,9 +76,11 @@ COPY bin ./bin
 COPY schema ./schema
 COPY src ./src
 
-# HOST: Probot listens on localhost unless told otherwise. Caches go to /var/cache/syncward (an
+# HOST: Probot listens on localhost unless told otherwise. LOG_FORMAT: `probot run` logs
+# pretty text unless told otherwise, even with NODE_ENV=production. Caches go to /var/cache/syncward (an
 # emptyDir in deploy/, since the root filesystem is read-only there) and temporary files to /tmp.
 ENV NODE_ENV=production \
+    LOG_FORMAT=json \
     HOST=0.0.0.0 \
     PORT=3000 \
     XDG_CACHE_HOME=/var/cache/syncward \
