@@ -1,0 +1,276 @@
+// The process measured by benchmark 3 (spawned by controller-memory.ts with --expose-gc, so that
+// its memory is the controllers' and nothing else's). It syncs ENVS environments of OBJECTS
+// ConfigMaps each with one Reconciler, then for each scenario measures memory after a GC and the
+// API requests made in IDLE_MS of idleness. Progress goes to stderr; the result is the last line
+// of stdout, as JSON.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { performance } from "node:perf_hooks";
+import pino from "pino";
+import { stringify } from "yaml";
+import { parseConfig } from "../src/config/load.ts";
+import { KubeClient } from "../src/kube/client.ts";
+import type { ReconcilerEvent } from "../src/reconciler/events.ts";
+import { Reconciler } from "../src/reconciler/reconciler.ts";
+import { LocalGitSource } from "../src/reconciler/revision-source.ts";
+import { mapLimit } from "../src/util/map-limit.ts";
+import { sleep } from "../src/util/sleep.ts";
+import { makeRepo } from "../test/support/git-repo.ts";
+import { gc, Namespaces, progress } from "./support.ts";
+
+export interface Scenario {
+  name: string;
+  leases: boolean;
+  /** undefined: each environment's pollInterval (default 3 minutes). */
+  pollIntervalMs?: number;
+  /** KubeClient's socket pool (its default is 32). */
+  maxSockets?: number;
+  /** How long to wait for every environment to be synced and idle before giving up. */
+  readyTimeoutMs: number;
+  /** Idle window for this scenario (default: the input's idleMs). */
+  idleMs?: number;
+}
+
+export interface WorkerInput {
+  kubeconfig: string;
+  envs: number;
+  objects: number;
+  idleMs: number;
+  scenarios: Scenario[];
+}
+
+export interface MemorySample {
+  rss: number;
+  heapUsed: number;
+  heapTotal: number;
+  external: number;
+  arrayBuffers: number;
+}
+
+export interface ScenarioResult {
+  scenario: Scenario;
+  /** False when the environments were not all synced (or leased) and idle within readyTimeoutMs. */
+  ready: boolean;
+  readyMs: number;
+  synced: number;
+  active: number;
+  requestsUntilReady: number;
+  /** After the GC that follows the initial passes, and again after the idle window. */
+  memory: MemorySample;
+  memoryAfterIdle: MemorySample;
+  idle: {
+    ms: number;
+    requests: number;
+    writes: number;
+    byVerb: Record<string, number>;
+    watchReconnects: number;
+    requestsPerMinute: number;
+  };
+  /** Requests still waiting for a socket when the idle window ended (a saturated pool). */
+  queuedAtEnd: number;
+}
+
+export interface WorkerOutput {
+  baseline: MemorySample;
+  gcAvailable: boolean;
+  namespaces: number;
+  scenarios: ScenarioResult[];
+}
+
+function memory(): MemorySample {
+  const m = process.memoryUsage();
+  return {
+    rss: m.rss,
+    heapUsed: m.heapUsed,
+    heapTotal: m.heapTotal,
+    external: m.external,
+    arrayBuffers: m.arrayBuffers,
+  };
+}
+
+function configMaps(env: number, count: number): string {
+  const docs: string[] = [];
+  for (let i = 0; i < count; i++) {
+    docs.push(
+      stringify({
+        apiVersion: "v1",
+        kind: "ConfigMap",
+        metadata: { name: `settings-${String(i).padStart(3, "0")}`, labels: { app: `svc-${i % 10}` } },
+        data: { ENV: `e${env}`, INDEX: String(i), "config.yaml": `replicas: ${i % 5}\nfeature: on\n` },
+      }),
+    );
+  }
+  return docs.join("---\n");
+}
+
+function pendingRequests(kube: KubeClient): number {
+  const agent = (kube as unknown as { agent: { requests: Record<string, unknown[]> } }).agent;
+  return Object.values(agent.requests ?? {}).reduce((n, q) => n + q.length, 0);
+}
+
+async function runScenario(
+  input: WorkerInput,
+  scenario: Scenario,
+  build: (kube: KubeClient, emit: (e: ReconcilerEvent) => void) => Reconciler,
+  head: string,
+): Promise<ScenarioResult> {
+  const kube = KubeClient.fromKubeconfig({ kubeconfig: input.kubeconfig, maxSockets: scenario.maxSockets });
+  const synced = new Set<string>();
+  const reconciler = build(kube, (e) => {
+    if (e.type === "synced" && e.outcome.phase === "Succeeded" && e.revision === head) synced.add(e.instance);
+  });
+  const start = performance.now();
+  progress(`memory/${scenario.name}: starting ${input.envs} environments`);
+  reconciler.start();
+  const deadline = Date.now() + scenario.readyTimeoutMs;
+  let ready = false;
+  let lastReport = Date.now();
+  // Ready: every environment synced at head (first scenario) or known synced from its state, every
+  // controller running (leases) and no pass in flight.
+  const store = reconciler.store;
+  const instances = reconciler.environments.map((c) => c.instance);
+  while (Date.now() < deadline) {
+    if (reconciler.active.length === input.envs) {
+      const idle = Promise.all(reconciler.environments.map((c) => c.idle())).then(() => true);
+      if (await Promise.race([idle, sleep(2000).then(() => false)])) {
+        if (synced.size < input.envs) {
+          const states = await mapLimit(instances, 8, (i) => store.load(i));
+          for (const s of states) if (s.lastSyncedRevision === head) synced.add(s.environment);
+        }
+        if (synced.size >= input.envs) {
+          ready = true;
+          break;
+        }
+      }
+    }
+    if (Date.now() - lastReport > 10_000) {
+      lastReport = Date.now();
+      progress(
+        `memory/${scenario.name}: ${synced.size}/${input.envs} synced, ${reconciler.active.length} active, ` +
+          `${kube.counts.requests} requests, ${pendingRequests(kube)} waiting for a socket`,
+      );
+    }
+    await sleep(500);
+  }
+  const readyMs = performance.now() - start;
+  const idleFor = scenario.idleMs ?? input.idleMs;
+  const requestsUntilReady = kube.counts.requests;
+  progress(
+    `memory/${scenario.name}: ${ready ? "ready" : "NOT ready"} after ${(readyMs / 1000).toFixed(1)}s (${synced.size} synced); idling ${idleFor / 1000}s`,
+  );
+  await sleep(5000);
+  gc();
+  const mem = memory();
+  const before = { ...kube.counts, byVerb: { ...kube.counts.byVerb } };
+  const idleStart = performance.now();
+  await sleep(idleFor);
+  const idleMs = performance.now() - idleStart;
+  const after = { ...kube.counts, byVerb: { ...kube.counts.byVerb } };
+  const syncedCount = synced.size;
+  const byVerb: Record<string, number> = {};
+  for (const [verb, n] of Object.entries(after.byVerb)) {
+    const d = n - (before.byVerb[verb] ?? 0);
+    if (d > 0) byVerb[verb] = d;
+  }
+  const requests = after.requests - before.requests;
+  const queuedAtEnd = pendingRequests(kube);
+  const active = reconciler.active.length;
+  gc();
+  const memoryAfterIdle = memory();
+  await Promise.race([reconciler.stop(), sleep(60_000)]);
+  kube.close();
+  return {
+    scenario,
+    ready,
+    readyMs,
+    synced: syncedCount,
+    active,
+    requestsUntilReady,
+    memory: mem,
+    memoryAfterIdle,
+    idle: {
+      ms: idleMs,
+      requests,
+      writes: after.writes - before.writes,
+      byVerb,
+      watchReconnects: byVerb.WATCH ?? 0,
+      requestsPerMinute: (requests / idleMs) * 60_000,
+    },
+    queuedAtEnd,
+  };
+}
+
+async function main(input: WorkerInput): Promise<WorkerOutput> {
+  const gcAvailable = gc();
+  await sleep(200);
+  gc();
+  const baseline = memory();
+  const admin = KubeClient.fromKubeconfig({ kubeconfig: input.kubeconfig });
+  const namespaces = new Namespaces(admin, "bench-mem");
+  const repo = makeRepo();
+  const cache = mkdtempSync(join(tmpdir(), "syncward-bench-trees-"));
+  try {
+    const stateNs = await namespaces.create("state");
+    const envNames = Array.from({ length: input.envs }, (_, i) => `e${String(i).padStart(3, "0")}`);
+    const envNs = await mapLimit(envNames, 8, (name) => namespaces.create(name));
+    const files: Record<string, string> = {};
+    envNames.forEach((name, i) => {
+      files[`envs/${name}/configmaps.yaml`] = configMaps(i, input.objects);
+    });
+    const head = repo.commit(files, "environments");
+    const config = parseConfig(
+      stringify({
+        environments: envNames.map((name, i) => ({
+          name,
+          source: { path: `envs/${name}` },
+          destination: { namespace: envNs[i] },
+          syncPolicy: { automated: { prune: true, selfHeal: true } },
+        })),
+      }),
+    );
+    const source = new LocalGitSource(repo.dir, cache);
+    const results: ScenarioResult[] = [];
+    for (const scenario of input.scenarios) {
+      results.push(
+        await runScenario(
+          input,
+          scenario,
+          (client, emit) =>
+            new Reconciler({
+              app: "bench",
+              config,
+              client,
+              source,
+              emit,
+              log: pino({ level: "silent" }),
+              stateNamespace: stateNs,
+              identity: `bench-${process.pid}`,
+              leases: scenario.leases,
+              pollIntervalMs: scenario.pollIntervalMs,
+            }),
+          head,
+        ),
+      );
+    }
+    return { baseline, gcAvailable, namespaces: input.envs + 1, scenarios: results };
+  } finally {
+    progress("memory: removing namespaces");
+    await namespaces.removeAll();
+    admin.close();
+    rmSync(repo.dir, { recursive: true, force: true });
+    rmSync(cache, { recursive: true, force: true });
+  }
+}
+
+const input = JSON.parse(process.argv[2] ?? "{}") as WorkerInput;
+main(input).then(
+  (out) => {
+    process.stdout.write(`${JSON.stringify(out)}\n`);
+    process.exit(0);
+  },
+  (err: unknown) => {
+    process.stderr.write(`${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    process.exit(1);
+  },
+);

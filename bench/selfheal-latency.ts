@@ -1,0 +1,222 @@
+// Benchmark 2: how long an out-of-band change survives. An EnvironmentController with selfHeal on
+// guards a Deployment at 3 replicas (a real git repository, a StateStore, watches; polling off).
+// Each trial scales the Deployment through the scale subresource and times, from just before the
+// PATCH, until a watch of our own sees spec.replicas back at 3.
+//
+// Independence of trials: after 3 heals of one object at one revision within 10 minutes the
+// controller backs off (drift-fight protection). So before every trial an empty commit makes a new
+// revision; the controller syncs it (no writes: nothing changed), which resets the heal counters,
+// and the trial's heal is always the first at its revision.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { performance } from "node:perf_hooks";
+import pino from "pino";
+import { EnvironmentController } from "../src/reconciler/environment-controller.ts";
+import type { ReconcilerEvent } from "../src/reconciler/events.ts";
+import { LocalGitSource } from "../src/reconciler/revision-source.ts";
+import { StateStore } from "../src/state/store.ts";
+import { envConfig } from "../test/support/env.ts";
+import { makeRepo } from "../test/support/git-repo.ts";
+import { DeploymentObserver, type ObservedEvent } from "./deployment-observer.ts";
+import {
+  type BenchContext,
+  type BenchResult,
+  client,
+  median,
+  ms,
+  Namespaces,
+  percentile,
+  progress,
+} from "./support.ts";
+
+const TRIALS = Number(process.env.SYNCWARD_BENCH_HEAL_TRIALS ?? 50);
+const TRIAL_TIMEOUT_MS = 30_000;
+
+const deploymentYaml = `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+  labels: {app: web}
+spec:
+  replicas: 3
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers:
+        - name: web
+          image: nginx:1.27
+`;
+
+interface HealTrial {
+  replicasSetTo: number;
+  /** PATCH sent -> our watch sees replicas back at 3. */
+  healMs: number;
+  /** PATCH sent -> PATCH response. */
+  patchMs: number;
+  /** PATCH sent -> our watch sees the drift. */
+  driftSeenMs: number;
+  /** PATCH sent -> the controller reports its heal done (selfHealed event, after its state write). */
+  controllerReportedMs?: number;
+}
+
+/** Resolves with the first event matching `match` from now on. */
+function nextEvent(
+  listeners: Set<(e: ReconcilerEvent) => void>,
+  match: (e: ReconcilerEvent) => boolean,
+  timeoutMs: number,
+): Promise<{ event: ReconcilerEvent; at: number }> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      listeners.delete(listener);
+      reject(new Error(`no matching controller event within ${timeoutMs}ms`));
+    }, timeoutMs);
+    const listener = (event: ReconcilerEvent) => {
+      if (!match(event)) return;
+      clearTimeout(timer);
+      listeners.delete(listener);
+      resolve({ event, at: performance.now() });
+    };
+    listeners.add(listener);
+  });
+}
+
+export async function selfHealLatency(ctx: BenchContext): Promise<BenchResult> {
+  const admin = client(ctx);
+  const controllerClient = client(ctx);
+  const observerClient = client(ctx);
+  const namespaces = new Namespaces(admin, "bench-heal");
+  const cache = mkdtempSync(join(tmpdir(), "syncward-bench-trees-"));
+  const repo = makeRepo({ "deploy/web.yaml": deploymentYaml });
+  const listeners = new Set<(e: ReconcilerEvent) => void>();
+  const trials: HealTrial[] = [];
+  let failures = 0;
+  let driftFights = 0;
+  listeners.add((e) => {
+    if (e.type === "driftFight") driftFights++;
+  });
+  let controller: EnvironmentController | undefined;
+  let observer: DeploymentObserver | undefined;
+  try {
+    const ns = await namespaces.create("app");
+    const stateNs = await namespaces.create("state");
+    controller = new EnvironmentController({
+      app: "bench",
+      env: envConfig(ns, {
+        source: { path: "deploy" },
+        syncPolicy: { automated: { prune: true, selfHeal: true } },
+      }),
+      client: controllerClient,
+      store: new StateStore(controllerClient, stateNs),
+      source: new LocalGitSource(repo.dir, cache),
+      emit: (e) => {
+        for (const l of [...listeners]) l(e);
+      },
+      log: pino({ level: "silent" }),
+      pollIntervalMs: 0,
+    });
+    const firstSync = nextEvent(listeners, (e) => e.type === "synced", 60_000);
+    controller.start();
+    await firstSync;
+    await controller.idle();
+    observer = new DeploymentObserver(observerClient, ns, "web");
+    await observer.start();
+    progress(`self-heal: controller synced ${ns}; ${TRIALS} trials`);
+
+    const settled = (e: ObservedEvent) => e.replicas === 3 && e.statusReplicas === 3 && e.readyReplicas === 3;
+    for (let k = 0; k < TRIALS; k++) {
+      // A new revision resets the drift-fight counters (see the comment at the top).
+      const sha = repo.commit({}, `trial ${k}`);
+      const synced = nextEvent(listeners, (e) => e.type === "synced" && e.revision === sha, 60_000);
+      controller.nudge("push", "bench");
+      await synced;
+      await controller.idle();
+      const last = observer.events.at(-1);
+      if (!last || !settled(last)) await observer.next(settled, observer.events.length, 30_000);
+
+      const replicas = 4 + (k % 6);
+      const from = observer.events.length;
+      const reported = nextEvent(listeners, (e) => e.type === "selfHealed", TRIAL_TIMEOUT_MS).catch(
+        () => undefined,
+      );
+      const start = performance.now();
+      const scale = await observerClient.request<{ metadata: { resourceVersion: string } }>(
+        "PATCH",
+        `/apis/apps/v1/namespaces/${ns}/deployments/web/scale`,
+        { body: { spec: { replicas } }, contentType: "application/merge-patch+json" },
+      );
+      const patchMs = performance.now() - start;
+      const drift = await observer.next(
+        (e) => e.resourceVersion === scale.metadata.resourceVersion,
+        from,
+        TRIAL_TIMEOUT_MS,
+      );
+      const healed =
+        drift && (await observer.next((e) => e.replicas === 3, drift.index + 1, TRIAL_TIMEOUT_MS));
+      const report = await reported;
+      if (!drift || !healed) {
+        failures++;
+        progress(`self-heal trial ${k + 1}: not healed within ${TRIAL_TIMEOUT_MS / 1000}s`);
+        continue;
+      }
+      trials.push({
+        replicasSetTo: replicas,
+        healMs: healed.event.at - start,
+        patchMs,
+        driftSeenMs: drift.event.at - start,
+        controllerReportedMs: report ? report.at - start : undefined,
+      });
+      await controller.idle();
+    }
+  } finally {
+    await observer?.stop();
+    await controller?.stop();
+    controllerClient.close();
+    observerClient.close();
+    await namespaces.removeAll();
+    admin.close();
+    rmSync(repo.dir, { recursive: true, force: true });
+    rmSync(cache, { recursive: true, force: true });
+  }
+
+  const heal = trials.map((t) => t.healMs);
+  const reportedMs = trials.flatMap((t) =>
+    t.controllerReportedMs === undefined ? [] : [t.controllerReportedMs],
+  );
+  const summary = {
+    trials: TRIALS,
+    healed: trials.length,
+    failures,
+    method: "watch (own client), timed from just before the scale PATCH",
+    revisionPerTrial: true,
+    driftFightAlerts: driftFights,
+    healMedianMs: median(heal),
+    healP90Ms: percentile(heal, 90),
+    healP99Ms: percentile(heal, 99),
+    healMinMs: Math.min(...heal),
+    healMaxMs: Math.max(...heal),
+    driftSeenMedianMs: median(trials.map((t) => t.driftSeenMs)),
+    patchMedianMs: median(trials.map((t) => t.patchMs)),
+    controllerReportedMedianMs: median(reportedMs),
+  };
+  const name = `self-heal latency (${trials.length}/${TRIALS} trials, watch)`;
+  return {
+    rows: [
+      {
+        benchmark: name,
+        metric: "scale PATCH -> replicas back at 3, median",
+        value: ms(summary.healMedianMs),
+      },
+      { benchmark: name, metric: "p90", value: ms(summary.healP90Ms) },
+      { benchmark: name, metric: "p99 (nearest rank)", value: ms(summary.healP99Ms) },
+      { benchmark: name, metric: "drift seen by a watch, median", value: ms(summary.driftSeenMedianMs) },
+      {
+        benchmark: name,
+        metric: "controller's selfHealed event, median",
+        value: ms(summary.controllerReportedMedianMs),
+      },
+    ],
+    data: { summary, trials },
+  };
+}

@@ -1,0 +1,164 @@
+// Helpers every benchmark shares: statistics, namespaces that are created fresh and removed (and
+// waited for) afterwards, kubectl, and a logger that keeps progress on stderr so that stdout carries
+// only the final table.
+import { execFile } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { performance } from "node:perf_hooks";
+import { KubeClient } from "../src/kube/client.ts";
+import { KubeApiError } from "../src/kube/errors.ts";
+import { sleep } from "../src/util/sleep.ts";
+
+export interface BenchContext {
+  kubeconfig: string;
+}
+
+/** One line of the printed table. */
+export interface Row {
+  benchmark: string;
+  metric: string;
+  value: string;
+  /** The same measured for kubectl, when there is a side-by-side. */
+  kubectl?: string;
+  /** kubectl / syncward, when both exist. */
+  ratio?: string;
+}
+
+export interface BenchResult {
+  rows: Row[];
+  /** Everything measured, for bench/results.json. */
+  data: Record<string, unknown>;
+}
+
+export function progress(message: string): void {
+  process.stderr.write(`[bench] ${message}\n`);
+}
+
+export function median(values: number[]): number {
+  return percentile(values, 50);
+}
+
+/** Nearest-rank percentile (p99 of 50 samples is the largest of them). */
+export function percentile(values: number[], p: number): number {
+  if (values.length === 0) return Number.NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  const rank = Math.max(1, Math.ceil((p / 100) * sorted.length));
+  return sorted[rank - 1] as number;
+}
+
+export const ms = (v: number): string => (v >= 10_000 ? `${(v / 1000).toFixed(1)} s` : `${v.toFixed(0)} ms`);
+export const mib = (bytes: number): string => `${(bytes / 2 ** 20).toFixed(0)} MiB`;
+export const ratio = (kubectl: number, ours: number): string => `${(kubectl / ours).toFixed(2)}x`;
+
+/** Runs `fn` and returns its value with the wall time in ms. */
+export async function timed<T>(fn: () => Promise<T>): Promise<{ value: T; ms: number }> {
+  const start = performance.now();
+  const value = await fn();
+  return { value, ms: performance.now() - start };
+}
+
+export function client(ctx: BenchContext, options: { maxSockets?: number } = {}): KubeClient {
+  return KubeClient.fromKubeconfig({ kubeconfig: ctx.kubeconfig, ...options });
+}
+
+export interface KubectlRun {
+  stdout: string;
+  stderr: string;
+  ms: number;
+}
+
+/** Runs kubectl against the benchmark cluster; rejects with its stderr when it fails. */
+export function kubectl(ctx: BenchContext, args: string[]): Promise<KubectlRun> {
+  const start = performance.now();
+  return new Promise((resolve, reject) => {
+    execFile(
+      "kubectl",
+      ["--kubeconfig", ctx.kubeconfig, ...args],
+      { maxBuffer: 256 * 2 ** 20 },
+      (err, stdout, stderr) => {
+        const elapsed = performance.now() - start;
+        if (err) reject(new Error(`kubectl ${args.join(" ")} failed: ${stderr.slice(-2000) || err.message}`));
+        else resolve({ stdout, stderr, ms: elapsed });
+      },
+    );
+  });
+}
+
+/** Namespaces made for one benchmark; `removeAll` deletes them and waits until they are gone. */
+export class Namespaces {
+  private readonly created: string[] = [];
+
+  constructor(
+    private readonly kube: KubeClient,
+    private readonly prefix: string,
+  ) {}
+
+  async create(suffix = ""): Promise<string> {
+    const name = `${this.prefix}-${randomBytes(3).toString("hex")}${suffix ? `-${suffix}` : ""}`;
+    await this.kube.create({ apiVersion: "v1", kind: "Namespace", metadata: { name } });
+    this.created.push(name);
+    return name;
+  }
+
+  /** Deletes `names` (default: all created) and waits until the API server no longer has them. */
+  async remove(names: string[] = [...this.created], timeoutMs = 300_000): Promise<void> {
+    for (const name of names) {
+      await this.kube.delete(
+        { group: "", kind: "Namespace", namespace: "", name, apiVersion: "v1" },
+        "background",
+      );
+    }
+    const deadline = Date.now() + timeoutMs;
+    let left = names;
+    while (left.length > 0 && Date.now() < deadline) {
+      const still: string[] = [];
+      for (const name of left) {
+        if (await this.kube.get("v1", "Namespace", undefined, name)) still.push(name);
+      }
+      left = still;
+      if (left.length > 0) await sleep(500);
+    }
+    for (const name of names) this.created.splice(this.created.indexOf(name), 1);
+    if (left.length > 0)
+      progress(`namespaces still terminating after ${timeoutMs / 1000}s: ${left.join(", ")}`);
+  }
+
+  async removeAll(): Promise<void> {
+    await this.remove();
+  }
+}
+
+/** Waits until every Deployment in `namespace` has all its replicas ready (pods settle the server). */
+export async function waitDeploymentsReady(
+  kube: KubeClient,
+  namespace: string,
+  timeoutMs = 180_000,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    try {
+      const { items } = await kube.list("apps/v1", "Deployment", { namespace });
+      const pending = items.filter((d) => {
+        const spec = d.spec as { replicas?: number } | undefined;
+        const status = d.status as { readyReplicas?: number; observedGeneration?: number } | undefined;
+        return (
+          (status?.readyReplicas ?? 0) !== (spec?.replicas ?? 1) ||
+          (status?.observedGeneration ?? 0) < (d.metadata.generation ?? 0)
+        );
+      });
+      if (pending.length === 0) return;
+    } catch (err) {
+      if (!(err instanceof KubeApiError)) throw err;
+    }
+    await sleep(500);
+  }
+  progress(`deployments in ${namespace} were not all ready after ${timeoutMs / 1000}s; going on`);
+}
+
+/** Forces a garbage collection when node runs with --expose-gc. */
+export function gc(): boolean {
+  const g = (globalThis as { gc?: () => void }).gc;
+  if (!g) return false;
+  g();
+  g();
+  return true;
+}
