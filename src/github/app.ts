@@ -4,6 +4,8 @@ import { homedir, hostname } from "node:os";
 import { join } from "node:path";
 import type { ApplicationFunction, Probot } from "probot";
 import { KubeClient } from "../kube/client.ts";
+import { healthHandler } from "../observability/http.ts";
+import { createMetrics } from "../observability/metrics.ts";
 import { countRequests, handleEvent, type Metrics } from "./events.ts";
 import {
   type CheckRunPayload,
@@ -79,6 +81,20 @@ const app: ApplicationFunction = (probot, options) => {
   const cacheDir =
     process.env.SYNCWARD_TREE_CACHE ??
     join(process.env.XDG_CACHE_HOME ?? join(homedir(), ".cache"), "syncward", "trees");
+  const metrics = createMetrics({ kubernetesRequests: () => client.counts.byVerb });
+  // Ready once the cluster has answered; until then webhooks are accepted but nothing can sync.
+  let clusterReachable = false;
+  const probe = async (): Promise<void> => {
+    try {
+      await client.request("GET", "/version");
+      clusterReachable = true;
+    } catch (err) {
+      probot.log.warn({ err: String(err) }, "cluster not reachable yet; retrying");
+      setTimeout(probe, 5000).unref();
+    }
+  };
+  void probe();
+  options.addHandler(healthHandler({ metrics, ready: () => clusterReachable }));
   return syncwardApp({
     client,
     stateNamespace: process.env.SYNCWARD_STATE_NAMESPACE ?? "syncward",
@@ -87,6 +103,8 @@ const app: ApplicationFunction = (probot, options) => {
     leases: true,
     watch: true,
     log: probot.log,
+    metrics,
+    onEvent: (e) => metrics.recordEvent(e),
   })(probot, options);
 };
 

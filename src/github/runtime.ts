@@ -5,6 +5,7 @@ import { ConfigError, parseConfig } from "../config/load.ts";
 import type { SyncwardConfig } from "../config/types.ts";
 import type { KubeClient } from "../kube/client.ts";
 import type { Logger } from "../reconciler/environment-controller.ts";
+import type { Emit } from "../reconciler/events.ts";
 import { Reconciler } from "../reconciler/reconciler.ts";
 import { GitHubSource } from "./github-source.ts";
 import type { Octokit, RepoRef } from "./octokit.ts";
@@ -20,6 +21,8 @@ export interface AppDeps {
   leases: boolean;
   watch: boolean;
   pollIntervalMs?: number;
+  /** Also told every reconciler event (metrics). */
+  onEvent?: Emit;
   /** Start each repository's reconcile loop when its runtime is created (default true). */
   autoStart?: boolean;
   log: Logger;
@@ -51,7 +54,10 @@ export class RepoRuntime {
       config,
       client: deps.client,
       source: this.source,
-      emit: (e) => reporter?.handle(e),
+      emit: (e) => {
+        reporter?.handle(e);
+        deps.onEvent?.(e);
+      },
       log: deps.log,
       stateNamespace: deps.stateNamespace,
       identity: deps.identity,
