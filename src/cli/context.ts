@@ -84,6 +84,7 @@ export async function openContext(
     emit?: Emit;
     log?: Logger;
     leases?: boolean;
+    leaseDurationSeconds?: number;
     watch?: boolean;
     pollIntervalMs?: number;
     identity?: string;
@@ -102,6 +103,7 @@ export async function openContext(
     stateNamespace: opts["state-namespace"] ?? "syncward",
     identity: extra.identity ?? `cli-${process.pid}`,
     leases: extra.leases ?? false,
+    leaseDurationSeconds: extra.leaseDurationSeconds,
     watch: extra.watch ?? false,
     pollIntervalMs: extra.pollIntervalMs ?? 0,
   });

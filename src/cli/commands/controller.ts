@@ -10,7 +10,8 @@ import { short } from "../format.ts";
 import type { CliIO } from "../io.ts";
 
 export const CONTROLLER_USAGE = `usage: syncward controller [--repo PATH] [--kubeconfig FILE] [--context NAME] [--config FILE]
-                           [--poll DURATION] [--no-leases] [--log-level info|debug|warn]`;
+                           [--poll DURATION] [--no-leases] [--lease-duration 15s]
+                           [--identity NAME] [--log-level info|debug|warn]`;
 
 /** One line a person reads per event (the structured log carries the details). */
 export function describeEvent(e: ReconcilerEvent): string {
@@ -48,11 +49,16 @@ export async function controllerCommand(argv: string[], io: CliIO): Promise<numb
       "no-leases": { type: "boolean" },
       "log-level": { type: "string" },
       identity: { type: "string" },
+      "lease-duration": { type: "string" },
     },
   });
   const pollIntervalMs = values.poll ? parseDuration(values.poll) : undefined;
   if (values.poll && pollIntervalMs === undefined)
     throw new UsageError(`--poll: "${values.poll}" is not a duration (e.g. 30s, 3m)`);
+  const leaseMs = values["lease-duration"] ? parseDuration(values["lease-duration"]) : undefined;
+  if (values["lease-duration"] && (leaseMs === undefined || leaseMs < 1000)) {
+    throw new UsageError(`--lease-duration: "${values["lease-duration"]}" is not a duration of at least 1s`);
+  }
   // Logs go to stderr as JSON; stdout carries one readable line per event.
   const log = pino({ level: values["log-level"] ?? "info" }, pino.destination(2));
   const ctx = await openContext(values, {
@@ -62,6 +68,7 @@ export async function controllerCommand(argv: string[], io: CliIO): Promise<numb
     watch: true,
     pollIntervalMs,
     identity: values.identity ?? `${hostname()}-${process.pid}`,
+    leaseDurationSeconds: leaseMs ? Math.round(leaseMs / 1000) : undefined,
   });
   io.out(
     `syncward controller: watching ${ctx.config.environments.map((e) => e.name).join(", ")} of ${ctx.repo} on ${ctx.client.server.origin}`,

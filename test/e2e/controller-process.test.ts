@@ -1,0 +1,165 @@
+// `syncward controller` as real processes: killed mid-sync and restarted, it converges with
+// nothing lost; two replicas never act on one environment at once, and a survivor takes over.
+import assert from "node:assert/strict";
+import { type ChildProcess, spawn } from "node:child_process";
+import { after, describe, it } from "node:test";
+import { StateStore } from "../../src/state/store.ts";
+import { eventually, useCluster } from "../support/cluster.ts";
+import { makeRepo } from "../support/git-repo.ts";
+
+const cluster = useCluster();
+const children: ChildProcess[] = [];
+after(() => {
+  for (const c of children) c.kill("SIGKILL");
+});
+
+interface Controller {
+  child: ChildProcess;
+  lines: string[];
+}
+
+function startController(repo: string, args: string[]): Controller {
+  const child = spawn(
+    process.execPath,
+    ["bin/syncward.js", "controller", "--repo", repo, "--kubeconfig", cluster.kubeconfig, ...args],
+    {
+      stdio: ["ignore", "pipe", "ignore"],
+    },
+  );
+  children.push(child);
+  const lines: string[] = [];
+  let buffer = "";
+  child.stdout?.on("data", (d: Buffer) => {
+    buffer += d.toString();
+    const parts = buffer.split("\n");
+    buffer = parts.pop() ?? "";
+    lines.push(...parts);
+  });
+  return { child, lines };
+}
+
+function config(ns: string): string {
+  return `environments:
+  - name: dev
+    source: {path: app}
+    destination: {namespace: ${ns}}
+    syncPolicy: {automated: {prune: true, selfHeal: true}}
+`;
+}
+
+const configMaps = (n: number, tag: string) =>
+  Array.from(
+    { length: n },
+    (_, i) => `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: cm-${i}
+  annotations: {argocd.argoproj.io/sync-wave: "1"}
+data: {tag: "${tag}"}
+`,
+  ).join("---\n");
+
+// minReadySeconds keeps wave 0 Progressing for a few seconds: a window to kill the controller in.
+const slowDeployment = `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  replicas: 1
+  minReadySeconds: 4
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec: {containers: [{name: web, image: nginx}]}
+`;
+
+const countConfigMaps = async (ns: string) =>
+  (await cluster.client.list("v1", "ConfigMap", { namespace: ns })).items.filter((c) =>
+    c.metadata.name.startsWith("cm-"),
+  ).length;
+
+describe("syncward controller processes", () => {
+  it("converges after being killed mid-sync, with its history intact", async () => {
+    const ns = await cluster.namespace("kill");
+    const stateNs = await cluster.namespace("kill-state");
+    const repo = makeRepo({
+      ".github/syncward.yml": config(ns),
+      "app/deploy.yaml": slowDeployment,
+      "app/cms.yaml": configMaps(40, "a"),
+    });
+    const args = ["--app", "kill", "--state-namespace", stateNs, "--identity", "replica-1", "--poll", "1s"];
+    const first = startController(repo.dir, args);
+    await eventually(
+      "wave 0 applied",
+      async () => Boolean(await cluster.client.get("apps/v1", "Deployment", ns, "web")),
+      30_000,
+    );
+    first.child.kill("SIGKILL");
+    assert.equal(
+      await countConfigMaps(ns),
+      0,
+      "killed while wave 0 was still becoming healthy: wave 1 not applied",
+    );
+
+    const second = startController(repo.dir, args);
+    await eventually(
+      "all 40 ConfigMaps after the restart",
+      async () => (await countConfigMaps(ns)) === 40,
+      60_000,
+    );
+    const store = new StateStore(cluster.client, stateNs);
+    const state = await eventually("a successful sync in history", async () => {
+      const s = await store.load("kill.dev");
+      return s.history.some((h) => h.result === "Succeeded") ? s : undefined;
+    });
+    assert.equal(state.lastSyncedRevision, repo.head());
+    assert.equal(state.syncStatus, "Synced");
+    second.child.kill("SIGTERM");
+  });
+
+  it("lets exactly one of two replicas act, and the other takes over when it dies", async () => {
+    const ns = await cluster.namespace("ha");
+    const stateNs = await cluster.namespace("ha-state");
+    const repo = makeRepo({ ".github/syncward.yml": config(ns), "app/cms.yaml": configMaps(3, "one") });
+    const common = ["--app", "ha", "--state-namespace", stateNs, "--poll", "1s", "--lease-duration", "3s"];
+    const a = startController(repo.dir, [...common, "--identity", "replica-a"]);
+    await eventually("replica-a synced", async () => a.lines.some((l) => l.includes("sync (poll")), 30_000);
+    const b = startController(repo.dir, [...common, "--identity", "replica-b"]);
+    await eventually(
+      "replica-b started",
+      async () => b.lines.some((l) => l.startsWith("syncward controller: watching")),
+      30_000,
+    );
+    // A second revision while both run: only the lease holder syncs it.
+    const second = repo.commit({ "app/cms.yaml": configMaps(3, "two") });
+    await eventually(
+      "second revision synced",
+      async () => a.lines.some((l) => l.includes(second.slice(0, 7)) && l.includes("sync (")),
+      30_000,
+    );
+    await new Promise((r) => setTimeout(r, 1500));
+    assert.equal(
+      b.lines.filter((l) => l.includes("sync (")).length,
+      0,
+      `replica-b must not act while replica-a holds the lease:\n${b.lines.join("\n")}`,
+    );
+
+    a.child.kill("SIGKILL");
+    const third = repo.commit({ "app/cms.yaml": configMaps(3, "three") });
+    await eventually(
+      "replica-b takes over and syncs the third revision",
+      async () => b.lines.some((l) => l.includes(third.slice(0, 7)) && l.includes("sync (")),
+      30_000,
+    );
+    const cm = (await cluster.client.get("v1", "ConfigMap", ns, "cm-0")) as unknown as {
+      data: { tag: string };
+    };
+    assert.equal(cm.data.tag, "three");
+    const history = (await new StateStore(cluster.client, stateNs).load("ha.dev")).history;
+    assert.deepEqual(
+      history.filter((h) => h.result === "Succeeded").map((h) => h.revision),
+      [repo.git("rev-parse", "HEAD~2"), second, third],
+      "each revision synced exactly once",
+    );
+    b.child.kill("SIGTERM");
+  });
+});
