@@ -1,0 +1,238 @@
+// The loop's policy: manual waits, automated syncs each revision once, failures are retried
+// then marked stuck, a newer commit supersedes, bursts coalesce, polls find new commits, and
+// sync windows hold automated syncs.
+import assert from "node:assert/strict";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, it } from "node:test";
+import pino from "pino";
+import { EnvironmentController } from "../../src/reconciler/environment-controller.ts";
+import type { ReconcilerEvent } from "../../src/reconciler/events.ts";
+import { LocalGitSource } from "../../src/reconciler/revision-source.ts";
+import { StateStore } from "../../src/state/store.ts";
+import { eventually, useCluster } from "../support/cluster.ts";
+import { envConfig } from "../support/env.ts";
+import { makeRepo } from "../support/git-repo.ts";
+
+const cluster = useCluster();
+const cache = mkdtempSync(join(tmpdir(), "syncward-trees-"));
+
+const cm = (data: string) =>
+  `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\ndata: {v: "${data}"}\n`;
+// An object the API server rejects (422): a Service port out of range.
+const invalidService =
+  "apiVersion: v1\nkind: Service\nmetadata: {name: bad}\nspec: {ports: [{port: 70000}]}\n";
+
+async function setup(fields: Record<string, unknown>, files: Record<string, string>, pollIntervalMs = 0) {
+  const ns = await cluster.namespace("loop");
+  const stateNs = await cluster.namespace("loop-state");
+  const repo = makeRepo(files);
+  const events: ReconcilerEvent[] = [];
+  const store = new StateStore(cluster.client, stateNs);
+  const controller = new EnvironmentController({
+    app: "loop",
+    env: envConfig(ns, { source: { path: "app" }, ...fields }),
+    client: cluster.client,
+    store,
+    source: new LocalGitSource(repo.dir, cache),
+    emit: (e) => events.push(e),
+    log: pino({ level: "silent" }),
+    pollIntervalMs,
+    watch: false,
+  });
+  return { ns, repo, events, store, controller };
+}
+
+const dataOf = async (ns: string) =>
+  (
+    (await cluster.client.get("v1", "ConfigMap", ns, "settings")) as unknown as
+      | { data?: { v: string } }
+      | undefined
+  )?.data?.v;
+
+describe("reconcile loop", () => {
+  it("with no automated policy, flags OutOfSync and waits for a manual sync", async () => {
+    const { ns, events, store, controller } = await setup({}, { "app/cm.yaml": cm("1") });
+    controller.start();
+    try {
+      await eventually("OutOfSync reported", async () => events.find((e) => e.type === "outOfSync"));
+      await controller.idle();
+      assert.equal(await dataOf(ns), undefined, "nothing applied");
+      assert.equal((await store.load(controller.instance)).syncStatus, "OutOfSync");
+      const outcome = await controller.sync({ trigger: "cli", actor: "alice" });
+      assert.equal(outcome.phase, "Succeeded");
+      assert.equal(await dataOf(ns), "1");
+      const state = await store.load(controller.instance);
+      assert.equal(state.history.at(-1)?.trigger, "cli");
+      assert.equal(state.history.at(-1)?.actor, "alice");
+    } finally {
+      await controller.stop();
+    }
+  });
+
+  it("marks a revision the API server rejects as stuck at once (no retries for a 422), and a fix supersedes it", async () => {
+    const { ns, repo, events, store, controller } = await setup(
+      {
+        syncPolicy: {
+          automated: { prune: true },
+          retry: { limit: 3, backoff: { duration: "1s", factor: 2, maxDuration: "2s" } },
+        },
+      },
+      { "app/cm.yaml": cm("1"), "app/svc.yaml": invalidService },
+    );
+    controller.start();
+    try {
+      const stuck = await eventually("stuck", async () => events.find((e) => e.type === "stuck"));
+      assert.equal(stuck.type, "stuck");
+      if (stuck.type === "stuck") assert.match(stuck.reason, /service\/bad failed: .*70000/i);
+      let state = await store.load(controller.instance);
+      assert.equal(state.stuck?.revision, repo.head());
+      assert.equal(state.history.length, 1, "a permanent error is not retried");
+      assert.equal(state.history[0]?.result, "Failed");
+      // The fix lands as a newer commit: it is synced, and the environment is no longer stuck.
+      const fix = repo.commit({ "app/svc.yaml": null });
+      controller.nudge("push", "bob");
+      state = await eventually("fixed revision synced", async () => {
+        const s = await store.load(controller.instance);
+        return s.lastSyncedRevision === fix ? s : undefined;
+      });
+      assert.equal(state.stuck, undefined);
+      assert.equal(await dataOf(ns), "1");
+    } finally {
+      await controller.stop();
+    }
+  });
+
+  it("retries transient failures (an admission webhook briefly down) with backoff, then succeeds", async () => {
+    const { ns, store, controller } = await setup(
+      {
+        syncPolicy: {
+          automated: {},
+          retry: { limit: 5, backoff: { duration: "1s", factor: 1, maxDuration: "1s" } },
+        },
+      },
+      { "app/cm.yaml": cm("1") },
+    );
+    const webhook = `syncward-test-${ns}`;
+    // A validating webhook whose service does not exist: the API server answers 500 for every write in ns.
+    await cluster.client.apply({
+      apiVersion: "admissionregistration.k8s.io/v1",
+      kind: "ValidatingWebhookConfiguration",
+      metadata: { name: webhook },
+      webhooks: [
+        {
+          name: "down.syncward.test",
+          clientConfig: { service: { name: "nowhere", namespace: ns, path: "/" } },
+          rules: [
+            {
+              apiGroups: [""],
+              apiVersions: ["v1"],
+              operations: ["CREATE", "UPDATE"],
+              resources: ["configmaps"],
+            },
+          ],
+          namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": ns } },
+          failurePolicy: "Fail",
+          sideEffects: "None",
+          admissionReviewVersions: ["v1"],
+          timeoutSeconds: 1,
+        },
+      ],
+    } as never);
+    controller.start();
+    try {
+      await new Promise((r) => setTimeout(r, 2500));
+      assert.equal(await dataOf(ns), undefined, "blocked while the webhook is down");
+      await cluster.client.delete({
+        group: "admissionregistration.k8s.io",
+        kind: "ValidatingWebhookConfiguration",
+        namespace: "",
+        name: webhook,
+        apiVersion: "admissionregistration.k8s.io/v1",
+      });
+      const state = await eventually(
+        "synced after the webhook came back",
+        async () => {
+          const s = await store.load(controller.instance);
+          return s.history.at(-1)?.result === "Succeeded" ? s : undefined;
+        },
+        20_000,
+      );
+      assert.equal(await dataOf(ns), "1");
+      assert.equal(state.history.length, 1, "one operation in history, however many attempts");
+      assert.equal(state.history[0]?.trigger, "retry", "the successful attempt was a retry");
+    } finally {
+      await cluster.client
+        .delete({
+          group: "admissionregistration.k8s.io",
+          kind: "ValidatingWebhookConfiguration",
+          namespace: "",
+          name: webhook,
+          apiVersion: "admissionregistration.k8s.io/v1",
+        })
+        .catch(() => undefined);
+      await controller.stop();
+    }
+  });
+
+  it("coalesces a burst of commits into syncs that end at the newest, never an older one after it", async () => {
+    const { ns, repo, store, controller } = await setup(
+      { syncPolicy: { automated: {} } },
+      { "app/cm.yaml": cm("0") },
+    );
+    let last = "";
+    for (let i = 1; i <= 5; i++) {
+      last = repo.commit({ "app/cm.yaml": cm(String(i)) });
+      controller.nudge("push", "alice");
+    }
+    await controller.idle();
+    const state = await store.load(controller.instance);
+    const syncs = state.history.filter((h) => h.result === "Succeeded");
+    assert.ok(syncs.length <= 2, `${syncs.length} syncs for a burst of 5 commits`);
+    assert.equal(syncs.at(-1)?.revision, last);
+    assert.equal(await dataOf(ns), "5");
+  });
+
+  it("finds a new commit by polling the branch, without any webhook", async () => {
+    const { ns, repo, store, controller } = await setup(
+      { syncPolicy: { automated: {} } },
+      { "app/cm.yaml": cm("a") },
+      500,
+    );
+    controller.start();
+    try {
+      await eventually("first sync", async () => (await dataOf(ns)) === "a");
+      const next = repo.commit({ "app/cm.yaml": cm("b") });
+      await eventually("polled and synced", async () => (await dataOf(ns)) === "b", 10_000);
+      assert.equal((await store.load(controller.instance)).history.at(-1)?.trigger, "poll");
+      assert.equal((await store.load(controller.instance)).lastSyncedRevision, next);
+    } finally {
+      await controller.stop();
+    }
+  });
+
+  it("holds an automated sync outside its sync window and says when the window opens", async () => {
+    const now = new Date();
+    const opens = new Date(now.getTime() + 2 * 3600_000);
+    const schedule = `${opens.getUTCMinutes()} ${opens.getUTCHours()} * * *`;
+    const { ns, events, store, controller } = await setup(
+      {
+        syncPolicy: { automated: {} },
+        syncWindows: [{ kind: "allow", schedule, duration: "1h", timeZone: "UTC" }],
+      },
+      { "app/cm.yaml": cm("1") },
+    );
+    controller.nudge("push", "alice");
+    await controller.idle();
+    const waiting = events.find((e) => e.type === "waiting");
+    assert.ok(waiting && waiting.type === "waiting");
+    assert.equal(waiting.until?.slice(0, 16), opens.toISOString().slice(0, 16));
+    assert.equal(await dataOf(ns), undefined);
+    assert.equal((await store.load(controller.instance)).syncStatus, "OutOfSync");
+    const manual = await controller.sync({ trigger: "cli", actor: "alice" });
+    assert.equal(manual.phase, "Refused");
+    assert.match(manual.message, /sync window/);
+    await controller.stop();
+  });
+});
