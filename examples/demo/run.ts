@@ -1,0 +1,56 @@
+// Runs a command to completion and hands back its exit code and output. Every child still
+// running is remembered, so an interrupted demo can stop exactly what it started.
+import { type ChildProcess, spawn } from "node:child_process";
+
+export interface RunResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+export interface RunOptions {
+  cwd?: string;
+  env?: NodeJS.ProcessEnv;
+  /** Killed (and reported as exit code 124) after this long; default 60 s. */
+  timeoutMs?: number;
+}
+
+const running = new Set<ChildProcess>();
+
+export function run(file: string, args: string[], options: RunOptions = {}): Promise<RunResult> {
+  return new Promise((resolve) => {
+    const child = spawn(file, args, {
+      cwd: options.cwd,
+      env: options.env ?? process.env,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    running.add(child);
+    let stdout = "";
+    let stderr = "";
+    let timedOut = false;
+    child.stdout.setEncoding("utf8").on("data", (c: string) => {
+      stdout += c;
+    });
+    child.stderr.setEncoding("utf8").on("data", (c: string) => {
+      stderr += c;
+    });
+    const timer = setTimeout(() => {
+      timedOut = true;
+      child.kill("SIGKILL");
+    }, options.timeoutMs ?? 60_000);
+    child.on("error", (err) => {
+      stderr += `${file}: ${err.message}\n`;
+    });
+    child.on("close", (code) => {
+      clearTimeout(timer);
+      running.delete(child);
+      if (timedOut) stderr += `${file} timed out after ${(options.timeoutMs ?? 60_000) / 1000}s\n`;
+      resolve({ code: timedOut ? 124 : (code ?? 1), stdout, stderr });
+    });
+  });
+}
+
+/** Kills every child `run` started that has not finished yet (on Ctrl-C). */
+export function killRunning(): void {
+  for (const child of running) child.kill("SIGTERM");
+}
