@@ -2,6 +2,20 @@
 import type { KubeObject } from "../kube/object.ts";
 
 export const WAVE_ANNOTATION = "argocd.argoproj.io/sync-wave";
+export const HOOK_ANNOTATION = "argocd.argoproj.io/hook";
+
+/** Argo CD's sync phases; an object without a hook annotation belongs to Sync. */
+const PHASES: Record<string, number> = { PreSync: 0, Sync: 1, PostSync: 2, SyncFail: 3 };
+
+export function phaseOf(obj: KubeObject): number {
+  const hook = obj.metadata.annotations?.[HOOK_ANNOTATION];
+  return hook === undefined ? 1 : (PHASES[hook.split(",")[0]?.trim() ?? ""] ?? 1);
+}
+
+/** SyncFail hooks run only when a sync fails. */
+export function isSyncFailHook(obj: KubeObject): boolean {
+  return phaseOf(obj) === 3;
+}
 
 const KIND_ORDER = [
   "Namespace",
@@ -61,6 +75,7 @@ export function isFoundational(obj: KubeObject): boolean {
 
 export function compareForSync(a: KubeObject, b: KubeObject): number {
   return (
+    phaseOf(a) - phaseOf(b) ||
     waveOf(a) - waveOf(b) ||
     kindRank(a.kind) - kindRank(b.kind) ||
     (a.metadata.namespace ?? "").localeCompare(b.metadata.namespace ?? "") ||

@@ -2,7 +2,7 @@
 // objects to apply in which order, what to prune, and whether a guard refuses the whole sync.
 // Executing the plan (API calls) lives in sync.ts, so every decision here has a table test.
 import { type KubeObject, keyOf, keyString, kubectlName } from "../kube/object.ts";
-import { compareForSync, isFoundational, kindRank, waveOf } from "./order.ts";
+import { compareForSync, isFoundational, isSyncFailHook, kindRank, phaseOf, waveOf } from "./order.ts";
 import { HASH_ANNOTATION, isManagedBy, managingInstance } from "./tracking.ts";
 
 export interface ObjectComparison {
@@ -24,6 +24,8 @@ export interface ApplyTask {
 }
 
 export interface ApplyStep {
+  /** Argo CD's sync phase: 0 PreSync, 1 Sync, 2 PostSync. */
+  phase: number;
   wave: number;
   /** Namespaces and CRDs: applied and waited for (established) before the rest of their wave. */
   foundational: boolean;
@@ -56,6 +58,8 @@ export interface Plan {
   prunes: PruneTask[];
   /** Managed objects Git no longer declares, left alone because prune is off. */
   requiresPruning: PruneTask[];
+  /** SyncFail hooks: applied only when the sync fails. */
+  onFail: ApplyTask[];
   /** Set when a guard refuses the whole sync; nothing may be applied or deleted. */
   refusal?: string;
 }
@@ -93,6 +97,7 @@ export function planSync(input: PlanInput): Plan {
     steps: [],
     unchanged: tasks.filter((t) => t.action === "unchanged"),
     prunes: input.prune ? orphaned : [],
+    onFail: [],
     requiresPruning: input.prune ? [] : orphaned,
   };
 
@@ -116,12 +121,15 @@ export function planSync(input: PlanInput): Plan {
   }
 
   const changed = tasks.filter((t) => t.action !== "unchanged").sort((a, b) => compareForSync(a.obj, b.obj));
-  for (const task of changed) {
+  plan.onFail = changed.filter((t) => isSyncFailHook(t.obj));
+  for (const task of changed.filter((t) => !isSyncFailHook(t.obj))) {
+    const phase = phaseOf(task.obj);
     const wave = waveOf(task.obj);
     const foundational = isFoundational(task.obj);
     const last = plan.steps.at(-1);
-    if (last && last.wave === wave && last.foundational === foundational) last.tasks.push(task);
-    else plan.steps.push({ wave, foundational, tasks: [task] });
+    if (last && last.phase === phase && last.wave === wave && last.foundational === foundational)
+      last.tasks.push(task);
+    else plan.steps.push({ phase, wave, foundational, tasks: [task] });
   }
   return plan;
 }

@@ -217,6 +217,7 @@ export async function syncEnvironment(
     if (opts.CreateNamespace) await ensureNamespace(client, env.destination.namespace);
     const failed = await applySteps(client, target, request, plan, pending, resources, totals);
     if (failed) {
+      await runSyncFailHooks(client, target, plan.onFail, resources);
       for (const p of plan.prunes)
         resources.push(
           resourceOf(p.live, {
@@ -310,13 +311,15 @@ async function applyOne(
   task: ApplyTask,
   force: boolean,
 ): Promise<KubeObject> {
+  // Validate=true (the default) makes unknown or duplicate fields an error, as kubectl --validate=strict does.
+  const fieldValidation = target.env.syncPolicy.syncOptions.Validate ? "Strict" : "Ignore";
   const { env } = target;
   let obj = task.obj;
   if (task.live && env.syncPolicy.syncOptions.RespectIgnoreDifferences && env.ignoreDifferences.length > 0) {
     obj = ignoredValuesFromLive(obj, task.live, env.ignoreDifferences);
   }
   try {
-    return await client.apply(obj);
+    return await client.apply(obj, { fieldValidation });
   } catch (err) {
     if (err instanceof KubeApiError && err.immutableField && (force || env.syncPolicy.syncOptions.Replace)) {
       const k = keyOf(obj);
@@ -327,9 +330,39 @@ async function applyOne(
           throw new Error(`${kubectlName(k)} was deleted for recreation but is still there after 60s`);
         await sleep(250);
       }
-      return client.apply(obj);
+      return client.apply(obj, { fieldValidation });
     }
     throw err;
+  }
+}
+
+/** Argo CD's SyncFail hooks: applied, best effort, when a sync fails (a notification Job, a rollback). */
+async function runSyncFailHooks(
+  client: KubeClient,
+  target: SyncTarget,
+  hooks: ApplyTask[],
+  resources: ResourceResult[],
+): Promise<void> {
+  for (const hook of hooks) {
+    const name = kubectlName(keyOf(hook.obj));
+    try {
+      await applyOne(client, target, hook, false);
+      resources.push(
+        resourceOf(hook.obj, {
+          status: "Synced",
+          action: "created",
+          message: `${name} created (SyncFail hook)`,
+        }),
+      );
+    } catch (err) {
+      resources.push(
+        resourceOf(hook.obj, {
+          status: "Failed",
+          action: "failed",
+          message: `${name} SyncFail hook failed: ${errorMessage(err)}`,
+        }),
+      );
+    }
   }
 }
 
@@ -409,11 +442,13 @@ async function applySteps(
     }
     // Wait for what later steps may depend on: CRDs established and namespaces active, or a whole
     // wave healthy before the next wave starts.
-    const nextWave = steps[i + 1]?.wave;
-    const waveEnds = nextWave !== undefined && nextWave !== step.wave;
+    const next = steps[i + 1];
+    const waveEnds = next !== undefined && (next.wave !== step.wave || next.phase !== step.phase);
     if (step.foundational || waveEnds) {
       const toWait = waveEnds
-        ? steps.filter((s) => s.wave === step.wave).flatMap((s) => s.tasks.map((t) => t.obj))
+        ? steps
+            .filter((s) => s.wave === step.wave && s.phase === step.phase)
+            .flatMap((s) => s.tasks.map((t) => t.obj))
         : applied;
       const problem = await waitHealthy(client, toWait, request, step.wave);
       if (problem) {

@@ -240,9 +240,13 @@ export class KubeClient {
   // ---- verbs ----
 
   /** Server-side apply as field manager `syncward`; `dryRun` asks the server what the object would become. */
-  async apply(obj: KubeObject, options: { dryRun?: boolean; force?: boolean } = {}): Promise<KubeObject> {
+  async apply(
+    obj: KubeObject,
+    options: { dryRun?: boolean; force?: boolean; fieldValidation?: "Strict" | "Warn" | "Ignore" } = {},
+  ): Promise<KubeObject> {
     const r = await this.mustResource(obj.apiVersion, obj.kind);
     const q = new URLSearchParams({ fieldManager: FIELD_MANAGER });
+    if (options.fieldValidation) q.set("fieldValidation", options.fieldValidation);
     if (options.force ?? true) q.set("force", "true");
     if (options.dryRun) q.set("dryRun", "All");
     return this.request<KubeObject>(

@@ -14,6 +14,14 @@ export class KubeApiError extends Error {
 
   /** 5xx, 429 and 408 are worth retrying; 4xx (invalid, forbidden, conflict on apply) are not. */
   get transient(): boolean {
+    // Server-side apply answers 500 for a manifest that does not fit the schema (an unknown
+    // field): no retry will ever fix that, so it fails at once like a 422.
+    if (
+      this.status === 500 &&
+      /failed to create typed patch object|field not declared in schema/.test(this.message)
+    ) {
+      return false;
+    }
     return this.status >= 500 || this.status === 429 || this.status === 408;
   }
 

@@ -325,4 +325,50 @@ describe("sync engine", () => {
     });
     assert.equal(live.spec.replicas, 5, "replicas left to the other controller");
   });
+
+  it("applies PreSync before Sync before PostSync, and runs SyncFail hooks only when the sync fails", async () => {
+    const { ns, target: t } = await target();
+    const hook = (name: string, phase: string): KubeObject => ({
+      ...configMap(name),
+      metadata: { name, annotations: { "argocd.argoproj.io/hook": phase } },
+    });
+    const order: string[] = [];
+    const ok = await sync(
+      t,
+      [hook("post", "PostSync"), configMap("main"), hook("pre", "PreSync"), hook("on-fail", "SyncFail")],
+      {
+        onProgress: (e) => {
+          if (e.type === "applied") order.push(e.key.split("/").pop() ?? "");
+        },
+      },
+    );
+    assert.equal(ok.phase, "Succeeded", ok.message);
+    assert.deepEqual(order, ["pre", "main", "post"]);
+    assert.equal(
+      await cluster.client.get("v1", "ConfigMap", ns, "on-fail"),
+      undefined,
+      "SyncFail hooks wait for a failure",
+    );
+
+    const broken: KubeObject = {
+      apiVersion: "v1",
+      kind: "Service",
+      metadata: { name: "bad" },
+      spec: { ports: [{ port: 70000 }] },
+    };
+    const failed = await sync(t, [configMap("main"), broken, hook("on-fail", "SyncFail")]);
+    assert.equal(failed.phase, "Failed");
+    assert.ok(await cluster.client.get("v1", "ConfigMap", ns, "on-fail"), "the SyncFail hook ran");
+    assert.ok(messages(failed).includes("configmap/on-fail created (SyncFail hook)"));
+  });
+
+  it("fails an object with an unknown field at once with the API server's message, applying nothing of it", async () => {
+    const typo = { ...configMap("typo"), daat: { x: "1" } } as KubeObject;
+    const strict = await target();
+    const refused = await sync(strict.target, [typo]);
+    assert.equal(refused.phase, "Failed");
+    assert.match(refused.message, /\.daat: field not declared in schema/);
+    assert.equal(await cluster.client.get("v1", "ConfigMap", strict.ns, "typo"), undefined);
+    assert.equal(refused.retryable, false, "a permanent error is not worth a retry");
+  });
 });

@@ -202,3 +202,30 @@ describe("sync order", () => {
     );
   });
 });
+
+describe("sync phases", () => {
+  it("orders PreSync, Sync and PostSync into separate steps and keeps SyncFail hooks aside", () => {
+    const hook = (name: string, phase: string) =>
+      tracked(obj("ConfigMap", name, { annotations: { "argocd.argoproj.io/hook": phase } }));
+    const p = plan({
+      desired: [
+        hook("post", "PostSync"),
+        tracked(obj("ConfigMap", "main")),
+        hook("pre", "PreSync"),
+        hook("fail", "SyncFail"),
+      ],
+    });
+    assert.deepEqual(
+      p.steps.map((s) => [s.phase, s.tasks.map((t) => t.obj.metadata.name)]),
+      [
+        [0, ["pre"]],
+        [1, ["main"]],
+        [2, ["post"]],
+      ],
+    );
+    assert.deepEqual(
+      p.onFail.map((t) => t.obj.metadata.name),
+      ["fail"],
+    );
+  });
+});
