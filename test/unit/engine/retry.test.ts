@@ -1,0 +1,123 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { backoffDelay, syncWithRetry } from "../../../src/engine/retry.ts";
+import type { SyncOutcome } from "../../../src/engine/sync.ts";
+import { isTransient, KubeApiError, KubeConnectionError } from "../../../src/kube/errors.ts";
+
+const policy = (limit: number) => ({ limit, backoff: { duration: 5, factor: 2, maxDuration: 20 } });
+
+function outcome(phase: SyncOutcome["phase"], retryable: boolean, revision = "r1"): SyncOutcome {
+  const now = new Date().toISOString();
+  return {
+    revision,
+    phase,
+    message: `${phase} at ${revision}`,
+    resources: [],
+    startedAt: now,
+    finishedAt: now,
+    writes: 0,
+    dryRun: false,
+    inventory: [],
+    retryable,
+    totals: { created: 0, configured: 0, unchanged: 0, pruned: 0, failed: 0, skipped: 0 },
+  };
+}
+
+describe("syncWithRetry", () => {
+  it("follows Argo CD's backoff: duration x factor^n, capped at maxDuration", () => {
+    const p = { limit: 5, backoff: { duration: 5000, factor: 2, maxDuration: 180_000 } };
+    assert.deepEqual(
+      [0, 1, 2, 3, 4, 5, 6].map((n) => backoffDelay(p, n)),
+      [5000, 10_000, 20_000, 40_000, 80_000, 160_000, 180_000],
+    );
+  });
+
+  it("retries transient failures and moves to the newest revision on each attempt", async () => {
+    const seen: number[] = [];
+    const result = await syncWithRetry(policy(3), async (n) => {
+      seen.push(n);
+      return n < 3 ? outcome("Failed", true, `r${n}`) : outcome("Succeeded", false, `r${n}`);
+    });
+    assert.deepEqual(seen, [1, 2, 3]);
+    assert.equal(result.phase, "Succeeded");
+    assert.equal(result.revision, "r3");
+    assert.equal(result.attempts, 3);
+  });
+
+  it("gives up after the limit and says so", async () => {
+    const retries: number[] = [];
+    const result = await syncWithRetry(policy(2), async () => outcome("Failed", true), {
+      onRetry: (n) => retries.push(n),
+    });
+    assert.equal(result.phase, "Failed");
+    assert.equal(result.attempts, 3);
+    assert.match(result.message, /\(gave up after 3 attempts\)$/);
+    assert.deepEqual(retries, [1, 2]);
+  });
+
+  const stops: Array<[string, SyncOutcome]> = [
+    ["a permanent failure", outcome("Failed", false)],
+    ["a refusal", outcome("Refused", false)],
+    ["a render or validation error", outcome("Error", false)],
+  ];
+  for (const [what, result] of stops) {
+    it(`does not retry ${what}`, async () => {
+      let calls = 0;
+      const r = await syncWithRetry(policy(5), async () => {
+        calls++;
+        return result;
+      });
+      assert.equal(calls, 1);
+      assert.equal(r.phase, result.phase);
+    });
+  }
+
+  it("does not retry at all with limit 0", async () => {
+    let calls = 0;
+    await syncWithRetry(policy(0), async () => {
+      calls++;
+      return outcome("Failed", true);
+    });
+    assert.equal(calls, 1);
+  });
+});
+
+describe("transient errors", () => {
+  const cases: Array<[string, unknown, boolean]> = [
+    [
+      "503 from an overloaded API server",
+      new KubeApiError("unavailable", 503, "ServiceUnavailable", "PATCH", "/x"),
+      true,
+    ],
+    ["429 too many requests", new KubeApiError("slow down", 429, "TooManyRequests", "PATCH", "/x"), true],
+    [
+      "500 from a webhook that is down",
+      new KubeApiError(
+        'Internal error occurred: failed calling webhook "x"',
+        500,
+        "InternalError",
+        "PATCH",
+        "/x",
+      ),
+      true,
+    ],
+    ["a refused connection", new KubeConnectionError("connect ECONNREFUSED", "ECONNREFUSED"), true],
+    ["422 invalid", new KubeApiError("Service is invalid", 422, "Invalid", "PATCH", "/x"), false],
+    ["403 forbidden", new KubeApiError("forbidden", 403, "Forbidden", "PATCH", "/x"), false],
+    [
+      "500 for a field not in the schema (SSA)",
+      new KubeApiError(
+        "failed to create typed patch object (a/b): .x: field not declared in schema",
+        500,
+        "",
+        "PATCH",
+        "/x",
+      ),
+      false,
+    ],
+    ["a plain Error", new Error("boom"), false],
+  ];
+  for (const [what, err, expected] of cases) {
+    it(`${what} is ${expected ? "" : "not "}worth a retry`, () => assert.equal(isTransient(err), expected));
+  }
+});
