@@ -272,7 +272,9 @@ function healthOf(input: CheckRunOutputInput): string {
   const live = (input.result?.resources ?? []).filter(
     (r) => r.health !== undefined && r.status !== "Pruned" && r.action !== "would prune",
   );
-  if (live.length === 0) return input.state.health ?? "Unknown";
+  // As in Argo CD: objects without a health notion (ConfigMaps, RBAC) count as Healthy.
+  if (live.length === 0)
+    return (input.result?.resources.length ?? 0) > 0 ? "Healthy" : (input.state.health ?? "Unknown");
   let worst = 0;
   for (const r of live) worst = Math.max(worst, SEVERITY.indexOf(r.health!.status));
   return SEVERITY[worst] ?? "Unknown";

@@ -1,0 +1,229 @@
+// More of the GitHub App on the real cluster: a merged pull request's summary comment (edited in
+// place), a manual environment's OutOfSync check run, invalid manifests as annotations at file
+// and line, check-run buttons authorized like comments, and an invalid config reported on the commit.
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { after, before, describe, it } from "node:test";
+import { mockConfig, mockPermission, REPO_PATH, startApp, type TestApp } from "../support/app.ts";
+import { useCluster } from "../support/cluster.ts";
+import { makeRepo, type TestRepo } from "../support/git-repo.ts";
+import type { GitHubMock } from "../support/github.ts";
+import { checkRunEvent, pullRequestEvent, pushEvent } from "../support/webhooks.ts";
+
+const cluster = useCluster();
+const CODELOAD = "https://codeload.github.com";
+
+function mockTarball(mock: GitHubMock, repo: TestRepo, sha: string): void {
+  const download = `/acme/shop/legacy.tar.gz/${sha}?token=t`;
+  mock.api.get(`${REPO_PATH}/tarball/${sha}`).reply(302, "", { location: `${CODELOAD}${download}` });
+  mock
+    .scope(CODELOAD)
+    .get(download)
+    .reply(
+      200,
+      () =>
+        execFileSync("git", ["archive", "--format=tar.gz", `--prefix=acme-shop-${sha.slice(0, 7)}/`, sha], {
+          cwd: repo.dir,
+        }),
+      {
+        "content-type": "application/x-gzip",
+      },
+    );
+}
+
+type Check = {
+  name: string;
+  head_sha: string;
+  conclusion?: string;
+  output?: {
+    title: string;
+    summary: string;
+    annotations?: Array<{ path: string; start_line: number; message: string }>;
+  };
+};
+
+function captureChecks(mock: GitHubMock, into: Check[], times: number): void {
+  mock.api
+    .post(`${REPO_PATH}/check-runs`, (b: Check) => {
+      into.push(b);
+      return true;
+    })
+    .times(times)
+    .reply(201, () => ({
+      id: 7000 + into.length,
+      html_url: `https://github.com/acme/shop/runs/${7000 + into.length}`,
+    }));
+}
+
+const cm = (v: string) => `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\ndata: {v: "${v}"}\n`;
+
+describe("GitHub App events end to end", () => {
+  let app: TestApp;
+  let repo: TestRepo;
+  let autoNs: string;
+  let manualNs: string;
+  const checks: Check[] = [];
+
+  before(async () => {
+    autoNs = await cluster.namespace("ghe-auto");
+    manualNs = await cluster.namespace("ghe-manual");
+    const stateNs = await cluster.namespace("ghe-state");
+    repo = makeRepo({ "auto/cm.yaml": cm("1"), "manual/cm.yaml": cm("1") });
+    app = await startApp({ client: cluster.client, stateNamespace: stateNs });
+    mockConfig(
+      app.mock,
+      `environments:
+  - name: auto
+    source: {path: auto}
+    destination: {namespace: ${autoNs}}
+    syncPolicy: {automated: {prune: true}}
+  - name: manual
+    source: {path: manual}
+    destination: {namespace: ${manualNs}}
+`,
+    );
+  });
+
+  after(async () => {
+    await Promise.all(app.parts.runtimes.all().map((r) => r.stop()));
+    app.mock.reset();
+  });
+
+  it("a merged pull request deploys and gets one summary comment; a manual environment gets an OutOfSync check run", async () => {
+    const sha = repo.head();
+    mockTarball(app.mock, repo, sha);
+    captureChecks(app.mock, checks, 2);
+    app.mock.api.post(`${REPO_PATH}/deployments`).reply(201, { id: 11 });
+    app.mock.api.post(`${REPO_PATH}/deployments/11/statuses`).times(3).reply(201, {});
+    let comment = "";
+    app.mock.api
+      .post(`${REPO_PATH}/issues/12/comments`, (b: { body: string }) => {
+        comment = b.body;
+        return true;
+      })
+      .reply(201, { id: 4242 });
+    await app.probot.receive(
+      pullRequestEvent("closed", { number: 12, mergeCommitSha: sha, sender: { login: "alice" } }),
+    );
+    await app.settle();
+    app.mock.assertDone();
+    assert.ok(
+      await cluster.client.get("v1", "ConfigMap", autoNs, "settings"),
+      "the merge deployed the automated environment",
+    );
+    assert.equal(
+      await cluster.client.get("v1", "ConfigMap", manualNs, "settings"),
+      undefined,
+      "the manual one waits",
+    );
+    assert.match(comment, /<!-- syncward:summary -->/);
+    assert.match(comment, /\| `auto` \| Succeeded \|/);
+    const manual = checks.find((c) => c.name === "syncward / manual");
+    assert.equal(manual?.conclusion, "neutral");
+    assert.equal(manual?.output?.title, "OutOfSync");
+    assert.match(manual?.output?.summary ?? "", /Comment `\/sync manual`/);
+    assert.match(manual?.output?.summary ?? "", /\+\+\+ desired\/\/ConfigMap:/);
+
+    // The push that GitHub sends for the same merge changes nothing more: deduplicated by (SHA, environment).
+    await app.probot.receive(
+      pushEvent({
+        after: sha,
+        before: "0".repeat(40),
+        modified: ["auto/cm.yaml"],
+        sender: { login: "alice" },
+      }),
+    );
+    await app.settle();
+    app.mock.assertDone();
+  });
+
+  it("the Sync button on a check run is authorized like a comment, then syncs", async () => {
+    const sha = repo.head();
+    mockPermission(app.mock, "rita", "read");
+    captureChecks(app.mock, checks, 1);
+    await app.probot.receive(
+      checkRunEvent("requested_action", {
+        identifier: "sync",
+        name: "syncward / manual",
+        headSha: sha,
+        sender: { login: "rita" },
+      }),
+    );
+    await app.settle();
+    assert.match(
+      checks.at(-1)?.output?.summary ?? "",
+      /@rita clicked \*\*sync\*\* but needs \*\*write\*\* permission \(has \*\*read\*\*\)\. Nothing was changed\./,
+    );
+    assert.equal(await cluster.client.get("v1", "ConfigMap", manualNs, "settings"), undefined);
+
+    mockPermission(app.mock, "alice", "write");
+    captureChecks(app.mock, checks, 1);
+    app.mock.api.post(`${REPO_PATH}/deployments`).reply(201, { id: 12 });
+    app.mock.api.post(`${REPO_PATH}/deployments/12/statuses`).times(3).reply(201, {});
+    await app.probot.receive(
+      checkRunEvent("requested_action", {
+        identifier: "sync",
+        name: "syncward / manual",
+        headSha: sha,
+        sender: { login: "alice" },
+      }),
+    );
+    await app.settle();
+    app.mock.assertDone();
+    assert.ok(await cluster.client.get("v1", "ConfigMap", manualNs, "settings"), "synced by the button");
+    assert.equal(checks.at(-1)?.conclusion, "success");
+  });
+
+  it("a pull request with a broken manifest gets a failing preview annotated at file and line", async () => {
+    const head = repo.commit(
+      { "auto/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings\ndata: {v: 2}\n" },
+      "broken",
+    );
+    repo.git("reset", "-q", "--hard", "HEAD~1");
+    mockTarball(app.mock, repo, head);
+    captureChecks(app.mock, checks, 2);
+    await app.probot.receive(
+      pullRequestEvent("opened", { number: 13, headSha: head, sender: { login: "alice" } }),
+    );
+    await app.settle();
+    app.mock.assertDone();
+    const check = checks.find((c) => c.head_sha === head && c.name === "syncward / auto");
+    assert.equal(check?.conclusion, "failure");
+    const annotation = check?.output?.annotations?.[0];
+    assert.equal(annotation?.path, "auto/cm.yaml");
+    assert.ok((annotation?.start_line ?? 0) >= 3, `annotated at line ${annotation?.start_line}`);
+  });
+
+  it("an invalid config on the default branch is reported on the pushed commit, and nothing syncs", async () => {
+    const sha = repo.commit(
+      {
+        ".github/syncward.yml":
+          "environments:\n  - name: auto\n    destination: {namespace: x}\n    sourec: {path: auto}\n",
+      },
+      "bad config",
+    );
+    mockConfig(
+      app.mock,
+      "environments:\n  - name: auto\n    destination: {namespace: x}\n    sourec: {path: auto}\n",
+    );
+    captureChecks(app.mock, checks, 1);
+    await app.probot.receive(
+      pushEvent({
+        after: sha,
+        before: repo.git("rev-parse", "HEAD~1"),
+        modified: [".github/syncward.yml"],
+        sender: { login: "alice" },
+      }),
+    );
+    await app.settle();
+    app.mock.assertDone();
+    const check = checks.at(-1);
+    assert.equal(check?.name, "syncward / config");
+    assert.equal(check?.conclusion, "failure");
+    assert.match(
+      check?.output?.summary ?? "",
+      /environments\[0\]\.sourec: unknown field \(did you mean "source"\?\)/,
+    );
+    assert.equal(check?.output?.annotations?.[0]?.path, ".github/syncward.yml");
+  });
+});
