@@ -34,7 +34,13 @@ export type ReconcilerEvent =
     })
   | (Base & { type: "stuck"; reason: string })
   | (Base & { type: "waiting"; reason: string; until?: string })
-  | (Base & { type: "awaitingApproval"; trigger: Trigger; actor: string; approvals: string[]; needed: number })
+  | (Base & {
+      type: "awaitingApproval";
+      trigger: Trigger;
+      actor: string;
+      approvals: string[];
+      needed: number;
+    })
   | (Base & { type: "syncStarted"; trigger: Trigger; actor: string; changes: number })
   | (Base & { type: "orphans"; orphans: Array<{ object: string; risk?: string }> });
 
