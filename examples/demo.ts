@@ -231,7 +231,7 @@ async function makeRepo(): Promise<DemoRepo> {
   return made;
 }
 
-async function startController(): Promise<ControllerProcess> {
+async function startController(): Promise<void> {
   heading("3. The controller");
   const args = [
     "--repo",
@@ -247,9 +247,9 @@ async function startController(): Promise<ControllerProcess> {
   ];
   say(bold(`$ syncward controller ${args.map(quote).join(" ")} 2>${controllerLog} &`));
   say("(its lines appear below as `controller | ...` while the story goes on; JSON logs go to the file)");
-  const started = ControllerProcess.start(BIN, args, controllerLog, root);
-  await started.waitFor(/syncward controller: watching/, 0, "the controller start");
-  return started;
+  // Kept before waiting, so that cleanup stops it even if it never says it is watching.
+  controller = ControllerProcess.start(BIN, args, controllerLog, root);
+  await controller.waitFor(/syncward controller: watching/, 0, "the controller start");
 }
 
 async function playStory(): Promise<void> {
@@ -428,7 +428,7 @@ async function playStory(): Promise<void> {
       (t.includes("base/deployment.yaml") && new RegExp(`\\bline ${line}\\b`).test(t));
     ck.expect(
       named(output) || named(entry.message),
-      `neither the controller output nor the history names base/deployment.yaml line ${line}; it says: ${entry.message.split("\n")[0]}`,
+      `expected the error to name base/deployment.yaml line ${line}, the line with the mistake; it says: ${entry.message.replace(/^render failed: /, "").split("\n")[0]}`,
     );
     const after = await clusterSnapshot(DEV);
     ck.expect(after === before, `the cluster changed:\nbefore:\n${before}\nafter:\n${after}`);
@@ -446,7 +446,7 @@ async function playStory(): Promise<void> {
   });
 
   await story.step("h", "prod waits for approval", async (ck) => {
-    const waiting = c.lines.find((l) => /^\[prod\] \S+ waiting for approval/.test(l));
+    const waiting = c.lines.findLast((l) => /^\[prod\] \S+ waiting for approval/.test(l));
     ck.expect(waiting !== undefined, "the controller never said prod is waiting for approval");
     const res = await syncward(["app", "get", "prod"]);
     ck.expect(
@@ -486,6 +486,10 @@ async function playStory(): Promise<void> {
       /Sync Status:\s+Synced to main/.test(get.stdout),
       "`app get prod` reports the HPA-owned replicas as drift (not Synced)",
     );
+    if (/Health Status:\s+Degraded/.test(get.stdout))
+      say(
+        "(the HPA is Degraded here because this control plane has no metrics server: it cannot read CPU usage, so it leaves the replicas alone)",
+      );
     ck.note(
       "synced by hand; replicas scaled to 5 stay 5 after `app sync prod` (ignoreDifferences + RespectIgnoreDifferences)",
     );
@@ -496,7 +500,7 @@ function printControllerLogTail(): void {
   if (!existsSync(controllerLog)) return;
   const lines = readFileSync(controllerLog, "utf8").trimEnd().split("\n").slice(-15);
   if (lines.length === 0 || lines[0] === "") return;
-  heading("The controller's JSON log (last 15 lines), for the failures above");
+  heading("The controller's stderr (its JSON log), last 15 lines, for the failures above");
   for (const line of lines) say(`  ${line}`);
 }
 
@@ -560,7 +564,7 @@ async function main(): Promise<number> {
   try {
     kubeconfig = await startPlane();
     repo = await makeRepo();
-    controller = await startController();
+    await startController();
     await playStory();
   } catch (err) {
     setupError =
@@ -577,7 +581,7 @@ async function main(): Promise<number> {
   if (setupError) say(red(`\nFAIL  the demo could not run: ${setupError}`));
   if (setupError || story.failed.length > 0) printControllerLogTail();
   await cleanup();
-  story.summary(Date.now() - started);
+  story.summary(Date.now() - started, setupError);
   return setupError || story.failed.length > 0 ? 1 : 0;
 }
 

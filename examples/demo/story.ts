@@ -88,8 +88,9 @@ export class Story {
     return this.results.filter((r) => r.status !== "PASS");
   }
 
-  summary(elapsedMs: number): void {
+  summary(elapsedMs: number, setupError?: string): void {
     heading("Summary");
+    if (setupError) say(red(`FAIL  setup: ${setupError}`));
     for (const r of this.results) {
       const line = `${r.status.padEnd(4)}  ${r.id}. ${r.title}`;
       say(
