@@ -1,12 +1,13 @@
 // Rendering a kustomization with the real kustomize (`kubectl kustomize`), after checking that everything it
 // would load is inside the repository at this revision: no remote bases, no climbing out, no symlinks out.
 
-import { mkdtemp, readFile, realpath, rm, stat, writeFile } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, realpath, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, relative, resolve, sep } from "node:path";
 import { type Document, isMap, isSeq, parse as parseYaml } from "yaml";
 import { groupOf, type KubeObject } from "../kube/object.ts";
 import type { SourceProblem } from "./errors.ts";
+import { includedDirs } from "./includes.ts";
 import { isPlainObject, type ParsedObject, parseManifests, parseYamlDocuments } from "./parse-manifests.ts";
 import type { RenderedItem } from "./rendered-item.ts";
 import { failureText, type RunResult, run } from "./run.ts";
@@ -206,9 +207,13 @@ export async function renderKustomize(
       result = await kustomize(options, dir);
     }
     if (!result.ok) {
+      // kustomize names a broken file without its folder and counts lines its own way: find the
+      // YAML syntax errors ourselves, so the person gets `base/deployment.yaml:6: ...`.
+      const syntax = await yamlProblemsIn(treeReal, rel);
       return {
         items: [],
         problems: [
+          ...syntax,
           {
             file: kustomizationFile,
             message: `kustomize build of '${rel}' failed: ${whyFailed(result, options, treeReal)}`,
@@ -234,6 +239,20 @@ export async function renderKustomize(
   } finally {
     if (wrapperDir) await rm(wrapperDir, { recursive: true, force: true });
   }
+}
+
+/** YAML syntax problems in the files of every folder a kustomization includes. */
+async function yamlProblemsIn(treeReal: string, rel: string): Promise<SourceProblem[]> {
+  const problems: SourceProblem[] = [];
+  for (const dir of await includedDirs(treeReal, rel)) {
+    const names = await readdir(join(treeReal, dir)).catch(() => [] as string[]);
+    for (const name of names.filter((n) => /\.ya?ml$/i.test(n)).sort()) {
+      const file = dir ? `${dir}/${name}` : name;
+      const text = await readFile(join(treeReal, file), "utf8").catch(() => undefined);
+      if (text !== undefined) problems.push(...parseYamlDocuments(text, file).problems);
+    }
+  }
+  return problems;
 }
 
 function whyFailed(result: RunResult, options: KustomizeOptions, treeReal: string): string {

@@ -49,3 +49,24 @@ describe("includedDirs", () => {
     });
   }
 });
+
+describe("kustomize render errors", () => {
+  it("name the broken file of a base at its line, not just kustomize's message", async () => {
+    const { render } = await import("../../../src/source/render.ts");
+    const { SourceError } = await import("../../../src/source/errors.ts");
+    const dir = tree({
+      "overlays/dev/kustomization.yaml": "resources: [../../base]\n",
+      "base/kustomization.yaml": "resources: [deployment.yaml]\n",
+      "base/deployment.yaml":
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  replicas: [3\n",
+    });
+    await assert.rejects(render(dir, "overlays/dev"), (err: unknown) => {
+      assert.ok(err instanceof SourceError);
+      assert.equal(err.problems[0]?.file, "base/deployment.yaml");
+      assert.ok((err.problems[0]?.line ?? 0) >= 6, `line ${err.problems[0]?.line}`);
+      assert.match(err.message, /^base\/deployment\.yaml:\d+: /m);
+      assert.match(err.message, /kustomize build of 'overlays\/dev' failed/);
+      return true;
+    });
+  });
+});
