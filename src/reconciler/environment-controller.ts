@@ -354,11 +354,14 @@ export class EnvironmentController {
     }
     if (signature !== this.lastDriftSignature) {
       this.lastDriftSignature = signature;
-      const reason = policy.automated
-        ? state.stuck?.revision === head
-          ? `stuck: ${state.stuck.reason}`
-          : "drift detected; self-heal is off"
-        : "manual sync policy: waiting for a sync";
+      const reason =
+        policy.source === "freeze"
+          ? `${policy.label}: drift is left alone until unfrozen`
+          : !policy.automated
+            ? "manual sync policy: waiting for a sync"
+            : state.stuck?.revision === head
+              ? `stuck: ${state.stuck.reason}`
+              : "drift detected; self-heal is off";
       this.o.log.info(
         { instance: this.instance, revision: head, drifted: driftedFields, requiresPruning: extra },
         `OutOfSync: ${reason}`,
