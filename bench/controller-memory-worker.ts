@@ -26,6 +26,8 @@ export interface Scenario {
   pollIntervalMs?: number;
   /** KubeClient's socket pool (its default is 32). */
   maxSockets?: number;
+  /** Watch managed objects (default true). */
+  watch?: boolean;
   /** How long to wait for every environment to be synced and idle before giving up. */
   readyTimeoutMs: number;
   /** Idle window for this scenario (default: the input's idleMs). */
@@ -248,6 +250,7 @@ async function main(input: WorkerInput): Promise<WorkerOutput> {
               identity: `bench-${process.pid}`,
               leases: scenario.leases,
               pollIntervalMs: scenario.pollIntervalMs,
+              watch: scenario.watch,
             }),
           head,
         ),

@@ -7,7 +7,8 @@
 //   poll-3m:  each environment's default poll interval (3 minutes), leases off;
 //   poll-30s: a 30 s poll, so that idle traffic is not trivially zero;
 //   leases:   the default poll with a Lease per environment (what `syncward controller` runs);
-//   shipped-client: like poll-3m, but with KubeClient's default socket pool (32 sockets).
+//   shipped-client: like poll-3m, but with KubeClient's default socket pool (32 sockets);
+//   shipped-client-no-watch: the same without watches (the control for shipped-client).
 // The first three give the client a pool of 256 sockets: every environment holds a watch stream
 // open per kind, and with the default pool 100 streams leave no socket for anything else (the
 // shipped-client scenario shows what happens then).
@@ -26,6 +27,7 @@ const scenarios: Scenario[] = [
   { name: "poll-30s", leases: false, pollIntervalMs: 30_000, maxSockets: WIDE_POOL, readyTimeoutMs: 300_000 },
   { name: "leases", leases: true, maxSockets: WIDE_POOL, readyTimeoutMs: 300_000 },
   { name: "shipped-client", leases: false, readyTimeoutMs: 60_000, idleMs: 5_000 },
+  { name: "shipped-client-no-watch", leases: false, watch: false, readyTimeoutMs: 60_000, idleMs: 5_000 },
 ];
 
 function runWorker(input: WorkerInput): Promise<WorkerOutput> {
@@ -85,27 +87,46 @@ export async function controllerMemory(ctx: BenchContext): Promise<BenchResult> 
       { benchmark: name, metric: "heap used, synced and idle, after GC", value: mib(first.memory.heapUsed) },
       {
         benchmark: name,
-        metric: "RSS of the bare worker before any controller",
+        metric: "  of which the controllers (minus the bare worker)",
+        value: mib(first.memory.heapUsed - out.baseline.heapUsed),
+      },
+      {
+        benchmark: name,
+        metric: "RSS of the bare worker (node, tsx, imports)",
         value: mib(out.baseline.rss),
       },
     );
   }
+  const labels: Record<string, string> = {
+    "poll-3m": "idle API requests/min, default 3 min poll",
+    "poll-30s": "idle API requests/min, 30 s poll",
+    leases: "idle API requests/min, 3 min poll + a Lease per env",
+  };
   for (const s of out.scenarios) {
-    if (s.scenario.name === "shipped-client") continue;
+    const label = labels[s.scenario.name];
+    if (!label) continue;
     rows.push({
       benchmark: name,
-      metric: `idle API requests/min, ${s.scenario.name} (${verbs(s)}; ${s.idle.watchReconnects} watch reconnects)`,
-      value: perMinute(s),
+      metric: label,
+      value: `${perMinute(s)} (${verbs(s)}; ${s.idle.watchReconnects} watch reconnects)`,
     });
   }
   const shipped = by("shipped-client");
   if (shipped) {
     rows.push({
       benchmark: name,
-      metric: "with KubeClient's default 32-socket pool",
+      metric: "the same with KubeClient's default 32-socket pool",
       value: shipped.ready
         ? `ready in ${ms(shipped.readyMs)}`
-        : `STALLED: not idle after ${ms(shipped.readyMs)}, ${shipped.queuedAtEnd} requests waiting for a socket`,
+        : `STALLED: not idle after ${ms(shipped.readyMs)}; ${shipped.queuedAtEnd} requests queued for a socket`,
+    });
+  }
+  const control = by("shipped-client-no-watch");
+  if (control) {
+    rows.push({
+      benchmark: name,
+      metric: "  the same without watches (control)",
+      value: control.ready ? `ready in ${ms(control.readyMs)}` : `not idle after ${ms(control.readyMs)}`,
     });
   }
   return { rows, data: { envs: ENVS, objectsPerEnv: OBJECTS, idleMs: IDLE_MS, ...out } };

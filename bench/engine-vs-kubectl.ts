@@ -33,6 +33,8 @@ interface EngineRun {
   ms: number;
   renderMs: number;
   syncMs: number;
+  /** User + system CPU time of this process during the run. */
+  cpuMs: number;
   phase: string;
   message: string;
   writes: number;
@@ -43,6 +45,12 @@ interface EngineRun {
 
 interface KubectlRunResult {
   ms: number;
+  cpuMs?: number;
+  maxRssKiB?: number;
+  /** From its -v=6 log: time from its first log line to its first write (discovery, OpenAPI). */
+  beforeFirstWriteMs?: number;
+  /** Sum of the request durations it logged (it sends one request at a time). */
+  requestMs: number;
   writes: number;
   requests: number;
   byVerb: Record<string, number>;
@@ -61,6 +69,7 @@ function envFor(namespace: string): EnvironmentConfig {
 async function runEngine(ctx: BenchContext, dir: string, namespace: string, inventory?: KindRef[]) {
   const kube = client(ctx);
   try {
+    const cpu = process.cpuUsage();
     const start = performance.now();
     const rendered = await render(dir, ".");
     const renderedAt = performance.now();
@@ -70,7 +79,9 @@ async function runEngine(ctx: BenchContext, dir: string, namespace: string, inve
       { revision: REVISION, objects: rendered.objects, prune: false, inventory },
     );
     const end = performance.now();
+    const used = process.cpuUsage(cpu);
     const run: EngineRun = {
+      cpuMs: (used.user + used.system) / 1000,
       ms: end - start,
       renderMs: renderedAt - start,
       syncMs: end - renderedAt,
@@ -89,7 +100,17 @@ async function runEngine(ctx: BenchContext, dir: string, namespace: string, inve
   }
 }
 
-const REQUEST_LINE = /round_trippers\.go:\d+\] (GET|PATCH|POST|PUT|DELETE) https?:\/\//;
+const REQUEST_LINE =
+  /round_trippers\.go:\d+\] (GET|PATCH|POST|PUT|DELETE) https?:\/\/\S+ .* in (\d+) milliseconds/;
+/** klog's `I1129 18:30:31.040073` prefix, as ms since midnight. */
+const KLOG_TIME = /^[IWE]\d{4} (\d{2}):(\d{2}):(\d{2})\.(\d{6})/;
+
+function klogMs(line: string): number | undefined {
+  const m = KLOG_TIME.exec(line);
+  if (!m) return undefined;
+  const [h, min, sec, micros] = m.slice(1).map(Number) as [number, number, number, number];
+  return ((h * 60 + min) * 60 + sec) * 1000 + micros / 1000;
+}
 const WRITE_VERBS = new Set(["PATCH", "POST", "PUT", "DELETE"]);
 
 async function runKubectl(ctx: BenchContext, dir: string, namespace: string): Promise<KubectlRunResult> {
@@ -105,13 +126,26 @@ async function runKubectl(ctx: BenchContext, dir: string, namespace: string): Pr
     "-v=6",
   ]);
   const byVerb: Record<string, number> = {};
+  let requestMs = 0;
+  let firstLine: number | undefined;
+  let firstWrite: number | undefined;
   for (const line of run.stderr.split("\n")) {
-    const verb = REQUEST_LINE.exec(line)?.[1];
-    if (verb) byVerb[verb] = (byVerb[verb] ?? 0) + 1;
+    firstLine ??= klogMs(line);
+    const m = REQUEST_LINE.exec(line);
+    if (!m) continue;
+    const verb = m[1] as string;
+    byVerb[verb] = (byVerb[verb] ?? 0) + 1;
+    requestMs += Number(m[2]);
+    if (WRITE_VERBS.has(verb)) firstWrite ??= klogMs(line);
   }
   const count = (verbs: string[]) => verbs.reduce((sum, v) => sum + (byVerb[v] ?? 0), 0);
   return {
     ms: run.ms,
+    cpuMs: run.cpuMs,
+    maxRssKiB: run.maxRssKiB,
+    beforeFirstWriteMs:
+      firstLine !== undefined && firstWrite !== undefined ? firstWrite - firstLine : undefined,
+    requestMs,
     writes: count([...WRITE_VERBS]),
     requests: count(["GET", ...WRITE_VERBS]),
     byVerb,
@@ -180,15 +214,21 @@ export async function engineVsKubectl(ctx: BenchContext): Promise<BenchResult> {
     trials: TRIALS,
     engineColdMs: m((t) => t.engine.cold.ms),
     engineColdRenderMs: m((t) => t.engine.cold.renderMs),
+    engineColdCpuMs: m((t) => t.engine.cold.cpuMs),
     engineColdWrites: m((t) => t.engine.cold.writes),
     engineColdRequests: m((t) => t.engine.cold.requests),
     engineNoopMs: m((t) => t.engine.noop.ms),
     engineNoopWrites: m((t) => t.engine.noop.writes),
     engineNoopRequests: m((t) => t.engine.noop.requests),
+    engineNoopCpuMs: m((t) => t.engine.noop.cpuMs),
     kubectlColdMs: m((t) => t.kubectl.cold.ms),
+    kubectlColdCpuMs: m((t) => t.kubectl.cold.cpuMs ?? Number.NaN),
+    kubectlColdRequestMs: m((t) => t.kubectl.cold.requestMs),
+    kubectlColdBeforeFirstWriteMs: m((t) => t.kubectl.cold.beforeFirstWriteMs ?? Number.NaN),
     kubectlColdWrites: m((t) => t.kubectl.cold.writes),
     kubectlColdRequests: m((t) => t.kubectl.cold.requests),
     kubectlNoopMs: m((t) => t.kubectl.noop.ms),
+    kubectlNoopCpuMs: m((t) => t.kubectl.noop.cpuMs ?? Number.NaN),
     kubectlNoopWrites: m((t) => t.kubectl.noop.writes),
     kubectlNoopRequests: m((t) => t.kubectl.noop.requests),
   };
@@ -201,6 +241,12 @@ export async function engineVsKubectl(ctx: BenchContext): Promise<BenchResult> {
       value: ms(s.engineColdMs),
       kubectl: ms(s.kubectlColdMs),
       ratio: ratio(s.kubectlColdMs, s.engineColdMs),
+    },
+    {
+      benchmark: name,
+      metric: "cold sync, CPU time of the client",
+      value: ms(s.engineColdCpuMs),
+      kubectl: ms(s.kubectlColdCpuMs),
     },
     {
       benchmark: name,
@@ -220,6 +266,12 @@ export async function engineVsKubectl(ctx: BenchContext): Promise<BenchResult> {
       value: ms(s.engineNoopMs),
       kubectl: ms(s.kubectlNoopMs),
       ratio: ratio(s.kubectlNoopMs, s.engineNoopMs),
+    },
+    {
+      benchmark: name,
+      metric: "nothing changed, CPU time of the client",
+      value: ms(s.engineNoopCpuMs),
+      kubectl: ms(s.kubectlNoopCpuMs),
     },
     {
       benchmark: name,

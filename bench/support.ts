@@ -3,6 +3,9 @@
 // only the final table.
 import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { KubeClient } from "../src/kube/client.ts";
 import { KubeApiError } from "../src/kube/errors.ts";
@@ -64,23 +67,38 @@ export interface KubectlRun {
   stdout: string;
   stderr: string;
   ms: number;
+  /** User + system CPU time of the kubectl process (from /usr/bin/time, when the machine has it). */
+  cpuMs?: number;
+  maxRssKiB?: number;
 }
 
+const TIME = "/usr/bin/time";
+
 /** Runs kubectl against the benchmark cluster; rejects with its stderr when it fails. */
-export function kubectl(ctx: BenchContext, args: string[]): Promise<KubectlRun> {
+export async function kubectl(ctx: BenchContext, args: string[]): Promise<KubectlRun> {
+  const usage = existsSync(TIME)
+    ? join(mkdtempSync(join(tmpdir(), "syncward-bench-time-")), "usage")
+    : undefined;
+  const argv = ["--kubeconfig", ctx.kubeconfig, ...args];
+  const [command, commandArgs] = usage
+    ? [TIME, ["-o", usage, "-f", "%U %S %M", "kubectl", ...argv]]
+    : ["kubectl", argv];
   const start = performance.now();
-  return new Promise((resolve, reject) => {
-    execFile(
-      "kubectl",
-      ["--kubeconfig", ctx.kubeconfig, ...args],
-      { maxBuffer: 256 * 2 ** 20 },
-      (err, stdout, stderr) => {
-        const elapsed = performance.now() - start;
-        if (err) reject(new Error(`kubectl ${args.join(" ")} failed: ${stderr.slice(-2000) || err.message}`));
-        else resolve({ stdout, stderr, ms: elapsed });
-      },
-    );
+  const run = await new Promise<KubectlRun>((resolve, reject) => {
+    execFile(command, commandArgs, { maxBuffer: 256 * 2 ** 20 }, (err, stdout, stderr) => {
+      const elapsed = performance.now() - start;
+      if (err) reject(new Error(`kubectl ${args.join(" ")} failed: ${stderr.slice(-2000) || err.message}`));
+      else resolve({ stdout, stderr, ms: elapsed });
+    });
   });
+  if (usage) {
+    const [user, system, rss] =
+      readFileSync(usage, "utf8").trim().split("\n").at(-1)?.split(" ").map(Number) ?? [];
+    if (user !== undefined && system !== undefined) run.cpuMs = (user + system) * 1000;
+    run.maxRssKiB = rss;
+    rmSync(dirname(usage), { recursive: true, force: true });
+  }
+  return run;
 }
 
 /** Namespaces made for one benchmark; `removeAll` deletes them and waits until they are gone. */
