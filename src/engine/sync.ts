@@ -60,6 +60,29 @@ export interface SyncOutcome extends SyncResult {
 
 const emptyTotals = () => ({ created: 0, configured: 0, unchanged: 0, pruned: 0, failed: 0, skipped: 0 });
 
+/** The outcome of an operation that stopped before touching the cluster (a render error, a refusal). */
+export function outcomeWithoutWork(
+  revision: string,
+  phase: SyncResult["phase"],
+  message: string,
+  dryRun = false,
+): SyncOutcome {
+  const now = new Date().toISOString();
+  return {
+    revision,
+    phase,
+    message,
+    resources: [],
+    startedAt: now,
+    finishedAt: now,
+    totals: emptyTotals(),
+    writes: 0,
+    dryRun,
+    inventory: [],
+    retryable: false,
+  };
+}
+
 export function comparerFor(env: EnvironmentConfig) {
   return (desired: KubeObject, live: KubeObject) => {
     const c = compareObjects(desired, live, { ignoreDifferences: env.ignoreDifferences });
@@ -336,6 +359,18 @@ async function applyOne(
   }
 }
 
+function skipAll(tasks: ApplyTask[], why: string, resources: ResourceResult[]): void {
+  for (const t of tasks) {
+    resources.push(
+      resourceOf(t.obj, {
+        status: "OutOfSync",
+        action: "skipped",
+        message: `${kubectlName(keyOf(t.obj))} not applied: ${why}`,
+      }),
+    );
+  }
+}
+
 /** Argo CD's SyncFail hooks: applied, best effort, when a sync fails (a notification Job, a rollback). */
 async function runSyncFailHooks(
   client: KubeClient,
@@ -424,14 +459,7 @@ async function applySteps(
     }
     const rest = steps.slice(i + 1).flatMap((s) => s.tasks);
     if (stepFailed) {
-      for (const t of rest)
-        resources.push(
-          resourceOf(t.obj, {
-            status: "OutOfSync",
-            action: "skipped",
-            message: `${kubectlName(keyOf(t.obj))} not applied: an earlier wave failed`,
-          }),
-        );
+      skipAll(rest, "an earlier wave failed", resources);
       return {
         message: `wave ${step.wave} failed: ${resources
           .filter((r) => r.status === "Failed")
@@ -452,14 +480,7 @@ async function applySteps(
         : applied;
       const problem = await waitHealthy(client, toWait, request, step.wave);
       if (problem) {
-        for (const t of rest)
-          resources.push(
-            resourceOf(t.obj, {
-              status: "OutOfSync",
-              action: "skipped",
-              message: `${kubectlName(keyOf(t.obj))} not applied: ${problem}`,
-            }),
-          );
+        skipAll(rest, problem, resources);
         return { message: problem, retryable: false };
       }
       if (step.foundational) client.forgetDiscovery();

@@ -6,6 +6,7 @@ import { fieldManagersOf } from "../engine/diff/field-managers-of.ts";
 import { syncWithRetry } from "../engine/retry.ts";
 import {
   assess,
+  outcomeWithoutWork,
   type SyncOutcome,
   type SyncRequest,
   type SyncTarget,
@@ -244,19 +245,7 @@ export class EnvironmentController {
       const message = err.message;
       if (state.lastError?.revision === head && state.lastError.message === message) return undefined;
       const now = new Date().toISOString();
-      const outcome: SyncOutcome = {
-        revision: head,
-        phase: "Error",
-        message: `render failed: ${message}`,
-        resources: [],
-        startedAt: now,
-        finishedAt: now,
-        totals: { created: 0, configured: 0, unchanged: 0, pruned: 0, failed: 0, skipped: 0 },
-        writes: 0,
-        dryRun: false,
-        inventory: [],
-        retryable: false,
-      };
+      const outcome = outcomeWithoutWork(head, "Error", `render failed: ${message}`);
       await this.record(trigger, actor, outcome, (s) => {
         s.lastError = { revision: head, message, at: now };
         s.syncStatus = "Unknown";
@@ -536,20 +525,12 @@ export class EnvironmentController {
         try {
           rendered = await this.desiredAt(revision);
         } catch (err) {
-          const now = new Date().toISOString();
-          return {
+          return outcomeWithoutWork(
             revision,
-            phase: "Error",
-            message: `render failed: ${err instanceof Error ? err.message : String(err)}`,
-            resources: [],
-            startedAt: now,
-            finishedAt: now,
-            totals: { created: 0, configured: 0, unchanged: 0, pruned: 0, failed: 0, skipped: 0 },
-            writes: 0,
-            dryRun: opts.dryRun ?? false,
-            inventory: [],
-            retryable: false,
-          };
+            "Error",
+            `render failed: ${err instanceof Error ? err.message : String(err)}`,
+            opts.dryRun,
+          );
         }
         state = await this.o.store.load(this.instance);
         return syncEnvironment(
@@ -644,20 +625,7 @@ export class EnvironmentController {
       const state = await this.o.store.load(this.instance);
       const policy = effectivePolicy(env, state);
       const refuse = (message: string): SyncOutcome => {
-        const now = new Date().toISOString();
-        return {
-          revision: state.lastSyncedRevision ?? "",
-          phase: "Refused",
-          message,
-          resources: [],
-          startedAt: now,
-          finishedAt: now,
-          totals: { created: 0, configured: 0, unchanged: 0, pruned: 0, failed: 0, skipped: 0 },
-          writes: 0,
-          dryRun: request.dryRun ?? false,
-          inventory: [],
-          retryable: false,
-        };
+        return outcomeWithoutWork(state.lastSyncedRevision ?? "", "Refused", message, request.dryRun);
       };
       if (state.freeze && !request.ignoreFreeze && !request.dryRun) {
         return refuse(

@@ -6,6 +6,7 @@ import type { CliIO } from "../../src/cli/io.ts";
 import { main } from "../../src/cli/main.ts";
 import { useCluster } from "../support/cluster.ts";
 import { makeRepo } from "../support/git-repo.ts";
+import { unreachableKubeconfig } from "../support/kubeconfig.ts";
 
 const cluster = useCluster();
 
@@ -155,7 +156,7 @@ describe("syncward app", () => {
       "dev",
       ...common.filter((_, i, a) => a[i - 1] !== "--kubeconfig" && a[i] !== "--kubeconfig"),
       "--kubeconfig",
-      await unreachableKubeconfig(),
+      unreachableKubeconfig(),
     ]);
     assert.equal(unreachable.code, 2);
     assert.match(
@@ -170,15 +171,3 @@ describe("syncward app", () => {
     );
   });
 });
-
-async function unreachableKubeconfig(): Promise<string> {
-  const { mkdtempSync, writeFileSync } = await import("node:fs");
-  const { join } = await import("node:path");
-  const { tmpdir } = await import("node:os");
-  const file = join(mkdtempSync(join(tmpdir(), "syncward-kc-")), "kubeconfig");
-  writeFileSync(
-    file,
-    "apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: 'https://127.0.0.1:9'}}]\nusers: [{name: u, user: {token: t}}]\ncontexts: [{name: c, context: {cluster: c, user: u}}]\ncurrent-context: c\n",
-  );
-  return file;
-}

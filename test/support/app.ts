@@ -1,6 +1,6 @@
 // The syncward GitHub App under test: Probot with the strict GitHub mock (every request checked
 // against GitHub's OpenAPI description), and either the real local cluster or none at all.
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pino from "pino";
@@ -8,19 +8,14 @@ import type { Probot } from "probot";
 import { type SyncwardApp, syncwardApp } from "../../src/github/app.ts";
 import { KubeClient } from "../../src/kube/client.ts";
 import { createTestProbot, type GitHubMock, mockGitHub } from "./github.ts";
+import { unreachableKubeconfig } from "./kubeconfig.ts";
 import { DEFAULT_OWNER, DEFAULT_REPO } from "./webhooks.ts";
 
 export const REPO_PATH = `/repos/${DEFAULT_OWNER}/${DEFAULT_REPO}`;
 
 /** A client whose server is never there: for tests that must not reach a cluster. */
 export function unreachableClient(): KubeClient {
-  const dir = mkdtempSync(join(tmpdir(), "syncward-nocluster-"));
-  const file = join(dir, "kubeconfig");
-  writeFileSync(
-    file,
-    "apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: 'https://127.0.0.1:9'}}]\nusers: [{name: u, user: {token: t}}]\ncontexts: [{name: c, context: {cluster: c, user: u}}]\ncurrent-context: c\n",
-  );
-  return KubeClient.fromKubeconfig({ kubeconfig: file, timeoutMs: 2000 });
+  return KubeClient.fromKubeconfig({ kubeconfig: unreachableKubeconfig(), timeoutMs: 2000 });
 }
 
 export interface TestApp {
