@@ -262,21 +262,24 @@ async function playStory(): Promise<void> {
   let rev0 = "";
 
   const synced = await story.step("a", "dev is synced from Git: Synced and Healthy", async (ck) => {
+    // The first rollout waits for pods to become Ready: show each state on the way.
     let last = "";
     const { value, ms } = await until(
       "dev Synced and Healthy",
       async () => {
         const s = await syncwardJson<AppStatus>(["app", "get", "dev"]);
-        last = `${s.syncStatus}, ${s.health}`;
+        const now = `${s.syncStatus}, ${s.health}`;
+        if (now !== last) say(`dev is ${now}`);
+        last = now;
         return s.syncStatus === "Synced" && s.health === "Healthy" && s;
       },
-      { timeoutMs: 60_000, last: () => last },
+      { timeoutMs: 90_000, last: () => last },
     );
     rev0 = value.revision;
     const out = (await syncward(["app", "get", "dev"])).stdout;
     ck.expect(/Sync Status:\s+Synced to main/.test(out), "`app get dev` does not show `Synced to main`");
     ck.expect(/Health Status:\s+Healthy/.test(out), "`app get dev` does not show `Health Status: Healthy`");
-    ck.note(`Synced and Healthy at ${short(rev0)} (seen after ${seconds(ms)} of polling)`);
+    ck.note(`Synced and Healthy at ${short(rev0)} after ${seconds(ms)}`);
   });
   if (!synced) {
     for (const [id, title] of [
@@ -379,7 +382,7 @@ async function playStory(): Promise<void> {
     say(bold("$ # base/kustomization.yaml: resources: []   (a bad merge empties the base)"));
     const from = c.mark();
     const sha = await commitShown("Empty the base (by mistake)");
-    await c.waitFor(/refusing to prune/, from, "the refusal in the controller output");
+    await c.waitFor(/^\[dev\] \S+ sync .*refusing to prune/, from, "the refusal in the controller output");
     const { entry } = await historyEntry("dev", sha, `the refused sync of ${short(sha)} in the history`);
     await syncward(["app", "history", "dev"]);
     say(`history #${entry.id}: ${entry.result}: ${entry.message}`);
@@ -409,14 +412,20 @@ async function playStory(): Promise<void> {
 
   await story.step("g", "a broken manifest names its file and line and changes nothing", async (ck) => {
     const before = await clusterSnapshot(DEV);
+    // A stray space after a colon: `image: repo/name: tag` is a nested mapping, which YAML refuses.
+    const good = "          image: ghcr.io/example/payments-api:1.4.2";
     const text = r.read("base/deployment.yaml");
-    const line = text.split("\n").indexOf("  replicas: 3") + 1;
-    if (line === 0) throw new StepFailure("base/deployment.yaml has no `  replicas: 3` line to break");
-    r.write("base/deployment.yaml", text.replace(/^ {2}replicas: 3$/m, "  replicas: [3"));
-    say(bold(`$ # base/deployment.yaml line ${line}: \`replicas: [3\` (an unclosed bracket)`));
+    const line = text.split("\n").indexOf(good) + 1;
+    if (line === 0) throw new StepFailure(`base/deployment.yaml has no \`${good.trim()}\` line to break`);
+    r.write("base/deployment.yaml", text.replace(good, good.replace(":1.4.2", ": 1.4.2")));
+    say(
+      bold(
+        `$ # base/deployment.yaml line ${line}: \`image: ghcr.io/example/payments-api: 1.4.2\` (a stray space)`,
+      ),
+    );
     const from = c.mark();
-    const sha = await commitShown("Bump replicas (typo)");
-    await c.waitFor(/render failed, nothing applied/, from, "the render error in the controller output");
+    const sha = await commitShown("Pin the image tag (typo)");
+    await c.waitFor(/^\[dev\] \S+ render failed/, from, "dev's render error in the controller output");
     await sleep(300);
     const output = c.since(from);
     const { entry } = await historyEntry("dev", sha, `the render error of ${short(sha)} in the history`);
@@ -428,7 +437,7 @@ async function playStory(): Promise<void> {
       (t.includes("base/deployment.yaml") && new RegExp(`\\bline ${line}\\b`).test(t));
     ck.expect(
       named(output) || named(entry.message),
-      `expected the error to name base/deployment.yaml line ${line}, the line with the mistake; it says: ${entry.message.replace(/^render failed: /, "").split("\n")[0]}`,
+      `expected the error to name base/deployment.yaml line ${line}, the line with the typo; it says: ${entry.message.replace(/^render failed: /, "").split("\n")[0]}`,
     );
     const after = await clusterSnapshot(DEV);
     ck.expect(after === before, `the cluster changed:\nbefore:\n${before}\nafter:\n${after}`);
