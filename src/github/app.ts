@@ -42,7 +42,10 @@ export interface SyncwardApp {
 
 /** Builds the app; `onReady` receives its parts (tests wait on reporters through it). */
 export function syncwardApp(
-  deps: Omit<AppDeps, "auth"> & { metrics?: Metrics },
+  deps: Omit<AppDeps, "auth"> & {
+    metrics?: Metrics /** Start every installed repository at load (production). */;
+    bootstrap?: boolean;
+  },
   onReady?: (parts: SyncwardApp) => void,
 ): ApplicationFunction {
   return (app: Probot) => {
@@ -52,6 +55,7 @@ export function syncwardApp(
     const deliveries = new RecentDeliveries();
     const mergedPulls = new Map<string, number>();
     onReady?.({ runtimes, deliveries });
+    if (deps.bootstrap) void bootstrap(app, runtimes, auth);
     const on = handleEvent(app, deliveries, deps.metrics);
 
     on("push", (gh, payload) =>
@@ -70,6 +74,47 @@ export function syncwardApp(
       onCheckRun(runtimes, gh, payload as unknown as CheckRunPayload, app.log),
     );
   };
+}
+
+/**
+ * After a restart, every installed repository with a config gets its reconcile loop back at once,
+ * instead of waiting for its next webhook: the loop is level-triggered, so it converges from there.
+ */
+export async function bootstrap(
+  app: Probot,
+  runtimes: Runtimes,
+  auth: (id: number) => Promise<Octokit>,
+): Promise<string[]> {
+  const started: string[] = [];
+  try {
+    const appClient = (await app.auth()) as unknown as Octokit;
+    const installations = await appClient.paginate(appClient.rest.apps.listInstallations, { per_page: 100 });
+    for (const installation of installations) {
+      const gh = await auth(installation.id);
+      const repos = await gh.paginate(gh.rest.apps.listReposAccessibleToInstallation, { per_page: 100 });
+      for (const r of repos) {
+        try {
+          const rt = await runtimes.for({
+            owner: r.owner.login,
+            repo: r.name,
+            installationId: installation.id,
+            htmlUrl: r.html_url,
+            defaultBranch: r.default_branch,
+          });
+          if (rt) started.push(r.full_name);
+        } catch (err) {
+          app.log.warn(
+            { err: String(err), repo: r.full_name },
+            "bootstrap: repository skipped (its config is invalid)",
+          );
+        }
+      }
+    }
+    app.log.info({ repositories: started }, "bootstrap: reconcile loops started");
+  } catch (err) {
+    app.log.warn({ err: String(err) }, "bootstrap failed; repositories start on their next webhook");
+  }
+  return started;
 }
 
 /** `probot run`: the cluster from SYNCWARD_KUBECONFIG, KUBECONFIG or in-cluster config. */
@@ -102,6 +147,7 @@ const app: ApplicationFunction = (probot, options) => {
     identity: process.env.POD_NAME ?? `${hostname()}-${process.pid}`,
     leases: true,
     watch: true,
+    bootstrap: true,
     log: probot.log,
     metrics,
     onEvent: (e) => metrics.recordEvent(e),
