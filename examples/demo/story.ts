@@ -31,6 +31,7 @@ export interface StepResult {
   title: string;
   status: "PASS" | "FAIL" | "SKIP";
   detail: string;
+  ms?: number;
 }
 
 /**
@@ -61,6 +62,7 @@ export class Story {
     if (this.interrupted) return false;
     heading(`4${id}. ${title}`);
     const checks = new Checks();
+    const started = Date.now();
     try {
       await body(checks);
     } catch (err) {
@@ -74,7 +76,8 @@ export class Story {
     if (this.interrupted) return false;
     const ok = checks.problems.length === 0;
     const detail = ok ? checks.notes.join("; ") : checks.problems.join("; ");
-    this.results.push({ id, title, status: ok ? "PASS" : "FAIL", detail });
+    const ms = Date.now() - started;
+    this.results.push({ id, title, status: ok ? "PASS" : "FAIL", detail, ms });
     say();
     say(ok ? green(`PASS  ${id}. ${title}: ${detail}`) : red(`FAIL  ${id}. ${title}: ${detail}`));
     return ok;
@@ -92,7 +95,8 @@ export class Story {
     heading("Summary");
     if (setupError) say(red(`FAIL  setup: ${setupError}`));
     for (const r of this.results) {
-      const line = `${r.status.padEnd(4)}  ${r.id}. ${r.title}`;
+      const took = r.ms === undefined ? "" : ` (${(r.ms / 1000).toFixed(1)}s)`;
+      const line = `${r.status.padEnd(4)}  ${r.id}. ${r.title}${took}`;
       say(
         r.status === "PASS"
           ? green(line)
