@@ -81,6 +81,8 @@ export class EnvironmentController {
   private wakeTimer: NodeJS.Timeout | undefined;
   private watcher: ManagedWatch | undefined;
   private stopped = false;
+  /** Running its own loop (start() was called), as opposed to serving one CLI command. */
+  private looping = false;
   private lastDriftSignature = "";
   private lastOrphanSignature = "";
   /** The latest orphan scan (derived, so kept in memory only). */
@@ -97,6 +99,7 @@ export class EnvironmentController {
 
   start(): void {
     this.stopped = false;
+    this.looping = true;
     const interval = this.o.pollIntervalMs ?? this.o.env.pollInterval;
     if (interval > 0) {
       const schedule = () => {
@@ -126,6 +129,7 @@ export class EnvironmentController {
 
   async stop(): Promise<void> {
     this.stopped = true;
+    this.looping = false;
     clearTimeout(this.pollTimer);
     clearTimeout(this.wakeTimer);
     this.watcher?.stop();
@@ -653,7 +657,8 @@ export class EnvironmentController {
     const state = await this.o.store.update(this.instance, (s) => {
       s.freeze = freeze ? { by: freeze.by, reason: freeze.reason, at: new Date().toISOString() } : undefined;
     });
-    if (!freeze) this.nudge("cli", "syncward");
+    // The loop (wherever it runs) picks the change up; a one-shot CLI process must not heal itself.
+    if (!freeze && this.looping) this.nudge("cli", "syncward");
     return state;
   }
 
@@ -663,7 +668,7 @@ export class EnvironmentController {
     const state = await this.o.store.update(this.instance, (s) => {
       s.policyOverride = policy ? { ...policy, at: new Date().toISOString() } : undefined;
     });
-    this.nudge("cli", policy?.by ?? "syncward");
+    if (this.looping) this.nudge("cli", policy?.by ?? "syncward");
     return state;
   }
 
@@ -688,6 +693,8 @@ export class EnvironmentController {
     const state = await this.o.store.load(this.instance);
     const approvers = EnvironmentController.approversOf(state, revision);
     if (approvers.length >= rule.minimum) return true;
+    // Synced meanwhile (a manual sync from the CLI, say): nothing is waiting any more.
+    if (state.lastSyncedRevision === revision) return false;
     if (state.pendingSync?.revision === revision && state.pendingSync.manual === manual) return false;
     await this.o.store.update(this.instance, (s) => {
       s.pendingSync = { revision, trigger, actor, requestedAt: new Date().toISOString(), manual, ...opts };

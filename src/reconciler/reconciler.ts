@@ -6,7 +6,7 @@ import { findEnvironment } from "../config/load.ts";
 import type { SyncwardConfig } from "../config/types.ts";
 import type { KubeClient } from "../kube/client.ts";
 import { LeaseLock, leaseNameFor } from "../state/lease.ts";
-import { StateStore } from "../state/store.ts";
+import { INSTANCE_ANNOTATION, STATE_LABEL, StateStore } from "../state/store.ts";
 import type { Trigger } from "../state/types.ts";
 import { sleep } from "../util/sleep.ts";
 import { EnvironmentController, instanceName, type Logger } from "./environment-controller.ts";
@@ -79,6 +79,41 @@ export class Reconciler {
         this.running.add(name);
       } else {
         void this.contend(name, controller);
+      }
+    }
+    if (this.o.watch !== false) void this.watchState();
+  }
+
+  /**
+   * A freeze, unfreeze or policy change made elsewhere (the CLI, another replica's GitHub handler)
+   * lands in the state ConfigMap: the environment acting here looks again at once.
+   */
+  private async watchState(): Promise<void> {
+    const signal = this.abort.signal;
+    const byInstance = new Map(this.environments.map((c) => [c.instance, c]));
+    const selector = `${STATE_LABEL}=true`;
+    let rv: string | undefined;
+    while (!signal.aborted) {
+      try {
+        rv ??= (
+          await this.o.client.list("v1", "ConfigMap", {
+            namespace: this.o.stateNamespace,
+            labelSelector: selector,
+          })
+        ).resourceVersion;
+        rv = await this.o.client.watch(
+          "v1",
+          "ConfigMap",
+          { namespace: this.o.stateNamespace, labelSelector: selector, resourceVersion: rv, signal },
+          (type, obj) => {
+            const controller = byInstance.get(obj.metadata.annotations?.[INSTANCE_ANNOTATION] ?? "");
+            if (type === "MODIFIED" && controller && this.running.has(controller.env.name))
+              controller.nudge("poll", "syncward");
+          },
+        );
+      } catch {
+        rv = undefined;
+        await sleep(2000, signal);
       }
     }
   }
