@@ -40,6 +40,8 @@ export class KubeClient {
   readonly counts: RequestCounts = { requests: 0, writes: 0, byVerb: {} };
   private readonly discovery = new Map<string, Promise<ApiResource[] | undefined>>();
   private readonly agent: HttpAgent | HttpsAgent;
+  /** Watches hold their connection for minutes: they get their own pool, or they would starve requests. */
+  private readonly watchAgent: HttpAgent | HttpsAgent;
   private baseOptions?: RequestOptions;
   private baseOptionsAt = 0;
 
@@ -51,6 +53,7 @@ export class KubeClient {
   ) {
     const agentOptions = { keepAlive: true, maxSockets };
     this.agent = server.protocol === "http:" ? new HttpAgent(agentOptions) : new HttpsAgent(agentOptions);
+    this.watchAgent = server.protocol === "http:" ? new HttpAgent({ keepAlive: true }) : new HttpsAgent({ keepAlive: true });
   }
 
   static fromKubeconfig(options: KubeClientOptions = {}): KubeClient {
@@ -75,6 +78,7 @@ export class KubeClient {
 
   close(): void {
     this.agent.destroy();
+    this.watchAgent.destroy();
   }
 
   private async authOptions(): Promise<RequestOptions> {
@@ -368,7 +372,7 @@ export class KubeClient {
         {
           ...auth,
           method: "GET",
-          agent: this.agent,
+          agent: this.watchAgent,
           headers: { ...(auth.headers ?? {}), Accept: "application/json" },
         },
         (res) => {
