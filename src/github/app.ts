@@ -131,7 +131,7 @@ const app: ApplicationFunction = (probot, options) => {
   let clusterReachable = false;
   const probe = async (): Promise<void> => {
     try {
-      await client.request("GET", "/version");
+      await client.ping();
       clusterReachable = true;
     } catch (err) {
       probot.log.warn({ err: String(err) }, "cluster not reachable yet; retrying");

@@ -170,6 +170,11 @@ export class KubeClient {
     });
   }
 
+  /** Resolves when the API server answers (readiness probes, a clear error at start). */
+  async ping(): Promise<void> {
+    await this.request("GET", "/version");
+  }
+
   // ---- discovery ----
 
   private groupVersionResources(apiVersion: string): Promise<ApiResource[] | undefined> {
