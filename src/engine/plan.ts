@@ -9,6 +9,8 @@ export interface ObjectComparison {
   inSync: boolean;
   /** JSON pointers that differ. */
   paths: string[];
+  /** A list Git declares has an item only live has (an added sidecar): drift a dry run cannot clear. */
+  extraItems?: boolean;
 }
 
 export type TaskAction = "create" | "update" | "unchanged";
@@ -19,6 +21,9 @@ export interface ApplyTask {
   live?: KubeObject;
   action: TaskAction;
   drifted: string[];
+  /** Git declares something else than what was last applied (the applied hash differs). */
+  gitChanged?: boolean;
+  extraItems?: boolean;
   /** Managed by another environment before this sync (shared resource). */
   sharedWith?: string;
 }
@@ -90,7 +95,16 @@ export function planSync(input: PlanInput): Plan {
       live.metadata.annotations?.[HASH_ANNOTATION] === obj.metadata.annotations?.[HASH_ANNOTATION];
     const cmp = input.compare(obj, live);
     const inSync = sameHash && cmp.inSync && !sharedWith;
-    return { key, obj, live, action: inSync ? "unchanged" : "update", drifted: cmp.paths, sharedWith };
+    return {
+      key,
+      obj,
+      live,
+      action: inSync ? "unchanged" : "update",
+      drifted: cmp.paths,
+      gitChanged: !sameHash,
+      extraItems: cmp.extraItems,
+      sharedWith,
+    };
   });
 
   const plan: Plan = {

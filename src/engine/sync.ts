@@ -8,6 +8,7 @@ import { isTransient, KubeApiError } from "../kube/errors.ts";
 import { type KubeObject, keyOf, kubectlName } from "../kube/object.ts";
 import { mapLimit } from "../util/map-limit.ts";
 import { sleep } from "../util/sleep.ts";
+import { confirmDrift } from "./confirm-drift.ts";
 import { compareObjects, ignoredValuesFromLive } from "./diff/index.ts";
 import { assessHealth } from "./health/index.ts";
 import { fetchLive, type KindRef } from "./live.ts";
@@ -86,7 +87,11 @@ export function outcomeWithoutWork(
 export function comparerFor(env: EnvironmentConfig) {
   return (desired: KubeObject, live: KubeObject) => {
     const c = compareObjects(desired, live, { ignoreDifferences: env.ignoreDifferences });
-    return { inSync: c.inSync, paths: c.differences.map((d) => d.path) };
+    return {
+      inSync: c.inSync,
+      paths: c.differences.map((d) => d.path),
+      extraItems: c.differences.some((d) => d.kind === "extra"),
+    };
   };
 }
 
@@ -129,7 +134,7 @@ export async function assess(
     request.inventory ?? [],
   );
   const opts = env.syncPolicy.syncOptions;
-  const plan = planSync({
+  const planned = planSync({
     instance: target.instance,
     desired: tracked,
     live,
@@ -140,6 +145,7 @@ export async function assess(
     pruneLimit: env.syncPolicy.pruneLimit,
     overridePruneLimit: request.overridePruneLimit,
   });
+  const plan = await confirmDrift(client, planned, validationFor(env));
   return { prepared, tracked, live, plan };
 }
 
@@ -328,14 +334,18 @@ async function ensureNamespace(client: KubeClient, name: string): Promise<void> 
   }
 }
 
+/** Validate=true (the default) makes unknown or duplicate fields an error, as kubectl --validate=strict does. */
+function validationFor(env: EnvironmentConfig): "Strict" | "Ignore" {
+  return env.syncPolicy.syncOptions.Validate ? "Strict" : "Ignore";
+}
+
 async function applyOne(
   client: KubeClient,
   target: SyncTarget,
   task: ApplyTask,
   force: boolean,
 ): Promise<KubeObject> {
-  // Validate=true (the default) makes unknown or duplicate fields an error, as kubectl --validate=strict does.
-  const fieldValidation = target.env.syncPolicy.syncOptions.Validate ? "Strict" : "Ignore";
+  const fieldValidation = validationFor(target.env);
   const { env } = target;
   let obj = task.obj;
   if (task.live && env.syncPolicy.syncOptions.RespectIgnoreDifferences && env.ignoreDifferences.length > 0) {

@@ -371,4 +371,28 @@ describe("sync engine", () => {
     assert.equal(await cluster.client.get("v1", "ConfigMap", strict.ns, "typo"), undefined);
     assert.equal(refused.retryable, false, "a permanent error is not worth a retry");
   });
+
+  it("uses a server-side dry run to see that what the server normalizes is not drift, while real drift stays", async () => {
+    const { ns, target: t } = await target();
+    const svc: KubeObject = {
+      apiVersion: "v1",
+      kind: "Service",
+      metadata: { name: "api" },
+      // Helm charts often render an empty clusterIP; the server fills it in.
+      spec: { clusterIP: "", selector: { app: "api" }, ports: [{ port: 80, targetPort: 8080 }] },
+    };
+    const first = await sync(t, [svc]);
+    assert.equal(first.phase, "Succeeded", first.message);
+    const again = await sync(t, [svc]);
+    assert.equal(again.totals.unchanged, 1, again.message);
+    assert.equal(again.writes, 0, "the empty clusterIP the server filled in is not drift");
+
+    await cluster.client.request("PATCH", `/api/v1/namespaces/${ns}/services/api`, {
+      body: { spec: { selector: { app: "intruder" } } },
+      contentType: "application/merge-patch+json",
+    });
+    const healed = await sync(t, [svc]);
+    assert.equal(healed.totals.configured, 1, "a changed selector is real drift");
+    assert.deepEqual(healed.resources.find((r) => r.name === "api")?.drifted, ["/spec/selector/app"]);
+  });
 });
