@@ -1,0 +1,41 @@
+// Small helpers every verb of the engine uses to build its part of the result.
+import { KubeApiError } from "../kube/errors.ts";
+import { type KubeObject, keyOf, kubectlName } from "../kube/object.ts";
+import type { ApplyTask } from "./plan.ts";
+import type { ResourceResult } from "./result.ts";
+
+export const emptyTotals = () => ({
+  created: 0,
+  configured: 0,
+  unchanged: 0,
+  pruned: 0,
+  failed: 0,
+  skipped: 0,
+});
+
+export function resourceOf(
+  obj: KubeObject,
+  fields: Omit<ResourceResult, "group" | "kind" | "namespace" | "name">,
+): ResourceResult {
+  const k = keyOf(obj);
+  return { group: k.group, kind: k.kind, namespace: k.namespace, name: k.name, ...fields };
+}
+
+export function errorMessage(err: unknown): string {
+  if (err instanceof KubeApiError && err.immutableField) {
+    return `${err.message} (immutable field: sync with --force, or set the Replace=true sync option, to delete and recreate it)`;
+  }
+  return err instanceof Error ? err.message : String(err);
+}
+
+export function skipAll(tasks: ApplyTask[], why: string, resources: ResourceResult[]): void {
+  for (const t of tasks) {
+    resources.push(
+      resourceOf(t.obj, {
+        status: "OutOfSync",
+        action: "skipped",
+        message: `${kubectlName(keyOf(t.obj))} not applied: ${why}`,
+      }),
+    );
+  }
+}
