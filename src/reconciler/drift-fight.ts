@@ -3,7 +3,9 @@
 // off (Argo CD's schedule: 2s x 3^n, capped at 5 minutes) and raises an alert that names the
 // field manager doing it and the ignoreDifferences entry that would end the fight.
 import { stringify } from "yaml";
-import type { ResourceKey } from "../kube/object.ts";
+import { fieldManagersOf } from "../engine/diff/index.ts";
+import { type KubeObject, kubectlName, parseKeyString, type ResourceKey } from "../kube/object.ts";
+import type { DriftFight } from "./events.ts";
 
 export const FIGHT_THRESHOLD = 3;
 export const FIGHT_WINDOW_MS = 10 * 60_000;
@@ -47,4 +49,30 @@ export function ignoreSnippet(key: ResourceKey, fields: string[], managers: stri
   if (managers.length > 0 && fields.length === 0) entry.managedFieldsManagers = managers;
   else entry.jsonPointers = fields;
   return stringify({ ignoreDifferences: [entry] }).trimEnd();
+}
+
+/** The alert for an object healed `heals` times: which fields, and who keeps changing them. */
+export function driftFight(f: {
+  key: string;
+  paths: string[];
+  live?: KubeObject;
+  heals: number;
+  backoffMs: number;
+}): DriftFight {
+  const key = parseKeyString(f.key);
+  const managers = f.live
+    ? [...new Set(f.paths.flatMap((p) => fieldManagersOf(f.live as KubeObject, p)))].filter(
+        (m) => m !== "syncward",
+      )
+    : [];
+  return {
+    object: key ? `${kubectlName(key)}${key.namespace ? ` in ${key.namespace}` : ""}` : f.key,
+    key: f.key,
+    fields: f.paths,
+    managers,
+    heals: f.heals,
+    windowMinutes: FIGHT_WINDOW_MS / 60_000,
+    backoffMs: f.backoffMs,
+    ignoreSnippet: key ? ignoreSnippet(key, f.paths, managers) : "",
+  };
 }

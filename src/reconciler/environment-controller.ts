@@ -2,7 +2,6 @@
 // the live cluster with what Git declares and acts by policy; webhooks, polls, watch events and
 // CLI calls only nudge it. Passes never overlap, and nudges during a pass coalesce into one more.
 import type { EnvironmentConfig } from "../config/types.ts";
-import { fieldManagersOf } from "../engine/diff/field-managers-of.ts";
 import { syncWithRetry } from "../engine/retry.ts";
 import {
   assess,
@@ -13,13 +12,14 @@ import {
   syncEnvironment,
 } from "../engine/sync.ts";
 import type { KubeClient } from "../kube/client.ts";
-import { type KubeObject, keyOf, keyString, kubectlName, parseKeyString } from "../kube/object.ts";
+import { type KubeObject, keyOf, keyString } from "../kube/object.ts";
 import { SourceError } from "../source/errors.ts";
 import { type RenderedSource, render } from "../source/render.ts";
 import { appendHistory } from "../state/history.ts";
 import type { StateStore } from "../state/store.ts";
 import type { EnvironmentState, HistoryEntry, Trigger } from "../state/types.ts";
-import { healBackoffMs, ignoreSnippet, isFight, nextHealAt, recordHeal } from "./drift-fight.ts";
+import { ApprovalGate } from "./approval-gate.ts";
+import { driftFight, healBackoffMs, isFight, nextHealAt, recordHeal } from "./drift-fight.ts";
 import type { Emit } from "./events.ts";
 import { findOrphans, type Orphan } from "./orphans.ts";
 import { effectivePolicy } from "./policy.ts";
@@ -74,6 +74,7 @@ const SHORT = (sha: string) => sha.slice(0, 7);
 export class EnvironmentController {
   readonly instance: string;
   private readonly target: SyncTarget;
+  private readonly gate: ApprovalGate;
   private chain: Promise<unknown> = Promise.resolve();
   private queued: { trigger: Trigger; actor: string } | undefined;
   private readonly rendered = new Map<string, Promise<RenderedSource>>();
@@ -91,6 +92,13 @@ export class EnvironmentController {
   constructor(private readonly o: ControllerOptions) {
     this.instance = instanceName(o.app, o.env.name);
     this.target = { instance: this.instance, env: o.env };
+    this.gate = new ApprovalGate({
+      env: o.env,
+      store: o.store,
+      instance: this.instance,
+      emit: o.emit,
+      log: o.log,
+    });
   }
 
   get env(): EnvironmentConfig {
@@ -301,7 +309,7 @@ export class EnvironmentController {
         });
         return;
       }
-      if (!(await this.approved(head, trigger, actor, false))) return;
+      if (!(await this.gate.check(head, trigger, actor, false))) return;
       await this.syncRevision(head, trigger, actor, { prune: policy.prune });
       return;
     }
@@ -472,26 +480,10 @@ export class EnvironmentController {
       entry,
     });
     for (const f of fights) {
-      const key = parseKeyString(f.key);
-      const managers = f.live
-        ? [...new Set(f.paths.flatMap((p) => fieldManagersOf(f.live as KubeObject, p)))].filter(
-            (m) => m !== "syncward",
-          )
-        : [];
-      const object = key ? `${kubectlName(key)}${key.namespace ? ` in ${key.namespace}` : ""}` : f.key;
-      const fight = {
-        object,
-        key: f.key,
-        fields: f.paths,
-        managers,
-        heals: f.heals,
-        windowMinutes: 10,
-        backoffMs: f.backoffMs,
-        ignoreSnippet: key ? ignoreSnippet(key, f.paths, managers) : "",
-      };
+      const fight = driftFight(f);
       this.o.log.warn(
         { instance: this.instance, ...fight },
-        `drift fight: ${object} healed ${f.heals} times at ${SHORT(head)}; changed by ${managers.join(", ") || "an unknown manager"}`,
+        `drift fight: ${fight.object} healed ${f.heals} times at ${SHORT(head)}; changed by ${fight.managers.join(", ") || "an unknown manager"}`,
       );
       this.o.emit({
         type: "driftFight",
@@ -672,51 +664,6 @@ export class EnvironmentController {
     return state;
   }
 
-  /** Distinct approvers of `revision` so far. */
-  static approversOf(state: EnvironmentState, revision: string): string[] {
-    return [...new Set(state.pendingApprovals.filter((a) => a.sha === revision).map((a) => a.by))];
-  }
-
-  /**
-   * The approval gate: true when the environment needs no approval or `revision` has enough.
-   * Otherwise records the held sync (once per revision) and announces that it waits.
-   */
-  private async approved(
-    revision: string,
-    trigger: Trigger,
-    actor: string,
-    manual: boolean,
-    opts: { prune?: boolean; force?: boolean } = {},
-  ): Promise<boolean> {
-    const rule = this.o.env.approval;
-    if (!rule) return true;
-    const state = await this.o.store.load(this.instance);
-    const approvers = EnvironmentController.approversOf(state, revision);
-    if (approvers.length >= rule.minimum) return true;
-    // Synced meanwhile (a manual sync from the CLI, say): nothing is waiting any more.
-    if (state.lastSyncedRevision === revision) return false;
-    if (state.pendingSync?.revision === revision && state.pendingSync.manual === manual) return false;
-    await this.o.store.update(this.instance, (s) => {
-      s.pendingSync = { revision, trigger, actor, requestedAt: new Date().toISOString(), manual, ...opts };
-      s.syncStatus = "OutOfSync";
-    });
-    this.o.log.info(
-      { instance: this.instance, revision, approvals: approvers.length, needed: rule.minimum },
-      "waiting for approval",
-    );
-    this.o.emit({
-      type: "awaitingApproval",
-      instance: this.instance,
-      env: this.o.env.name,
-      revision,
-      trigger,
-      actor,
-      approvals: approvers,
-      needed: rule.minimum,
-    });
-    return false;
-  }
-
   /** A person asks for a sync that needs approval (`/sync prod`): held until approved. */
   async requestApprovedSync(request: {
     trigger: Trigger;
@@ -725,7 +672,7 @@ export class EnvironmentController {
     force?: boolean;
   }): Promise<{ revision: string; held: boolean }> {
     const revision = await this.o.source.head(this.o.env.source.branch);
-    const ok = await this.approved(revision, request.trigger, request.actor, true, {
+    const ok = await this.gate.check(revision, request.trigger, request.actor, true, {
       prune: request.prune,
       force: request.force,
     });
@@ -750,14 +697,7 @@ export class EnvironmentController {
     revision: string,
     by: string,
   ): Promise<{ approvers: string[]; needed: number; released: boolean }> {
-    const needed = this.o.env.approval?.minimum ?? 0;
-    const state = await this.o.store.update(this.instance, (s) => {
-      if (!s.pendingApprovals.some((a) => a.sha === revision && a.by === by)) {
-        s.pendingApprovals.push({ sha: revision, by, at: new Date().toISOString() });
-      }
-    });
-    const approvers = EnvironmentController.approversOf(state, revision);
-    const released = approvers.length >= needed;
+    const { approvers, needed, released, state } = await this.gate.record(revision, by);
     if (released) {
       const pending = state.pendingSync;
       if (pending?.manual && pending.revision === revision) {
