@@ -53,7 +53,8 @@ export class KubeClient {
   ) {
     const agentOptions = { keepAlive: true, maxSockets };
     this.agent = server.protocol === "http:" ? new HttpAgent(agentOptions) : new HttpsAgent(agentOptions);
-    this.watchAgent = server.protocol === "http:" ? new HttpAgent({ keepAlive: true }) : new HttpsAgent({ keepAlive: true });
+    this.watchAgent =
+      server.protocol === "http:" ? new HttpAgent({ keepAlive: true }) : new HttpsAgent({ keepAlive: true });
   }
 
   static fromKubeconfig(options: KubeClientOptions = {}): KubeClient {
