@@ -1,0 +1,136 @@
+// What the reconciler's self-heal and drift-fight events look like on GitHub: check runs whose
+// requests are validated against GitHub's OpenAPI description.
+import assert from "node:assert/strict";
+import { afterEach, describe, it } from "node:test";
+import pino from "pino";
+import type { Octokit } from "../../src/github/octokit.ts";
+import { GitHubReporter } from "../../src/github/reporter.ts";
+import type { ReconcilerEvent } from "../../src/reconciler/events.ts";
+import type { Reconciler } from "../../src/reconciler/reconciler.ts";
+import { defaultState } from "../../src/state/store.ts";
+import { REPO_PATH } from "../support/app.ts";
+import { envConfig } from "../support/env.ts";
+import { createTestProbot, mockGitHub } from "../support/github.ts";
+
+const mock = mockGitHub();
+afterEach(() => mock.reset());
+
+const env = envConfig("shop", { syncPolicy: { automated: { selfHeal: true } } });
+const reconciler = {
+  controller: () => ({ env, instance: "acme-shop.dev" }),
+  store: { load: async () => defaultState("acme-shop.dev") },
+} as unknown as Reconciler;
+
+async function reporter(): Promise<GitHubReporter> {
+  const probot = await createTestProbot();
+  const gh = (await probot.auth()) as unknown as Octokit;
+  return new GitHubReporter({
+    repo: { owner: "acme", repo: "shop" },
+    htmlUrl: "https://github.com/acme/shop",
+    octokit: async () => gh,
+    reconciler,
+    log: pino({ level: "silent" }),
+  });
+}
+
+const sha = "a".repeat(40);
+type Check = { name: string; conclusion: string; output: { title: string; summary: string } };
+
+function capture(): Check[] {
+  const seen: Check[] = [];
+  mock.api
+    .post(`${REPO_PATH}/check-runs`, (b: Check) => {
+      seen.push(b);
+      return true;
+    })
+    .reply(201, { id: 1, html_url: "https://github.com/acme/shop/runs/1" });
+  return seen;
+}
+
+describe("GitHub reporter", () => {
+  it("reports a drift fight loudly: failure, the object, the fields, the field manager, the fix", async () => {
+    const r = await reporter();
+    const seen = capture();
+    const event: ReconcilerEvent = {
+      type: "driftFight",
+      instance: "acme-shop.dev",
+      env: "dev",
+      revision: sha,
+      fight: {
+        object: "deployment.apps/web in shop",
+        key: "apps/Deployment:shop/web",
+        fields: ["/spec/replicas"],
+        managers: ["horizontal-pod-autoscaler"],
+        heals: 3,
+        windowMinutes: 10,
+        backoffMs: 2000,
+        ignoreSnippet:
+          "ignoreDifferences:\n  - group: apps\n    kind: Deployment\n    name: web\n    jsonPointers:\n      - /spec/replicas",
+      },
+    };
+    r.handle(event);
+    await r.idle();
+    mock.assertDone();
+    assert.equal(seen[0]?.name, "syncward / dev");
+    assert.equal(seen[0]?.conclusion, "failure");
+    assert.equal(seen[0]?.output.title, "Drift fight on deployment.apps/web in shop");
+    assert.match(seen[0]?.output.summary ?? "", /horizontal-pod-autoscaler/);
+    assert.match(seen[0]?.output.summary ?? "", /\/spec\/replicas/);
+    assert.match(seen[0]?.output.summary ?? "", /ignoreDifferences:/);
+  });
+
+  it("reports a self-heal with the fields it reverted", async () => {
+    const r = await reporter();
+    const seen = capture();
+    const now = new Date().toISOString();
+    r.handle({
+      type: "selfHealed",
+      instance: "acme-shop.dev",
+      env: "dev",
+      revision: sha,
+      drifted: ["apps/Deployment:shop/web /spec/replicas"],
+      outcome: {
+        revision: sha,
+        phase: "Succeeded",
+        message: "0 created, 1 configured",
+        startedAt: now,
+        finishedAt: now,
+        writes: 1,
+        dryRun: false,
+        inventory: [],
+        retryable: false,
+        totals: { created: 0, configured: 1, unchanged: 0, pruned: 0, failed: 0, skipped: 0 },
+        resources: [
+          {
+            group: "apps",
+            kind: "Deployment",
+            namespace: "shop",
+            name: "web",
+            status: "Synced",
+            action: "configured",
+            message: "deployment.apps/web configured",
+            drifted: ["/spec/replicas"],
+          },
+        ],
+      },
+      entry: {
+        id: 2,
+        startedAt: now,
+        finishedAt: now,
+        revision: sha,
+        trigger: "selfHeal",
+        actor: "syncward",
+        result: "Succeeded",
+        message: "",
+        counts: { created: 0, configured: 1, pruned: 0, failed: 0 },
+      },
+    });
+    await r.idle();
+    mock.assertDone();
+    assert.equal(seen[0]?.conclusion, "success");
+    assert.match(
+      seen[0]?.output.summary ?? "",
+      /Self-heal reverted out-of-band changes: apps\/Deployment:shop\/web \/spec\/replicas/,
+    );
+  });
+});
