@@ -28,6 +28,8 @@ export interface Scenario {
   maxSockets?: number;
   /** Watch managed objects (default true). */
   watch?: boolean;
+  /** After the idle window, change a ConfigMap out of band and time the self-heal (default true). */
+  probe?: boolean;
   /** How long to wait for every environment to be synced and idle before giving up. */
   readyTimeoutMs: number;
   /** Idle window for this scenario (default: the input's idleMs). */
@@ -71,6 +73,26 @@ export interface ScenarioResult {
   };
   /** Requests still waiting for a socket when the idle window ended (a saturated pool). */
   queuedAtEnd: number;
+  /** Out-of-band change to one ConfigMap in the first and the last environment: ms until healed, or null. */
+  healProbe?: { first: number | null; last: number | null };
+}
+
+const PROBE_TIMEOUT_MS = 30_000;
+
+/** Changes settings-000 in `namespace` out of band; resolves with ms until it is back, or null. */
+async function healProbe(admin: KubeClient, namespace: string): Promise<number | null> {
+  const path = `/api/v1/namespaces/${namespace}/configmaps/settings-000`;
+  const start = performance.now();
+  await admin.request("PATCH", path, {
+    body: { data: { INDEX: "changed out of band" } },
+    contentType: "application/merge-patch+json",
+  });
+  while (performance.now() - start < PROBE_TIMEOUT_MS) {
+    const cm = await admin.request<{ data?: Record<string, string> }>("GET", path);
+    if (cm.data?.INDEX === "0") return performance.now() - start;
+    await sleep(50);
+  }
+  return null;
 }
 
 export interface WorkerOutput {
@@ -113,6 +135,8 @@ function pendingRequests(kube: KubeClient): number {
 
 async function runScenario(
   input: WorkerInput,
+  admin: KubeClient,
+  probeNamespaces: [string, string],
   scenario: Scenario,
   build: (kube: KubeClient, emit: (e: ReconcilerEvent) => void) => Reconciler,
   head: string,
@@ -180,6 +204,12 @@ async function runScenario(
   const active = reconciler.active.length;
   gc();
   const memoryAfterIdle = memory();
+  let probe: ScenarioResult["healProbe"];
+  if (scenario.probe ?? true) {
+    const [first, last] = await Promise.all(probeNamespaces.map((ns) => healProbe(admin, ns)));
+    probe = { first: first ?? null, last: last ?? null };
+    progress(`memory/${scenario.name}: heal probe ${JSON.stringify(probe)}`);
+  }
   await Promise.race([reconciler.stop(), sleep(60_000)]);
   kube.close();
   return {
@@ -200,6 +230,7 @@ async function runScenario(
       requestsPerMinute: (requests / idleMs) * 60_000,
     },
     queuedAtEnd,
+    healProbe: probe,
   };
 }
 
@@ -237,6 +268,8 @@ async function main(input: WorkerInput): Promise<WorkerOutput> {
       results.push(
         await runScenario(
           input,
+          admin,
+          [envNs[0] as string, envNs.at(-1) as string],
           scenario,
           (client, emit) =>
             new Reconciler({
@@ -245,7 +278,7 @@ async function main(input: WorkerInput): Promise<WorkerOutput> {
               client,
               source,
               emit,
-              log: pino({ level: "silent" }),
+              log: pino({ level: process.env.SYNCWARD_BENCH_LOG ?? "silent" }, pino.destination(2)),
               stateNamespace: stateNs,
               identity: `bench-${process.pid}`,
               leases: scenario.leases,

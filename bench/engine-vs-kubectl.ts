@@ -1,9 +1,13 @@
 // Benchmark 1: the sync engine against `kubectl apply --server-side` on 1,000 objects, cold (into an
-// empty namespace) and again with nothing changed, in one run against the same API server. Each
-// trial gets two fresh namespaces (one per tool); the order of the tools alternates between trials;
-// between measurements the Deployments are left to roll out so neither tool pays for the other's
-// pod churn. Both tools read the same YAML files: the engine's time includes rendering them.
+// empty namespace) and again with nothing changed, in one run against the same API server. kubectl
+// runs twice per trial: as shipped (client-side validation, --validate=strict) and with
+// --validate=false, which leaves it only the requests. Each trial gets a fresh namespace per tool;
+// the order of the tools rotates between trials; between measurements the Deployments are left to
+// roll out so no tool pays for another's pod churn. All read the same YAML files: the engine's time
+// includes rendering them, and both sides start cold (the engine with a new client, so discovery
+// runs again, as kubectl's does).
 import { rmSync } from "node:fs";
+import { loadavg } from "node:os";
 import { performance } from "node:perf_hooks";
 import { stringify } from "yaml";
 import { parseConfig } from "../src/config/load.ts";
@@ -11,16 +15,17 @@ import type { EnvironmentConfig } from "../src/config/types.ts";
 import type { KindRef } from "../src/engine/live.ts";
 import { syncEnvironment } from "../src/engine/sync.ts";
 import { render } from "../src/source/render.ts";
+import { type KubectlApply, kubectlApply } from "./kubectl-apply.ts";
 import { KINDS_PER_APP, writeManifests } from "./manifests.ts";
 import {
   type BenchContext,
   type BenchResult,
   client,
-  kubectl,
   median,
   ms,
   Namespaces,
   progress,
+  type Row,
   ratio,
   waitDeploymentsReady,
 } from "./support.ts";
@@ -41,19 +46,6 @@ interface EngineRun {
   requests: number;
   byVerb: Record<string, number>;
   inventory: KindRef[];
-}
-
-interface KubectlRunResult {
-  ms: number;
-  cpuMs?: number;
-  maxRssKiB?: number;
-  /** From its -v=6 log: time from its first log line to its first write (discovery, OpenAPI). */
-  beforeFirstWriteMs?: number;
-  /** Sum of the request durations it logged (it sends one request at a time). */
-  requestMs: number;
-  writes: number;
-  requests: number;
-  byVerb: Record<string, number>;
 }
 
 function envFor(namespace: string): EnvironmentConfig {
@@ -100,98 +92,53 @@ async function runEngine(ctx: BenchContext, dir: string, namespace: string, inve
   }
 }
 
-const REQUEST_LINE =
-  /round_trippers\.go:\d+\] (GET|PATCH|POST|PUT|DELETE) https?:\/\/\S+ .* in (\d+) milliseconds/;
-/** klog's `I1129 18:30:31.040073` prefix, as ms since midnight. */
-const KLOG_TIME = /^[IWE]\d{4} (\d{2}):(\d{2}):(\d{2})\.(\d{6})/;
-
-function klogMs(line: string): number | undefined {
-  const m = KLOG_TIME.exec(line);
-  if (!m) return undefined;
-  const [h, min, sec, micros] = m.slice(1).map(Number) as [number, number, number, number];
-  return ((h * 60 + min) * 60 + sec) * 1000 + micros / 1000;
-}
-const WRITE_VERBS = new Set(["PATCH", "POST", "PUT", "DELETE"]);
-
-async function runKubectl(ctx: BenchContext, dir: string, namespace: string): Promise<KubectlRunResult> {
-  const run = await kubectl(ctx, [
-    "apply",
-    "--server-side",
-    "--field-manager=bench",
-    "-n",
-    namespace,
-    "-R",
-    "-f",
-    dir,
-    "-v=6",
-  ]);
-  const byVerb: Record<string, number> = {};
-  let requestMs = 0;
-  let firstLine: number | undefined;
-  let firstWrite: number | undefined;
-  for (const line of run.stderr.split("\n")) {
-    firstLine ??= klogMs(line);
-    const m = REQUEST_LINE.exec(line);
-    if (!m) continue;
-    const verb = m[1] as string;
-    byVerb[verb] = (byVerb[verb] ?? 0) + 1;
-    requestMs += Number(m[2]);
-    if (WRITE_VERBS.has(verb)) firstWrite ??= klogMs(line);
-  }
-  const count = (verbs: string[]) => verbs.reduce((sum, v) => sum + (byVerb[v] ?? 0), 0);
-  return {
-    ms: run.ms,
-    cpuMs: run.cpuMs,
-    maxRssKiB: run.maxRssKiB,
-    beforeFirstWriteMs:
-      firstLine !== undefined && firstWrite !== undefined ? firstWrite - firstLine : undefined,
-    requestMs,
-    writes: count([...WRITE_VERBS]),
-    requests: count(["GET", ...WRITE_VERBS]),
-    byVerb,
-  };
-}
+type Side = "syncward" | "kubectl" | "kubectlNoValidate";
+const SIDES: Side[] = ["syncward", "kubectl", "kubectlNoValidate"];
 
 interface Trial {
-  order: string;
+  order: Side[];
+  loadAverage: { start: number[]; end: number[] };
   engine: { cold: EngineRun; noop: EngineRun };
-  kubectl: { cold: KubectlRunResult; noop: KubectlRunResult };
+  kubectl: { cold: KubectlApply; noop: KubectlApply };
+  kubectlNoValidate: { cold: KubectlApply; noop: KubectlApply };
 }
 
 async function trial(ctx: BenchContext, dir: string, index: number): Promise<Trial> {
   const admin = client(ctx);
   const namespaces = new Namespaces(admin, "bench-eng");
   try {
-    const engineNs = await namespaces.create("syncward");
-    const kubectlNs = await namespaces.create("kubectl");
-    const engineFirst = index % 2 === 0;
-    const settle = (ns: string) => waitDeploymentsReady(admin, ns);
-    const engineSide = async () => {
-      const cold = await runEngine(ctx, dir, engineNs);
-      await settle(engineNs);
-      const noop = await runEngine(ctx, dir, engineNs, cold.inventory);
-      return { cold, noop };
+    const ns = {
+      syncward: await namespaces.create("syncward"),
+      kubectl: await namespaces.create("kubectl"),
+      kubectlNoValidate: await namespaces.create("kubectl-nv"),
     };
-    const kubectlSide = async () => {
-      const cold = await runKubectl(ctx, dir, kubectlNs);
-      await settle(kubectlNs);
-      const noop = await runKubectl(ctx, dir, kubectlNs);
-      return { cold, noop };
-    };
-    let engine: Trial["engine"];
-    let kubectlResult: Trial["kubectl"];
-    if (engineFirst) {
-      engine = await engineSide();
-      kubectlResult = await kubectlSide();
-    } else {
-      kubectlResult = await kubectlSide();
-      engine = await engineSide();
+    // Rotate who goes first, so no tool always meets the API server right after another's writes.
+    const order = SIDES.map((_, i) => SIDES[(i + index) % SIDES.length] as Side);
+    const settle = (namespace: string) => waitDeploymentsReady(admin, namespace);
+    const start = loadavg();
+    const partial: Partial<Omit<Trial, "order" | "loadAverage">> = {};
+    for (const side of order) {
+      if (side === "syncward") {
+        const cold = await runEngine(ctx, dir, ns.syncward);
+        await settle(ns.syncward);
+        partial.engine = { cold, noop: await runEngine(ctx, dir, ns.syncward, cold.inventory) };
+      } else {
+        const validate = side === "kubectl";
+        const cold = await kubectlApply(ctx, dir, ns[side], validate);
+        await settle(ns[side]);
+        partial[side] = { cold, noop: await kubectlApply(ctx, dir, ns[side], validate) };
+      }
     }
+    const t = { order, loadAverage: { start, end: loadavg() }, ...partial } as Trial;
+    const line = (
+      label: string,
+      r: { cold: { ms: number; writes: number }; noop: { ms: number; writes: number } },
+    ) =>
+      `${label} cold ${ms(r.cold.ms)} (${r.cold.writes} writes), no-op ${ms(r.noop.ms)} (${r.noop.writes} writes)`;
     progress(
-      `trial ${index + 1}: syncward cold ${ms(engine.cold.ms)} (${engine.cold.writes} writes), no-op ${ms(engine.noop.ms)} (${engine.noop.writes} writes); ` +
-        `kubectl cold ${ms(kubectlResult.cold.ms)} (${kubectlResult.cold.writes} writes), no-op ${ms(kubectlResult.noop.ms)} (${kubectlResult.noop.writes} writes)`,
+      `trial ${index + 1}: ${line("syncward", t.engine)}; ${line("kubectl", t.kubectl)}; ${line("kubectl --validate=false", t.kubectlNoValidate)}`,
     );
-    return { order: engineFirst ? "syncward first" : "kubectl first", engine, kubectl: kubectlResult };
+    return t;
   } finally {
     await namespaces.removeAll();
     admin.close();
@@ -208,84 +155,79 @@ export async function engineVsKubectl(ctx: BenchContext): Promise<BenchResult> {
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
-  const m = (pick: (t: Trial) => number) => median(trials.map(pick));
+  const m = (pick: (t: Trial) => number | undefined) => median(trials.map((t) => pick(t) ?? Number.NaN));
+  const kubectlSummary = (side: "kubectl" | "kubectlNoValidate") => ({
+    coldMs: m((t) => t[side].cold.ms),
+    coldCpuMs: m((t) => t[side].cold.cpuMs),
+    coldBeforeFirstWriteMs: m((t) => t[side].cold.beforeFirstWriteMs),
+    coldRequestMs: m((t) => t[side].cold.requestMs),
+    coldWrites: m((t) => t[side].cold.writes),
+    coldRequests: m((t) => t[side].cold.requests),
+    noopMs: m((t) => t[side].noop.ms),
+    noopCpuMs: m((t) => t[side].noop.cpuMs),
+    noopWrites: m((t) => t[side].noop.writes),
+    noopRequests: m((t) => t[side].noop.requests),
+  });
   const summary = {
     objects,
     trials: TRIALS,
-    engineColdMs: m((t) => t.engine.cold.ms),
-    engineColdRenderMs: m((t) => t.engine.cold.renderMs),
-    engineColdCpuMs: m((t) => t.engine.cold.cpuMs),
-    engineColdWrites: m((t) => t.engine.cold.writes),
-    engineColdRequests: m((t) => t.engine.cold.requests),
-    engineNoopMs: m((t) => t.engine.noop.ms),
-    engineNoopWrites: m((t) => t.engine.noop.writes),
-    engineNoopRequests: m((t) => t.engine.noop.requests),
-    engineNoopCpuMs: m((t) => t.engine.noop.cpuMs),
-    kubectlColdMs: m((t) => t.kubectl.cold.ms),
-    kubectlColdCpuMs: m((t) => t.kubectl.cold.cpuMs ?? Number.NaN),
-    kubectlColdRequestMs: m((t) => t.kubectl.cold.requestMs),
-    kubectlColdBeforeFirstWriteMs: m((t) => t.kubectl.cold.beforeFirstWriteMs ?? Number.NaN),
-    kubectlColdWrites: m((t) => t.kubectl.cold.writes),
-    kubectlColdRequests: m((t) => t.kubectl.cold.requests),
-    kubectlNoopMs: m((t) => t.kubectl.noop.ms),
-    kubectlNoopCpuMs: m((t) => t.kubectl.noop.cpuMs ?? Number.NaN),
-    kubectlNoopWrites: m((t) => t.kubectl.noop.writes),
-    kubectlNoopRequests: m((t) => t.kubectl.noop.requests),
+    syncward: {
+      coldMs: m((t) => t.engine.cold.ms),
+      coldRenderMs: m((t) => t.engine.cold.renderMs),
+      coldCpuMs: m((t) => t.engine.cold.cpuMs),
+      coldWrites: m((t) => t.engine.cold.writes),
+      coldRequests: m((t) => t.engine.cold.requests),
+      noopMs: m((t) => t.engine.noop.ms),
+      noopCpuMs: m((t) => t.engine.noop.cpuMs),
+      noopWrites: m((t) => t.engine.noop.writes),
+      noopRequests: m((t) => t.engine.noop.requests),
+    },
+    kubectl: kubectlSummary("kubectl"),
+    kubectlNoValidate: kubectlSummary("kubectlNoValidate"),
   };
   const name = `engine vs kubectl (${objects} objects, median of ${TRIALS})`;
-  const s = summary;
-  const rows = [
-    {
-      benchmark: name,
-      metric: "cold sync, wall time",
-      value: ms(s.engineColdMs),
-      kubectl: ms(s.kubectlColdMs),
-      ratio: ratio(s.kubectlColdMs, s.engineColdMs),
-    },
-    {
-      benchmark: name,
-      metric: "cold sync, CPU time of the client",
-      value: ms(s.engineColdCpuMs),
-      kubectl: ms(s.kubectlColdCpuMs),
-    },
-    {
-      benchmark: name,
-      metric: "cold sync, writes",
-      value: String(s.engineColdWrites),
-      kubectl: String(s.kubectlColdWrites),
-    },
-    {
-      benchmark: name,
-      metric: "cold sync, API requests",
-      value: String(s.engineColdRequests),
-      kubectl: String(s.kubectlColdRequests),
-    },
-    {
-      benchmark: name,
-      metric: "nothing changed, wall time",
-      value: ms(s.engineNoopMs),
-      kubectl: ms(s.kubectlNoopMs),
-      ratio: ratio(s.kubectlNoopMs, s.engineNoopMs),
-    },
-    {
-      benchmark: name,
-      metric: "nothing changed, CPU time of the client",
-      value: ms(s.engineNoopCpuMs),
-      kubectl: ms(s.kubectlNoopCpuMs),
-    },
-    {
-      benchmark: name,
-      metric: "nothing changed, writes",
-      value: String(s.engineNoopWrites),
-      kubectl: String(s.kubectlNoopWrites),
-    },
-    {
-      benchmark: name,
-      metric: "nothing changed, API requests",
-      value: String(s.engineNoopRequests),
-      kubectl: String(s.kubectlNoopRequests),
-    },
-  ];
+  const s = summary.syncward;
+  const rows: Row[] = [];
+  for (const [side, label] of [
+    ["kubectl", ""],
+    ["kubectlNoValidate", " [kubectl --validate=false]"],
+  ] as const) {
+    const k = summary[side];
+    rows.push(
+      {
+        benchmark: name,
+        metric: `cold sync, wall time${label}`,
+        value: ms(s.coldMs),
+        kubectl: ms(k.coldMs),
+        ratio: ratio(k.coldMs, s.coldMs),
+      },
+      {
+        benchmark: name,
+        metric: `cold sync, client CPU time${label}`,
+        value: ms(s.coldCpuMs),
+        kubectl: ms(k.coldCpuMs),
+      },
+      {
+        benchmark: name,
+        metric: `cold sync, writes / requests${label}`,
+        value: `${s.coldWrites} / ${s.coldRequests}`,
+        kubectl: `${k.coldWrites} / ${k.coldRequests}`,
+      },
+      {
+        benchmark: name,
+        metric: `nothing changed, wall time${label}`,
+        value: ms(s.noopMs),
+        kubectl: ms(k.noopMs),
+        ratio: ratio(k.noopMs, s.noopMs),
+      },
+      {
+        benchmark: name,
+        metric: `nothing changed, writes / requests${label}`,
+        value: `${s.noopWrites} / ${s.noopRequests}`,
+        kubectl: `${k.noopWrites} / ${k.noopRequests}`,
+      },
+    );
+  }
   const stripInventory = (r: EngineRun) => ({ ...r, inventory: undefined });
   return {
     rows,

@@ -4,7 +4,7 @@
 // SYNCWARD_BENCH_KUBECONFIG. Each benchmark makes namespaces of its own and removes them.
 import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
-import { cpus, totalmem } from "node:os";
+import { cpus, loadavg, totalmem } from "node:os";
 import { join } from "node:path";
 import { down, PlaneError, up } from "../tools/cluster/plane.ts";
 import { controllerMemory } from "./controller-memory.ts";
@@ -60,6 +60,9 @@ function machine(kubeconfig: string | undefined) {
         )?.[1]
       : undefined,
     commit: output("git", ["rev-parse", "--short", "HEAD"]),
+    /** Files under src/ and tools/ that differ from that commit (other work in progress). */
+    uncommitted: output("git", ["status", "--porcelain", "--", "src", "tools"]).split("\n").filter(Boolean),
+    loadAverage: loadavg(),
   };
 }
 
@@ -113,14 +116,20 @@ async function main(): Promise<number> {
       }
     }
   }
-  const results: Record<string, BenchResult & { startedAt: string; finishedAt: string }> = {};
+  const atStart = machine(kubeconfig);
+  const results: Record<string, BenchResult & { startedAt: string; finishedAt: string; commit: string }> = {};
   let failed = false;
   try {
     for (const name of chosen) {
       const startedAt = new Date().toISOString();
       try {
         const result = await BENCHMARKS[name].run({ kubeconfig: kubeconfig ?? "" });
-        results[name] = { ...result, startedAt, finishedAt: new Date().toISOString() };
+        results[name] = {
+          ...result,
+          startedAt,
+          finishedAt: new Date().toISOString(),
+          commit: atStart.commit,
+        };
       } catch (err) {
         failed = true;
         process.stderr.write(
@@ -139,7 +148,8 @@ async function main(): Promise<number> {
     ? (JSON.parse(readFileSync(resultsFile, "utf8")) as { benchmarks?: Record<string, unknown> })
     : {};
   const file = {
-    machine: machine(kubeconfig),
+    machine: atStart,
+    commitAtEnd: output("git", ["rev-parse", "--short", "HEAD"]),
     generatedAt: new Date().toISOString(),
     benchmarks: { ...(previous.benchmarks ?? {}), ...results },
   };
