@@ -117,7 +117,10 @@ async function main(): Promise<number> {
     }
   }
   const atStart = machine(kubeconfig);
-  const results: Record<string, BenchResult & { startedAt: string; finishedAt: string; commit: string }> = {};
+  const results: Record<
+    string,
+    BenchResult & { startedAt: string; finishedAt: string; machine: ReturnType<typeof machine> }
+  > = {};
   let failed = false;
   try {
     for (const name of chosen) {
@@ -148,6 +151,7 @@ async function main(): Promise<number> {
     ? (JSON.parse(readFileSync(resultsFile, "utf8")) as { benchmarks?: Record<string, unknown> })
     : {};
   const file = {
+    /** The machine of the latest run; each benchmark carries the machine (and commit) it ran on. */
     machine: atStart,
     commitAtEnd: output("git", ["rev-parse", "--short", "HEAD"]),
     generatedAt: new Date().toISOString(),
