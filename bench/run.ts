@@ -131,7 +131,7 @@ async function main(): Promise<number> {
           ...result,
           startedAt,
           finishedAt: new Date().toISOString(),
-          commit: atStart.commit,
+          machine: atStart,
         };
       } catch (err) {
         failed = true;
