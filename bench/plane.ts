@@ -65,6 +65,7 @@ export async function planeBench(): Promise<BenchResult> {
   const name = `control plane (median of ${TRIALS})`;
   const rows: Row[] = [
     { benchmark: name, metric: "warm start (`up` with cached binaries)", value: ms(upMs) },
+    { benchmark: name, metric: "stop (`down`)", value: ms(median(out.trials.map((t) => t.downMs))) },
     { benchmark: name, metric: "binary cache check (build.sh, all cached)", value: ms(out.binariesCheckMs) },
     {
       benchmark: name,
