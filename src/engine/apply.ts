@@ -8,7 +8,7 @@ import { mapLimit } from "../util/map-limit.ts";
 import { sleep } from "../util/sleep.ts";
 import { ignoredValuesFromLive } from "./diff/index.ts";
 import { assessHealth } from "./health/index.ts";
-import { type ApplyTask, kindGroups, type Plan } from "./plan.ts";
+import type { ApplyTask, Plan } from "./plan.ts";
 import { errorMessage, resourceOf, skipAll } from "./resource-results.ts";
 import type { ResourceResult, SyncResult } from "./result.ts";
 import type { SyncRequest, SyncTarget } from "./sync.ts";
@@ -108,42 +108,41 @@ export async function applySteps(
     request.onProgress?.({ type: "wave", wave: step.wave, objects: step.tasks.length });
     const applied: KubeObject[] = [];
     let stepFailed = false;
-    for (const group of kindGroups(step)) {
-      if (group[0]?.obj.kind === "CustomResourceDefinition" || step.foundational) client.forgetDiscovery();
-      await mapLimit(group, request.concurrency ?? 16, async (task) => {
-        const name = kubectlName(keyOf(task.obj));
-        try {
-          const after = await applyOne(client, target, task, request.force ?? false);
-          applied.push(after);
-          const action = task.action === "create" ? "created" : "configured";
-          totals[action]++;
-          resources.push(
-            resourceOf(task.obj, {
-              status: "Synced",
-              action,
-              health: assessHealth(after),
-              drifted: task.drifted.length > 0 ? task.drifted : undefined,
-              wave: step.wave,
-              message: `${name} ${action}${task.sharedWith ? ` (taken over from ${task.sharedWith})` : ""}`,
-            }),
-          );
-          request.onProgress?.({ type: "applied", key: task.key, action });
-        } catch (err) {
-          stepFailed = true;
-          retryable ||= isTransient(err);
-          totals.failed++;
-          resources.push(
-            resourceOf(task.obj, {
-              status: "Failed",
-              action: "failed",
-              wave: step.wave,
-              message: `${name} failed: ${errorMessage(err)}`,
-            }),
-          );
-        }
-      });
-      if (stepFailed) break;
-    }
+    // Objects of a step do not depend on each other (Namespaces and CRDs have steps of their own),
+    // so they go concurrently, started in kind order, like the tasks of one Argo CD wave.
+    if (step.foundational) client.forgetDiscovery();
+    await mapLimit(step.tasks, request.concurrency ?? 16, async (task) => {
+      const name = kubectlName(keyOf(task.obj));
+      try {
+        const after = await applyOne(client, target, task, request.force ?? false);
+        applied.push(after);
+        const action = task.action === "create" ? "created" : "configured";
+        totals[action]++;
+        resources.push(
+          resourceOf(task.obj, {
+            status: "Synced",
+            action,
+            health: assessHealth(after),
+            drifted: task.drifted.length > 0 ? task.drifted : undefined,
+            wave: step.wave,
+            message: `${name} ${action}${task.sharedWith ? ` (taken over from ${task.sharedWith})` : ""}`,
+          }),
+        );
+        request.onProgress?.({ type: "applied", key: task.key, action });
+      } catch (err) {
+        stepFailed = true;
+        retryable ||= isTransient(err);
+        totals.failed++;
+        resources.push(
+          resourceOf(task.obj, {
+            status: "Failed",
+            action: "failed",
+            wave: step.wave,
+            message: `${name} failed: ${errorMessage(err)}`,
+          }),
+        );
+      }
+    });
     const rest = steps.slice(i + 1).flatMap((s) => s.tasks);
     if (stepFailed) {
       skipAll(rest, "an earlier wave failed", resources);

@@ -2,7 +2,7 @@
 // objects to apply in which order, what to prune, and whether a guard refuses the whole sync.
 // Executing the plan (API calls) lives in sync.ts, so every decision here has a table test.
 import { type KubeObject, keyOf, keyString, kubectlName } from "../kube/object.ts";
-import { compareForSync, isFoundational, isSyncFailHook, kindRank, phaseOf, waveOf } from "./order.ts";
+import { compareForSync, isFoundational, isSyncFailHook, phaseOf, waveOf } from "./order.ts";
 import { HASH_ANNOTATION, isManagedBy, managingInstance } from "./tracking.ts";
 
 export interface ObjectComparison {
@@ -146,15 +146,4 @@ export function planSync(input: PlanInput): Plan {
     else plan.steps.push({ phase, wave, foundational, tasks: [task] });
   }
   return plan;
-}
-
-/** Split a step into groups of one kind rank, so kind order holds while each group runs concurrently. */
-export function kindGroups(step: ApplyStep): ApplyTask[][] {
-  const groups: ApplyTask[][] = [];
-  for (const task of step.tasks) {
-    const last = groups.at(-1);
-    if (last?.[0] && kindRank(last[0].obj.kind) === kindRank(task.obj.kind)) last.push(task);
-    else groups.push([task]);
-  }
-  return groups;
 }

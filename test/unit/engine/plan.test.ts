@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { compareForSync } from "../../../src/engine/order.ts";
-import { kindGroups, type PlanInput, planSync, pruneBudget } from "../../../src/engine/plan.ts";
+import { type PlanInput, planSync, pruneBudget } from "../../../src/engine/plan.ts";
 import { isManagedBy, withTracking } from "../../../src/engine/tracking.ts";
 import { type KubeObject, keyOf, keyString } from "../../../src/kube/object.ts";
 
@@ -190,15 +190,15 @@ describe("sync order", () => {
     ]);
   });
 
-  it("groups a step's tasks by kind so kinds stay ordered while each group runs concurrently", () => {
+  it("keeps a step's tasks in kind order, the order they are started in", () => {
     const desired = ["Deployment", "ConfigMap", "ConfigMap", "Service", "Deployment"].map((k, i) =>
       tracked(obj(k, `n${i}`)),
     );
     const [step] = plan({ desired }).steps;
     assert.ok(step);
     assert.deepEqual(
-      kindGroups(step).map((g) => g.map((t) => t.obj.kind)),
-      [["ConfigMap", "ConfigMap"], ["Service"], ["Deployment", "Deployment"]],
+      step.tasks.map((t) => t.obj.kind),
+      ["ConfigMap", "ConfigMap", "Service", "Deployment", "Deployment"],
     );
   });
 });
