@@ -99,6 +99,21 @@ export function riskOf(obj: KubeObject, bindings: Binding[]): string | undefined
   return reasons.length > 0 ? reasons.join("; ") : undefined;
 }
 
+/** Cluster-wide bindings change rarely and every environment's scan needs them: read them once a minute. */
+const bindingCache = new WeakMap<KubeClient, { at: number; items: Promise<KubeObject[]> }>();
+
+function clusterRoleBindings(client: KubeClient): Promise<KubeObject[]> {
+  const cached = bindingCache.get(client);
+  if (cached && Date.now() - cached.at < 60_000) return cached.items;
+  const items = client
+    .list("rbac.authorization.k8s.io/v1", "ClusterRoleBinding")
+    .then((l) => l.items)
+    // Not allowed to read cluster bindings: ServiceAccount risk then covers namespaced bindings only.
+    .catch(() => []);
+  bindingCache.set(client, { at: Date.now(), items });
+  return items;
+}
+
 export async function findOrphans(
   client: KubeClient,
   instance: string,
@@ -118,12 +133,7 @@ export async function findOrphans(
       }
     },
   );
-  let clusterBindings: KubeObject[] = [];
-  try {
-    clusterBindings = (await client.list("rbac.authorization.k8s.io/v1", "ClusterRoleBinding")).items;
-  } catch {
-    // Not allowed to read cluster bindings: ServiceAccount risk then covers namespaced bindings only.
-  }
+  const clusterBindings = await clusterRoleBindings(client);
   const bindings = [
     ...found.filter((o) => o.kind === "RoleBinding"),
     ...clusterBindings,

@@ -1,7 +1,7 @@
 // All environments of one app, each guarded by its own controller. With leases on (the default
-// for the controller process and the GitHub App), a replica only runs the controllers whose
-// Lease it holds, so two replicas never operate on one environment at once; when a replica dies,
-// another takes its environments over within the lease duration.
+// for the controller process and the GitHub App), a replica runs an app's controllers only while
+// it holds the app's Lease, so two replicas never operate on one environment at once; when a
+// replica dies, another takes the app over within the lease duration.
 import { findEnvironment } from "../config/load.ts";
 import type { SyncwardConfig } from "../config/types.ts";
 import type { KubeClient } from "../kube/client.ts";
@@ -33,7 +33,7 @@ export interface ReconcilerOptions {
 export class Reconciler {
   readonly store: StateStore;
   private readonly controllers = new Map<string, EnvironmentController>();
-  private readonly locks = new Map<string, LeaseLock>();
+  private lock: LeaseLock | undefined;
   private readonly abort = new AbortController();
   private readonly running = new Set<string>();
 
@@ -73,15 +73,21 @@ export class Reconciler {
   }
 
   start(): void {
-    for (const [name, controller] of this.controllers) {
-      if (this.o.leases === false) {
-        controller.start();
-        this.running.add(name);
-      } else {
-        void this.contend(name, controller);
-      }
-    }
+    if (this.o.leases === false) this.startAll();
+    else void this.contend();
     if (this.o.watch !== false) void this.watchState();
+  }
+
+  private startAll(): void {
+    for (const [name, controller] of this.controllers) {
+      controller.start();
+      this.running.add(name);
+    }
+  }
+
+  private async stopAll(): Promise<void> {
+    this.running.clear();
+    await Promise.all(this.environments.map((c) => c.stop()));
   }
 
   /**
@@ -118,36 +124,42 @@ export class Reconciler {
     }
   }
 
-  private async contend(name: string, controller: EnvironmentController): Promise<void> {
+  /**
+   * One Lease per app: the replica holding it runs every environment of the app (a renewal every
+   * few seconds per app, not per environment); another replica takes over within the lease
+   * duration when the holder dies.
+   */
+  private async contend(): Promise<void> {
     const duration = this.o.leaseDurationSeconds ?? 15;
     const lock = new LeaseLock(
       this.o.client,
       this.o.stateNamespace,
-      leaseNameFor(instanceName(this.o.app, name)),
+      leaseNameFor(instanceName(this.o.app, "app")),
       this.o.identity,
       {
         leaseDurationSeconds: duration,
       },
     );
-    this.locks.set(name, lock);
+    this.lock = lock;
     const signal = this.abort.signal;
+    const aborted = new Promise<void>((resolve) =>
+      signal.addEventListener("abort", () => resolve(), { once: true }),
+    );
     while (!signal.aborted) {
       let acquired = false;
       try {
         acquired = await lock.tryAcquire();
       } catch (err) {
-        this.o.log.warn({ err: String(err), env: name }, "lease: could not contend");
+        this.o.log.warn({ err: String(err), app: this.o.app }, "lease: could not contend");
       }
       if (acquired && !signal.aborted) {
-        this.o.log.info({ env: name, identity: this.o.identity }, "lease acquired; reconciling");
-        this.running.add(name);
-        controller.start();
+        this.o.log.info({ app: this.o.app, identity: this.o.identity }, "lease acquired; reconciling");
+        this.startAll();
         const lost = new Promise<void>((resolve) => lock.start(resolve));
-        await Promise.race([lost, new Promise((r) => signal.addEventListener("abort", r, { once: true }))]);
-        this.running.delete(name);
-        await controller.stop();
+        await Promise.race([lost, aborted]);
+        await this.stopAll();
         if (signal.aborted) break;
-        this.o.log.warn({ env: name, identity: this.o.identity }, "lease lost; stopped reconciling");
+        this.o.log.warn({ app: this.o.app, identity: this.o.identity }, "lease lost; stopped reconciling");
       }
       // Retry at a fraction of the lease duration so a dead holder is replaced quickly.
       await sleep((duration * 1000) / 3, signal);
@@ -157,7 +169,7 @@ export class Reconciler {
   async stop(): Promise<void> {
     this.abort.abort();
     await Promise.all(this.environments.map((c) => c.stop()));
-    await Promise.all([...this.locks.values()].map((l) => l.stop().catch(() => undefined)));
+    await this.lock?.stop().catch(() => undefined);
     this.running.clear();
   }
 

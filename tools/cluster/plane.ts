@@ -414,7 +414,8 @@ async function stopPids(pids: number[]): Promise<void> {
       // already gone
     }
   }
-  const deadline = Date.now() + 10_000;
+  // The plane's data is thrown away: a short grace period, then SIGKILL.
+  const deadline = Date.now() + 3_000;
   while (pids.some(isAlive) && Date.now() < deadline) await new Promise((t) => setTimeout(t, 100));
   for (const pid of pids.filter(isAlive)) {
     try {
