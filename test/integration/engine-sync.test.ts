@@ -395,4 +395,29 @@ describe("sync engine", () => {
     assert.equal(healed.totals.configured, 1, "a changed selector is real drift");
     assert.deepEqual(healed.resources.find((r) => r.name === "api")?.drifted, ["/spec/selector/app"]);
   });
+
+  it("prunes with the configured propagation: orphan leaves a pruned Deployment's ReplicaSet running", async () => {
+    const { ns, target: t } = await target({
+      syncPolicy: { syncOptions: ["PrunePropagationPolicy=orphan", "PruneLast=true"] },
+    });
+    await sync(t, [deployment("old", "nginx:1.27", 1), configMap("keep")]);
+    await eventually(
+      "the ReplicaSet of old",
+      async () => (await cluster.client.list("apps/v1", "ReplicaSet", { namespace: ns })).items.length === 1,
+    );
+    const result = await sync(t, [configMap("keep"), configMap("new")], { prune: true });
+    assert.equal(result.phase, "Succeeded", result.message);
+    assert.ok(messages(result).includes("deployment.apps/old pruned"));
+    await eventually(
+      "old to be gone",
+      async () => (await cluster.client.get("apps/v1", "Deployment", ns, "old")) === undefined,
+    );
+    const replicaSets = await cluster.client.list("apps/v1", "ReplicaSet", { namespace: ns });
+    assert.equal(replicaSets.items.length, 1, "orphan propagation keeps the ReplicaSet");
+    assert.equal(
+      replicaSets.items[0]?.metadata.ownerReferences?.length ?? 0,
+      0,
+      "and it no longer has an owner",
+    );
+  });
 });
