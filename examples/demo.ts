@@ -14,7 +14,7 @@ import { down, PlaneError, type UpResult, up } from "../tools/cluster/plane.ts";
 import { ControllerProcess } from "./demo/controller-process.ts";
 import { DemoRepo } from "./demo/demo-repo.ts";
 import { killRunning, type RunResult, run } from "./demo/run.ts";
-import { bold, heading, red, Story, say, showCommand, yellow } from "./demo/story.ts";
+import { bold, type Checks, heading, red, Story, say, showCommand, yellow } from "./demo/story.ts";
 import { StepFailure, seconds, sleep, until } from "./demo/until.ts";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
@@ -376,6 +376,19 @@ async function playStory(): Promise<void> {
     );
   });
 
+  /** Reverts the last commit and checks that dev synced the revert. */
+  const revertAndConfirm = async (ck: Checks): Promise<string> => {
+    const revert = await revertShown();
+    const synced = await historyEntry("dev", revert, `the revert ${short(revert)} synced`, (e) =>
+      ["Succeeded", "Failed", "Error", "Refused"].includes(e.result),
+    );
+    ck.expect(
+      synced.entry.result === "Succeeded",
+      `the revert's sync is ${synced.entry.result}: ${synced.entry.message}`,
+    );
+    return revert;
+  };
+
   await story.step("f", "a commit that empties the render is refused", async (ck) => {
     const before = r.read("base/kustomization.yaml");
     r.write("base/kustomization.yaml", before.replace(/^resources:\n(?: {2}- .*\n)+/m, "resources: []\n"));
@@ -397,14 +410,7 @@ async function playStory(): Promise<void> {
       deployment && configMap,
       `objects were deleted: Deployment ${deployment}, ConfigMap ${configMap}`,
     );
-    const revert = await revertShown();
-    const synced = await historyEntry("dev", revert, `the revert ${short(revert)} synced`, (e) =>
-      ["Succeeded", "Failed", "Error", "Refused"].includes(e.result),
-    );
-    ck.expect(
-      synced.entry.result === "Succeeded",
-      `the revert's sync is ${synced.entry.result}: ${synced.entry.message}`,
-    );
+    const revert = await revertAndConfirm(ck);
     ck.note(
       `refused to prune ${refusal?.[1] ?? "?"} live objects at ${short(sha)}; Deployment and ConfigMap still there; revert ${short(revert)} synced`,
     );
@@ -441,14 +447,7 @@ async function playStory(): Promise<void> {
     );
     const after = await clusterSnapshot(DEV);
     ck.expect(after === before, `the cluster changed:\nbefore:\n${before}\nafter:\n${after}`);
-    const revert = await revertShown();
-    const synced = await historyEntry("dev", revert, `the revert ${short(revert)} synced`, (e) =>
-      ["Succeeded", "Failed", "Error", "Refused"].includes(e.result),
-    );
-    ck.expect(
-      synced.entry.result === "Succeeded",
-      `the revert's sync is ${synced.entry.result}: ${synced.entry.message}`,
-    );
+    await revertAndConfirm(ck);
     ck.note(
       `render error at ${short(sha)} names base/deployment.yaml:${line}; cluster unchanged; revert synced`,
     );
