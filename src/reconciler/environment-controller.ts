@@ -430,11 +430,15 @@ export class EnvironmentController {
     prune: boolean,
     state: EnvironmentState,
   ): Promise<void> {
+    // The policy may have changed while this pass looked (a freeze from the CLI or another
+    // replica): check again right before writing, so a frozen environment is never healed.
+    const fresh = await this.o.store.load(this.instance);
+    if (!effectivePolicy(this.o.env, fresh).selfHeal) return;
     const now = Date.now();
-    const due = drifted.filter((d) => nextHealAt(state.selfHeals[d.key]) <= now);
+    const due = drifted.filter((d) => nextHealAt(fresh.selfHeals[d.key]) <= now);
     const later = drifted.filter((d) => !due.includes(d));
     if (later.length > 0)
-      this.wakeAt(new Date(Math.min(...later.map((d) => nextHealAt(state.selfHeals[d.key])))));
+      this.wakeAt(new Date(Math.min(...later.map((d) => nextHealAt(fresh.selfHeals[d.key])))));
     if (due.length === 0) return;
     const fields = due.flatMap((d) =>
       d.paths.length > 0 ? d.paths.map((p) => `${d.key} ${p}`) : [`${d.key} (missing)`],
@@ -646,9 +650,14 @@ export class EnvironmentController {
 
   /** Freeze or unfreeze (durable); freezing turns automated sync and self-heal off. */
   async setFreeze(freeze: { by: string; reason: string } | undefined): Promise<EnvironmentState> {
-    const state = await this.o.store.update(this.instance, (s) => {
-      s.freeze = freeze ? { by: freeze.by, reason: freeze.reason, at: new Date().toISOString() } : undefined;
-    });
+    // Serialized with passes: once this returns, no pass that read the old policy is still running.
+    const state = await this.serialize(() =>
+      this.o.store.update(this.instance, (s) => {
+        s.freeze = freeze
+          ? { by: freeze.by, reason: freeze.reason, at: new Date().toISOString() }
+          : undefined;
+      }),
+    );
     // The loop (wherever it runs) picks the change up; a one-shot CLI process must not heal itself.
     if (!freeze && this.looping) this.nudge("cli", "syncward");
     return state;
@@ -657,9 +666,11 @@ export class EnvironmentController {
   async setPolicy(
     policy: { automated: boolean; prune: boolean; selfHeal: boolean; by: string } | undefined,
   ): Promise<EnvironmentState> {
-    const state = await this.o.store.update(this.instance, (s) => {
-      s.policyOverride = policy ? { ...policy, at: new Date().toISOString() } : undefined;
-    });
+    const state = await this.serialize(() =>
+      this.o.store.update(this.instance, (s) => {
+        s.policyOverride = policy ? { ...policy, at: new Date().toISOString() } : undefined;
+      }),
+    );
     if (this.looping) this.nudge("cli", policy?.by ?? "syncward");
     return state;
   }
