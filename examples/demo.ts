@@ -71,19 +71,13 @@ function theController(): ControllerProcess {
 }
 
 /** `syncward ARGS` with the demo's repository, cluster, app and state namespace. */
+/** The flags every syncward command of the demo shares: its repository, cluster, app and state. */
+function commonFlags(): string[] {
+  return ["--repo", theRepo().dir, "--kubeconfig", cluster(), "--app", APP, "--state-namespace", STATE];
+}
+
 async function syncward(args: string[], opts: { show?: boolean } = {}): Promise<RunResult> {
-  const res = await run(process.execPath, [
-    BIN,
-    ...args,
-    "--repo",
-    theRepo().dir,
-    "--kubeconfig",
-    cluster(),
-    "--app",
-    APP,
-    "--state-namespace",
-    STATE,
-  ]);
+  const res = await run(process.execPath, [BIN, ...args, ...commonFlags()]);
   if (opts.show ?? true) {
     const exit = res.code === 0 ? "" : `\n(exit code ${res.code})`;
     showCommand(`syncward ${args.map(quote).join(" ")}`, `${res.stdout}${res.stderr}${exit}`);
@@ -233,18 +227,7 @@ async function makeRepo(): Promise<DemoRepo> {
 
 async function startController(): Promise<void> {
   heading("3. The controller");
-  const args = [
-    "--repo",
-    theRepo().dir,
-    "--kubeconfig",
-    cluster(),
-    "--app",
-    APP,
-    "--state-namespace",
-    STATE,
-    "--poll",
-    "2s",
-  ];
+  const args = [...commonFlags(), "--poll", "2s"];
   say(bold(`$ syncward controller ${args.map(quote).join(" ")} 2>${controllerLog} &`));
   say("(its lines appear below as `controller | ...` while the story goes on; JSON logs go to the file)");
   // Kept before waiting, so that cleanup stops it even if it never says it is watching.
