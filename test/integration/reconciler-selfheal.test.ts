@@ -81,7 +81,8 @@ describe("reconciler self-heal", () => {
       assert.equal(heal?.revision, repo.head(), "same revision");
       assert.equal(heal?.revision, sync?.revision);
       assert.deepEqual(heal?.drifted, [`apps/Deployment:${ns}/web /spec/replicas`]);
-      assert.ok(events.some((e) => e.type === "selfHealed"));
+      // The event follows the history write: wait for it rather than race it.
+      await eventually("a selfHealed event", async () => events.some((e) => e.type === "selfHealed"));
     } finally {
       await controller.stop();
     }
