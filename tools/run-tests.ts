@@ -1,11 +1,14 @@
 // Runs the test suite with Node's built-in runner so that its summary closes the output.
 //   unit: test/unit and test/app (no cluster needed)
 //   all:  everything; starts the local control plane once (or reuses one already up, or uses
-//         SYNCWARD_TEST_KUBECONFIG) and stops it afterwards if this run started it.
+//         SYNCWARD_TEST_KUBECONFIG) and stops it afterwards if this run started it. syncward's
+//         ServiceAccount (deploy/'s RBAC) gets a kubeconfig next to the admin one, in
+//         SYNCWARD_TEST_SA_KUBECONFIG.
 // Extra arguments are test files or folders to run instead of the default set.
 import { spawnSync } from "node:child_process";
 import { existsSync, readdirSync, statSync } from "node:fs";
-import { join, relative } from "node:path";
+import { dirname, join, relative } from "node:path";
+import { provisionAccount } from "../test/support/syncward-account.ts";
 import { down, PlaneError, up } from "./cluster/plane.ts";
 
 const root = join(import.meta.dirname, "..");
@@ -48,6 +51,12 @@ if (needsCluster) {
       process.exit(1);
     }
   }
+}
+
+if (needsCluster && env.SYNCWARD_TEST_KUBECONFIG) {
+  // syncward runs as deploy/'s ServiceAccount in the tests; one token for the whole run.
+  const admin = env.SYNCWARD_TEST_KUBECONFIG;
+  env.SYNCWARD_TEST_SA_KUBECONFIG = provisionAccount(admin, join(dirname(admin), "syncward-sa.kubeconfig"));
 }
 
 const concurrency = process.env.SYNCWARD_TEST_CONCURRENCY ?? "2";

@@ -14,6 +14,9 @@ import type { ResourceResult, SyncResult } from "./result.ts";
 import type { SyncRequest, SyncTarget } from "./sync.ts";
 import { waitHealthy } from "./wait.ts";
 
+/** An object the assessment already found forbidden: failed like a refused apply, without asking again. */
+class ForbiddenObject extends Error {}
+
 export async function ensureNamespace(client: KubeClient, name: string): Promise<void> {
   if (await client.get("v1", "Namespace", undefined, name)) return;
   try {
@@ -114,6 +117,7 @@ export async function applySteps(
     await mapLimit(step.tasks, request.concurrency ?? 16, async (task) => {
       const name = kubectlName(keyOf(task.obj));
       try {
+        if (task.denied) throw new ForbiddenObject(task.denied);
         const after = await applyOne(client, target, task, request.force ?? false);
         applied.push(after);
         const action = task.action === "create" ? "created" : "configured";

@@ -28,6 +28,8 @@ export interface Assessment {
   tracked: KubeObject[];
   live: Map<string, KubeObject>;
   plan: Plan;
+  /** Objects syncward may not read (see LiveState.denied): planned, but failed without a request. */
+  denied: Map<string, string>;
 }
 
 /** Everything short of writing: what a diff, a preview or a dry run shows. */
@@ -39,7 +41,7 @@ export async function assess(
   const { env } = target;
   const prepared = await prepareObjects(client, env, request.objects);
   const tracked = prepared.map((p) => withTracking(p.obj, target.instance));
-  const live = await fetchLive(
+  const { live, denied } = await fetchLive(
     client,
     target.instance,
     env.policy.namespaces,
@@ -58,6 +60,16 @@ export async function assess(
     pruneLimit: env.syncPolicy.pruneLimit,
     overridePruneLimit: request.overridePruneLimit,
   });
-  const plan = await confirmDrift(client, planned, validationFor(env));
-  return { prepared, tracked, live, plan };
+  const confirmed = await confirmDrift(client, planned, validationFor(env));
+  const plan =
+    denied.size === 0
+      ? confirmed
+      : {
+          ...confirmed,
+          steps: confirmed.steps.map((s) => ({
+            ...s,
+            tasks: s.tasks.map((t) => (denied.has(t.key) ? { ...t, denied: denied.get(t.key) } : t)),
+          })),
+        };
+  return { prepared, tracked, live, plan, denied };
 }

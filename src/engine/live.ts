@@ -2,9 +2,11 @@
 // every object this instance manages (by label, across the kinds it has ever applied, so a kind
 // that vanished from Git entirely is still found for pruning).
 import type { KubeClient } from "../kube/client.ts";
+import { KubeApiError } from "../kube/errors.ts";
 import { type KubeObject, keyOf, keyString } from "../kube/object.ts";
 import { mapLimit } from "../util/map-limit.ts";
 import type { PreparedObject } from "./prepare.ts";
+import { errorMessage } from "./resource-results.ts";
 import { INSTANCE_LABEL } from "./tracking.ts";
 
 /** A kind this environment has applied; persisted by the caller between syncs. */
@@ -20,13 +22,23 @@ interface ListCall {
   selector?: string;
 }
 
+export interface LiveState {
+  live: Map<string, KubeObject>;
+  /**
+   * Objects Git declares whose kind syncward may not list where they live, by keyString, with why.
+   * Each fails on its own; a kind it may not list for pruning fails the whole sync instead, since
+   * skipping it would leave orphans without a word.
+   */
+  denied: Map<string, string>;
+}
+
 export async function fetchLive(
   client: KubeClient,
   instance: string,
   namespaces: string[],
   prepared: PreparedObject[],
   inventory: KindRef[],
-): Promise<Map<string, KubeObject>> {
+): Promise<LiveState> {
   const calls = new Map<string, ListCall>();
   const add = (c: ListCall) =>
     calls.set(`${c.apiVersion}|${c.kind}|${c.namespace ?? "*"}|${c.selector ?? ""}`, c);
@@ -50,12 +62,24 @@ export async function fetchLive(
     }
   });
   const live = new Map<string, KubeObject>();
+  const deniedCalls = new Map<string, string>();
   await mapLimit([...calls.values()], 8, async (c) => {
-    const { items } = await client.list(c.apiVersion, c.kind, {
-      namespace: c.namespace,
-      labelSelector: c.selector,
-    });
-    for (const item of items) live.set(keyString(keyOf(item)), item);
+    try {
+      const { items } = await client.list(c.apiVersion, c.kind, {
+        namespace: c.namespace,
+        labelSelector: c.selector,
+      });
+      for (const item of items) live.set(keyString(keyOf(item)), item);
+    } catch (err) {
+      if (!(c.selector === undefined && err instanceof KubeApiError && err.forbidden)) throw err;
+      deniedCalls.set(`${c.apiVersion}|${c.kind}|${c.namespace ?? "*"}`, errorMessage(err));
+    }
   });
-  return live;
+  const denied = new Map<string, string>();
+  for (const p of prepared) {
+    const ns = p.namespaced ? p.obj.metadata.namespace : undefined;
+    const why = deniedCalls.get(`${p.obj.apiVersion}|${p.obj.kind}|${ns ?? "*"}`);
+    if (why) denied.set(keyString(keyOf(p.obj)), why);
+  }
+  return { live, denied };
 }

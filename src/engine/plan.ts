@@ -26,6 +26,8 @@ export interface ApplyTask {
   extraItems?: boolean;
   /** Managed by another environment before this sync (shared resource). */
   sharedWith?: string;
+  /** Why syncward may not touch it (forbidden by RBAC): the task fails without a request. */
+  denied?: string;
 }
 
 export interface ApplyStep {

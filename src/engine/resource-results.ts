@@ -1,5 +1,5 @@
 // Small helpers every verb of the engine uses to build its part of the result.
-import { KubeApiError } from "../kube/errors.ts";
+import { describeForbidden, KubeApiError } from "../kube/errors.ts";
 import { type KubeObject, keyOf, kubectlName } from "../kube/object.ts";
 import type { ApplyTask } from "./plan.ts";
 import type { ResourceResult } from "./result.ts";
@@ -22,6 +22,8 @@ export function resourceOf(
 }
 
 export function errorMessage(err: unknown): string {
+  const forbidden = describeForbidden(err);
+  if (forbidden) return `${forbidden}; grant it in syncward's RBAC (deploy/) if syncward should manage it`;
   if (err instanceof KubeApiError && err.immutableField) {
     return `${err.message} (immutable field: sync with --force, or set the Replace=true sync option, to delete and recreate it)`;
   }

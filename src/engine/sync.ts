@@ -5,7 +5,7 @@
 import type { EnvironmentConfig } from "../config/types.ts";
 import type { KubeClient } from "../kube/client.ts";
 import { isTransient } from "../kube/errors.ts";
-import { type KubeObject, keyOf, kubectlName } from "../kube/object.ts";
+import { type KubeObject, keyOf, keyString, kubectlName } from "../kube/object.ts";
 import { applySteps, ensureNamespace, runSyncFailHooks } from "./apply.ts";
 import { type Assessment, assess } from "./assess.ts";
 import { assessHealth } from "./health/index.ts";
@@ -120,7 +120,11 @@ export async function syncEnvironment(
     return finish("Failed", errorMessage(err), isTransient(err));
   }
   const { plan, tracked } = assessment;
-  const inventory = mergeInventory(request.inventory ?? [], tracked);
+  // A kind syncward may not even read stays out of the inventory: it applied nothing of it.
+  const inventory = mergeInventory(
+    request.inventory ?? [],
+    tracked.filter((o) => !assessment.denied.has(keyString(keyOf(o)))),
+  );
   const env = target.env;
   const opts = env.syncPolicy.syncOptions;
 
@@ -156,6 +160,17 @@ export async function syncEnvironment(
   }
   if (request.dryRun) {
     for (const t of pending) {
+      if (t.denied) {
+        totals.failed++;
+        resources.push(
+          resourceOf(t.obj, {
+            status: "Failed",
+            action: "failed",
+            message: `${kubectlName(keyOf(t.obj))} failed: ${t.denied}`,
+          }),
+        );
+        continue;
+      }
       resources.push(
         resourceOf(t.obj, {
           status: "OutOfSync",
@@ -173,6 +188,8 @@ export async function syncEnvironment(
           message: `${kubectlName(keyOf(p.live))} pruned (dry run)`,
         }),
       );
+    if (totals.failed > 0)
+      return finish("Failed", failedMessage(totals.failed, resources), false, request.inventory ?? []);
     return finish("Succeeded", describe(plan, pending.length, true), false, request.inventory ?? []);
   }
 
@@ -205,17 +222,15 @@ export async function syncEnvironment(
   } catch (err) {
     return finish("Failed", errorMessage(err), isTransient(err), inventory);
   }
-  if (totals.failed > 0)
-    return finish(
-      "Failed",
-      `${totals.failed} object(s) failed: ${resources
-        .filter((r) => r.status === "Failed")
-        .map((r) => r.message)
-        .join("; ")}`,
-      false,
-      inventory,
-    );
+  if (totals.failed > 0) return finish("Failed", failedMessage(totals.failed, resources), false, inventory);
   return finish("Succeeded", describe(plan, pending.length, false, totals), false, inventory);
+}
+
+function failedMessage(failed: number, resources: ResourceResult[]): string {
+  return `${failed} object(s) failed: ${resources
+    .filter((r) => r.status === "Failed")
+    .map((r) => r.message)
+    .join("; ")}`;
 }
 
 function describe(plan: Plan, applied: number, dryRun: boolean, totals = emptyTotals()): string {

@@ -9,6 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { eventually, testKubeconfig } from "../support/cluster.ts";
+import { ACCOUNT_NAMESPACE, syncwardKubeconfig } from "../support/syncward-account.ts";
 
 const SECRET = "test-webhook-secret";
 
@@ -41,7 +42,9 @@ describe("npm start (probot run)", () => {
           APP_ID: "1",
           PRIVATE_KEY_PATH: key,
           WEBHOOK_SECRET: SECRET,
-          SYNCWARD_KUBECONFIG: testKubeconfig(),
+          // As deploy/ runs it: its ServiceAccount, state in the account's own namespace.
+          SYNCWARD_KUBECONFIG: syncwardKubeconfig(testKubeconfig()),
+          SYNCWARD_STATE_NAMESPACE: ACCOUNT_NAMESPACE,
           SYNCWARD_TREE_CACHE: join(dir, "trees"),
           PORT: String(port),
           HOST: "127.0.0.1",

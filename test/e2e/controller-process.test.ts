@@ -21,7 +21,7 @@ interface Controller {
 function startController(repo: string, args: string[]): Controller {
   const child = spawn(
     process.execPath,
-    ["bin/syncward.js", "controller", "--repo", repo, "--kubeconfig", cluster.kubeconfig, ...args],
+    ["bin/syncward.js", "controller", "--repo", repo, "--kubeconfig", cluster.syncwardKubeconfig, ...args],
     {
       stdio: ["ignore", "pipe", "ignore"],
     },
@@ -80,7 +80,7 @@ const countConfigMaps = async (ns: string) =>
 describe("syncward controller processes", () => {
   it("converges after being killed mid-sync, with its history intact", async () => {
     const ns = await cluster.namespace("kill");
-    const stateNs = await cluster.namespace("kill-state");
+    const stateNs = await cluster.stateNamespace("kill-state");
     const repo = makeRepo({
       ".github/syncward.yml": config(ns),
       "app/deploy.yaml": slowDeployment,
@@ -118,7 +118,7 @@ describe("syncward controller processes", () => {
 
   it("lets exactly one of two replicas act, and the other takes over when it dies", async () => {
     const ns = await cluster.namespace("ha");
-    const stateNs = await cluster.namespace("ha-state");
+    const stateNs = await cluster.stateNamespace("ha-state");
     const repo = makeRepo({ ".github/syncward.yml": config(ns), "app/cms.yaml": configMaps(3, "one") });
     const common = ["--app", "ha", "--state-namespace", stateNs, "--poll", "1s", "--lease-duration", "3s"];
     const a = startController(repo.dir, [...common, "--identity", "replica-a"]);

@@ -67,9 +67,9 @@ describe("GitHub App events end to end", () => {
   before(async () => {
     autoNs = await cluster.namespace("ghe-auto");
     manualNs = await cluster.namespace("ghe-manual");
-    const stateNs = await cluster.namespace("ghe-state");
+    const stateNs = await cluster.stateNamespace("ghe-state");
     repo = makeRepo({ "auto/cm.yaml": cm("1"), "manual/cm.yaml": cm("1") });
-    app = await startApp({ client: cluster.client, stateNamespace: stateNs });
+    app = await startApp({ client: cluster.syncwardClient, stateNamespace: stateNs });
     mockConfig(
       app.mock,
       `environments:

@@ -127,14 +127,14 @@ describe("GitHub App end to end", () => {
   before(async () => {
     devNs = await cluster.namespace("gh-dev");
     prodNs = await cluster.namespace("gh-prod");
-    const stateNs = await cluster.namespace("gh-state");
+    const stateNs = await cluster.stateNamespace("gh-state");
     repo = makeRepo({
       "dev/app.yaml": manifests("1.27"),
       "prod/app.yaml": manifests("1.27"),
       "README.md": "docs\n",
     });
     first = repo.head();
-    app = await startApp({ client: cluster.client, stateNamespace: stateNs });
+    app = await startApp({ client: cluster.syncwardClient, stateNamespace: stateNs });
     const config = `environments:
   - name: dev
     source: {path: dev}

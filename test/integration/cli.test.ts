@@ -33,7 +33,7 @@ const secret =
 
 async function project() {
   const ns = await cluster.namespace("cli");
-  const stateNs = await cluster.namespace("cli-state");
+  const stateNs = await cluster.stateNamespace("cli-state");
   const repo = makeRepo({
     ".github/syncward.yml": `environments:\n  - name: dev\n    source: {path: app}\n    destination: {namespace: ${ns}}\n    syncPolicy: {automated: {prune: true, selfHeal: true}}\n`,
     "app/deploy.yaml": deployment("nginx:1.27"),
@@ -43,7 +43,7 @@ async function project() {
     "--repo",
     repo.dir,
     "--kubeconfig",
-    cluster.kubeconfig,
+    cluster.syncwardKubeconfig,
     "--app",
     "shop",
     "--state-namespace",
@@ -140,7 +140,7 @@ describe("syncward app", () => {
       "--config",
       "/nonexistent/syncward.yml",
       "--kubeconfig",
-      cluster.kubeconfig,
+      cluster.syncwardKubeconfig,
     ]);
     assert.equal(missing.code, 2);
     assert.match(missing.err, /^syncward: no syncward config at \/nonexistent\/syncward.yml/);

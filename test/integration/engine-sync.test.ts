@@ -7,6 +7,7 @@ import { TRACKING_ANNOTATION } from "../../src/engine/tracking.ts";
 import type { KubeObject } from "../../src/kube/object.ts";
 import { eventually, useCluster } from "../support/cluster.ts";
 import { envConfig } from "../support/env.ts";
+import { optionalRules } from "../support/syncward-account.ts";
 
 const cluster = useCluster();
 
@@ -41,9 +42,15 @@ async function target(fields: Record<string, unknown> = {}): Promise<{ ns: strin
 }
 
 // The inventory of applied kinds is carried from sync to sync, as the reconciler's state does.
+// The engine runs as syncward's ServiceAccount (deploy/'s RBAC) unless a test says otherwise.
 const inventories = new WeakMap<SyncTarget, KindRef[]>();
-async function sync(t: SyncTarget, objects: KubeObject[], extra: Partial<SyncRequest> = {}) {
-  const result = await syncEnvironment(cluster.client, t, {
+async function sync(
+  t: SyncTarget,
+  objects: KubeObject[],
+  extra: Partial<SyncRequest> = {},
+  client = cluster.syncwardClient,
+) {
+  const result = await syncEnvironment(client, t, {
     revision: "a".repeat(40),
     objects,
     prune: false,
@@ -235,7 +242,13 @@ describe("sync engine", () => {
       metadata: { name: "w1" },
       spec: { size: 3 },
     } as KubeObject;
-    const result = await sync(t, [widget, crd]);
+    // Beyond deploy/: CRDs from deploy/optional/, and the new group's custom resources, as
+    // rbac-manager.yaml tells users to add them.
+    const { client } = cluster.syncwardClientWith([
+      ...optionalRules("cluster-resources.yaml"),
+      { apiGroups: [group], resources: ["widgets"], verbs: ["get", "list", "watch", "patch", "create"] },
+    ]);
+    const result = await sync(t, [widget, crd], {}, client);
     assert.equal(result.phase, "Succeeded", result.message);
     assert.ok(await cluster.client.get(`${group}/v1`, "Widget", ns, "w1"));
     await cluster.client.delete({
@@ -295,7 +308,12 @@ describe("sync engine", () => {
       instance: `payments.${name}`,
       env: envConfig(name, { syncPolicy: { syncOptions: ["CreateNamespace=true"] } }),
     };
-    const result = await sync(t, [configMap("a")]);
+    // Creating namespaces is beyond deploy/: deploy/optional/cluster-resources.yaml grants it.
+    const denied = await sync(t, [configMap("a")]);
+    assert.equal(denied.phase, "Failed");
+    assert.match(denied.message, /forbidden: cannot create namespaces at the cluster scope/);
+    const { client } = cluster.syncwardClientWith(optionalRules("cluster-resources.yaml"));
+    const result = await sync(t, [configMap("a")], {}, client);
     assert.equal(result.phase, "Succeeded", result.message);
     assert.ok(await cluster.client.get("v1", "ConfigMap", name, "a"));
     await cluster.client.delete(

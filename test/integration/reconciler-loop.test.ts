@@ -26,14 +26,14 @@ const invalidService =
 
 async function setup(fields: Record<string, unknown>, files: Record<string, string>, pollIntervalMs = 0) {
   const ns = await cluster.namespace("loop");
-  const stateNs = await cluster.namespace("loop-state");
+  const stateNs = await cluster.stateNamespace("loop-state");
   const repo = makeRepo(files);
   const events: ReconcilerEvent[] = [];
-  const store = new StateStore(cluster.client, stateNs);
+  const store = new StateStore(cluster.syncwardClient, stateNs);
   const controller = new EnvironmentController({
     app: "loop",
     env: envConfig(ns, { source: { path: "app" }, ...fields }),
-    client: cluster.client,
+    client: cluster.syncwardClient,
     store,
     source: new LocalGitSource(repo.dir, cache),
     emit: (e) => events.push(e),

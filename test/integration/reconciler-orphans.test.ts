@@ -18,7 +18,7 @@ const cluster = useCluster();
 describe("orphan report", () => {
   it("reports an undeclared DaemonSet and a ServiceAccount bound to cluster-admin, and leaves both running", async () => {
     const ns = await cluster.namespace("orph");
-    const stateNs = await cluster.namespace("orph-state");
+    const stateNs = await cluster.stateNamespace("orph-state");
     kubectl(
       ["-n", ns, "apply", "-f", "-"],
       `apiVersion: apps/v1
@@ -52,8 +52,8 @@ subjects: [{kind: ServiceAccount, name: robot, namespace: ${ns}}]
         source: { path: "app" },
         syncPolicy: { automated: { prune: true, selfHeal: true } },
       }),
-      client: cluster.client,
-      store: new StateStore(cluster.client, stateNs),
+      client: cluster.syncwardClient,
+      store: new StateStore(cluster.syncwardClient, stateNs),
       source: new LocalGitSource(repo.dir, mkdtempSync(join(tmpdir(), "syncward-trees-"))),
       emit: (e) => events.push(e),
       log: pino({ level: "silent" }),

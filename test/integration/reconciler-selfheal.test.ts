@@ -35,14 +35,14 @@ spec:
 
 async function setup(fields: Record<string, unknown>) {
   const ns = await cluster.namespace("rec");
-  const stateNs = await cluster.namespace("rec-state");
+  const stateNs = await cluster.stateNamespace("rec-state");
   const repo = makeRepo({ "deploy/web.yaml": deploymentYaml(3) });
   const events: ReconcilerEvent[] = [];
-  const store = new StateStore(cluster.client, stateNs);
+  const store = new StateStore(cluster.syncwardClient, stateNs);
   const controller = new EnvironmentController({
     app: "payments",
     env: envConfig(ns, { source: { path: "deploy" }, ...fields }),
-    client: cluster.client,
+    client: cluster.syncwardClient,
     store,
     source: new LocalGitSource(repo.dir, cache),
     emit: (e) => events.push(e),

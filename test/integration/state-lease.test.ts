@@ -8,8 +8,9 @@ import { LeaseLock, leaseNameFor, microTime, parseMicroTime } from "../../src/st
 import { eventually, useCluster } from "../support/cluster.ts";
 
 const cluster = useCluster();
-// The second replica talks through a connection of its own, as another process would.
-const other = KubeClient.fromKubeconfig({ kubeconfig: cluster.kubeconfig });
+// Both replicas are syncward's ServiceAccount (deploy/'s state Role); the second talks through a
+// connection of its own, as another process would.
+const other = KubeClient.fromKubeconfig({ kubeconfig: cluster.syncwardKubeconfig });
 after(() => other.close());
 
 interface Lease extends KubeObject {
@@ -34,14 +35,14 @@ async function leaseOf(ns: string, name: string): Promise<Lease> {
 function pair(ns: string, name = leaseNameFor("payments-config.dev")): [LeaseLock, LeaseLock] {
   const options = { leaseDurationSeconds: 2 };
   return [
-    new LeaseLock(cluster.client, ns, name, "replica-a", options),
+    new LeaseLock(cluster.syncwardClient, ns, name, "replica-a", options),
     new LeaseLock(other, ns, name, "replica-b", options),
   ];
 }
 
 describe("LeaseLock", () => {
   it("the first replica acquires; the second cannot while it is held", async () => {
-    const ns = await cluster.namespace("lease");
+    const ns = await cluster.stateNamespace("lease");
     const [a, b] = pair(ns);
     assert.equal(a.held, false);
     assert.equal(await a.tryAcquire(), true);
@@ -72,7 +73,7 @@ describe("LeaseLock", () => {
   });
 
   it("the second replica takes over once the first stops renewing", async () => {
-    const ns = await cluster.namespace("lease");
+    const ns = await cluster.stateNamespace("lease");
     const [a, b] = pair(ns);
     assert.equal(await a.tryAcquire(), true);
     const started = Date.now();
@@ -93,7 +94,7 @@ describe("LeaseLock", () => {
   });
 
   it("release lets the other replica acquire at once", async () => {
-    const ns = await cluster.namespace("lease");
+    const ns = await cluster.stateNamespace("lease");
     const [a, b] = pair(ns);
     assert.equal(await a.tryAcquire(), true);
     assert.equal(await b.tryAcquire(), false);
@@ -108,7 +109,7 @@ describe("LeaseLock", () => {
   });
 
   it("start keeps the lease; stop releases it", async () => {
-    const ns = await cluster.namespace("lease");
+    const ns = await cluster.stateNamespace("lease");
     const [a, b] = pair(ns);
     assert.equal(await a.tryAcquire(), true);
     let lost = false;
@@ -127,7 +128,7 @@ describe("LeaseLock", () => {
   });
 
   it("onLost fires when another holder takes the lease", async () => {
-    const ns = await cluster.namespace("lease");
+    const ns = await cluster.stateNamespace("lease");
     const [a] = pair(ns);
     assert.equal(await a.tryAcquire(), true);
     let lostCalls = 0;
@@ -158,12 +159,14 @@ describe("LeaseLock", () => {
   });
 
   it("of many replicas racing for a free lease, exactly one wins", async () => {
-    const ns = await cluster.namespace("lease");
+    const ns = await cluster.stateNamespace("lease");
     const name = "syncward-leader";
     const locks = Array.from(
       { length: 8 },
       (_, i) =>
-        new LeaseLock(i % 2 ? other : cluster.client, ns, name, `replica-${i}`, { leaseDurationSeconds: 2 }),
+        new LeaseLock(i % 2 ? other : cluster.syncwardClient, ns, name, `replica-${i}`, {
+          leaseDurationSeconds: 2,
+        }),
     );
     const won = await Promise.all(locks.map((l) => l.tryAcquire()));
     assert.equal(won.filter(Boolean).length, 1);
@@ -178,8 +181,8 @@ describe("LeaseLock", () => {
   });
 
   it("defaults to a 15 s lease renewed every 5 s", async () => {
-    const ns = await cluster.namespace("lease");
-    const lock = new LeaseLock(cluster.client, ns, leaseNameFor("shop.dev"), "replica-a");
+    const ns = await cluster.stateNamespace("lease");
+    const lock = new LeaseLock(cluster.syncwardClient, ns, leaseNameFor("shop.dev"), "replica-a");
     assert.equal(lock.leaseDurationSeconds, 15);
     assert.equal(lock.renewEveryMs, 5_000);
     assert.equal(await lock.tryAcquire(), true);

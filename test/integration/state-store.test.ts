@@ -9,6 +9,7 @@ import { appendHistory } from "../../src/state/history.ts";
 import { StateCorruptError, StateStore, stateConfigMapName } from "../../src/state/store.ts";
 import type { HistoryEntry } from "../../src/state/types.ts";
 import { useCluster } from "../support/cluster.ts";
+import { optionalRules } from "../support/syncward-account.ts";
 
 const cluster = useCluster();
 
@@ -27,9 +28,9 @@ function op(revision: string): Omit<HistoryEntry, "id"> {
 
 describe("StateStore", () => {
   it("loads a fresh default state when none is stored, without writing", async () => {
-    const ns = await cluster.namespace("state");
-    const store = new StateStore(cluster.client, ns);
-    const before = cluster.client.counts.writes;
+    const ns = await cluster.stateNamespace("state");
+    const store = new StateStore(cluster.syncwardClient, ns);
+    const before = cluster.syncwardClient.counts.writes;
     assert.deepEqual(await store.load("payments-config.dev"), {
       environment: "payments-config.dev",
       syncStatus: "Unknown",
@@ -37,13 +38,13 @@ describe("StateStore", () => {
       pendingApprovals: [],
       selfHeals: {},
     });
-    assert.equal(cluster.client.counts.writes, before);
+    assert.equal(cluster.syncwardClient.counts.writes, before);
     assert.deepEqual(await store.list(), []);
   });
 
   it("round-trips state through one labelled, annotated ConfigMap per environment", async () => {
-    const ns = await cluster.namespace("state");
-    const store = new StateStore(cluster.client, ns);
+    const ns = await cluster.stateNamespace("state");
+    const store = new StateStore(cluster.syncwardClient, ns);
     const written = await store.update("payments-config.dev", (s) => {
       s.syncStatus = "Synced";
       s.lastSyncedRevision = "a".repeat(40);
@@ -78,8 +79,8 @@ describe("StateStore", () => {
   });
 
   it("keeps instances apart whose names sanitize alike", async () => {
-    const ns = await cluster.namespace("state");
-    const store = new StateStore(cluster.client, ns);
+    const ns = await cluster.stateNamespace("state");
+    const store = new StateStore(cluster.syncwardClient, ns);
     await store.update("shop.dev", (s) => {
       s.health = "dot";
     });
@@ -91,23 +92,23 @@ describe("StateStore", () => {
   });
 
   it("writes nothing when the mutation changes nothing", async () => {
-    const ns = await cluster.namespace("state");
-    const store = new StateStore(cluster.client, ns);
+    const ns = await cluster.stateNamespace("state");
+    const store = new StateStore(cluster.syncwardClient, ns);
     await store.update("app.dev", (s) => {
       s.syncStatus = "Synced";
     });
-    const before = cluster.client.counts.writes;
+    const before = cluster.syncwardClient.counts.writes;
     await store.update("app.dev", (s) => {
       s.syncStatus = "Synced";
     });
-    assert.equal(cluster.client.counts.writes, before);
+    assert.equal(cluster.syncwardClient.counts.writes, before);
   });
 
   it("loses no update when two replicas write one environment concurrently", async () => {
-    const ns = await cluster.namespace("state");
-    const other = KubeClient.fromKubeconfig({ kubeconfig: cluster.kubeconfig });
+    const ns = await cluster.stateNamespace("state");
+    const other = KubeClient.fromKubeconfig({ kubeconfig: cluster.syncwardKubeconfig });
     after(() => other.close());
-    const stores = [new StateStore(cluster.client, ns), new StateStore(other, ns)];
+    const stores = [new StateStore(cluster.syncwardClient, ns), new StateStore(other, ns)];
     // The ConfigMap does not exist yet: the first writers also race on creating it.
     const results = await Promise.all(
       Array.from({ length: 20 }, (_, i) =>
@@ -130,15 +131,15 @@ describe("StateStore", () => {
   });
 
   it("survives a restart: a new store with a new client reads what the old one wrote", async () => {
-    const ns = await cluster.namespace("state");
-    const first = KubeClient.fromKubeconfig({ kubeconfig: cluster.kubeconfig });
+    const ns = await cluster.stateNamespace("state");
+    const first = KubeClient.fromKubeconfig({ kubeconfig: cluster.syncwardKubeconfig });
     await new StateStore(first, ns).update("app.staging", (s) => {
       appendHistory(s, op("b".repeat(40)), 10);
       s.lastSyncedRevision = "b".repeat(40);
     });
     first.close();
 
-    const second = KubeClient.fromKubeconfig({ kubeconfig: cluster.kubeconfig });
+    const second = KubeClient.fromKubeconfig({ kubeconfig: cluster.syncwardKubeconfig });
     after(() => second.close());
     const state = await new StateStore(second, ns).load("app.staging");
     assert.equal(state.lastSyncedRevision, "b".repeat(40));
@@ -149,8 +150,8 @@ describe("StateStore", () => {
   });
 
   it("keeps the newest history entries within the limit, ids still increasing", async () => {
-    const ns = await cluster.namespace("state");
-    const store = new StateStore(cluster.client, ns);
+    const ns = await cluster.stateNamespace("state");
+    const store = new StateStore(cluster.syncwardClient, ns);
     for (let i = 1; i <= 7; i++) {
       await store.update("app.prod", (s) => {
         appendHistory(s, op(`rev-${i}`), 3);
@@ -175,7 +176,16 @@ describe("StateStore", () => {
         "background",
       ),
     );
-    const store = new StateStore(cluster.client, ns);
+    // deploy/ does not let syncward create namespaces: a clear error says what to do.
+    await assert.rejects(
+      new StateStore(cluster.syncwardClient, ns).update("app.dev", () => {}),
+      new RegExp(
+        `namespace ${ns} does not exist and syncward may not create it.*kubectl create namespace ${ns}`,
+      ),
+    );
+    // With deploy/optional/cluster-resources.yaml bound, it creates the namespace itself.
+    const { client } = cluster.syncwardClientWith(optionalRules("cluster-resources.yaml"));
+    const store = new StateStore(client, ns);
     await store.update("app.dev", (s) => {
       s.syncStatus = "OutOfSync";
     });
@@ -184,12 +194,13 @@ describe("StateStore", () => {
   });
 
   it("re-reads and re-applies on a conflict, and gives up with a clear error after bounded attempts", async () => {
-    const ns = await cluster.namespace("state");
-    await new StateStore(cluster.client, ns).update("app.dev", () => {});
+    const ns = await cluster.stateNamespace("state");
+    await new StateStore(cluster.syncwardClient, ns).update("app.dev", () => {});
     // A client whose every PUT is preceded by another writer's PUT: ours always carries a stale
     // resourceVersion until `interfere` runs out.
     let interfere = 0;
-    const client = Object.create(cluster.client) as KubeClient;
+    // syncward (the ServiceAccount) writes; the other writer is a fixture.
+    const client = Object.create(cluster.syncwardClient) as KubeClient;
     client.replace = async (obj: KubeObject) => {
       if (interfere > 0) {
         interfere--;
@@ -203,7 +214,7 @@ describe("StateStore", () => {
           },
         });
       }
-      return cluster.client.replace(obj);
+      return cluster.syncwardClient.replace(obj);
     };
     const store = new StateStore(client, ns, { maxAttempts: 3 });
 
@@ -231,8 +242,8 @@ describe("StateStore", () => {
   });
 
   it("refuses to overwrite a state it cannot read", async () => {
-    const ns = await cluster.namespace("state");
-    const store = new StateStore(cluster.client, ns);
+    const ns = await cluster.stateNamespace("state");
+    const store = new StateStore(cluster.syncwardClient, ns);
     await store.update("app.dev", () => {});
     const name = stateConfigMapName("app.dev");
     const cm = (await cluster.client.get("v1", "ConfigMap", ns, name)) as KubeObject & {
