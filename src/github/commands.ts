@@ -16,7 +16,16 @@
 //   people can write paths and other slash-words in comments.
 // - `suggestion` on an invalid command is the whole corrected line (`/sync prod --prune`), ready to
 //   be shown as "did you mean ...?".
+// - Only ASCII counts: `／sync` (a fullwidth slash), a Cyrillic `ѕync` or `/sy<ZWJ>nc` are prose, and
+//   environment names match ASCII-case-insensitively only (the Kelvin sign is not a `k`). A command
+//   line holding an invisible or direction-changing character (zero-width joiner, RTL override) is
+//   invalid: what a reader sees would not be what runs.
+// - Bounded: a command line of more than MAX_LINE_CHARS characters, a freeze reason of more than
+//   MAX_REASON_CHARS, or more than MAX_COMMANDS commands in one comment are invalid.
+// - Every piece of the comment quoted in an error is a code span (`codeSpan`): it cannot render as
+//   markdown, HTML or a mention in the reply.
 import { didYouMean } from "../config/did-you-mean.ts";
+import { codeSpan, hasInvisible, showInvisible } from "./markdown.ts";
 
 export type ParsedCommand =
   | { type: "sync"; env?: string; prune: boolean; force: boolean }
@@ -55,6 +64,13 @@ const FLAGS: Record<CommandName, readonly string[]> = {
 /** How far (insertions, deletions, substitutions, swaps) a slash-word may be from a command to be answered. */
 const MAX_COMMAND_DISTANCE = 2;
 
+/** Longest command line read; longer ones are refused, never echoed whole. */
+export const MAX_LINE_CHARS = 500;
+/** Longest `/freeze` reason (it is kept in the environment's state and shown in check runs). */
+export const MAX_REASON_CHARS = 200;
+/** Most commands one comment may hold; a comment with more runs none. */
+export const MAX_COMMANDS = 10;
+
 interface Token {
   value: string;
   /** Any part of it was quoted or escaped: `"--prune"` is an argument, not a flag. */
@@ -72,6 +88,15 @@ export function parseCommands(body: string, environments: string[]): ParsedComma
   for (const line of commandLines(body)) {
     const parsed = parseLine(line, environments);
     if (parsed !== undefined) commands.push(parsed);
+  }
+  if (commands.length > MAX_COMMANDS) {
+    const first = commands[0] as ParsedCommand & { line?: string };
+    return [
+      invalid(
+        first.line ?? "",
+        `${commands.length} commands in one comment; at most ${MAX_COMMANDS} are read, so none of them ran`,
+      ),
+    ];
   }
   return commands;
 }
@@ -120,9 +145,21 @@ function parseLine(line: string, environments: string[]): ParsedCommand | undefi
   const word = head[1]!.toLowerCase();
   const name = COMMAND_NAMES.find((c) => c === word);
   if (name === undefined) {
-    const near = nearestCommand(word);
+    const near = word.length > 12 ? undefined : nearestCommand(word);
     if (near === undefined) return undefined;
-    return invalid(line, `unknown command \`/${head[1]}\``, `/${near}${line.slice(head[0].length)}`);
+    if (line.length > MAX_LINE_CHARS) return tooLong(line);
+    return invalid(
+      line,
+      `unknown command ${codeSpan(`/${head[1]}`)}`,
+      `/${near}${line.slice(head[0].length)}`,
+    );
+  }
+  if (line.length > MAX_LINE_CHARS) return tooLong(line);
+  if (hasInvisible(line)) {
+    return invalid(
+      line,
+      `the line holds invisible or direction-changing characters (${invisibleList(line)}), so what it shows is not what would run; retype it`,
+    );
   }
 
   // `/help sync`, `/help --all`: still a request for help; the arguments do not matter.
@@ -154,7 +191,7 @@ function parseLine(line: string, environments: string[]): ParsedCommand | undefi
           known.length === 0
             ? "it takes no flags"
             : `it accepts ${known.map((f) => `\`--${f}\``).join(", ")}`;
-        return invalid(line, `unknown flag \`${token.value}\` for \`/${name}\` (${accepted})`, hint);
+        return invalid(line, `unknown flag ${codeSpan(token.value)} for \`/${name}\` (${accepted})`, hint);
       }
       flags.add(flag);
       continue;
@@ -176,6 +213,12 @@ function parseLine(line: string, environments: string[]): ParsedCommand | undefi
         .map((t) => t.value.trim())
         .filter((v) => v !== "")
         .join(" ");
+      if (reason.length > MAX_REASON_CHARS) {
+        return invalid(
+          line,
+          `the reason is ${reason.length} characters long; at most ${MAX_REASON_CHARS} are kept`,
+        );
+      }
       return env === undefined ? { type: "freeze", reason } : { type: "freeze", env, reason };
     }
     default: {
@@ -183,7 +226,10 @@ function parseLine(line: string, environments: string[]): ParsedCommand | undefi
         const extra = args.slice(1).map((t) => t.value);
         return invalid(
           line,
-          `\`/${name}\` takes at most one environment; unexpected ${extra.map((v) => `\`${v}\``).join(" ")}`,
+          `\`/${name}\` takes at most one environment; unexpected ${extra
+            .slice(0, 5)
+            .map((v) => codeSpan(v))
+            .join(" ")}${extra.length > 5 ? " …" : ""}`,
         );
       }
       const first = args[0];
@@ -207,6 +253,19 @@ function invalid(line: string, error: string, suggestion?: string): ParsedComman
     : { type: "invalid", line, error, suggestion };
 }
 
+function tooLong(line: string): ParsedCommand {
+  return invalid(
+    line,
+    `the command line is ${line.length} characters long; at most ${MAX_LINE_CHARS} are read, so it did not run`,
+  );
+}
+
+/** The invisible characters of `text`, written out: `\u{200d}, \u{202e}`. */
+function invisibleList(text: string): string {
+  const found = new Set(Array.from(text).filter(hasInvisible).map(showInvisible));
+  return [...found].slice(0, 5).join(", ");
+}
+
 function unknownEnvironment(line: string, token: Token, environments: string[]): ParsedCommand {
   const near = didYouMean(token.value, environments);
   const known =
@@ -215,15 +274,20 @@ function unknownEnvironment(line: string, token: Token, environments: string[]):
       : `environments: ${environments.map((e) => `\`${e}\``).join(", ")}`;
   return invalid(
     line,
-    `unknown environment \`${token.value}\` (${known})`,
+    `unknown environment ${codeSpan(token.value)} (${known})`,
     near === undefined ? undefined : replaceToken(line, token, near),
   );
 }
 
-/** The configured spelling of an environment named case-insensitively, if any. */
+/** The configured spelling of an environment named case-insensitively (ASCII letters only), if any. */
 function matchEnvironment(token: Token, environments: string[]): string | undefined {
-  const wanted = token.value.toLowerCase();
-  return environments.find((e) => e.toLowerCase() === wanted);
+  const wanted = asciiLower(token.value);
+  return environments.find((e) => asciiLower(e) === wanted);
+}
+
+/** Lower case for A-Z only: Unicode lowering maps lookalikes (U+212A KELVIN SIGN) onto ASCII letters. */
+function asciiLower(text: string): string {
+  return text.replace(/[A-Z]/g, (c) => c.toLowerCase());
 }
 
 function replaceToken(line: string, token: Token, replacement: string): string {

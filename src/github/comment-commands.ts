@@ -2,6 +2,10 @@
 // Each is acknowledged at once (eyes), authorized through the collaborator permission API, run,
 // and answered (rocket or confused, plus a reply when there is something to say). Anyone without
 // the permission gets a polite refusal and nothing happens.
+//
+// A comment's commands run in order, one after the other, but only when every one of them parses:
+// one invalid line (a typo, an injection attempt, an invisible character, too many commands)
+// refuses the whole comment, so a half-understood comment never acts.
 import { environmentDiff } from "../engine/environment-diff.ts";
 import { ValidationError } from "../engine/prepare.ts";
 import type { EnvironmentController } from "../reconciler/environment-controller.ts";
@@ -9,6 +13,7 @@ import { SourceError } from "../source/errors.ts";
 import { allows, checkApprover, type Permission, permissionOf } from "./authorize.ts";
 import { type ParsedCommand, parseCommands } from "./commands.ts";
 import { helpText } from "./help.ts";
+import { codeSpan, fenced } from "./markdown.ts";
 import type { Octokit } from "./octokit.ts";
 import type { RepoRuntime } from "./runtime.ts";
 import { truncateBytes } from "./truncate.ts";
@@ -43,10 +48,15 @@ export async function handleCommentCommands(
   if (commands.length === 0) return;
   const repo = rt.ref;
   await gh.rest.reactions.createForIssueComment({ ...repo, comment_id: event.commentId, content: "eyes" });
-  const permission = await permissionOf(gh, repo, event.login);
+  const invalid = commands.filter((c) => c.type === "invalid");
   const outcomes: Outcome[] = [];
-  for (const command of commands) {
-    outcomes.push(await runCommand(rt, gh, event, command, permission, envNames));
+  if (invalid.length > 0) {
+    outcomes.push(refuseComment(invalid, commands.length, envNames));
+  } else {
+    const permission = await permissionOf(gh, repo, event.login);
+    for (const command of commands) {
+      outcomes.push(await runCommand(rt, gh, event, command, permission, envNames));
+    }
   }
   const ok = outcomes.every((o) => o.ok);
   const replies = outcomes.map((o) => o.reply).filter((r): r is string => Boolean(r));
@@ -62,6 +72,21 @@ export async function handleCommentCommands(
     comment_id: event.commentId,
     content: ok ? "rocket" : "confused",
   });
+}
+
+/** The answer to a comment with invalid lines: each problem, then the help; nothing ran. */
+function refuseComment(
+  invalid: Array<Extract<ParsedCommand, { type: "invalid" }>>,
+  total: number,
+  envNames: string[],
+): Outcome {
+  const problems = invalid.map((c) => {
+    const hint = c.suggestion ? ` Did you mean ${codeSpan(c.suggestion)}?` : "";
+    return `${codeSpan(c.line)}: ${c.error}.${hint}`;
+  });
+  const nothing =
+    total > invalid.length ? "Nothing in this comment was run (its other commands neither)." : "";
+  return { ok: false, reply: [...problems, nothing, helpText(envNames)].filter(Boolean).join("\n\n") };
 }
 
 function pickEnvironment(command: { env?: string }, envNames: string[], line: string): string | Outcome {
@@ -81,10 +106,7 @@ async function runCommand(
   permission: Permission,
   envNames: string[],
 ): Promise<Outcome> {
-  if (command.type === "invalid") {
-    const hint = command.suggestion ? ` Did you mean \`${command.suggestion}\`?` : "";
-    return { ok: false, reply: `\`${command.line}\`: ${command.error}.${hint}\n\n${helpText(envNames)}` };
-  }
+  if (command.type === "invalid") return refuseComment([command], 1, envNames);
   if (command.type === "help") return { ok: true, reply: helpText(envNames) };
   const picked = pickEnvironment(command, envNames, `/${command.type}`);
   if (typeof picked !== "string") return picked;
@@ -103,7 +125,7 @@ async function runCommand(
       await controller.setFreeze({ by: event.login, reason: command.reason });
       return {
         ok: true,
-        reply: `**${picked}** is frozen by @${event.login}${command.reason ? `: ${command.reason}` : ""}. Automated sync and self-heal are off until \`/unfreeze ${picked}\`.`,
+        reply: `**${picked}** is frozen by @${event.login}${command.reason ? `: ${codeSpan(command.reason, 200)}` : ""}. Automated sync and self-heal are off until \`/unfreeze ${picked}\`.`,
       };
     }
     case "unfreeze": {
@@ -229,13 +251,13 @@ async function diff(
       return { ok: true, reply: `**${name}** at \`${short(sha)}\`: no differences with the live cluster.` };
     return {
       ok: true,
-      reply: `**${name}** at \`${short(sha)}\` vs the live cluster:\n\n<details><summary>Diff</summary>\n\n\`\`\`diff\n${truncateBytes(text, 60_000)}\n\`\`\`\n</details>`,
+      reply: `**${name}** at \`${short(sha)}\` vs the live cluster:\n\n<details><summary>Diff</summary>\n\n${fenced(truncateBytes(text, 60_000), "diff")}\n</details>`,
     };
   } catch (err) {
     if (err instanceof SourceError || err instanceof ValidationError) {
       return {
         ok: false,
-        reply: `**${name}**: the manifests are invalid, nothing would be applied:\n\n\`\`\`\n${truncateBytes(err.message, 60_000)}\n\`\`\``,
+        reply: `**${name}**: the manifests are invalid, nothing would be applied:\n\n${fenced(truncateBytes(err.message, 60_000))}`,
       };
     }
     throw err;

@@ -4,6 +4,7 @@
 import type { EnvironmentConfig } from "../config/types.ts";
 import type { HealthStatus, ResourceResult, SyncResult } from "../engine/result.ts";
 import type { EnvironmentState, HistoryEntry } from "../state/types.ts";
+import { codeSpan } from "./markdown.ts";
 import { byteLength, truncateBytes } from "./truncate.ts";
 
 /** GitHub's cap on `output.summary` and `output.text`, in UTF-8 bytes. */
@@ -467,7 +468,7 @@ function environmentSection(env: EnvironmentConfig): string {
   const lines = [
     `### Environment \`${env.name}\``,
     "",
-    `- **Source:** \`${env.source.path}\` on \`${env.source.branch}\``,
+    `- **Source:** ${code(env.source.path)} on ${code(env.source.branch)}`,
     `- **Destination:** namespace \`${dest.namespace}\`, ${dest.context !== undefined ? `context \`${dest.context}\`` : dest.inCluster ? "in-cluster" : "current context"}`,
     `- **Sync options:** ${options}`,
     `- **Retry:** ${retry}`,
@@ -569,8 +570,7 @@ function escapeHtml(value: string): string {
 }
 
 function code(value: string): string {
-  const ticks = value.includes("`") ? "``" : "`";
-  return `${ticks}${value.includes("`") ? ` ${value} ` : value}${ticks}`;
+  return codeSpan(value, MAX_CELL_CHARS);
 }
 
 function clip(value: string, max: number): string {

@@ -1,16 +1,9 @@
 // PR comment commands that must be refused (or ignored) before anything touches a cluster:
 // the app runs with an unreachable cluster, so any attempt to act would fail the test.
 import assert from "node:assert/strict";
-import { afterEach, beforeEach, describe, it } from "node:test";
-import {
-  mockConfig,
-  mockPermission,
-  mockReactions,
-  mockReply,
-  startApp,
-  type TestApp,
-  unreachableClient,
-} from "../support/app.ts";
+import { describe, it } from "node:test";
+import { mockConfig, mockPermission, mockReactions, mockReply } from "../support/app.ts";
+import { mockRefusal, useOfflineApp } from "../support/comment-app.ts";
 import { issueCommentEvent } from "../support/webhooks.ts";
 
 const CONFIG = `environments:
@@ -24,14 +17,7 @@ const CONFIG = `environments:
     approval: {users: [carol, bob], minimum: 1}
 `;
 
-let app: TestApp;
-beforeEach(async () => {
-  app = await startApp({ client: unreachableClient() });
-});
-afterEach(async () => {
-  await Promise.all(app.parts.runtimes.all().map((r) => r.stop()));
-  app.mock.reset();
-});
+const app = useOfflineApp();
 
 function comment(
   body: string,
@@ -50,12 +36,9 @@ function comment(
 
 describe("PR comment commands: refusals", () => {
   it("politely refuses a read-only user and changes nothing", async () => {
-    mockConfig(app.mock, CONFIG);
-    mockReactions(app.mock, 1001, "confused");
-    mockPermission(app.mock, "rita", "read");
-    const reply = mockReply(app.mock, 7);
-    await app.probot.receive(comment("/sync dev", "rita"));
-    app.mock.assertDone();
+    const reply = mockRefusal(app().mock, CONFIG, { login: "rita", permission: "read" });
+    await app().probot.receive(comment("/sync dev", "rita"));
+    app().mock.assertDone();
     assert.match(
       reply.body(),
       /Sorry @rita, `\/sync dev` needs \*\*write\*\* permission on this repository and you have \*\*read\*\*\. Nothing was changed\./,
@@ -63,91 +46,73 @@ describe("PR comment commands: refusals", () => {
   });
 
   it("refuses an outside collaborator (no permission at all)", async () => {
-    mockConfig(app.mock, CONFIG);
-    mockReactions(app.mock, 1001, "confused");
-    mockPermission(app.mock, "mallory", "none");
-    const reply = mockReply(app.mock, 7);
-    await app.probot.receive(comment("/freeze dev because", "mallory"));
-    app.mock.assertDone();
+    const reply = mockRefusal(app().mock, CONFIG, { login: "mallory", permission: "none" });
+    await app().probot.receive(comment("/freeze dev because", "mallory"));
+    app().mock.assertDone();
     assert.match(reply.body(), /needs \*\*write\*\* permission .* you have \*\*none\*\*/);
   });
 
   it("ignores bots entirely, including their commands", async () => {
-    await app.probot.receive(comment("/sync dev", "renovate[bot]", { type: "Bot" }));
-    app.mock.assertDone();
-    assert.equal(app.mock.requests.length, 0);
+    await app().probot.receive(comment("/sync dev", "renovate[bot]", { type: "Bot" }));
+    app().mock.assertDone();
+    assert.equal(app().mock.requests.length, 0);
   });
 
   it("refuses a self-approval by the pull request's author", async () => {
-    mockConfig(app.mock, CONFIG);
-    mockReactions(app.mock, 1001, "confused");
-    mockPermission(app.mock, "bob", "write");
-    const reply = mockReply(app.mock, 7);
-    await app.probot.receive(comment("/approve prod", "bob", { author: "bob" }));
-    app.mock.assertDone();
+    const reply = mockRefusal(app().mock, CONFIG, { login: "bob", permission: "write" });
+    await app().probot.receive(comment("/approve prod", "bob", { author: "bob" }));
+    app().mock.assertDone();
     assert.match(reply.body(), /the author of a change cannot approve its deployment/);
   });
 
   it("refuses an approver who is not in the approval rule", async () => {
-    mockConfig(app.mock, CONFIG);
-    mockReactions(app.mock, 1001, "confused");
-    mockPermission(app.mock, "dave", "admin");
-    const reply = mockReply(app.mock, 7);
-    await app.probot.receive(comment("/approve prod", "dave", { author: "bob" }));
-    app.mock.assertDone();
+    const reply = mockRefusal(app().mock, CONFIG, { login: "dave", permission: "admin" });
+    await app().probot.receive(comment("/approve prod", "dave", { author: "bob" }));
+    app().mock.assertDone();
     assert.match(reply.body(), /you cannot approve \*\*prod\*\*: only @carol, @bob may approve/);
   });
 
   it("answers an unknown environment with did-you-mean and the help", async () => {
-    mockConfig(app.mock, CONFIG);
-    mockReactions(app.mock, 1001, "confused");
-    mockPermission(app.mock, "alice", "write");
-    const reply = mockReply(app.mock, 7);
-    await app.probot.receive(comment("/sync prdo"));
-    app.mock.assertDone();
+    const reply = mockRefusal(app().mock, CONFIG);
+    await app().probot.receive(comment("/sync prdo"));
+    app().mock.assertDone();
     assert.match(reply.body(), /Did you mean `\/sync prod`\?/);
     assert.match(reply.body(), /\/approve/);
   });
 
   it("answers a malformed command (unterminated quote) without acting", async () => {
-    mockConfig(app.mock, CONFIG);
-    mockReactions(app.mock, 1001, "confused");
-    mockPermission(app.mock, "alice", "write");
-    const reply = mockReply(app.mock, 7);
-    await app.probot.receive(comment('/freeze dev "release night'));
-    app.mock.assertDone();
+    const reply = mockRefusal(app().mock, CONFIG);
+    await app().probot.receive(comment('/freeze dev "release night'));
+    app().mock.assertDone();
     assert.match(reply.body(), /quote/i);
   });
 
   it("asks which environment when several exist and none is named", async () => {
-    mockConfig(app.mock, CONFIG);
-    mockReactions(app.mock, 1001, "confused");
-    mockPermission(app.mock, "alice", "write");
-    const reply = mockReply(app.mock, 7);
-    await app.probot.receive(comment("/sync"));
-    app.mock.assertDone();
+    const reply = mockRefusal(app().mock, CONFIG, { login: "alice", permission: "write" });
+    await app().probot.receive(comment("/sync"));
+    app().mock.assertDone();
     assert.match(reply.body(), /Which environment\? `\/sync <env>` with one of: `dev`, `prod`/);
   });
 
   it("answers /help to anyone, and ignores comments without commands", async () => {
-    mockConfig(app.mock, CONFIG);
-    mockReactions(app.mock, 1001, "rocket");
-    mockPermission(app.mock, "visitor", "none");
-    const reply = mockReply(app.mock, 7);
-    await app.probot.receive(comment("thanks!\n/help", "visitor"));
-    app.mock.assertDone();
+    mockConfig(app().mock, CONFIG);
+    mockReactions(app().mock, 1001, "rocket");
+    mockPermission(app().mock, "visitor", "none");
+    const reply = mockReply(app().mock, 7);
+    await app().probot.receive(comment("thanks!\n/help", "visitor"));
+    app().mock.assertDone();
     assert.match(reply.body(), /\/sync/);
-    await app.probot.receive(comment("LGTM, see /usr/share/doc", "visitor", { commentId: 1002 }));
-    app.mock.assertDone();
+    await app().probot.receive(comment("LGTM, see /usr/share/doc", "visitor", { commentId: 1002 }));
+    app().mock.assertDone();
   });
 
   it("ignores a redelivery of the same webhook (same X-GitHub-Delivery)", async () => {
-    mockConfig(app.mock, CONFIG);
-    mockReactions(app.mock, 1001, "confused");
-    mockPermission(app.mock, "rita", "read");
-    mockReply(app.mock, 7);
-    await app.probot.receive(comment("/sync dev", "rita", { deliveryId: "delivery-1" }));
-    await app.probot.receive(comment("/sync dev", "rita", { deliveryId: "delivery-1" }));
-    app.mock.assertDone();
+    mockConfig(app().mock, CONFIG);
+    mockReactions(app().mock, 1001, "confused");
+    mockPermission(app().mock, "rita", "read");
+    mockReply(app().mock, 7);
+    await app().probot.receive(comment("/sync dev", "rita", { deliveryId: "delivery-1" }));
+    await app().probot.receive(comment("/sync dev", "rita", { deliveryId: "delivery-1" }));
+    app().mock.assertDone();
   });
 });

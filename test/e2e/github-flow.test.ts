@@ -304,7 +304,7 @@ describe("GitHub App end to end", () => {
       issueCommentEvent({ body: '/freeze dev "incident 42"', sender: { login: "alice" }, commentId: 1003 }),
     );
     await app.settle();
-    assert.match(frozen.body(), /\*\*dev\*\* is frozen by @alice: incident 42/);
+    assert.match(frozen.body(), /\*\*dev\*\* is frozen by @alice: `incident 42`/);
 
     mockReactions(app.mock, 1004, "confused");
     mockPermission(app.mock, "alice", "write");

@@ -244,3 +244,39 @@ describe("parseCommands: comment structure", () => {
     ]);
   });
 });
+
+describe("parseCommands: hostile input", () => {
+  const cases: Array<[string, Expected[]]> = [
+    // Lookalikes are prose: only an ASCII slash and ASCII letters make a command.
+    ["\uff0fsync prod", []],
+    ["/\u0455ync prod", []],
+    ["/sy\u200dnc prod", []],
+    // Unicode lower-casing maps the Kelvin sign onto `k`; environment names match ASCII only.
+    [
+      "/sync \u212Aube",
+      [{ type: "invalid", error: /unknown environment `\u212Aube`/, suggestion: "/sync kube" }],
+    ],
+    [
+      "/sync pr\u200bod",
+      [{ type: "invalid", error: /invisible or direction-changing characters \(\\u\{200b\}\)/ }],
+    ],
+    ["/sync \u202edorp", [{ type: "invalid", error: /\\u\{202e\}/ }]],
+    ["/help \u2066x", [{ type: "invalid", error: /\\u\{2066\}/ }]],
+    ["/sync dev; rm -rf /", [{ type: "invalid", error: /unknown flag `-rf`/ }]],
+    ["/sync $(id)", [{ type: "invalid", error: /unknown environment `\$\(id\)`/ }]],
+    ["/sync `id`", [{ type: "invalid", error: /unknown environment `` `id` ``/ }]],
+    [`/sync ${"x".repeat(600)}`, [{ type: "invalid", error: /606 characters long; at most 500/ }]],
+    [`/freeze prod "${"r".repeat(201)}"`, [{ type: "invalid", error: /reason is 201 characters long/ }]],
+  ];
+  for (const [body, expected] of cases)
+    it(JSON.stringify(body.slice(0, 60)), () => check(body, expected, [...ENVS, "kube"]));
+
+  it("reads at most 10 commands: a comment with 11 is one invalid command", () => {
+    const got = parseCommands(Array.from({ length: 11 }, () => "/diff dev").join("\n"), ENVS);
+    assert.equal(got.length, 1);
+    assert.match((got[0] as { error: string }).error, /11 commands in one comment; at most 10/);
+    assert.equal(parseCommands(Array.from({ length: 10 }, () => "/diff dev").join("\n"), ENVS).length, 10);
+  });
+
+  it("keeps a tab as a separator", () => check("/sync\tdev", [sync("dev")]));
+});

@@ -1,0 +1,51 @@
+// Showing text someone else wrote (a comment's command line, a reason, a manifest's content) in a
+// comment or check run as inert text: it must not close the code span or fence it sits in, and so
+// turn into markdown, HTML or @-mentions, and it must not hide characters that change what a reader
+// sees (zero-width joiners, right-to-left overrides).
+
+/** Control characters but the tab, format characters (Cf) and line/paragraph separators. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it finds
+const INVISIBLE = /[\u0000-\u0008\u000a-\u001f\u007f-\u009f\p{Cf}\p{Zl}\p{Zp}]/gu;
+
+/** Whether `text` holds a character a reader cannot see (or that reorders what they see). */
+export function hasInvisible(text: string): boolean {
+  return new RegExp(INVISIBLE.source, "u").test(text);
+}
+
+/** `text` with every invisible character written out as `\u{202e}`. */
+export function showInvisible(text: string): string {
+  return text.replace(INVISIBLE, (c) => `\\u{${c.codePointAt(0)!.toString(16).padStart(4, "0")}}`);
+}
+
+/** At most `max` characters (code points, so no surrogate pair is cut), with `…` when cut. */
+export function clipChars(text: string, max: number): string {
+  const points = Array.from(text);
+  return points.length <= max ? text : `${points.slice(0, Math.max(0, max - 1)).join("")}…`;
+}
+
+/**
+ * An inline code span showing `text` literally: invisible characters written out, at most `max`
+ * characters, delimited by a backtick run longer than any inside (CommonMark), so nothing in it
+ * renders as markdown, HTML or a mention.
+ */
+export function codeSpan(text: string, max = 100): string {
+  const shown = clipChars(showInvisible(text), max);
+  let longest = 0;
+  for (const m of shown.matchAll(/`+/g)) longest = Math.max(longest, m[0].length);
+  const ticks = "`".repeat(longest + 1);
+  const pad = shown.startsWith("`") || shown.endsWith("`") || shown.trim() === "" ? " " : "";
+  return `${ticks}${pad}${shown}${pad}${ticks}`;
+}
+
+/** A code fence longer than any backtick run in `body`, so the body cannot close it. */
+export function fenceFor(body: string): string {
+  let longest = 0;
+  for (const m of body.matchAll(/`{3,}/g)) longest = Math.max(longest, m[0].length);
+  return "`".repeat(Math.max(3, longest + 1));
+}
+
+/** `body` in a fenced code block (with an info string such as `diff`) that it cannot break out of. */
+export function fenced(body: string, info = ""): string {
+  const fence = fenceFor(body);
+  return `${fence}${info}\n${body.replace(/\n+$/, "")}\n${fence}`;
+}
