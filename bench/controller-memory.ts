@@ -3,27 +3,25 @@
 // The controllers run in a child process of their own (controller-memory-worker.ts, with
 // --expose-gc), so the memory measured is theirs and not this runner's.
 //
-// Scenarios, in order, on the same environments, each with KubeClient's defaults:
-//   poll-3m:  each environment's default poll interval (3 minutes), leases off;
-//   poll-30s: a 30 s poll, so that idle traffic is not trivially zero;
-//   leases:   the default poll with a Lease per environment (what `syncward controller` runs).
+// Scenarios, on the same environments, each with KubeClient's defaults:
+//   leases:   the default poll (3 minutes) and the app's Lease: what `syncward controller` runs,
+//             and the only scenario of a default run;
+//   poll-3m:  the default poll, leases off;
+//   poll-30s: a 30 s poll, so that idle traffic is not trivially zero.
+// SYNCWARD_BENCH_MEMORY_SCENARIOS=all runs all three (poll-3m first, as before).
 // After each idle window a ConfigMap in the first and in the last environment is changed out of
 // band and the time until it is healed is taken: 100 environments hold 100 watch streams, and
 // before 3a519c6 (watches in a pool of their own) 33 streams were enough to take every socket of
 // the client's 32-socket pool and stall all requests.
 import { spawn } from "node:child_process";
 import { join } from "node:path";
-import type { Scenario, ScenarioResult, WorkerInput, WorkerOutput } from "./controller-memory-worker.ts";
-import { type BenchContext, type BenchResult, mib, ms, progress, type Row } from "./support.ts";
+import type { Scenario, WorkerInput, WorkerOutput } from "./controller-memory-worker.ts";
+import { type BenchContext, type BenchResult, type Measurement, progress } from "./support.ts";
 
-const ENVS = Number(process.env.SYNCWARD_BENCH_ENVS ?? 100);
-const OBJECTS = Number(process.env.SYNCWARD_BENCH_ENV_OBJECTS ?? 100);
-const IDLE_MS = Number(process.env.SYNCWARD_BENCH_IDLE_MS ?? 60_000);
-
-const scenarios: Scenario[] = [
+const allScenarios: Scenario[] = [
   { name: "poll-3m", leases: false, readyTimeoutMs: 900_000 },
   { name: "poll-30s", leases: false, pollIntervalMs: 30_000, readyTimeoutMs: 300_000 },
-  { name: "leases", leases: true, readyTimeoutMs: 300_000 },
+  { name: "leases", leases: true, readyTimeoutMs: 900_000 },
 ];
 
 function runWorker(input: WorkerInput): Promise<WorkerOutput> {
@@ -53,13 +51,16 @@ function runWorker(input: WorkerInput): Promise<WorkerOutput> {
   });
 }
 
-const perMinute = (r: ScenarioResult) => r.idle.requestsPerMinute.toFixed(0);
-const verbs = (r: ScenarioResult) =>
-  Object.entries(r.idle.byVerb)
-    .map(([v, n]) => `${v} ${n}`)
-    .join(", ") || "none";
+const MB = 1_000_000;
 
 export async function controllerMemory(ctx: BenchContext): Promise<BenchResult> {
+  const ENVS = Number(process.env.SYNCWARD_BENCH_ENVS ?? (ctx.quick ? 10 : 100));
+  const OBJECTS = Number(process.env.SYNCWARD_BENCH_ENV_OBJECTS ?? (ctx.quick ? 10 : 100));
+  const IDLE_MS = Number(process.env.SYNCWARD_BENCH_IDLE_MS ?? (ctx.quick ? 10_000 : 60_000));
+  const scenarios =
+    process.env.SYNCWARD_BENCH_MEMORY_SCENARIOS === "all"
+      ? allScenarios
+      : allScenarios.filter((s) => s.name === "leases");
   progress(`controller memory: ${ENVS} environments x ${OBJECTS} ConfigMaps, idle window ${IDLE_MS / 1000}s`);
   const out = await runWorker({
     kubeconfig: ctx.kubeconfig,
@@ -68,54 +69,24 @@ export async function controllerMemory(ctx: BenchContext): Promise<BenchResult> 
     idleMs: IDLE_MS,
     scenarios,
   });
-  const by = (name: string) => out.scenarios.find((s) => s.scenario.name === name);
-  const name = `controller memory (${ENVS} envs x ${OBJECTS} ConfigMaps)`;
-  const rows: Row[] = [];
-  const first = by("poll-3m");
-  if (first) {
-    rows.push(
-      {
-        benchmark: name,
-        metric: `initial sync of ${ENVS * OBJECTS} objects${first.ready ? "" : " (NOT complete)"}`,
-        value: ms(first.readyMs),
-      },
-      { benchmark: name, metric: "RSS, synced and idle, after GC", value: mib(first.memory.rss) },
-      { benchmark: name, metric: "heap used, synced and idle, after GC", value: mib(first.memory.heapUsed) },
-      {
-        benchmark: name,
-        metric: "  of which the controllers (minus the bare worker)",
-        value: mib(first.memory.heapUsed - out.baseline.heapUsed),
-      },
-      {
-        benchmark: name,
-        metric: "RSS of the bare worker (node, tsx, imports)",
-        value: mib(out.baseline.rss),
-      },
-    );
-  }
-  const labels: Record<string, string> = {
-    "poll-3m": "idle API requests/min, default 3 min poll",
-    "poll-30s": "idle API requests/min, 30 s poll",
-    leases: "idle API requests/min, 3 min poll + a Lease per env",
-  };
-  for (const s of out.scenarios) {
-    const label = labels[s.scenario.name];
-    if (!label) continue;
-    rows.push({
-      benchmark: name,
-      metric: label,
-      value: `${perMinute(s)} (${verbs(s)}; ${s.idle.watchReconnects} watch reconnects)`,
-    });
-  }
-  const probes = out.scenarios.flatMap((r) => (r.healProbe ? [r.healProbe.first, r.healProbe.last] : []));
-  const healed = probes.filter((p): p is number => p !== null);
-  rows.push({
-    benchmark: name,
-    metric: "out-of-band change healed (first and last env, each scenario)",
-    value:
-      healed.length === probes.length
-        ? `all ${probes.length}, slowest ${ms(Math.max(...healed))}`
-        : `${healed.length}/${probes.length} within 30 s`,
-  });
-  return { rows, data: { envs: ENVS, objectsPerEnv: OBJECTS, idleMs: IDLE_MS, ...out } };
+  const measurements: Measurement[] = out.scenarios.map((s) => ({
+    name: `controller RSS, ${ENVS} envs x ${OBJECTS} objects, synced and idle (${s.scenario.name})`,
+    unit: "MB",
+    syncward: Math.round(s.memory.rss / MB),
+    target: "< 300 MB",
+    met: s.ready && s.memory.rss < 300 * MB,
+    samples: { syncward: [Math.round(s.memory.rss / MB), Math.round(s.memoryAfterIdle.rss / MB)] },
+    details: {
+      ready: s.ready,
+      initialSyncMs: s.readyMs,
+      heapUsedMB: Math.round(s.memory.heapUsed / MB),
+      controllersHeapMB: Math.round((s.memory.heapUsed - out.baseline.heapUsed) / MB),
+      bareWorkerRssMB: Math.round(out.baseline.rss / MB),
+      rssAfterIdleMB: Math.round(s.memoryAfterIdle.rss / MB),
+      idleRequestsPerMinute: Math.round(s.idle.requestsPerMinute),
+      idleByVerb: s.idle.byVerb,
+      healProbeMs: s.healProbe,
+    },
+  }));
+  return { measurements, data: { envs: ENVS, objectsPerEnv: OBJECTS, idleMs: IDLE_MS, ...out } };
 }

@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { COMPONENTS, readState, rssBytes } from "../tools/cluster/plane.ts";
 import type { PlaneWorkerOutput } from "./plane-worker.ts";
-import { type BenchResult, median, mib, ms, progress, type Row } from "./support.ts";
+import { type BenchResult, type Measurement, median, mib, progress } from "./support.ts";
 
 const TRIALS = Number(process.env.SYNCWARD_BENCH_PLANE_TRIALS ?? 3);
 const SETTLE_MS = Number(process.env.SYNCWARD_BENCH_PLANE_SETTLE_MS ?? 30_000);
@@ -62,26 +62,27 @@ export async function planeBench(): Promise<BenchResult> {
   const shared = readState();
   const sharedRss = shared ? rssBytes(shared) : undefined;
   const sharedTotal = sharedRss ? Object.values(sharedRss).reduce((a, b) => a + b, 0) : undefined;
-  const name = `control plane (median of ${TRIALS})`;
-  const rows: Row[] = [
-    { benchmark: name, metric: "warm start (`up` with cached binaries)", value: ms(upMs) },
-    { benchmark: name, metric: "stop (`down`)", value: ms(median(out.trials.map((t) => t.downMs))) },
-    { benchmark: name, metric: "binary cache check (build.sh, all cached)", value: ms(out.binariesCheckMs) },
+  const measurements: Measurement[] = [
     {
-      benchmark: name,
-      metric: `idle RSS, all processes (${SETTLE_MS / 1000}s after start)`,
-      value: mib(rssTotal),
+      name: `control plane warm start (up, binaries cached), median of ${TRIALS}`,
+      unit: "ms",
+      syncward: upMs,
+      samples: { syncward: out.trials.map((t) => t.upMs) },
+      details: { downMs: out.trials.map((t) => t.downMs), binariesCheckMs: out.binariesCheckMs },
     },
-    ...COMPONENTS.map((c) => ({ benchmark: name, metric: `  ${c}`, value: mib(perComponent[c] ?? 0) })),
+    {
+      name: `control plane idle RSS, all processes, ${SETTLE_MS / 1000}s after start`,
+      unit: "MiB",
+      syncward: mib(rssTotal),
+      samples: { syncward: out.trials.map((t) => mib(t.rssTotal)) },
+      details: {
+        byComponentMiB: Object.fromEntries(COMPONENTS.map((c) => [c, mib(perComponent[c] ?? 0)])),
+        sharedPlaneMiB: sharedTotal === undefined ? undefined : mib(sharedTotal),
+      },
+    },
   ];
-  if (sharedTotal !== undefined)
-    rows.push({
-      benchmark: name,
-      metric: "RSS of the shared plane after use (for comparison)",
-      value: mib(sharedTotal),
-    });
   return {
-    rows,
+    measurements,
     data: {
       ...out,
       summary: { upMedianMs: upMs, rssTotalMedian: rssTotal, rssMedianByComponent: perComponent },
@@ -103,11 +104,12 @@ export async function coldBuildBench(): Promise<BenchResult> {
     });
     if (run.code !== 0) throw new Error(`build.sh exited with code ${run.code}`);
     return {
-      rows: [
+      measurements: [
         {
-          benchmark: "control plane cold build",
-          metric: "build.sh, nothing cached but modules",
-          value: ms(run.ms),
+          name: "control plane cold build (build.sh, nothing cached but Go modules)",
+          unit: "ms",
+          syncward: run.ms,
+          samples: { syncward: [run.ms] },
         },
       ],
       data: { ms: run.ms, goModulesCached: true },

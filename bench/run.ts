@@ -1,29 +1,41 @@
-// `npm run bench [-- engine selfheal memory plane build]`: runs the chosen benchmarks (all but the
-// opt-in `build` by default), prints a table and writes bench/results.json. The cluster is the
-// local control plane (started here when it is not up, and then stopped again) or the one named by
-// SYNCWARD_BENCH_KUBECONFIG. Each benchmark makes namespaces of its own and removes them.
+// `npm run bench [-- [--quick] [name ...]]`: runs the chosen benchmarks (by default every one the
+// issue lists; `plane` and `build` are opt-in), prints a table and writes bench/results/latest.json
+// (`--quick`: 100 objects and 10 trials each, written to bench/results/quick.json). The cluster is
+// the local control plane (started here when it is not up, and then stopped again) or the one named
+// by SYNCWARD_BENCH_KUBECONFIG. Each benchmark makes namespaces of its own and removes them.
 import { execFileSync } from "node:child_process";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, totalmem } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { down, PlaneError, up } from "../tools/cluster/plane.ts";
+import { coldSync } from "./cold-sync.ts";
 import { controllerMemory } from "./controller-memory.ts";
-import { engineVsKubectl } from "./engine-vs-kubectl.ts";
+import { diffPlanCpu } from "./diff-plan-cpu.ts";
+import { githubRequests } from "./github-requests.ts";
 import { coldBuildBench, planeBench } from "./plane.ts";
 import { selfHealLatency } from "./selfheal-latency.ts";
-import { type BenchContext, type BenchResult, progress, type Row } from "./support.ts";
+import { type BenchContext, type BenchResult, type Measurement, ms, progress } from "./support.ts";
+import { webhookLatency } from "./webhook-latency.ts";
 
-const BENCHMARKS = {
-  engine: { needsCluster: true, run: (ctx: BenchContext) => engineVsKubectl(ctx) },
-  selfheal: { needsCluster: true, run: (ctx: BenchContext) => selfHealLatency(ctx) },
-  memory: { needsCluster: true, run: (ctx: BenchContext) => controllerMemory(ctx) },
+const BENCHMARKS: Record<
+  string,
+  { needsCluster: boolean; run: (ctx: BenchContext) => Promise<BenchResult> }
+> = {
+  sync: { needsCluster: true, run: coldSync },
+  selfheal: { needsCluster: true, run: selfHealLatency },
+  webhook: { needsCluster: true, run: webhookLatency },
+  diff: { needsCluster: false, run: diffPlanCpu },
+  memory: { needsCluster: true, run: controllerMemory },
+  github: { needsCluster: true, run: githubRequests },
   plane: { needsCluster: false, run: () => planeBench() },
   build: { needsCluster: false, run: () => coldBuildBench() },
-} as const;
-type Name = keyof typeof BENCHMARKS;
-const DEFAULT: Name[] = ["engine", "selfheal", "memory", "plane"];
+};
+type Name = string;
+const DEFAULT: Name[] = ["diff", "webhook", "github", "selfheal", "sync", "memory"];
 
-const resultsFile = join(import.meta.dirname, "results.json");
+const latestFile = join(import.meta.dirname, "results", "latest.json");
+/** `--quick` results go elsewhere, so a fast check never replaces the figures of a full run. */
+const quickFile = join(import.meta.dirname, "results", "quick.json");
 
 function select(args: string[]): Name[] {
   const unknown = args.filter((a) => !(a in BENCHMARKS));
@@ -33,7 +45,7 @@ function select(args: string[]): Name[] {
     );
     process.exit(2);
   }
-  return args.length > 0 ? (args as Name[]) : DEFAULT;
+  return args.length > 0 ? args : DEFAULT;
 }
 
 function output(command: string, args: string[]): string {
@@ -45,6 +57,8 @@ function output(command: string, args: string[]): string {
     return "unknown";
   }
 }
+
+type Machine = ReturnType<typeof machine>;
 
 function machine(kubeconfig: string | undefined) {
   const cpu = cpus();
@@ -66,39 +80,37 @@ function machine(kubeconfig: string | undefined) {
   };
 }
 
-function table(rows: Row[]): string {
-  const header: Row = {
-    benchmark: "benchmark",
-    metric: "metric",
-    value: "syncward",
-    kubectl: "kubectl",
-    ratio: "kubectl/syncward",
-  };
+const fmt = (v: number | undefined, unit: string): string => {
+  if (v === undefined || Number.isNaN(v)) return "";
+  if (unit === "ms") return ms(v);
+  return `${Number.isInteger(v) ? v.toLocaleString("en") : v.toFixed(2)} ${unit}`;
+};
+
+function table(measurements: Measurement[]): string {
+  const header = ["benchmark", "syncward", "baseline", "ratio", "target", "met"];
+  const rows = measurements.map((m) => [
+    m.name,
+    fmt(m.syncward, m.unit),
+    m.baseline ? fmt(m.baseline.value, m.unit) : "",
+    m.ratio === undefined ? "" : m.ratio.toFixed(2),
+    m.target ?? "",
+    m.met === undefined ? "" : m.met ? "yes" : "NO",
+  ]);
   const all = [header, ...rows];
-  const cols: Array<keyof Row> = ["benchmark", "metric", "value", "kubectl", "ratio"];
-  const width = Object.fromEntries(cols.map((c) => [c, Math.max(...all.map((r) => (r[c] ?? "").length))]));
-  const line = (r: Row) =>
-    cols
-      .map((c) =>
-        c === "value" || c === "kubectl" || c === "ratio"
-          ? (r[c] ?? "").padStart(width[c] ?? 0)
-          : (r[c] ?? "").padEnd(width[c] ?? 0),
-      )
-      .join("  ");
-  let previous = "";
-  const lines = [line(header), cols.map((c) => "-".repeat(width[c] ?? 0)).join("  ")];
-  for (const r of rows) {
-    lines.push(line({ ...r, benchmark: r.benchmark === previous ? "" : r.benchmark }));
-    previous = r.benchmark;
-  }
-  return lines.join("\n");
+  const width = header.map((_, i) => Math.max(...all.map((r) => (r[i] ?? "").length)));
+  const right = new Set([1, 2, 3]);
+  const line = (r: string[]) =>
+    r.map((c, i) => (right.has(i) ? c.padStart(width[i] ?? 0) : c.padEnd(width[i] ?? 0))).join("  ");
+  return [line(header), width.map((w) => "-".repeat(w)).join("  "), ...rows.map(line)].join("\n");
 }
 
 async function main(): Promise<number> {
-  const chosen = select(process.argv.slice(2));
+  const args = process.argv.slice(2);
+  const quick = args.includes("--quick");
+  const chosen = select(args.filter((a) => a !== "--quick"));
   let kubeconfig: string | undefined;
   let startedHere = false;
-  if (chosen.some((n) => BENCHMARKS[n].needsCluster)) {
+  if (chosen.some((n) => BENCHMARKS[n]?.needsCluster)) {
     if (process.env.SYNCWARD_BENCH_KUBECONFIG) {
       kubeconfig = process.env.SYNCWARD_BENCH_KUBECONFIG;
       progress(`using the existing cluster in ${kubeconfig}`);
@@ -116,23 +128,24 @@ async function main(): Promise<number> {
       }
     }
   }
-  const atStart = machine(kubeconfig);
-  const results: Record<
-    string,
-    BenchResult & { startedAt: string; finishedAt: string; machine: ReturnType<typeof machine> }
-  > = {};
+  const ctx: BenchContext = { kubeconfig: kubeconfig ?? "", quick };
+  const measured: Array<
+    Measurement & { group: string; machine: Machine; startedAt: string; finishedAt: string }
+  > = [];
+  const data: Record<string, unknown> = {};
   let failed = false;
   try {
     for (const name of chosen) {
       const startedAt = new Date().toISOString();
+      const atStart = machine(kubeconfig);
+      progress(`${name}: starting (load average ${atStart.loadAverage.map((l) => l.toFixed(2)).join(" ")})`);
       try {
-        const result = await BENCHMARKS[name].run({ kubeconfig: kubeconfig ?? "" });
-        results[name] = {
-          ...result,
-          startedAt,
-          finishedAt: new Date().toISOString(),
-          machine: atStart,
-        };
+        const result = await BENCHMARKS[name]!.run(ctx);
+        const finishedAt = new Date().toISOString();
+        const at = { ...atStart, loadAverageAtEnd: loadavg() };
+        for (const m of result.measurements)
+          measured.push({ ...m, group: name, machine: at, startedAt, finishedAt });
+        if (result.data) data[name] = result.data;
       } catch (err) {
         failed = true;
         process.stderr.write(
@@ -146,20 +159,33 @@ async function main(): Promise<number> {
       await down();
     }
   }
-  // Keep earlier results of benchmarks not run this time, so a partial run updates the file.
-  const previous = existsSync(resultsFile)
-    ? (JSON.parse(readFileSync(resultsFile, "utf8")) as { benchmarks?: Record<string, unknown> })
+  // A subset run replaces only its own benchmarks; the others keep their earlier figures.
+  const file = quick ? quickFile : latestFile;
+  const previous = existsSync(file)
+    ? (JSON.parse(readFileSync(file, "utf8")) as {
+        benchmarks?: Array<{ group: string }>;
+        data?: Record<string, unknown>;
+      })
     : {};
-  const file = {
-    /** The machine of the latest run; each benchmark carries the machine (and commit) it ran on. */
-    machine: atStart,
-    commitAtEnd: output("git", ["rev-parse", "--short", "HEAD"]),
-    generatedAt: new Date().toISOString(),
-    benchmarks: { ...(previous.benchmarks ?? {}), ...results },
-  };
-  writeFileSync(resultsFile, `${JSON.stringify(file, null, 2)}\n`);
-  console.log(table(Object.values(results).flatMap((r) => r.rows)));
-  console.log(`\nresults: ${resultsFile}`);
+  const ran = new Set(chosen);
+  const kept = (previous.benchmarks ?? []).filter((b) => !ran.has(b.group as Name));
+  mkdirSync(dirname(file), { recursive: true });
+  writeFileSync(
+    file,
+    `${JSON.stringify(
+      {
+        generatedAt: new Date().toISOString(),
+        quick,
+        commitAtEnd: output("git", ["rev-parse", "--short", "HEAD"]),
+        benchmarks: [...kept, ...measured],
+        data: { ...(previous.data ?? {}), ...data },
+      },
+      null,
+      2,
+    )}\n`,
+  );
+  console.log(table(measured));
+  console.log(`\nresults: ${file}`);
   return failed ? 1 : 0;
 }
 

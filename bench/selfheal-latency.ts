@@ -19,18 +19,18 @@ import { StateStore } from "../src/state/store.ts";
 import { envConfig } from "../test/support/env.ts";
 import { makeRepo } from "../test/support/git-repo.ts";
 import { DeploymentObserver, type ObservedEvent } from "./deployment-observer.ts";
+import { emitTo, nextEvent } from "./reconciler-events.ts";
 import {
   type BenchContext,
   type BenchResult,
   client,
   median,
-  ms,
+  medianAndP99,
   Namespaces,
   percentile,
   progress,
 } from "./support.ts";
 
-const TRIALS = Number(process.env.SYNCWARD_BENCH_HEAL_TRIALS ?? 50);
 const TRIAL_TIMEOUT_MS = 30_000;
 
 const deploymentYaml = `apiVersion: apps/v1
@@ -61,28 +61,8 @@ interface HealTrial {
   controllerReportedMs?: number;
 }
 
-/** Resolves with the first event matching `match` from now on. */
-function nextEvent(
-  listeners: Set<(e: ReconcilerEvent) => void>,
-  match: (e: ReconcilerEvent) => boolean,
-  timeoutMs: number,
-): Promise<{ event: ReconcilerEvent; at: number }> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      listeners.delete(listener);
-      reject(new Error(`no matching controller event within ${timeoutMs}ms`));
-    }, timeoutMs);
-    const listener = (event: ReconcilerEvent) => {
-      if (!match(event)) return;
-      clearTimeout(timer);
-      listeners.delete(listener);
-      resolve({ event, at: performance.now() });
-    };
-    listeners.add(listener);
-  });
-}
-
 export async function selfHealLatency(ctx: BenchContext): Promise<BenchResult> {
+  const TRIALS = Number(process.env.SYNCWARD_BENCH_HEAL_TRIALS ?? (ctx.quick ? 10 : 50));
   const admin = client(ctx);
   const controllerClient = client(ctx);
   const observerClient = client(ctx);
@@ -110,9 +90,7 @@ export async function selfHealLatency(ctx: BenchContext): Promise<BenchResult> {
       client: controllerClient,
       store: new StateStore(controllerClient, stateNs),
       source: new LocalGitSource(repo.dir, cache),
-      emit: (e) => {
-        for (const l of [...listeners]) l(e);
-      },
+      emit: emitTo(listeners),
       log: pino({ level: "silent" }),
       pollIntervalMs: 0,
     });
@@ -200,23 +178,17 @@ export async function selfHealLatency(ctx: BenchContext): Promise<BenchResult> {
     patchMedianMs: median(trials.map((t) => t.patchMs)),
     controllerReportedMedianMs: median(reportedMs),
   };
-  const name = `self-heal latency (${trials.length}/${TRIALS} trials, watch)`;
   return {
-    rows: [
-      {
-        benchmark: name,
-        metric: "scale PATCH -> replicas back at 3, median",
-        value: ms(summary.healMedianMs),
+    measurements: medianAndP99(`drift-to-revert (self-heal), ${TRIALS} out-of-band edits`, heal, {
+      median: ["< 1 s", 1000],
+      p99: ["< 3 s", 3000],
+      ok: failures === 0,
+      details: {
+        failures,
+        driftSeenMedianMs: summary.driftSeenMedianMs,
+        controllerReportedMedianMs: summary.controllerReportedMedianMs,
       },
-      { benchmark: name, metric: "p90", value: ms(summary.healP90Ms) },
-      { benchmark: name, metric: "p99 (nearest rank)", value: ms(summary.healP99Ms) },
-      { benchmark: name, metric: "drift seen by a watch, median", value: ms(summary.driftSeenMedianMs) },
-      {
-        benchmark: name,
-        metric: "controller's selfHealed event, median",
-        value: ms(summary.controllerReportedMedianMs),
-      },
-    ],
+    }),
     data: { summary, trials },
   };
 }

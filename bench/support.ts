@@ -13,23 +13,35 @@ import { sleep } from "../src/util/sleep.ts";
 
 export interface BenchContext {
   kubeconfig: string;
+  /** `--quick`: 100 objects and 10 trials instead of 1,000 and 50, for a fast check. */
+  quick: boolean;
 }
 
-/** One line of the printed table. */
-export interface Row {
-  benchmark: string;
-  metric: string;
-  value: string;
-  /** The same measured for kubectl, when there is a side-by-side. */
-  kubectl?: string;
-  /** kubectl / syncward, when both exist. */
-  ratio?: string;
+/**
+ * One line of the table and one object of bench/results/latest.json. `syncward` and `baseline`
+ * are medians in `unit`; `samples` holds every trial (the medians' source).
+ */
+export interface Measurement {
+  name: string;
+  unit: string;
+  syncward: number;
+  /** What the same work costs another way (kubectl, raw PATCH requests), when there is a side-by-side. */
+  baseline?: { name: string; value: number };
+  /** The median of the per-trial ratios; `ratioMeaning` says which way round. */
+  ratio?: number;
+  ratioMeaning?: string;
+  /** The issue's target, in words, and whether this run met it. */
+  target?: string;
+  met?: boolean;
+  samples: { syncward: number[]; baseline?: number[]; ratio?: number[] };
+  /** Anything else measured (percentiles, request counts, phases), for the record. */
+  details?: Record<string, unknown>;
 }
 
 export interface BenchResult {
-  rows: Row[];
-  /** Everything measured, for bench/results.json. */
-  data: Record<string, unknown>;
+  measurements: Measurement[];
+  /** Everything measured, trial by trial, for bench/results/latest.json. */
+  data?: Record<string, unknown>;
 }
 
 export function progress(message: string): void {
@@ -48,9 +60,39 @@ export function percentile(values: number[], p: number): number {
   return sorted[rank - 1] as number;
 }
 
+/** Two measurements of one latency sample: its median and its 99th percentile (nearest rank). */
+export function medianAndP99(
+  name: string,
+  samples: number[],
+  o: { median?: [string, number]; p99?: [string, number]; ok?: boolean; details?: Record<string, unknown> },
+): Measurement[] {
+  const m = median(samples);
+  const p99 = percentile(samples, 99);
+  const ok = o.ok ?? true;
+  return [
+    {
+      name: `${name}, median`,
+      unit: "ms",
+      syncward: m,
+      target: o.median?.[0],
+      met: o.median ? ok && m < o.median[1] : undefined,
+      samples: { syncward: samples },
+      details: { p90Ms: percentile(samples, 90), minMs: Math.min(...samples), ...o.details },
+    },
+    {
+      name: `${name}, p99`,
+      unit: "ms",
+      syncward: p99,
+      target: o.p99?.[0],
+      met: o.p99 ? ok && p99 < o.p99[1] : undefined,
+      samples: { syncward: samples },
+      details: { maxMs: Math.max(...samples) },
+    },
+  ];
+}
+
 export const ms = (v: number): string => (v >= 10_000 ? `${(v / 1000).toFixed(1)} s` : `${v.toFixed(0)} ms`);
-export const mib = (bytes: number): string => `${(bytes / 2 ** 20).toFixed(0)} MiB`;
-export const ratio = (kubectl: number, ours: number): string => `${(kubectl / ours).toFixed(2)}x`;
+export const mib = (bytes: number): number => Math.round(bytes / 2 ** 20);
 
 /** Runs `fn` and returns its value with the wall time in ms. */
 export async function timed<T>(fn: () => Promise<T>): Promise<{ value: T; ms: number }> {

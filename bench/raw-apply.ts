@@ -1,0 +1,86 @@
+// The API server's own limit for the cold-sync benchmark: the same objects sent as server-side-apply
+// PATCH requests by the leanest client there is. Plain https with keep-alive, N requests in flight,
+// bodies serialized before the clock starts, responses drained unparsed, no discovery (the bench's
+// five kinds have fixed paths), no reads. Anything syncward does beyond this costs it the difference.
+import { Agent as HttpAgent, request as httpRequest } from "node:http";
+import { Agent as HttpsAgent, request as httpsRequest, type RequestOptions } from "node:https";
+import { performance } from "node:perf_hooks";
+import { KubeConfig } from "@kubernetes/client-node";
+import type { KubeObject } from "../src/kube/object.ts";
+
+const PLURALS: Record<string, string> = {
+  "v1/ConfigMap": "configmaps",
+  "v1/Secret": "secrets",
+  "v1/Service": "services",
+  "v1/ServiceAccount": "serviceaccounts",
+  "apps/v1/Deployment": "deployments",
+};
+
+export interface RawApplyRun {
+  ms: number;
+  concurrency: number;
+  writes: number;
+  /** Responses other than 2xx (the run still counts them; there should be none). */
+  failures: number;
+}
+
+function pathOf(obj: KubeObject, namespace: string): string {
+  const plural = PLURALS[`${obj.apiVersion}/${obj.kind}`];
+  if (!plural) throw new Error(`raw apply: no path for ${obj.apiVersion} ${obj.kind}`);
+  const base = obj.apiVersion.includes("/") ? `/apis/${obj.apiVersion}` : `/api/${obj.apiVersion}`;
+  return `${base}/namespaces/${namespace}/${plural}/${obj.metadata.name}?fieldManager=bench-raw&force=true`;
+}
+
+/** Applies `objects` into `namespace` with `concurrency` requests in flight; resolves when all answered. */
+export async function rawApply(
+  kubeconfig: string,
+  objects: KubeObject[],
+  namespace: string,
+  concurrency: number,
+): Promise<RawApplyRun> {
+  const kc = new KubeConfig();
+  kc.loadFromFile(kubeconfig);
+  const server = new URL(kc.getCurrentCluster()?.server ?? "");
+  const auth: RequestOptions = {};
+  await kc.applyToHTTPSOptions(auth);
+  const plain = server.protocol === "http:";
+  const agent = plain
+    ? new HttpAgent({ keepAlive: true, maxSockets: concurrency })
+    : new HttpsAgent({ keepAlive: true, maxSockets: concurrency });
+  const requests = objects.map((o) => {
+    const body = Buffer.from(JSON.stringify({ ...o, metadata: { ...o.metadata, namespace } }));
+    return { path: pathOf(o, namespace), body };
+  });
+  const headers = { ...(auth.headers ?? {}), "Content-Type": "application/apply-patch+yaml" };
+  const send = (path: string, body: Buffer) =>
+    new Promise<number>((resolve, reject) => {
+      const req = (plain ? httpRequest : httpsRequest)(
+        new URL(path, server),
+        { ...auth, agent, method: "PATCH", headers: { ...headers, "Content-Length": body.length } },
+        (res) => {
+          res.resume();
+          res.on("end", () => resolve(res.statusCode ?? 0));
+          res.on("error", reject);
+        },
+      );
+      req.on("error", reject);
+      req.end(body);
+    });
+  let next = 0;
+  let failures = 0;
+  const start = performance.now();
+  try {
+    await Promise.all(
+      Array.from({ length: Math.min(concurrency, requests.length) }, async () => {
+        while (next < requests.length) {
+          const r = requests[next++]!;
+          const status = await send(r.path, r.body);
+          if (status < 200 || status >= 300) failures++;
+        }
+      }),
+    );
+    return { ms: performance.now() - start, concurrency, writes: requests.length, failures };
+  } finally {
+    agent.destroy();
+  }
+}
