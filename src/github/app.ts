@@ -26,6 +26,10 @@ export class RecentDeliveries {
   private readonly ids = new Set<string>();
   constructor(private readonly capacity = 2000) {}
 
+  get size(): number {
+    return this.ids.size;
+  }
+
   /** True the first time an id is seen. */
   first(id: string): boolean {
     if (this.ids.has(id)) return false;

@@ -1,7 +1,10 @@
 // Reconciler events become GitHub objects: a check run per environment per commit (`syncward /
 // <env>`), a deployment with statuses for each sync that changes an environment, and one PR
 // comment per merged pull request that sums up every environment, edited in place.
-// Calls for one environment are serialized so statuses arrive in order.
+// Calls for one environment are serialized so statuses arrive in order; when GitHub is down or
+// limiting us, reports wait in a bounded queue and catch up once it answers (report-queue.ts).
+// A deployment is made once per (environment, commit), also across restarts: an existing one
+// that syncward made is found on GitHub and reused.
 import type { EnvironmentConfig } from "../config/types.ts";
 import { environmentDiff } from "../engine/environment-diff.ts";
 import type { SyncResult } from "../engine/result.ts";
@@ -9,7 +12,9 @@ import type { Logger } from "../reconciler/environment-controller.ts";
 import type { DriftFight, ReconcilerEvent } from "../reconciler/events.ts";
 import { effectivePolicy } from "../reconciler/policy.ts";
 import type { Reconciler } from "../reconciler/reconciler.ts";
+import { isTransientGitHubError } from "./github-errors.ts";
 import type { Octokit, OctokitFactory, RepoRef } from "./octokit.ts";
+import { ReportQueue } from "./report-queue.ts";
 import {
   annotationsFor,
   checkRunOutput,
@@ -20,6 +25,17 @@ import {
 import { truncateBytes } from "./truncate.ts";
 
 export const CHECK_PREFIX = "syncward / ";
+/** The events that become something on GitHub. */
+const REPORTED = new Set<ReconcilerEvent["type"]>([
+  "syncStarted",
+  "awaitingApproval",
+  "synced",
+  "selfHealed",
+  "driftFight",
+  "outOfSync",
+  "renderError",
+]);
+const DEPLOYING = new Set<ReconcilerEvent["type"]>(["syncStarted", "awaitingApproval", "synced"]);
 const COMMENT_MARKER = "syncward:summary";
 
 export interface ReporterOptions {
@@ -29,6 +45,19 @@ export interface ReporterOptions {
   octokit: OctokitFactory;
   reconciler: Reconciler;
   log: Logger;
+  /** First and longest wait before sending again after GitHub failed (ms; default 5 s to 5 min). */
+  retryMs?: { initial: number; max: number };
+}
+
+/** What is remembered per commit, environment or pull request: enough for the commits in flight. */
+const REMEMBERED = 500;
+
+/** Sets `key` in a map that forgets its oldest entries beyond REMEMBERED. */
+function remember<K, V>(map: Map<K, V>, key: K, value: V): V {
+  map.delete(key);
+  map.set(key, value);
+  if (map.size > REMEMBERED) map.delete(map.keys().next().value as K);
+  return value;
 }
 
 interface DeploymentRecord {
@@ -59,8 +88,14 @@ export function checkActions(
 }
 
 export class GitHubReporter {
-  private readonly queues = new Map<string, Promise<unknown>>();
+  private readonly queue: ReportQueue<ReconcilerEvent>;
   private readonly deployments = new Map<string, DeploymentRecord>();
+  /** (env, sha) whose sync started: its deployment is owed even if the start was never reported. */
+  private readonly owed = new Map<string, true>();
+  /** Environments whose earlier deployments were looked up on GitHub since the start. */
+  private readonly lookedUp = new Set<string>();
+  /** (env, sha) whose deployment was asked for: a retry looks it up instead of making a second. */
+  private readonly attempted = new Map<string, true>();
   private readonly pulls = new Map<string, number>();
   private readonly comments = new Map<
     number,
@@ -70,33 +105,51 @@ export class GitHubReporter {
     }
   >();
 
-  constructor(private readonly o: ReporterOptions) {}
+  constructor(private readonly o: ReporterOptions) {
+    this.queue = new ReportQueue({
+      send: (event) => this.report(event),
+      laneOf: (event) => event.instance,
+      // A waiting report is replaced by a newer one of the same commit, except that the reports
+      // that move a deployment along never give way to those that only add a check run.
+      keyOf: (event) => `${event.env}@${event.revision}${DEPLOYING.has(event.type) ? " deployment" : ""}`,
+      transient: isTransientGitHubError,
+      retryMs: o.retryMs,
+      onDropped: (event, why, err) =>
+        this.o.log.error(
+          { err: err === undefined ? undefined : String(err), event: event.type, env: event.env },
+          `reporting to GitHub failed: ${why}`,
+        ),
+    });
+  }
 
   /** A merged pull request produced `sha`: its environments' outcomes go to one comment there. */
   linkPullRequest(sha: string, pr: number): void {
-    this.pulls.set(sha, pr);
+    remember(this.pulls, sha, pr);
   }
 
   handle(event: ReconcilerEvent): void {
-    const previous = this.queues.get(event.instance) ?? Promise.resolve();
-    const next = previous
-      .then(() => this.report(event))
-      .catch((err: unknown) =>
-        this.o.log.error(
-          { err: String(err), event: event.type, env: event.env },
-          "reporting to GitHub failed",
-        ),
-      );
-    this.queues.set(event.instance, next);
+    if (!REPORTED.has(event.type)) return;
+    if (event.type === "syncStarted" || event.type === "awaitingApproval")
+      remember(this.owed, this.deploymentKey(event.env, event.revision), true);
+    this.queue.push(event);
   }
 
-  /** Resolves once every report queued so far has been sent (for tests and shutdown). */
+  /**
+   * Resolves once every report queued so far has been sent, or waits for GitHub to answer again
+   * (for tests and shutdown; `backlog` tells which).
+   */
   async idle(): Promise<void> {
-    let seen: Array<Promise<unknown>>;
-    do {
-      seen = [...this.queues.values()];
-      await Promise.all(seen);
-    } while (seen.some((p, i) => p !== [...this.queues.values()][i]));
+    await this.queue.idle();
+  }
+
+  /** Reports not yet on GitHub (kept while GitHub is down). */
+  get backlog(): number {
+    return this.queue.waiting;
+  }
+
+  /** Stops reporting (shutdown); unsent reports are dropped. */
+  close(): void {
+    this.queue.close();
   }
 
   private env(name: string): EnvironmentConfig {
@@ -192,33 +245,69 @@ export class GitHubReporter {
     status: "queued" | "in_progress",
     description: string,
   ): Promise<void> {
-    const key = this.deploymentKey(envName, sha);
-    let record = this.deployments.get(key);
-    const env = this.env(envName);
-    if (!record) {
-      const { data } = await gh.rest.repos.createDeployment({
-        ...this.o.repo,
-        ref: sha,
-        environment: envName,
-        auto_merge: false,
-        required_contexts: [],
-        production_environment: env.production,
-        transient_environment: false,
-        description: truncateBytes(`syncward: ${description}`, 140),
-        payload: { syncward: { environment: envName } },
-      });
-      if (!("id" in data))
-        throw new Error(
-          `GitHub did not create a deployment for ${sha}: ${JSON.stringify(data).slice(0, 200)}`,
-        );
-      record = { id: data.id, status: "queued" };
-      this.deployments.set(key, record);
-      await this.deploymentStatus(gh, record.id, "queued", description, this.checksUrl(sha));
-    }
+    const record = await this.deploymentFor(gh, envName, sha, description);
     if (status === "in_progress" && record.status === "queued") {
       await this.deploymentStatus(gh, record.id, "in_progress", description, this.checksUrl(sha));
       record.status = "in_progress";
     }
+  }
+
+  /**
+   * The deployment of (env, sha): remembered, else one syncward made earlier (a restart, or a
+   * report that failed after GitHub created it), else a new one.
+   */
+  private async deploymentFor(
+    gh: Octokit,
+    envName: string,
+    sha: string,
+    description: string,
+  ): Promise<DeploymentRecord> {
+    const key = this.deploymentKey(envName, sha);
+    const known = this.deployments.get(key);
+    if (known) return known;
+    // One may exist when this process has not deployed the environment yet (it restarted), or
+    // when an earlier attempt failed after GitHub may have created it (a 502 from a proxy).
+    if (!this.lookedUp.has(envName) || this.attempted.has(key)) {
+      const existing = await this.findDeployment(gh, envName, sha);
+      this.lookedUp.add(envName);
+      if (existing !== undefined)
+        return remember<string, DeploymentRecord>(this.deployments, key, { id: existing, status: "queued" });
+    }
+    remember(this.attempted, key, true);
+    const { data } = await gh.rest.repos.createDeployment({
+      ...this.o.repo,
+      ref: sha,
+      environment: envName,
+      auto_merge: false,
+      required_contexts: [],
+      production_environment: this.env(envName).production,
+      transient_environment: false,
+      description: truncateBytes(`syncward: ${description}`, 140),
+      payload: { syncward: { environment: envName } },
+    });
+    if (!("id" in data))
+      throw new Error(`GitHub did not create a deployment for ${sha}: ${JSON.stringify(data).slice(0, 200)}`);
+    const record = remember<string, DeploymentRecord>(this.deployments, key, {
+      id: data.id,
+      status: "queued",
+    });
+    await this.deploymentStatus(gh, record.id, "queued", description, this.checksUrl(sha));
+    return record;
+  }
+
+  /** The id of a deployment of `sha` to `envName` that syncward created, if GitHub has one. */
+  private async findDeployment(gh: Octokit, envName: string, sha: string): Promise<number | undefined> {
+    const { data } = await gh.rest.repos.listDeployments({
+      ...this.o.repo,
+      sha,
+      environment: envName,
+      per_page: 100,
+    });
+    const ours = data.find((d) => {
+      const payload = typeof d.payload === "string" ? safeJson(d.payload) : d.payload;
+      return (payload as { syncward?: unknown } | undefined)?.syncward !== undefined;
+    });
+    return ours?.id;
   }
 
   private async deploymentDone(
@@ -228,8 +317,12 @@ export class GitHubReporter {
     outcome: SyncResult,
     logUrl?: string,
   ): Promise<void> {
-    const record = this.deployments.get(this.deploymentKey(envName, sha));
-    if (!record || record.status === "done") return; // nothing changed: no deployment to finish
+    const key = this.deploymentKey(envName, sha);
+    let record = this.deployments.get(key);
+    // No sync started for it: nothing changed, no deployment to finish. A start whose report was
+    // lost to a GitHub outage still gets its deployment, made now.
+    if (!record && this.owed.has(key)) record = await this.deploymentFor(gh, envName, sha, outcome.message);
+    if (!record || record.status === "done") return;
     const state = outcome.phase === "Succeeded" ? "success" : outcome.phase === "Error" ? "error" : "failure";
     await this.deploymentStatus(
       gh,
@@ -240,6 +333,7 @@ export class GitHubReporter {
       this.env(envName).environmentUrl,
     );
     record.status = "done";
+    this.owed.delete(key);
   }
 
   private checksUrl(sha: string): string {
@@ -348,7 +442,7 @@ export class GitHubReporter {
     let entry = this.comments.get(pr);
     if (!entry) {
       entry = { rows: new Map() };
-      this.comments.set(pr, entry);
+      remember(this.comments, pr, entry);
     }
     entry.rows.set(env, { env, status, revision, checkUrl, note });
     const body = prCommentBody([...entry.rows.values()], COMMENT_MARKER);
@@ -358,6 +452,14 @@ export class GitHubReporter {
     } else {
       await gh.rest.issues.updateComment({ ...this.o.repo, comment_id: entry.id, body });
     }
+  }
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
   }
 }
 

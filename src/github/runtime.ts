@@ -25,6 +25,8 @@ export interface AppDeps {
   onEvent?: Emit;
   /** Start each repository's reconcile loop when its runtime is created (default true). */
   autoStart?: boolean;
+  /** How soon reports that GitHub could not take are sent again (ms; default 5 s doubling to 5 min). */
+  reportRetryMs?: { initial: number; max: number };
   log: Logger;
   auth(installationId: number): Promise<Octokit>;
 }
@@ -71,6 +73,7 @@ export class RepoRuntime {
       octokit,
       reconciler: this.reconciler,
       log: deps.log,
+      retryMs: deps.reportRetryMs,
     });
     this.reporter = reporter;
   }

@@ -4,7 +4,14 @@
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { after, before, describe, it } from "node:test";
-import { mockConfig, mockPermission, REPO_PATH, startApp, type TestApp } from "../support/app.ts";
+import {
+  mockConfig,
+  mockNoEarlierDeployments,
+  mockPermission,
+  REPO_PATH,
+  startApp,
+  type TestApp,
+} from "../support/app.ts";
 import { useCluster } from "../support/cluster.ts";
 import { makeRepo, type TestRepo } from "../support/git-repo.ts";
 import type { GitHubMock } from "../support/github.ts";
@@ -93,6 +100,7 @@ describe("GitHub App events end to end", () => {
     const sha = repo.head();
     mockTarball(app.mock, repo, sha);
     captureChecks(app.mock, checks, 2);
+    mockNoEarlierDeployments(app.mock, "auto");
     app.mock.api.post(`${REPO_PATH}/deployments`).reply(201, { id: 11 });
     app.mock.api.post(`${REPO_PATH}/deployments/11/statuses`).times(3).reply(201, {});
     let comment = "";
@@ -158,6 +166,7 @@ describe("GitHub App events end to end", () => {
 
     mockPermission(app.mock, "alice", "write");
     captureChecks(app.mock, checks, 1);
+    mockNoEarlierDeployments(app.mock, "manual");
     app.mock.api.post(`${REPO_PATH}/deployments`).reply(201, { id: 12 });
     app.mock.api.post(`${REPO_PATH}/deployments/12/statuses`).times(3).reply(201, {});
     await app.probot.receive(

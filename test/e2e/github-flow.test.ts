@@ -6,6 +6,7 @@ import { execFileSync } from "node:child_process";
 import { after, before, describe, it } from "node:test";
 import {
   mockConfig,
+  mockNoEarlierDeployments,
   mockPermission,
   mockReactions,
   mockReply,
@@ -156,8 +157,10 @@ describe("GitHub App end to end", () => {
     app.mock.reset();
   });
 
-  it("a push deploys dev (6 API calls) and holds prod for approval, with deployments and check runs", async () => {
+  it("a push deploys dev (7 API calls) and holds prod for approval, with deployments and check runs", async () => {
     mockTarball(app.mock, repo, first);
+    mockNoEarlierDeployments(app.mock, "dev");
+    mockNoEarlierDeployments(app.mock, "prod");
     mockDeployment(app.mock, "dev", 101, captured);
     mockDeployment(app.mock, "prod", 202, captured);
     captureGitHubWrites(app.mock, { dev: 101, prod: 202 }, captured, {
@@ -225,10 +228,12 @@ describe("GitHub App end to end", () => {
     assert.equal(prodCheck?.conclusion, "action_required");
     assert.match(prodCheck?.output?.title ?? "", /Waiting for approval/);
 
-    // The budget: tarball, deployment, 3 statuses, check run.
+    // The budget: tarball, deployment, 3 statuses, check run, and, this first time after the
+    // start, a look for a deployment of the commit made before a restart.
     const devCalls = app.mock.requests.filter(
       (r) =>
         /\/tarball\//.test(r.url) ||
+        /\/deployments\?.*environment=dev/.test(r.url) ||
         /deployments\/101\//.test(r.url) ||
         (r.method === "POST" &&
           /\/deployments$/.test(r.url) &&
@@ -236,7 +241,7 @@ describe("GitHub App end to end", () => {
         (/check-runs/.test(r.url) && (r.body as { name?: string })?.name === "syncward / dev"),
     );
     assert.ok(
-      devCalls.length <= 6,
+      devCalls.length <= 7,
       `an automated sync that succeeds made ${devCalls.length} GitHub API calls`,
     );
   });

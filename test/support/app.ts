@@ -30,6 +30,9 @@ export async function startApp(options: {
   client: KubeClient;
   stateNamespace?: string;
   autoStart?: boolean;
+  /** Octokit retries and rate-limit handling on, as in production (waits shortened). */
+  resilient?: boolean;
+  reportRetryMs?: { initial: number; max: number };
 }): Promise<TestApp> {
   const mock = mockGitHub();
   let parts: SyncwardApp | undefined;
@@ -44,12 +47,14 @@ export async function startApp(options: {
         watch: false,
         pollIntervalMs: 0,
         autoStart: options.autoStart ?? false,
+        reportRetryMs: options.reportRetryMs,
         log: pino({ level: process.env.SYNCWARD_TEST_LOG ?? "silent" }),
       },
       (p) => {
         parts = p;
       },
     ),
+    { resilient: options.resilient },
   );
   if (!parts) throw new Error("the app did not start");
   const ready = parts;
@@ -119,4 +124,15 @@ export function mockReply(mock: GitHubMock, number: number): { body: () => strin
     })
     .reply(201, { id: 555, body: "" });
   return { body: () => body };
+}
+
+/**
+ * GitHub holds no earlier syncward deployment of `env`: after it starts, the reporter looks once
+ * per environment before making one (so a restart never makes a second).
+ */
+export function mockNoEarlierDeployments(mock: GitHubMock, env: string): void {
+  mock.api
+    .get(`${REPO_PATH}/deployments`)
+    .query((q) => q.environment === env)
+    .reply(200, []);
 }

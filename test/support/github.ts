@@ -398,9 +398,56 @@ export const TestOctokit = ProbotOctokit.plugin(openApiValidation).defaults(
   }),
 ) as typeof ProbotOctokit;
 
+/** Rate-limit waits GitHub asked for (seconds, as the throttling plugin read them), in order. */
+export const rateLimitWaits: Array<{ kind: "primary" | "secondary"; retryAfter: number }> = [];
+
+/** A Bottleneck group stand-in that runs every job at once: no minimum time between writes. */
+const unthrottled = {
+  key: () => ({
+    schedule: (_options: unknown, job: (...args: unknown[]) => unknown, ...args: unknown[]) =>
+      Promise.resolve().then(() => job(...args)),
+  }),
+};
+
+/**
+ * Probot's Octokit as production runs it, retries and rate-limit handling on (each wait recorded
+ * in `rateLimitWaits`, then retried as Probot does), but with every wait a thousand times
+ * shorter: a second becomes a millisecond. Requests are validated like TestOctokit's.
+ */
+export const ResilientTestOctokit = ProbotOctokit.plugin(openApiValidation).defaults(
+  (options: Record<string, unknown>) => ({
+    ...options,
+    retry: { enabled: true, retryAfterBaseValue: 1 },
+    throttle: {
+      enabled: true,
+      retryAfterBaseValue: 1,
+      global: unthrottled,
+      auth: unthrottled,
+      write: unthrottled,
+      search: unthrottled,
+      notifications: unthrottled,
+      onRateLimit: (retryAfter: number) => {
+        rateLimitWaits.push({ kind: "primary", retryAfter });
+        return true;
+      },
+      onSecondaryRateLimit: (retryAfter: number) => {
+        rateLimitWaits.push({ kind: "secondary", retryAfter });
+        return true;
+      },
+    },
+  }),
+) as typeof ProbotOctokit;
+
 /** A Probot authenticated with a fixed token ("test"), with `app` loaded when given. */
-export async function createTestProbot(app?: ApplicationFunction): Promise<Probot> {
-  const probot = new Probot({ githubToken: "test", Octokit: TestOctokit, logLevel: "warn" });
+export async function createTestProbot(
+  app?: ApplicationFunction,
+  options: { resilient?: boolean } = {},
+): Promise<Probot> {
+  const probot = new Probot({
+    githubToken: "test",
+    Octokit: options.resilient ? ResilientTestOctokit : TestOctokit,
+    logLevel: "warn",
+  });
   if (app !== undefined) await probot.load(app);
   else await probot.ready();
   return probot;

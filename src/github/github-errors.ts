@@ -1,0 +1,38 @@
+// Which GitHub failures are worth sending again later. GitHub's REST docs: a primary rate limit
+// is 403/429 with `x-ratelimit-remaining: 0` (wait for `x-ratelimit-reset`); a secondary one is
+// 403/429 whose message names it, usually with `retry-after`. 5xx and no answer at all are
+// outages. Everything else (404, 422, a bad token) would fail the same way again.
+
+interface ErrorLike {
+  status?: unknown;
+  message?: unknown;
+  response?: { headers?: Record<string, unknown> };
+}
+
+export function statusOf(err: unknown): number | undefined {
+  const status = (err as ErrorLike | null)?.status;
+  return typeof status === "number" ? status : undefined;
+}
+
+export function isRateLimited(err: unknown): boolean {
+  const status = statusOf(err);
+  if (status !== 403 && status !== 429) return false;
+  const e = err as ErrorLike;
+  const headers = e.response?.headers ?? {};
+  return (
+    status === 429 ||
+    String(headers["x-ratelimit-remaining"]) === "0" ||
+    headers["retry-after"] !== undefined ||
+    /rate limit/i.test(String(e.message ?? ""))
+  );
+}
+
+/**
+ * True for a GitHub request that failed because GitHub was unavailable or limiting us. Octokit
+ * reports a connection that never got an answer as status 500 too, so it counts.
+ */
+export function isTransientGitHubError(err: unknown): boolean {
+  const status = statusOf(err);
+  if (status === undefined) return false;
+  return status >= 500 || status === 408 || isRateLimited(err);
+}

@@ -1,0 +1,170 @@
+// Reports on their way to GitHub. Each lane (an environment) sends one report at a time, in
+// order, so deployment statuses arrive in the order things happened. A report that GitHub could
+// not take because it was down or limiting us is kept and sent again: when any later report
+// goes through, or when a backoff timer fires. While GitHub is away, reports coalesce: a newer
+// one for the same key (environment and commit) replaces the one waiting, and each lane keeps
+// at most `laneCapacity`, so an outage of any length costs bounded memory. Nothing here ever
+// waits on the reconciler or makes it wait.
+
+export interface ReportQueueOptions<T> {
+  send(item: T): Promise<void>;
+  /** Which lane an item travels in and what it replaces there. */
+  laneOf(item: T): string;
+  keyOf(item: T): string;
+  /** A failure worth trying again later; any other failure drops the item. */
+  transient(err: unknown): boolean;
+  onDropped(item: T, why: string, err?: unknown): void;
+  /** First and longest wait before sending again after GitHub failed (ms). */
+  retryMs?: { initial: number; max: number };
+  laneCapacity?: number;
+}
+
+interface Lane<T> {
+  waiting: Map<string, T>;
+  sending: boolean;
+}
+
+export class ReportQueue<T> {
+  private readonly lanes = new Map<string, Lane<T>>();
+  private paused = false;
+  private closed = false;
+  private delay: number;
+  private timer: NodeJS.Timeout | undefined;
+  private waiters: Array<() => void> = [];
+  private readonly retry: { initial: number; max: number };
+  private readonly capacity: number;
+
+  constructor(private readonly o: ReportQueueOptions<T>) {
+    this.retry = o.retryMs ?? { initial: 5_000, max: 300_000 };
+    this.capacity = o.laneCapacity ?? 50;
+    this.delay = this.retry.initial;
+  }
+
+  push(item: T): void {
+    if (this.closed) return;
+    const lane = this.lane(this.o.laneOf(item));
+    const key = this.o.keyOf(item);
+    lane.waiting.delete(key);
+    lane.waiting.set(key, item);
+    this.trim(lane);
+    this.drain(lane);
+  }
+
+  private trim(lane: Lane<T>): void {
+    while (lane.waiting.size > this.capacity) {
+      const [oldestKey, oldest] = lane.waiting.entries().next().value as [string, T];
+      lane.waiting.delete(oldestKey);
+      this.o.onDropped(oldest, `more than ${this.capacity} reports waiting for GitHub`);
+    }
+  }
+
+  /** Reports waiting to be sent (those waiting for GitHub to come back included). */
+  get waiting(): number {
+    let n = 0;
+    for (const lane of this.lanes.values()) n += lane.waiting.size + (lane.sending ? 1 : 0);
+    return n;
+  }
+
+  /** True while reports wait for GitHub to answer again. */
+  get backingOff(): boolean {
+    return this.paused;
+  }
+
+  /**
+   * Resolves when nothing is being sent and nothing waits except reports held back until GitHub
+   * answers again (so shutdown never hangs on an outage).
+   */
+  idle(): Promise<void> {
+    if (this.settled()) return Promise.resolve();
+    return new Promise((resolve) => this.waiters.push(resolve));
+  }
+
+  /** Stops sending; what still waits is dropped with the process. */
+  close(): void {
+    this.closed = true;
+    clearTimeout(this.timer);
+    for (const lane of this.lanes.values()) lane.waiting.clear();
+    this.notify();
+  }
+
+  private lane(name: string): Lane<T> {
+    let lane = this.lanes.get(name);
+    if (!lane) {
+      lane = { waiting: new Map(), sending: false };
+      this.lanes.set(name, lane);
+    }
+    return lane;
+  }
+
+  private settled(): boolean {
+    for (const lane of this.lanes.values()) {
+      if (lane.sending || (lane.waiting.size > 0 && !this.paused && !this.closed)) return false;
+    }
+    return true;
+  }
+
+  private notify(): void {
+    if (!this.settled()) return;
+    const waiters = this.waiters;
+    this.waiters = [];
+    for (const w of waiters) w();
+  }
+
+  private drain(lane: Lane<T>): void {
+    const next = lane.waiting.entries().next();
+    if (lane.sending || this.paused || this.closed || next.done) {
+      this.notify();
+      return;
+    }
+    const [key, item] = next.value;
+    lane.waiting.delete(key);
+    lane.sending = true;
+    void this.o.send(item).then(
+      () => {
+        lane.sending = false;
+        this.answered();
+        this.drain(lane);
+      },
+      (err: unknown) => {
+        lane.sending = false;
+        if (this.closed) {
+          this.notify();
+          return;
+        }
+        if (!this.o.transient(err)) {
+          this.o.onDropped(item, "GitHub refused it", err);
+          this.drain(lane);
+          return;
+        }
+        // Back at the front of its lane, unless a newer report for the same key replaced it.
+        if (!lane.waiting.has(key)) {
+          lane.waiting = new Map([[key, item], ...lane.waiting]);
+          this.trim(lane);
+        }
+        this.backOff();
+        this.notify();
+      },
+    );
+  }
+
+  /** GitHub took a report: whatever waited for it goes now. */
+  private answered(): void {
+    this.delay = this.retry.initial;
+    if (!this.paused) return;
+    this.paused = false;
+    clearTimeout(this.timer);
+    for (const lane of this.lanes.values()) this.drain(lane);
+  }
+
+  private backOff(): void {
+    if (this.paused) return;
+    this.paused = true;
+    const wait = this.delay;
+    this.delay = Math.min(this.delay * 2, this.retry.max);
+    this.timer = setTimeout(() => {
+      this.paused = false;
+      for (const lane of this.lanes.values()) this.drain(lane);
+    }, wait);
+    this.timer.unref();
+  }
+}

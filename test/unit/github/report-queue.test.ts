@@ -1,0 +1,115 @@
+// The queue between the reconciler and GitHub: in order per lane, kept through outages, newest
+// per key, bounded, and never hanging shutdown.
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { isTransientGitHubError } from "../../../src/github/github-errors.ts";
+import { ReportQueue } from "../../../src/github/report-queue.ts";
+
+interface Item {
+  lane: string;
+  key: string;
+  n: number;
+}
+
+/** A GitHub that is down while `down` is true; `sent` lists what it took. */
+function fakeGitHub() {
+  const gh = {
+    down: false,
+    sent: [] as number[],
+    dropped: [] as Array<{ n: number; why: string }>,
+    queue: undefined as unknown as ReportQueue<Item>,
+  };
+  gh.queue = new ReportQueue<Item>({
+    send: async (item) => {
+      await new Promise((r) => setImmediate(r));
+      if (gh.down) throw Object.assign(new Error("Bad Gateway"), { status: 502 });
+      if (item.key === "refused") throw Object.assign(new Error("Validation Failed"), { status: 422 });
+      gh.sent.push(item.n);
+    },
+    laneOf: (i) => i.lane,
+    keyOf: (i) => i.key,
+    transient: isTransientGitHubError,
+    onDropped: (i, why) => gh.dropped.push({ n: i.n, why }),
+    retryMs: { initial: 5, max: 20 },
+    laneCapacity: 3,
+  });
+  return gh;
+}
+
+const until = async (what: () => boolean) => {
+  for (let i = 0; i < 500 && !what(); i++) await new Promise((r) => setTimeout(r, 5));
+  assert.ok(what(), "condition never held");
+};
+
+describe("report queue", () => {
+  it("sends each lane in order", async () => {
+    const gh = fakeGitHub();
+    for (let n = 1; n <= 3; n++) gh.queue.push({ lane: "dev", key: `k${n}`, n });
+    await gh.queue.idle();
+    assert.deepEqual(gh.sent, [1, 2, 3]);
+  });
+
+  it("keeps what GitHub could not take, newest per key, and sends it in order once GitHub answers", async () => {
+    const gh = fakeGitHub();
+    gh.down = true;
+    gh.queue.push({ lane: "dev", key: "a", n: 1 });
+    await gh.queue.idle();
+    assert.equal(gh.queue.backingOff, true);
+    gh.queue.push({ lane: "dev", key: "b", n: 2 });
+    gh.queue.push({ lane: "dev", key: "a", n: 3 }); // replaces 1, keeps its place behind nothing older
+    assert.equal(gh.queue.waiting, 2);
+    gh.down = false;
+    await until(() => gh.queue.waiting === 0);
+    assert.deepEqual(gh.sent, [2, 3]);
+    assert.deepEqual(gh.dropped, []);
+  });
+
+  it("holds at most laneCapacity reports per lane while GitHub is down, dropping the oldest", async () => {
+    const gh = fakeGitHub();
+    gh.down = true;
+    for (let n = 1; n <= 10; n++) gh.queue.push({ lane: "dev", key: `k${n}`, n });
+    await gh.queue.idle();
+    assert.ok(gh.queue.waiting <= 3, `${gh.queue.waiting} waiting`);
+    gh.down = false;
+    await until(() => gh.queue.waiting === 0);
+    assert.deepEqual(gh.sent, [8, 9, 10]);
+  });
+
+  it("drops a report GitHub refuses for good (422) and goes on", async () => {
+    const gh = fakeGitHub();
+    gh.queue.push({ lane: "dev", key: "refused", n: 1 });
+    gh.queue.push({ lane: "dev", key: "b", n: 2 });
+    await gh.queue.idle();
+    assert.deepEqual(gh.sent, [2]);
+    assert.deepEqual(gh.dropped, [{ n: 1, why: "GitHub refused it" }]);
+  });
+
+  it("idle() and close() return during an outage (shutdown never hangs on GitHub)", async () => {
+    const gh = fakeGitHub();
+    gh.down = true;
+    gh.queue.push({ lane: "dev", key: "a", n: 1 });
+    await gh.queue.idle();
+    gh.queue.close();
+    assert.equal(gh.queue.waiting, 0);
+    gh.queue.push({ lane: "dev", key: "b", n: 2 });
+    await gh.queue.idle();
+    assert.deepEqual(gh.sent, []);
+  });
+});
+
+describe("transient GitHub errors", () => {
+  const err = (status: number, message = "x", headers: Record<string, string> = {}) =>
+    Object.assign(new Error(message), { status, response: { headers } });
+
+  it("5xx, 429 and rate-limited 403s are worth sending again; other refusals and our own bugs are not", () => {
+    assert.equal(isTransientGitHubError(err(502)), true);
+    assert.equal(isTransientGitHubError(err(503)), true);
+    assert.equal(isTransientGitHubError(err(429)), true);
+    assert.equal(isTransientGitHubError(err(403, "x", { "x-ratelimit-remaining": "0" })), true);
+    assert.equal(isTransientGitHubError(err(403, "You have exceeded a secondary rate limit")), true);
+    assert.equal(isTransientGitHubError(err(403, "Resource not accessible by integration")), false);
+    assert.equal(isTransientGitHubError(err(404)), false);
+    assert.equal(isTransientGitHubError(err(422)), false);
+    assert.equal(isTransientGitHubError(new TypeError("undefined is not a function")), false);
+  });
+});
