@@ -1,8 +1,9 @@
 // Rendering a plain directory: every .yaml, .yml and .json file below it, in path order.
 
-import { readFile } from "node:fs/promises";
+import { readFile, stat } from "node:fs/promises";
 import { basename } from "node:path";
 import type { SourceProblem } from "./errors.ts";
+import { describeBytes, fileTooLarge, LIMIT_VARIABLES, type RenderLimits } from "./limits.ts";
 import { parseManifests } from "./parse-manifests.ts";
 import { KUSTOMIZATION_FILES } from "./render-kustomize.ts";
 import type { RenderedItem } from "./rendered-item.ts";
@@ -12,6 +13,7 @@ const MANIFEST_FILE = /\.(ya?ml|json)$/i;
 
 export async function renderDirectory(
   source: SourcePath,
+  limits: RenderLimits,
 ): Promise<{ items: RenderedItem[]; problems: SourceProblem[] }> {
   const { treeReal } = source;
   const found = source.isDirectory
@@ -24,6 +26,7 @@ export async function renderDirectory(
   const problems: SourceProblem[] = [...found.problems];
   const items: RenderedItem[] = [];
   const read = new Set<string>();
+  let bytesRead = 0;
   for (const walked of found.files) {
     // Name the file where its content lives (a symlink's target), so annotations land on a real file;
     // a file reached twice through symlinks is read once.
@@ -38,6 +41,20 @@ export async function renderDirectory(
       });
       continue;
     }
+    // Sizes are checked before reading, so a huge file never reaches memory.
+    const size = (await stat(file.abs).catch(() => undefined))?.size ?? 0;
+    if (size > limits.maxFileBytes) {
+      problems.push({ file: file.rel, message: fileTooLarge(size, limits) });
+      continue;
+    }
+    if (bytesRead + size > limits.maxRenderBytes) {
+      problems.push({
+        file: file.rel,
+        message: `the manifests read so far and this file come to more than ${describeBytes(limits.maxRenderBytes)} (${LIMIT_VARIABLES.maxRenderBytes}); the rest is not read`,
+      });
+      break;
+    }
+    bytesRead += size;
     let text: string;
     try {
       text = await readFile(file.abs, "utf8");

@@ -8,6 +8,7 @@ import { type Document, isMap, isSeq, parse as parseYaml } from "yaml";
 import { groupOf, type KubeObject } from "../kube/object.ts";
 import type { SourceProblem } from "./errors.ts";
 import { includedDirs } from "./includes.ts";
+import { describeBytes, fileTooLarge, LIMIT_VARIABLES, type RenderLimits } from "./limits.ts";
 import { isPlainObject, type ParsedObject, parseManifests, parseYamlDocuments } from "./parse-manifests.ts";
 import type { RenderedItem } from "./rendered-item.ts";
 import { failureText, type RunResult, run } from "./run.ts";
@@ -20,6 +21,7 @@ const ORIGIN = "config.kubernetes.io/origin";
 export interface KustomizeOptions {
   kubectl: string;
   timeoutMs: number;
+  limits: RenderLimits;
 }
 
 /** The kustomization file in `dir`, if any. */
@@ -181,7 +183,10 @@ export async function renderKustomize(
   const { treeReal, abs: dir, rel } = source;
   const kustomizationFile = relativeToTree(treeReal, join(dir, kustomizationName));
 
-  const refused = await checkKustomizations(treeReal, dir);
+  const refused = [
+    ...(await checkKustomizations(treeReal, dir)),
+    ...(await oversizedIn(treeReal, rel, options.limits)),
+  ];
   if (refused.length > 0) return { items: [], problems: refused };
   const keepOrigins = await asksForOrigins(join(dir, kustomizationName));
 
@@ -205,6 +210,17 @@ export async function renderKustomize(
       }
     } else {
       result = await kustomize(options, dir);
+    }
+    if (result.tooMuchOutput) {
+      return {
+        items: [],
+        problems: [
+          {
+            file: kustomizationFile,
+            message: `kustomize build of '${rel}' produced more than ${describeBytes(options.limits.maxRenderBytes)} (${LIMIT_VARIABLES.maxRenderBytes}); refused`,
+          },
+        ],
+      };
     }
     if (!result.ok) {
       // kustomize names a broken file without its folder and counts lines its own way: find the
@@ -239,6 +255,20 @@ export async function renderKustomize(
   } finally {
     if (wrapperDir) await rm(wrapperDir, { recursive: true, force: true });
   }
+}
+
+/** Manifest files over the per-file limit in the folders a kustomization includes: refused before kustomize reads them. */
+async function oversizedIn(treeReal: string, rel: string, limits: RenderLimits): Promise<SourceProblem[]> {
+  const problems: SourceProblem[] = [];
+  for (const dir of await includedDirs(treeReal, rel)) {
+    const names = await readdir(join(treeReal, dir)).catch(() => [] as string[]);
+    for (const name of names.filter((n) => /\.(ya?ml|json)$/i.test(n)).sort()) {
+      const file = dir ? `${dir}/${name}` : name;
+      const size = (await stat(join(treeReal, file)).catch(() => undefined))?.size ?? 0;
+      if (size > limits.maxFileBytes) problems.push({ file, message: fileTooLarge(size, limits) });
+    }
+  }
+  return problems;
 }
 
 /** YAML syntax problems in the files of every folder a kustomization includes. */
@@ -279,7 +309,13 @@ async function asksForOrigins(file: string): Promise<boolean> {
 }
 
 function kustomize(options: KustomizeOptions, dir: string) {
-  return run({ file: options.kubectl, args: ["kustomize", dir], cwd: dir, timeoutMs: options.timeoutMs });
+  return run({
+    file: options.kubectl,
+    args: ["kustomize", dir],
+    cwd: dir,
+    timeoutMs: options.timeoutMs,
+    maxOutputBytes: options.limits.maxRenderBytes,
+  });
 }
 
 /** Finds the file and line an object rendered by kustomize was written at. */

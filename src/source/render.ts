@@ -4,6 +4,7 @@
 
 import { type KubeObject, keyOf, keyString } from "../kube/object.ts";
 import { SourceError, type SourceProblem } from "./errors.ts";
+import { LIMIT_VARIABLES, limitsFromEnv, type RenderLimits } from "./limits.ts";
 import { renderDirectory } from "./render-directory.ts";
 import { DEFAULT_KUSTOMIZE_TIMEOUT_MS, kustomizationIn, renderKustomize } from "./render-kustomize.ts";
 import type { RenderedItem } from "./rendered-item.ts";
@@ -23,18 +24,22 @@ export interface RenderOptions {
   kubectl?: string;
   /** Deadline for one kustomize build (default 60 s). */
   timeoutMs?: number;
+  /** Size and object limits (default: `limitsFromEnv()`). */
+  limits?: Partial<RenderLimits>;
 }
 
 /**
  * Renders `path` (relative to the root of `treeDir`). Throws SourceError listing every problem: invalid or
  * unsafe YAML, objects without apiVersion/kind/metadata.name, duplicate objects, paths or symlinks leading
- * outside the repository, a missing path, kustomize failures.
+ * outside the repository, a missing path, kustomize failures, a file, a render or an object count over
+ * the limits.
  */
 export async function render(
   treeDir: string,
   path: string,
   options: RenderOptions = {},
 ): Promise<RenderedSource> {
+  const limits = { ...limitsFromEnv(), ...options.limits };
   const source = await resolveSourcePath(treeDir, path);
   const kustomization = source.isDirectory ? await kustomizationIn(source.abs) : undefined;
   const renderer = kustomization ? "kustomize" : "directory";
@@ -42,8 +47,18 @@ export async function render(
     ? await renderKustomize(source, kustomization, {
         kubectl: options.kubectl ?? "kubectl",
         timeoutMs: options.timeoutMs ?? DEFAULT_KUSTOMIZE_TIMEOUT_MS,
+        limits,
       })
-    : await renderDirectory(source);
+    : await renderDirectory(source, limits);
+  if (items.length > limits.maxObjects) {
+    throw new SourceError([
+      {
+        file: source.rel,
+        message: `the render produced ${items.length} objects; the limit is ${limits.maxObjects} (${LIMIT_VARIABLES.maxObjects}); nothing is applied`,
+      },
+      ...problems,
+    ]);
+  }
   return assemble(items, problems, renderer);
 }
 

@@ -7,6 +7,8 @@ export interface Command {
   args: string[];
   cwd?: string;
   timeoutMs?: number;
+  /** Standard output beyond this many bytes kills the program (`run` only; default 512 MiB). */
+  maxOutputBytes?: number;
 }
 
 export interface RunResult {
@@ -16,6 +18,8 @@ export interface RunResult {
   stdout: string;
   stderr: string;
   timedOut: boolean;
+  /** The program was killed for writing more than `maxOutputBytes`. */
+  tooMuchOutput?: boolean;
   /** Set when the program could not be started at all (ENOENT: not installed). */
   spawnError?: NodeJS.ErrnoException;
 }
@@ -38,7 +42,7 @@ export function run(cmd: Command): Promise<RunResult> {
         env: childEnv(),
         timeout: cmd.timeoutMs ?? 0,
         killSignal: "SIGKILL",
-        maxBuffer: MAX_OUTPUT,
+        maxBuffer: cmd.maxOutputBytes ?? MAX_OUTPUT,
         encoding: "utf8",
         windowsHide: true,
       },
@@ -48,13 +52,15 @@ export function run(cmd: Command): Promise<RunResult> {
           return;
         }
         const err = error as NodeJS.ErrnoException & { killed?: boolean; signal?: string | null };
-        const spawnFailed = typeof err.code === "string";
+        const tooMuchOutput = err.code === "ERR_CHILD_PROCESS_STDIO_MAXBUFFER";
+        const spawnFailed = typeof err.code === "string" && !tooMuchOutput;
         resolve({
           ok: false,
           code: typeof err.code === "number" ? err.code : null,
           stdout: stdout ?? "",
           stderr: stderr ?? "",
-          timedOut: Boolean(err.killed) && cmd.timeoutMs !== undefined && cmd.timeoutMs > 0,
+          timedOut: !tooMuchOutput && Boolean(err.killed) && cmd.timeoutMs !== undefined && cmd.timeoutMs > 0,
+          ...(tooMuchOutput ? { tooMuchOutput } : {}),
           ...(spawnFailed ? { spawnError: err } : {}),
         });
       },
