@@ -78,7 +78,10 @@ export class FakeGitHub {
     api
       .get(/\/repos\/acme\/shop\/branches\/[^/]+$/)
       .optionally()
-      .reply(200, () => ({ name: "main", commit: { sha: this.repo.head() } }));
+      .reply((uri) => {
+        const branch = decodeURIComponent(uri.split("/").at(-1)!);
+        return [200, { name: branch, commit: { sha: this.repo.git("rev-parse", `refs/heads/${branch}`) } }];
+      });
     api
       .get(/\/repos\/acme\/shop\/tarball\/[0-9a-f]{40}$/)
       .optionally()
