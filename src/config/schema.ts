@@ -354,6 +354,12 @@ const policy = strictObject({
     .array(clusterResource)
     .default([])
     .describe("Cluster-scoped kinds this environment may manage (default none)."),
+  requireSignedCommits: z
+    .boolean()
+    .default(false)
+    .describe(
+      "Deploy only commits that GitHub shows as Verified (signed); others are refused with GitHub's reason (default false).",
+    ),
 })
   .prefault({})
   .describe("What this environment may touch in its cluster.");
@@ -454,6 +460,7 @@ const environment = strictObject({
     policy: {
       namespaces: env.policy.namespaces ?? [env.destination.namespace],
       clusterResources: env.policy.clusterResources,
+      requireSignedCommits: env.policy.requireSignedCommits,
     },
   }))
   .describe("One destination of this repository's manifests.");

@@ -26,6 +26,8 @@ export interface EnvironmentConfig {
   policy: {
     namespaces: string[];
     clusterResources: Array<{ group: string; kind: string }>;
+    /** Deploy only commits GitHub shows as verified (signed with a key it knows). */
+    requireSignedCommits: boolean;
   };
   revisionHistoryLimit: number;
   /** Poll interval of the tracked branch, in milliseconds (default 3 minutes). */

@@ -85,7 +85,7 @@ describe("importArgoApplication", () => {
         },
       ],
       syncWindows: [],
-      policy: { namespaces: ["payments"], clusterResources: [] },
+      policy: { namespaces: ["payments"], clusterResources: [], requireSignedCommits: false },
       revisionHistoryLimit: 5,
       pollInterval: 180_000,
       production: false,

@@ -37,7 +37,7 @@ export function envConfig(overrides: Partial<EnvironmentConfig> = {}): Environme
       diff: "read",
       history: "read",
     },
-    policy: { namespaces: ["shop"], clusterResources: [] },
+    policy: { namespaces: ["shop"], clusterResources: [], requireSignedCommits: false },
     revisionHistoryLimit: 10,
     pollInterval: 180000,
     production: true,
