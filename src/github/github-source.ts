@@ -8,9 +8,30 @@ import type { OctokitFactory, RepoRef } from "./octokit.ts";
 const FULL_SHA = /^[0-9a-f]{40}$/;
 /** How long a head learned from a webhook is trusted before asking the API again. */
 const HINT_TTL_MS = 60_000;
+/** Commits whose verification is remembered (asked before the approval gate, again before syncing, per environment). */
+const VERIFIED_CACHE = 256;
+
+// GitHub's `commit.verification.reason` values (REST docs, "Signature verification object"), in
+// words a person acts on; a reason not listed is shown as GitHub gives it.
+const REASONS: Record<string, string> = {
+  unsigned: "the commit is not signed",
+  unknown_key: "it is signed with a key no GitHub user has added",
+  no_user: "no GitHub user is associated with the committer email",
+  unverified_email: "the committer email is not verified on the signer's account",
+  bad_email: "the committer email is not among the signing key's identities",
+  expired_key: "the signing key has expired",
+  not_signing_key: "the key is not allowed to sign",
+  malformed_signature: "the signature is malformed",
+  invalid: "the signature does not match the commit",
+  unknown_signature_type: "the signature is not a PGP signature GitHub can check",
+  gpgverify_error: "GitHub could not verify the signature (an error on GitHub's side)",
+  gpgverify_unavailable: "GitHub's signature verification is unavailable",
+};
+
 
 export class GitHubSource implements RevisionSource {
   private readonly hints = new Map<string, { sha: string; at: number }>();
+  private readonly verification = new Map<string, Promise<string | undefined>>();
 
   constructor(
     private readonly ref: RepoRef,
@@ -41,6 +62,29 @@ export class GitHubSource implements RevisionSource {
     const gh = await this.octokit();
     const { data } = await gh.rest.repos.getCommit({ ...this.ref, ref });
     return data.sha;
+  }
+
+  /** GitHub's commit verification (`GET /repos/{owner}/{repo}/commits/{ref}`), for policy.requireSignedCommits. */
+  signatureProblem(sha: string): Promise<string | undefined> {
+    // One request per commit, however many environments ask at once; a failed one is asked again.
+    let pending = this.verification.get(sha);
+    if (!pending) {
+      pending = this.verify(sha);
+      pending.catch(() => this.verification.delete(sha));
+      this.verification.set(sha, pending);
+      if (this.verification.size > VERIFIED_CACHE)
+        this.verification.delete(this.verification.keys().next().value as string);
+    }
+    return pending;
+  }
+
+  private async verify(sha: string): Promise<string | undefined> {
+    const gh = await this.octokit();
+    const { data } = await gh.rest.repos.getCommit({ ...this.ref, ref: sha });
+    const v = data.commit.verification;
+    if (v?.verified) return undefined;
+    const why = v ? `${REASONS[v.reason] ?? v.reason} (${v.reason})` : "GitHub returned no verification";
+    return `commit ${sha.slice(0, 7)} is not Verified on GitHub: ${why}`;
   }
 
   async tree(sha: string): Promise<string> {

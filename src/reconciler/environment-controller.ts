@@ -192,6 +192,20 @@ export class EnvironmentController {
     return r;
   }
 
+  /** policy.requireSignedCommits: why `sha` must not be deployed, or undefined. */
+  private async signatureRefusal(sha: string): Promise<string | undefined> {
+    if (!this.o.env.policy.requireSignedCommits) return undefined;
+    const source = this.o.source;
+    const problem = source.signatureProblem
+      ? await source.signatureProblem(sha)
+      : `${source.description} cannot tell whether commit ${SHORT(sha)} is signed`;
+    // The reason first: check-run titles are cut at 120 characters.
+    return (
+      problem &&
+      `${problem}; environment ${this.o.env.name} deploys only signed commits (policy.requireSignedCommits)`
+    );
+  }
+
   private request(
     revision: string,
     objects: KubeObject[],
@@ -309,7 +323,9 @@ export class EnvironmentController {
         });
         return;
       }
-      if (!(await this.gate.check(head, trigger, actor, false))) return;
+      // An unverified commit is refused (in syncRevision) before anyone is asked to approve it.
+      const unverified = await this.signatureRefusal(head);
+      if (!unverified && !(await this.gate.check(head, trigger, actor, false))) return;
       await this.syncRevision(head, trigger, actor, { prune: policy.prune });
       return;
     }
@@ -521,6 +537,8 @@ export class EnvironmentController {
         // A retry moves to the newest revision of the branch: a fix that landed meanwhile wins.
         const revision = n === 1 || opts.pinned ? head : await this.o.source.head(env.source.branch);
         if (n > 1) lastTrigger = "retry";
+        const refusal = opts.dryRun ? undefined : await this.signatureRefusal(revision);
+        if (refusal) return outcomeWithoutWork(revision, "Refused", refusal);
         let rendered: RenderedSource;
         try {
           rendered = await this.desiredAt(revision);

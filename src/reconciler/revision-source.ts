@@ -11,6 +11,12 @@ export interface RevisionSource {
   resolve(ref: string): Promise<string>;
   /** A directory holding the repository tree at `sha`. */
   tree(sha: string): Promise<string>;
+  /**
+   * Why `sha` does not carry a verified signature, or undefined when it does (for
+   * policy.requireSignedCommits). Sources that cannot tell leave it out, and such environments
+   * are refused.
+   */
+  signatureProblem?(sha: string): Promise<string | undefined>;
 }
 
 export class LocalGitSource implements RevisionSource {
