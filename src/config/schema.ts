@@ -236,6 +236,11 @@ const syncPolicy = strictObject({
   syncOptions,
   retry,
   pruneLimit: pruneLimit.optional(),
+  healthTimeout: duration(1_000)
+    .optional()
+    .describe(
+      "How long a wave may take to become Healthy before the sync fails, naming what it waited for (Go-style duration, default 5m; Flux's `timeout`).",
+    ),
 })
   .prefault({})
   .describe("When and how to sync, as in Argo CD's Application spec.syncPolicy.");

@@ -44,6 +44,8 @@ export interface SyncPolicy {
   retry: RetryPolicy;
   /** Beyond Argo CD: refuse a sync that would prune more than this (count, or "N%" of managed objects). */
   pruneLimit?: number | string;
+  /** Beyond Argo CD: how long each wave may take to become Healthy, ms (absent: 5 minutes). */
+  healthTimeout?: number;
 }
 
 export interface SyncOptions {

@@ -45,7 +45,7 @@ export interface SyncRequest {
   inventory?: KindRef[];
   /** Only these keys are applied (self-heal re-applies just the drifted objects). */
   only?: Set<string>;
-  /** Deadline for health between waves, ms. */
+  /** Deadline for health between waves, ms (default: the environment's syncPolicy.healthTimeout, else 5m). */
   healthTimeoutMs?: number;
   concurrency?: number;
   onProgress?: (event: ProgressEvent) => void;
@@ -87,8 +87,9 @@ export function outcomeWithoutWork(
 export async function syncEnvironment(
   client: KubeClient,
   target: SyncTarget,
-  request: SyncRequest,
+  given: SyncRequest,
 ): Promise<SyncOutcome> {
+  const request = { ...given, healthTimeoutMs: given.healthTimeoutMs ?? target.env.syncPolicy.healthTimeout };
   const startedAt = new Date().toISOString();
   const totals = emptyTotals();
   const resources: ResourceResult[] = [];

@@ -1,7 +1,10 @@
 // The guard of one environment. Level-triggered: every pass compares the tracked branch head and
 // the live cluster with what Git declares and acts by policy; webhooks, polls, watch events and
 // CLI calls only nudge it. Passes never overlap, and nudges during a pass coalesce into one more.
+
+import { formatDuration } from "../config/duration.ts";
 import type { EnvironmentConfig } from "../config/types.ts";
+import { errorMessage } from "../engine/resource-results.ts";
 import { syncWithRetry } from "../engine/retry.ts";
 import {
   assess,
@@ -12,6 +15,7 @@ import {
   syncEnvironment,
 } from "../engine/sync.ts";
 import type { KubeClient } from "../kube/client.ts";
+import { isTransient } from "../kube/errors.ts";
 import { type KubeObject, keyOf, keyString } from "../kube/object.ts";
 import { SourceError } from "../source/errors.ts";
 import { type RenderedSource, render } from "../source/render.ts";
@@ -223,35 +227,24 @@ export class EnvironmentController {
     };
   }
 
+  /**
+   * Writes `outcome` to history, after `earlier` (failed attempts that were retried: they are
+   * written together with the final outcome because, during an outage of the API server, the
+   * state they belong in is unreachable anyway).
+   */
   private async record(
     trigger: Trigger,
     actor: string,
     outcome: SyncOutcome,
     mutate: (s: EnvironmentState) => void,
     drifted?: string[],
+    earlier: Array<Omit<HistoryEntry, "id">> = [],
   ): Promise<{ state: EnvironmentState; entry: HistoryEntry }> {
     let entry!: HistoryEntry;
+    const limit = this.o.env.revisionHistoryLimit;
     const state = await this.o.store.update(this.instance, (s) => {
-      entry = appendHistory(
-        s,
-        {
-          startedAt: outcome.startedAt,
-          finishedAt: outcome.finishedAt,
-          revision: outcome.revision,
-          trigger,
-          actor,
-          result: outcome.phase,
-          message: outcome.message,
-          counts: {
-            created: outcome.totals.created,
-            configured: outcome.totals.configured,
-            pruned: outcome.totals.pruned,
-            failed: outcome.totals.failed,
-          },
-          drifted,
-        },
-        this.o.env.revisionHistoryLimit,
-      );
+      for (const e of earlier) appendHistory(s, e, limit);
+      entry = appendHistory(s, historyEntryOf(trigger, actor, outcome, drifted), limit);
       if (outcome.inventory.length > 0) s.inventory = outcome.inventory;
       mutate(s);
     });
@@ -531,6 +524,7 @@ export class EnvironmentController {
     const env = this.o.env;
     let state = await this.o.store.load(this.instance);
     let lastTrigger = trigger;
+    const retried: Array<Omit<HistoryEntry, "id">> = [];
     const outcome = await syncWithRetry(
       env.syncPolicy.retry,
       async (n) => {
@@ -550,7 +544,19 @@ export class EnvironmentController {
             opts.dryRun,
           );
         }
-        state = await this.o.store.load(this.instance);
+        try {
+          state = await this.o.store.load(this.instance);
+        } catch (err) {
+          if (!isTransient(err)) throw err;
+          return {
+            ...outcomeWithoutWork(
+              revision,
+              "Failed",
+              `reading the environment's state failed: ${errorMessage(err)}`,
+            ),
+            retryable: true,
+          };
+        }
         return syncEnvironment(
           this.o.client,
           this.target,
@@ -576,7 +582,13 @@ export class EnvironmentController {
         );
       },
       {
-        onRetry: (n, failed, delay) =>
+        onRetry: (n, failed, delay) => {
+          retried.push(
+            historyEntryOf(n === 1 ? trigger : "retry", actor, {
+              ...failed,
+              message: `${failed.message} (attempt ${n}; retrying in ${formatDuration(delay)})`,
+            }),
+          );
           this.o.log.warn(
             {
               instance: this.instance,
@@ -586,25 +598,33 @@ export class EnvironmentController {
               error: failed.message,
             },
             "sync failed; retrying",
-          ),
+          );
+        },
       },
     );
     if (outcome.dryRun) return outcome;
     const ok = outcome.phase === "Succeeded";
-    const { entry } = await this.record(lastTrigger, actor, outcome, (s) => {
-      if (ok) {
-        s.lastSyncedRevision = outcome.revision;
-        s.syncStatus = outcome.resources.some((r) => r.status === "OutOfSync") ? "OutOfSync" : "Synced";
-        s.stuck = undefined;
-        s.lastError = undefined;
-        s.selfHeals = {};
-        if (s.pendingSync?.revision === outcome.revision) s.pendingSync = undefined;
-        s.pendingApprovals = s.pendingApprovals.filter((a) => a.sha !== outcome.revision);
-      } else {
-        s.syncStatus = "OutOfSync";
-        s.stuck = { revision: outcome.revision, reason: outcome.message, since: new Date().toISOString() };
-      }
-    });
+    const { entry } = await this.record(
+      lastTrigger,
+      actor,
+      outcome,
+      (s) => {
+        if (ok) {
+          s.lastSyncedRevision = outcome.revision;
+          s.syncStatus = outcome.resources.some((r) => r.status === "OutOfSync") ? "OutOfSync" : "Synced";
+          s.stuck = undefined;
+          s.lastError = undefined;
+          s.selfHeals = {};
+          if (s.pendingSync?.revision === outcome.revision) s.pendingSync = undefined;
+          s.pendingApprovals = s.pendingApprovals.filter((a) => a.sha !== outcome.revision);
+        } else {
+          s.syncStatus = "OutOfSync";
+          s.stuck = { revision: outcome.revision, reason: outcome.message, since: new Date().toISOString() };
+        }
+      },
+      undefined,
+      retried,
+    );
     this.o.log.info(
       {
         instance: this.instance,
@@ -764,4 +784,28 @@ export class EnvironmentController {
     );
     return { revision: sha, assessment, rendered, state };
   }
+}
+
+function historyEntryOf(
+  trigger: Trigger,
+  actor: string,
+  outcome: SyncOutcome,
+  drifted?: string[],
+): Omit<HistoryEntry, "id"> {
+  return {
+    startedAt: outcome.startedAt,
+    finishedAt: outcome.finishedAt,
+    revision: outcome.revision,
+    trigger,
+    actor,
+    result: outcome.phase,
+    message: outcome.message,
+    counts: {
+      created: outcome.totals.created,
+      configured: outcome.totals.configured,
+      pruned: outcome.totals.pruned,
+      failed: outcome.totals.failed,
+    },
+    drifted,
+  };
 }

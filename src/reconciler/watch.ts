@@ -81,6 +81,7 @@ export class ManagedWatch {
         if (signal.aborted) return;
         if (err instanceof KubeApiError && err.status === 410) {
           // Our version is too old: re-list, and look again since events may have been missed.
+          this.log.debug({ kind, namespace }, "watch expired (410); re-listing");
           rv = undefined;
           this.changed();
           continue;

@@ -21,10 +21,18 @@ export const COMPONENTS = [
 ] as const;
 export type Component = (typeof COMPONENTS)[number];
 
+/** How a component was started, so a fault test can stop it and start it again the same way. */
+export interface Launch {
+  bin: string;
+  args: string[];
+}
+
 export interface PlaneState {
   kubeconfig: string;
   server: string;
+  /** -1 for a component this plane does not run. */
   pids: Record<Component, number>;
+  launches?: Partial<Record<Component, Launch>>;
   ports: Record<string, number>;
   versions: string;
   startedAt: string;
@@ -36,12 +44,12 @@ export function planeDir(): string {
   return resolve(process.env.SYNCWARD_CLUSTER_DIR ?? join(repoRoot, ".cluster"));
 }
 
-const stateFile = () => join(planeDir(), "state.json");
-export const kubeconfigPath = () => join(planeDir(), "kubeconfig");
+const stateFile = (dir = planeDir()) => join(dir, "state.json");
+export const kubeconfigPath = (dir = planeDir()) => join(dir, "kubeconfig");
 
-export function readState(): PlaneState | undefined {
-  if (!existsSync(stateFile())) return undefined;
-  return JSON.parse(readFileSync(stateFile(), "utf8")) as PlaneState;
+export function readState(dir = planeDir()): PlaneState | undefined {
+  if (!existsSync(stateFile(dir))) return undefined;
+  return JSON.parse(readFileSync(stateFile(dir), "utf8")) as PlaneState;
 }
 
 export function isAlive(pid: number): boolean {
@@ -239,10 +247,10 @@ function kubectl(kubeconfig: string, args: string[], input?: string): string {
   }).toString();
 }
 
-export async function isReady(state: PlaneState): Promise<boolean> {
-  if (!COMPONENTS.every((c) => isAlive(state.pids[c]))) return false;
+export async function isReady(state: PlaneState, dir = planeDir()): Promise<boolean> {
+  if (!COMPONENTS.every((c) => state.pids[c] <= 0 || isAlive(state.pids[c]))) return false;
   try {
-    const pki = makePkiPaths();
+    const pki = makePki(join(dir, "pki"));
     const res = await httpsGet(`${state.server}/readyz`, pki);
     return res.status === 200;
   } catch {
@@ -250,27 +258,33 @@ export async function isReady(state: PlaneState): Promise<boolean> {
   }
 }
 
-function makePkiPaths(): Pki {
-  return makePki(join(planeDir(), "pki"));
-}
-
 export interface UpResult {
   state: PlaneState;
   alreadyUp: boolean;
 }
 
-export async function up(): Promise<UpResult> {
-  const existing = readState();
+export interface UpOptions {
+  /** Where the plane keeps its data, certificates, logs and state (default: planeDir()). */
+  dir?: string;
+  /**
+   * Run only etcd and kube-apiserver: enough for objects without controllers (ConfigMaps), at a
+   * fraction of the memory. Deployments never become healthy on such a plane.
+   */
+  apiOnly?: boolean;
+}
+
+export async function up(options: UpOptions = {}): Promise<UpResult> {
+  const dir = options.dir ?? planeDir();
+  const existing = readState(dir);
   if (existing) {
-    if (await isReady(existing)) return { state: existing, alreadyUp: true };
+    if (await isReady(existing, dir)) return { state: existing, alreadyUp: true };
     log("found a stale control plane from an earlier run; stopping what is left of it");
-    await down();
+    await down(dir);
   }
   const bins = ensureBinaries();
-  const dir = planeDir();
   mkdirSync(join(dir, "logs"), { recursive: true });
   const pki = makePki(join(dir, "pki"));
-  const kubeconfig = kubeconfigPath();
+  const kubeconfig = kubeconfigPath(dir);
   const ports = {
     etcdClient: await freePort(),
     etcdPeer: await freePort(),
@@ -289,7 +303,9 @@ export async function up(): Promise<UpResult> {
       throw new PlaneError(`binary for ${name} is missing after the build (${path})`);
     return path;
   };
+  const launches: Partial<Record<Component, Launch>> = {};
   const launch = (name: Component, args: string[]): Running => {
+    launches[name] = { bin: bin(name), args };
     const r = start(name, bin(name), args, logDir);
     started.push(r);
     return r;
@@ -297,7 +313,7 @@ export async function up(): Promise<UpResult> {
   try {
     const etcdUrl = `http://127.0.0.1:${ports.etcdClient}`;
     const peerUrl = `http://127.0.0.1:${ports.etcdPeer}`;
-    log("starting etcd");
+    log(`starting etcd in ${dir}`);
     const etcd = launch("etcd", [
       "--name=syncward",
       `--data-dir=${join(dir, "etcd")}`,
@@ -309,7 +325,7 @@ export async function up(): Promise<UpResult> {
       "--unsafe-no-fsync=true",
       "--log-level=warn",
     ]);
-    await waitFor("etcd", etcd, async () => (await httpGet(`${etcdUrl}/health`)) === 200, 30_000);
+    await waitFor("etcd", etcd, () => componentReady("etcd", ports, server, pki), 30_000);
 
     log("starting kube-apiserver");
     const apiserver = launch("kube-apiserver", [
@@ -335,10 +351,12 @@ export async function up(): Promise<UpResult> {
     await waitFor(
       "kube-apiserver",
       apiserver,
-      async () => (await httpsGet(`${server}/readyz`, pki)).status === 200,
+      () => componentReady("kube-apiserver", ports, server, pki),
       90_000,
     );
 
+    if (options.apiOnly)
+      return { state: record(dir, kubeconfig, server, ports, bins, started, launches), alreadyUp: false };
     const delegated = [
       `--kubeconfig=${kubeconfig}`,
       `--authentication-kubeconfig=${kubeconfig}`,
@@ -388,17 +406,7 @@ export async function up(): Promise<UpResult> {
       60_000,
     );
     for (const r of started) if (r.exited) throw explainExit(r);
-
-    const state: PlaneState = {
-      kubeconfig,
-      server,
-      pids: Object.fromEntries(started.map((r) => [r.name, r.child.pid ?? -1])) as Record<Component, number>,
-      ports,
-      versions: bins.versions ?? "",
-      startedAt: new Date().toISOString(),
-    };
-    writeFileSync(stateFile(), `${JSON.stringify(state, null, 2)}\n`);
-    return { state, alreadyUp: false };
+    return { state: record(dir, kubeconfig, server, ports, bins, started, launches), alreadyUp: false };
   } catch (err) {
     await stopPids(started.map((r) => r.child.pid).filter((p): p is number => typeof p === "number"));
     rmSync(dir, { recursive: true, force: true });
@@ -426,8 +434,83 @@ async function stopPids(pids: number[]): Promise<void> {
   }
 }
 
-export async function down(): Promise<boolean> {
-  const state = readState();
+function record(
+  dir: string,
+  kubeconfig: string,
+  server: string,
+  ports: Record<string, number>,
+  bins: Record<string, string>,
+  started: Running[],
+  launches: Partial<Record<Component, Launch>>,
+): PlaneState {
+  const pids = Object.fromEntries(COMPONENTS.map((c) => [c, -1])) as Record<Component, number>;
+  for (const r of started) pids[r.name] = r.child.pid ?? -1;
+  const state: PlaneState = {
+    kubeconfig,
+    server,
+    pids,
+    launches,
+    ports,
+    versions: bins.versions ?? "",
+    startedAt: new Date().toISOString(),
+  };
+  writeFileSync(stateFile(dir), `${JSON.stringify(state, null, 2)}\n`);
+  return state;
+}
+
+/** etcd answers /health, kube-apiserver /readyz; the others have no check here. */
+async function componentReady(
+  name: Component,
+  ports: Record<string, number>,
+  server: string,
+  pki: Pki,
+): Promise<boolean> {
+  if (name === "etcd") return (await httpGet(`http://127.0.0.1:${ports.etcdClient}/health`)) === 200;
+  if (name === "kube-apiserver") return (await httpsGet(`${server}/readyz`, pki)).status === 200;
+  return true;
+}
+
+function mustState(dir: string): PlaneState {
+  const state = readState(dir);
+  if (!state) throw new PlaneError(`no control plane is recorded in ${dir}`);
+  return state;
+}
+
+/**
+ * Stops one component of the plane in `dir` (for fault tests on a private plane; never the shared
+ * one). The signal is sent before the first await, so a caller can stop it at an exact moment.
+ */
+export async function stopComponent(
+  name: Component,
+  dir: string,
+  signal: NodeJS.Signals = "SIGKILL",
+): Promise<void> {
+  const state = mustState(dir);
+  const pid = state.pids[name];
+  if (pid <= 0) throw new PlaneError(`${name} is not part of the plane in ${dir}`);
+  try {
+    process.kill(pid, signal);
+  } catch {
+    // already gone
+  }
+  while (isAlive(pid)) await new Promise((t) => setTimeout(t, 50));
+}
+
+/** Starts a stopped component again with the arguments it first had, and waits until it is ready. */
+export async function startComponent(name: Component, dir: string): Promise<void> {
+  const state = mustState(dir);
+  const spec = state.launches?.[name];
+  if (!spec) throw new PlaneError(`the plane in ${dir} has no record of how ${name} was started`);
+  if (state.pids[name] > 0 && isAlive(state.pids[name])) throw new PlaneError(`${name} is still running`);
+  const r = start(name, spec.bin, spec.args, join(dir, "logs"));
+  state.pids[name] = r.child.pid ?? -1;
+  writeFileSync(stateFile(dir), `${JSON.stringify(state, null, 2)}\n`);
+  const pki = makePki(join(dir, "pki"));
+  await waitFor(name, r, () => componentReady(name, state.ports, state.server, pki), 90_000);
+}
+
+export async function down(dir = planeDir()): Promise<boolean> {
+  const state = readState(dir);
   if (state) {
     // Stop dependants first so nothing logs errors about a vanished API server.
     await stopPids(
@@ -437,8 +520,8 @@ export async function down(): Promise<boolean> {
         .filter((p) => p > 0),
     );
   }
-  const existed = existsSync(planeDir());
-  rmSync(planeDir(), { recursive: true, force: true });
+  const existed = existsSync(dir);
+  rmSync(dir, { recursive: true, force: true });
   return Boolean(state) || existed;
 }
 

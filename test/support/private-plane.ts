@@ -1,0 +1,84 @@
+// A control plane of the test file's own (etcd and kube-apiserver in a temporary directory, on
+// ports of its own) for fault tests that stop and start components. The shared plane is never
+// touched: it serves every other test file. One per file, reused by the file's tests.
+import { randomBytes } from "node:crypto";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before } from "node:test";
+import { KubeClient } from "../../src/kube/client.ts";
+import {
+  type Component,
+  down,
+  PlaneError,
+  startComponent,
+  stopComponent,
+  up,
+} from "../../tools/cluster/plane.ts";
+
+export interface PrivatePlane {
+  readonly dir: string;
+  readonly kubeconfig: string;
+  readonly server: string;
+  /** An admin client; it keeps working across restarts (requests fail while a component is down). */
+  readonly client: KubeClient;
+  readonly etcdUrl: string;
+  /** Kills a component (SIGKILL by default, sent before the first await) and waits until it is gone. */
+  stop(name: Component, signal?: NodeJS.Signals): Promise<void>;
+  /** Starts it again as it was first started, and waits until it is ready. */
+  start(name: Component): Promise<void>;
+  /** A fresh namespace (the whole plane is thrown away after the file). */
+  namespace(prefix?: string): Promise<string>;
+}
+
+export function usePrivatePlane(): PrivatePlane {
+  const dir = join(mkdtempSync(join(tmpdir(), "syncward-private-plane-")), "plane");
+  let state: { kubeconfig: string; server: string; etcdUrl: string; client: KubeClient } | undefined;
+  const ready = () => {
+    if (!state) throw new Error("the private control plane is not up (used outside a test?)");
+    return state;
+  };
+  before(async () => {
+    try {
+      const { state: s } = await up({ dir, apiOnly: true });
+      state = {
+        kubeconfig: s.kubeconfig,
+        server: s.server,
+        etcdUrl: `http://127.0.0.1:${s.ports.etcdClient}`,
+        client: KubeClient.fromKubeconfig({ kubeconfig: s.kubeconfig }),
+      };
+    } catch (err) {
+      throw new Error(
+        `fault tests need a private control plane (etcd and kube-apiserver binaries, built by tools/cluster/build.sh), and it could not start in ${dir}: ${
+          err instanceof PlaneError || err instanceof Error ? err.message : String(err)
+        }`,
+      );
+    }
+  });
+  after(async () => {
+    state?.client.close();
+    await down(dir);
+  });
+  return {
+    dir,
+    get kubeconfig() {
+      return ready().kubeconfig;
+    },
+    get server() {
+      return ready().server;
+    },
+    get client() {
+      return ready().client;
+    },
+    get etcdUrl() {
+      return ready().etcdUrl;
+    },
+    stop: (name, signal) => stopComponent(name, dir, signal),
+    start: (name) => startComponent(name, dir),
+    async namespace(prefix = "t") {
+      const name = `${prefix}-${randomBytes(3).toString("hex")}`;
+      await ready().client.create({ apiVersion: "v1", kind: "Namespace", metadata: { name } });
+      return name;
+    },
+  };
+}
