@@ -8,6 +8,8 @@ import type { OctokitFactory, RepoRef } from "./octokit.ts";
 const FULL_SHA = /^[0-9a-f]{40}$/;
 /** How long a head learned from a webhook is trusted before asking the API again. */
 const HINT_TTL_MS = 60_000;
+/** Commits a branch was pushed away from, remembered to spot late deliveries. */
+const LEFT_REMEMBERED = 1000;
 /** Commits whose verification is remembered (asked before the approval gate, again before syncing, per environment). */
 const VERIFIED_CACHE = 256;
 
@@ -28,9 +30,10 @@ const REASONS: Record<string, string> = {
   gpgverify_unavailable: "GitHub's signature verification is unavailable",
 };
 
-
 export class GitHubSource implements RevisionSource {
   private readonly hints = new Map<string, { sha: string; at: number }>();
+  /** `branch@sha` that a push moved a branch away from. */
+  private readonly left = new Map<string, true>();
   private readonly verification = new Map<string, Promise<string | undefined>>();
 
   constructor(
@@ -43,8 +46,21 @@ export class GitHubSource implements RevisionSource {
     return `${this.ref.owner}/${this.ref.repo}`;
   }
 
-  /** A push payload told us where `branch` is now. */
-  learnHead(branch: string, sha: string): void {
+  /**
+   * A push payload told us where `branch` is now (`before`: where it was). GitHub does not promise
+   * to deliver pushes in order: a push to a commit that a later push already moved the branch
+   * away from is stale, or a force push back; either way only the API knows, so it is asked.
+   */
+  learnHead(branch: string, sha: string, before?: string): void {
+    if (before !== undefined) {
+      this.left.delete(`${branch}@${before}`);
+      this.left.set(`${branch}@${before}`, true);
+      if (this.left.size > LEFT_REMEMBERED) this.left.delete(this.left.keys().next().value as string);
+    }
+    if (this.left.has(`${branch}@${sha}`)) {
+      this.hints.delete(branch);
+      return;
+    }
     this.hints.set(branch, { sha, at: Date.now() });
   }
 

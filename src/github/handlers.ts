@@ -117,7 +117,7 @@ export async function onPush(
   const configChanged = branch === payload.repository.default_branch && files.includes(CONFIG_PATH);
   const rt = await runtimeFor(runtimes, gh, payload, payload.after, configChanged);
   if (!rt) return [];
-  rt.source.learnHead(branch, payload.after);
+  rt.source.learnHead(branch, payload.after, payload.before);
   const pr = mergedPulls.get(payload.after);
   if (pr !== undefined) rt.reporter.linkPullRequest(payload.after, pr);
   const actor = payload.sender?.login ?? payload.pusher.name ?? "unknown";
