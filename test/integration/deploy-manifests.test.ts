@@ -12,6 +12,7 @@ import { parseAllDocuments } from "yaml";
 import { KubeApiError } from "../../src/kube/errors.ts";
 import type { KubeObject } from "../../src/kube/object.ts";
 import { eventually, useCluster } from "../support/cluster.ts";
+import { optionalRules } from "../support/syncward-account.ts";
 
 const DEPLOY = join(import.meta.dirname, "..", "..", "deploy");
 
@@ -227,6 +228,24 @@ describe("deploy/ manifests", () => {
       subjects: Array<{ kind: string; name: string; namespace: string }>;
     };
     assert.deepEqual(crb.subjects, [{ kind: "ServiceAccount", name: "syncward", namespace: "syncward" }]);
+  });
+
+  it("keep the opt-in grants (deploy/optional/) to creating namespaces and CRDs, without wildcards", () => {
+    const granted = optionalRules("cluster-resources.yaml").flatMap((rule) =>
+      rule.resources.flatMap((resource) =>
+        rule.verbs.map((verb) => `${verb} ${resource}${rule.apiGroups[0] ? `.${rule.apiGroups[0]}` : ""}`),
+      ),
+    );
+    assert.deepEqual(granted.sort(), [
+      "create customresourcedefinitions.apiextensions.k8s.io",
+      "create namespaces",
+      "delete customresourcedefinitions.apiextensions.k8s.io",
+      "get customresourcedefinitions.apiextensions.k8s.io",
+      "list customresourcedefinitions.apiextensions.k8s.io",
+      "patch customresourcedefinitions.apiextensions.k8s.io",
+      "update customresourcedefinitions.apiextensions.k8s.io",
+      "watch customresourcedefinitions.apiextensions.k8s.io",
+    ]);
   });
 
   describe("on the API server", () => {
