@@ -43,11 +43,16 @@ export function isSecret(obj: KubeObject | undefined): boolean {
  * is folded into `data` (base64) as the API server does.
  */
 export function normalizeObject(obj: KubeObject, ignoreMetadataKeys: readonly string[] = []): KubeObject {
-  const out = cloneWithoutNulls(obj) as KubeObject;
-  delete out.status;
+  // status and managedFields are most of a live object: leave them out before the deep copy, not after.
+  const { status: _status, ...kept } = obj as KubeObject & { status?: unknown };
+  if (isPlainObject(obj.metadata)) {
+    const metadata: Record<string, unknown> = { ...obj.metadata };
+    for (const field of SERVER_METADATA) delete metadata[field];
+    (kept as Record<string, unknown>).metadata = metadata;
+  }
+  const out = cloneWithoutNulls(kept) as KubeObject;
   const meta = isPlainObject(out.metadata) ? out.metadata : undefined;
   if (meta) {
-    for (const field of SERVER_METADATA) delete meta[field];
     for (const field of ["annotations", "labels"] as const) {
       const map = meta[field];
       if (!isPlainObject(map)) continue;
