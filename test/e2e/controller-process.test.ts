@@ -1,7 +1,7 @@
 // `syncward controller` as real processes: killed mid-sync and restarted, it converges with
 // nothing lost; two replicas never act on one environment at once, and a survivor takes over.
 import assert from "node:assert/strict";
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { after, describe, it } from "node:test";
 import { StateStore } from "../../src/state/store.ts";
 import { eventually, useCluster } from "../support/cluster.ts";
@@ -77,6 +77,11 @@ const countConfigMaps = async (ns: string) =>
     c.metadata.name.startsWith("cm-"),
   ).length;
 
+const tagsOf = async (ns: string) =>
+  (await cluster.client.list("v1", "ConfigMap", { namespace: ns })).items
+    .filter((c) => c.metadata.name.startsWith("cm-"))
+    .map((c) => (c as unknown as { data: { tag: string } }).data.tag);
+
 describe("syncward controller processes", () => {
   it("converges after being killed mid-sync, with its history intact", async () => {
     const ns = await cluster.namespace("kill");
@@ -114,6 +119,94 @@ describe("syncward controller processes", () => {
     assert.equal(state.lastSyncedRevision, repo.head());
     assert.equal(state.syncStatus, "Synced");
     second.child.kill("SIGTERM");
+  });
+
+  it("keeps a freeze across a kill mid-sync of another environment: the frozen one stays put", async () => {
+    const devNs = await cluster.namespace("frz-dev");
+    const prodNs = await cluster.namespace("frz-prod");
+    const stateNs = await cluster.stateNamespace("frz-state");
+    const repo = makeRepo({
+      ".github/syncward.yml": `${config(devNs)}  - name: prod
+    source: {path: app}
+    destination: {namespace: ${prodNs}}
+    syncPolicy: {automated: {prune: true, selfHeal: true}}
+`,
+      "app/deploy.yaml": slowDeployment,
+      "app/cms.yaml": configMaps(5, "a"),
+    });
+    const first = repo.head();
+    const args = ["--app", "frz", "--state-namespace", stateNs, "--identity", "replica-1", "--poll", "1s"];
+    const store = new StateStore(cluster.client, stateNs);
+    const synced = async (env: string, sha: string) =>
+      (await store.load(`frz.${env}`)).lastSyncedRevision === sha;
+    const killed = startController(repo.dir, args);
+    await eventually(
+      "both environments synced",
+      async () => (await synced("dev", first)) && (await synced("prod", first)),
+      60_000,
+    );
+
+    const freeze = spawnSync(
+      process.execPath,
+      [
+        "bin/syncward.js",
+        "app",
+        "freeze",
+        "prod",
+        "--reason",
+        "release",
+        "--repo",
+        repo.dir,
+        "--kubeconfig",
+        cluster.syncwardKubeconfig,
+        "--app",
+        "frz",
+        "--state-namespace",
+        stateNs,
+      ],
+      { encoding: "utf8", env: { ...process.env, SYNCWARD_ACTOR: "release-manager" } },
+    );
+    assert.equal(freeze.status, 0, freeze.stderr);
+    // A new rollout (minReadySeconds: 4) in wave 0, then new ConfigMaps in wave 1.
+    const second = repo.commit({
+      "app/deploy.yaml": slowDeployment.replace(
+        "metadata: {labels: {app: web}}",
+        "metadata: {labels: {app: web}, annotations: {rev: '2'}}",
+      ),
+      "app/cms.yaml": configMaps(5, "b"),
+    });
+    await eventually(
+      "dev's wave 0 at the second revision",
+      async () => {
+        const d = (await cluster.client.get("apps/v1", "Deployment", devNs, "web")) as
+          | { spec: { template: { metadata: { annotations?: Record<string, string> } } } }
+          | undefined;
+        return d?.spec.template.metadata.annotations?.rev === "2";
+      },
+      30_000,
+    );
+    killed.child.kill("SIGKILL");
+    assert.deepEqual(await tagsOf(devNs), Array(5).fill("a"), "killed before dev's wave 1");
+
+    const restarted = startController(repo.dir, args);
+    await eventually("dev converged to the second revision", async () => synced("dev", second), 60_000);
+    assert.deepEqual(await tagsOf(devNs), Array(5).fill("b"));
+    // The restarted process looked at prod, and left it alone because of the freeze.
+    await eventually(
+      "the restarted controller to report prod frozen",
+      async () =>
+        restarted.lines.some((l) =>
+          l.startsWith(`[prod] ${second.slice(0, 7)} OutOfSync (Frozen by release-manager`),
+        ),
+      30_000,
+    );
+    assert.deepEqual(await tagsOf(prodNs), Array(5).fill("a"));
+    const prod = await store.load("frz.prod");
+    assert.equal(prod.freeze?.by, "release-manager");
+    assert.equal(prod.freeze?.reason, "release");
+    assert.equal(prod.lastSyncedRevision, first);
+    assert.ok(!prod.history.some((h) => h.revision === second), "nothing of the second revision ran in prod");
+    restarted.child.kill("SIGTERM");
   });
 
   it("lets exactly one of two replicas act, and the other takes over when it dies", async () => {
