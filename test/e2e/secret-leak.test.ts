@@ -4,7 +4,7 @@
 // synced through the GitHub App, drifted out of band to a third value, diffed, healed and listed;
 // then every channel is scanned for each value in plain text and in base64 at any alignment.
 import assert from "node:assert/strict";
-import { execFile, execFileSync } from "node:child_process";
+import { execFile } from "node:child_process";
 import { join } from "node:path";
 import { Writable } from "node:stream";
 import { after, before, describe, it } from "node:test";
@@ -13,15 +13,14 @@ import pino from "pino";
 import { Probot } from "probot";
 import { type SyncwardApp, syncwardApp } from "../../src/github/app.ts";
 import { createMetrics } from "../../src/observability/metrics.ts";
-import { REPO_PATH } from "../support/app.ts";
 import { eventually, kubectl, useCluster } from "../support/cluster.ts";
 import { makeRepo } from "../support/git-repo.ts";
 import { type GitHubMock, mockGitHub, TestOctokit, takeOpenApiViolations } from "../support/github.ts";
+import { answerEverything } from "../support/permissive-github.ts";
 import { issueCommentEvent, pushEvent } from "../support/webhooks.ts";
 
 const cluster = useCluster();
 const ROOT = join(import.meta.dirname, "../..");
-const CODELOAD = "https://codeload.github.com";
 
 // Distinctive values: in `stringData`, in `data` (base64 in the manifest), and the drifted one.
 const IN_STRING_DATA = "sw-leak-STRINGDATA-7Qm2vX";
@@ -65,49 +64,6 @@ metadata: {name: settings}
 data: {mode: "production"}
 `;
 
-/** GitHub as the app meets it, permissive: every request answered and recorded, none refused. */
-function mockGitHubForLeaks(mock: GitHubMock, config: string, sha: string, tarball: () => Buffer): void {
-  let id = 9000;
-  const api = mock.api.persist();
-  api
-    .get(/\/contents\/\.github(%2F|\/)syncward\.yml/)
-    .query(true)
-    .reply(200, () => ({
-      type: "file",
-      encoding: "base64",
-      name: "syncward.yml",
-      path: ".github/syncward.yml",
-      content: b64(config),
-      sha: "0".repeat(40),
-      size: config.length,
-    }));
-  api.get(/\/tarball\/[0-9a-f]{40}$/).reply(302, "", { location: `${CODELOAD}/acme/shop/legacy.tar.gz/x` });
-  mock
-    .scope(CODELOAD)
-    .persist()
-    .get("/acme/shop/legacy.tar.gz/x")
-    .reply(200, tarball, { "content-type": "application/x-gzip" });
-  api
-    .post(`${REPO_PATH}/check-runs`)
-    .reply(201, () => ({ id: ++id, html_url: `https://github.com/r/${id}` }));
-  api.patch(/\/check-runs\/\d+$/).reply(200, () => ({ id }));
-  api.get(/\/deployments(\?.*)?$/).reply(200, []);
-  api.post(`${REPO_PATH}/deployments`).reply(201, () => ({ id: ++id }));
-  api.post(/\/deployments\/\d+\/statuses$/).reply(201, { id: 1 });
-  api.get(/\/commits\/[0-9a-f]{40}\/pulls/).reply(200, []);
-  api.post(/\/issues\/comments\/\d+\/reactions$/).reply(201, { id: 1 });
-  api.post(/\/issues\/\d+\/comments$/).reply(201, () => ({ id: ++id }));
-  api.patch(/\/issues\/comments\/\d+$/).reply(200, () => ({ id }));
-  api.get(/\/issues\/\d+\/comments/).reply(200, []);
-  // The pull request commented on proposes the deployed commit: `/diff` shows the drift alone.
-  api.get(/\/pulls\/\d+$/).reply(200, { number: 7, merged: false, merge_commit_sha: null, head: { sha } });
-  api.get(/\/collaborators\/[^/]+\/permission$/).reply(200, {
-    permission: "write",
-    role_name: "write",
-    user: { login: "alice" },
-  });
-}
-
 describe("a Secret's values never leave the cluster", () => {
   let ns: string;
   let stateNs: string;
@@ -132,12 +88,8 @@ describe("a Secret's values never leave the cluster", () => {
     const repo = makeRepo({ ".github/syncward.yml": config, "app/secret.yaml": manifests });
     repoDir = repo.dir;
     const sha = repo.head();
-    const tarball = () =>
-      execFileSync("git", ["archive", "--format=tar.gz", `--prefix=acme-shop-${sha.slice(0, 7)}/`, sha], {
-        cwd: repo.dir,
-      });
     mock = mockGitHub();
-    mockGitHubForLeaks(mock, config, sha, tarball);
+    answerEverything(mock, config, repo.dir, sha);
     const sink = new Writable({
       write(chunk, _encoding, done) {
         logs += chunk.toString();
