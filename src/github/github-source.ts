@@ -2,7 +2,9 @@
 // a push costs no extra call), and trees from the repository tarball, cached by SHA.
 
 import type { RevisionSource } from "../reconciler/revision-source.ts";
+import { SourceError } from "../source/errors.ts";
 import { fetchGitHubTree } from "../source/github-tarball.ts";
+import { isTransientGitHubError, statusOf } from "./github-errors.ts";
 import type { OctokitFactory, RepoRef } from "./octokit.ts";
 
 const FULL_SHA = /^[0-9a-f]{40}$/;
@@ -104,6 +106,18 @@ export class GitHubSource implements RevisionSource {
   }
 
   async tree(sha: string): Promise<string> {
-    return fetchGitHubTree(await this.octokit(), { ...this.ref, sha }, this.cacheDir);
+    try {
+      return await fetchGitHubTree(await this.octokit(), { ...this.ref, sha }, this.cacheDir);
+    } catch (err) {
+      // GitHub down or limiting us is not a broken source: not a SourceError, so the pass fails
+      // without a "render failed" in history or on the commit, and the next pass fetches again.
+      if (err instanceof SourceError && isTransientGitHubError(err.cause)) {
+        throw new Error(
+          `GitHub did not serve ${this.description} at ${sha} (${statusOf(err.cause)}); the next pass tries again`,
+          { cause: err },
+        );
+      }
+      throw err;
+    }
   }
 }

@@ -42,6 +42,8 @@ function parsed<T>(body: unknown): T {
 export class FakeGitHub {
   /** While true, report endpoints fail with 502/503. */
   outage = false;
+  /** While true, tarball downloads fail with 502/503. */
+  sourceOutage = false;
   /** Requests refused (outages and canned failures). */
   refused = 0;
   /** Answers given, in order, to the next report requests instead of accepting them. */
@@ -86,6 +88,7 @@ export class FakeGitHub {
       .get(/\/repos\/acme\/shop\/tarball\/[0-9a-f]{40}$/)
       .optionally()
       .reply((uri) => {
+        if (this.sourceOutage) return this.refuse();
         const sha = uri.split("/").at(-1)!;
         return [302, "", { location: `${CODELOAD}/acme/shop/legacy.tar.gz/${sha}` }];
       });
@@ -178,7 +181,10 @@ export class FakeGitHub {
       this.refused++;
       return canned;
     }
-    if (!this.outage) return ok();
+    return this.outage ? this.refuse() : ok();
+  }
+
+  private refuse(): Reply {
     this.refused++;
     return this.refused % 2 === 1
       ? [502, { message: "Server Error" }]
