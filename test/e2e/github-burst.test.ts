@@ -27,7 +27,7 @@ describe("a burst of webhook deliveries", () => {
   before(async () => {
     ns.dev = await cluster.namespace("ghb-dev");
     ns.stage = await cluster.namespace("ghb-stage");
-    const stateNs = await cluster.namespace("ghb-state");
+    const stateNs = await cluster.stateNamespace("ghb-state");
     repo = makeRepo({ "dev/cm.yaml": cm("1"), "stage/cm.yaml": cm("1") });
     github = new FakeGitHub(
       repo,
@@ -44,7 +44,7 @@ describe("a burst of webhook deliveries", () => {
     revisionHistoryLimit: 50
 `,
     );
-    app = await startApp({ client: cluster.client, stateNamespace: stateNs });
+    app = await startApp({ client: cluster.syncwardClient, stateNamespace: stateNs });
     github.install(app.mock);
     // GitHub's OpenAPI description (~70 MB) loads on the first request: before the heap is measured.
     validateAgainstOpenApi("GET", "/repos/{owner}/{repo}", undefined, { owner: "acme", repo: "shop" });

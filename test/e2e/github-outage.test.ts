@@ -29,7 +29,7 @@ describe("GitHub failing while syncward runs", () => {
 
   before(async () => {
     ns = await cluster.namespace("gho-web");
-    const stateNs = await cluster.namespace("gho-state");
+    const stateNs = await cluster.stateNamespace("gho-state");
     repo = makeRepo({ "web/cm.yaml": cm("1") });
     github = new FakeGitHub(
       repo,
@@ -41,7 +41,7 @@ describe("GitHub failing while syncward runs", () => {
 `,
     );
     app = await startApp({
-      client: cluster.client,
+      client: cluster.syncwardClient,
       stateNamespace: stateNs,
       resilient: true,
       reportRetryMs: { initial: 20, max: 200 },

@@ -62,7 +62,7 @@ describe("the app killed mid-sync and restarted", () => {
     ns.web = await cluster.namespace("ghr-web");
     ns.stage = await cluster.namespace("ghr-stage");
     ns.prod = await cluster.namespace("ghr-prod");
-    stateNs = await cluster.namespace("ghr-state");
+    stateNs = await cluster.stateNamespace("ghr-state");
     repo = makeRepo({ "web/cm.yaml": cm("1"), "stage/cm.yaml": cm("1"), "prod/cm.yaml": cm("1") });
     c1 = repo.head();
     repo.git("branch", "release");
@@ -84,7 +84,7 @@ describe("the app killed mid-sync and restarted", () => {
     approval: {users: [carol, dave], minimum: 2}
 `,
     );
-    aClient = KubeClient.fromKubeconfig({ kubeconfig: cluster.kubeconfig });
+    aClient = KubeClient.fromKubeconfig({ kubeconfig: cluster.syncwardKubeconfig });
     a = await startApp({ client: aClient, stateNamespace: stateNs });
     github.install(a.mock);
     mockPullRequest(a);
@@ -161,7 +161,7 @@ describe("the app killed mid-sync and restarted", () => {
   });
 
   it("instance B: converges to the branch head, reuses A's deployments, counts carol's approval, keeps the freeze", async () => {
-    b = await startApp({ client: cluster.client, stateNamespace: stateNs, autoStart: true });
+    b = await startApp({ client: cluster.syncwardClient, stateNamespace: stateNs, autoStart: true });
     github.install(b.mock);
     mockPullRequest(b);
     b.mock.api
