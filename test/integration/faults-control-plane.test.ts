@@ -196,7 +196,7 @@ describe("faults of the control plane", () => {
       assert.deepEqual(await tags(t.ns), Array(20).fill("one"));
       const state = await t.store.load(t.controller.instance);
       assertFailedThenSucceeded(state.history, t.repo.head(), "poll");
-      assert.match(state.history[0]?.message ?? "", /timed out/);
+      assert.match(state.history[0]?.message ?? "", /cannot reach the API server|timed out|etcd/);
       assert.equal(state.syncStatus, "Synced");
       assert.equal(events.filter((e) => e.type === "stuck").length, 0);
     } finally {

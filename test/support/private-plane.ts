@@ -11,6 +11,7 @@ import {
   type Component,
   down,
   PlaneError,
+  readState,
   startComponent,
   stopComponent,
   up,
@@ -55,9 +56,21 @@ export function usePrivatePlane(): PrivatePlane {
       );
     }
   });
+  // Its processes are detached: if this test process dies without running `after`, kill them.
+  const killLeftovers = () => {
+    for (const pid of Object.values(readState(dir)?.pids ?? {}))
+      if (pid > 0)
+        try {
+          process.kill(pid, "SIGKILL");
+        } catch {
+          // already gone
+        }
+  };
+  process.once("exit", killLeftovers);
   after(async () => {
     state?.client.close();
     await down(dir);
+    process.off("exit", killLeftovers);
   });
   return {
     dir,

@@ -471,6 +471,9 @@ async function componentReady(
 }
 
 function mustState(dir: string): PlaneState {
+  // The plane in .cluster/ is shared by every test run on this machine: faults go to private ones.
+  if (resolve(dir) === resolve(repoRoot, ".cluster"))
+    throw new PlaneError(`refusing to stop or start a component of the shared plane in ${dir}`);
   const state = readState(dir);
   if (!state) throw new PlaneError(`no control plane is recorded in ${dir}`);
   return state;
