@@ -56,7 +56,13 @@ if (needsCluster) {
 if (needsCluster && env.SYNCWARD_TEST_KUBECONFIG) {
   // syncward runs as deploy/'s ServiceAccount in the tests; one token for the whole run.
   const admin = env.SYNCWARD_TEST_KUBECONFIG;
-  env.SYNCWARD_TEST_SA_KUBECONFIG = provisionAccount(admin, join(dirname(admin), "syncward-sa.kubeconfig"));
+  try {
+    env.SYNCWARD_TEST_SA_KUBECONFIG = provisionAccount(admin, join(dirname(admin), "syncward-sa.kubeconfig"));
+  } catch (err) {
+    process.stderr.write(`[tests] syncward's test ServiceAccount could not be set up:\n${String(err)}\n`);
+    if (startedHere) await down();
+    process.exit(1);
+  }
 }
 
 const concurrency = process.env.SYNCWARD_TEST_CONCURRENCY ?? "2";
