@@ -6,6 +6,7 @@ import { Agent as HttpsAgent, request as httpsRequest, type RequestOptions } fro
 import { KubeConfig } from "@kubernetes/client-node";
 import { KubeApiError, KubeConnectionError } from "./errors.ts";
 import { groupOf, type KubeObject, type ResourceKey } from "./object.ts";
+import { scrubSecretValues } from "./scrub-secret.ts";
 
 export interface ApiResource {
   /** Plural resource name used in URLs, e.g. `deployments`. */
@@ -144,7 +145,7 @@ export class KubeClient {
             const st = (parsed ?? {}) as { message?: string; reason?: string };
             reject(
               new KubeApiError(
-                st.message ?? (text.slice(0, 300) || `HTTP ${status}`),
+                scrubSecretValues(st.message ?? (text.slice(0, 300) || `HTTP ${status}`), options.body),
                 status,
                 st.reason ?? "",
                 method,

@@ -153,11 +153,36 @@ function checkObject(value: unknown, what: string): KubeObject | string {
       wrong.push(`metadata.namespace must be a string, found ${describe(metadata.namespace)}`);
     }
   }
+  if (value.kind === "Secret" && value.apiVersion === "v1") wrong.push(...secretValueProblems(value));
   const parts: string[] = [];
   if (missing.length > 0) parts.push(`${what} is missing ${missing.join(", ")}`);
   if (wrong.length > 0) parts.push(`${missing.length > 0 ? "" : `${what}: `}${wrong.join("; ")}`);
   if (parts.length > 0) return parts.join("; ");
   return value as KubeObject;
+}
+
+/**
+ * A Secret's values must be strings. An unquoted `pin: 1234` is a number, and the API server's
+ * refusal would quote it: refused here, naming the key and never the value.
+ */
+function secretValueProblems(secret: Record<string, unknown>): string[] {
+  const problems: string[] = [];
+  for (const field of ["data", "stringData"] as const) {
+    const map = secret[field];
+    if (map === undefined || map === null) continue;
+    if (!isPlainObject(map)) {
+      problems.push(`Secret ${field} must be a mapping, found ${describe(map)}`);
+      continue;
+    }
+    for (const [key, v] of Object.entries(map)) {
+      if (typeof v !== "string" && v !== null) {
+        problems.push(
+          `Secret ${field}.${key} must be a string, found ${describe(v)} (quote it in YAML; the value is not shown)`,
+        );
+      }
+    }
+  }
+  return problems;
 }
 
 /** yaml's pretty messages end with ` at line 7, column 3:` and a code excerpt; the line is reported apart. */
