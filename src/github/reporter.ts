@@ -246,7 +246,8 @@ export class GitHubReporter {
     description: string,
   ): Promise<void> {
     const record = await this.deploymentFor(gh, envName, sha, description);
-    if (status === "in_progress" && record.status === "queued") {
+    // A finished deployment that syncs again (a failed one retried by `/sync`) shows the new try.
+    if (status === "in_progress" && record.status !== "in_progress") {
       await this.deploymentStatus(gh, record.id, "in_progress", description, this.checksUrl(sha));
       record.status = "in_progress";
     }

@@ -133,4 +133,81 @@ describe("GitHub reporter", () => {
       /Self-heal reverted out-of-band changes: apps\/Deployment:shop\/web \/spec\/replicas/,
     );
   });
+
+  it("a failed deployment synced again by hand gets the new try's statuses, on the same deployment", async () => {
+    const r = await reporter();
+    capture();
+    capture();
+    mock.api
+      .get(`${REPO_PATH}/deployments`)
+      .query({ sha, environment: "dev", per_page: "100" })
+      .reply(200, []);
+    mock.api.post(`${REPO_PATH}/deployments`).reply(201, { id: 77 });
+    const states: string[] = [];
+    mock.api
+      .post(`${REPO_PATH}/deployments/77/statuses`, (b: { state: string }) => {
+        states.push(b.state);
+        return true;
+      })
+      .times(5)
+      .reply(201, { id: 1 });
+    for (const phase of ["Failed", "Succeeded"] as const) {
+      r.handle({
+        type: "syncStarted",
+        instance: "acme-shop.dev",
+        env: "dev",
+        revision: sha,
+        trigger: "comment",
+        actor: "alice",
+        changes: 1,
+      });
+      r.handle({
+        type: "synced",
+        instance: "acme-shop.dev",
+        env: "dev",
+        revision: sha,
+        trigger: "comment",
+        actor: "alice",
+        outcome: outcome(phase),
+        entry: {
+          id: 1,
+          startedAt: outcome(phase).startedAt,
+          finishedAt: outcome(phase).finishedAt,
+          revision: sha,
+          trigger: "comment",
+          actor: "alice",
+          result: phase,
+          message: "",
+          counts: { created: 0, configured: 1, pruned: 0, failed: phase === "Failed" ? 1 : 0 },
+        },
+      });
+      await r.idle();
+    }
+    mock.assertDone();
+    assert.deepEqual(states, ["queued", "in_progress", "failure", "in_progress", "success"]);
+  });
 });
+
+function outcome(phase: "Failed" | "Succeeded") {
+  const at = "2026-01-01T00:00:00.000Z";
+  return {
+    revision: sha,
+    phase,
+    message: phase === "Failed" ? "1 failed" : "0 created, 1 configured",
+    startedAt: at,
+    finishedAt: at,
+    writes: 1,
+    dryRun: false,
+    inventory: [],
+    retryable: false,
+    totals: {
+      created: 0,
+      configured: 1,
+      unchanged: 0,
+      pruned: 0,
+      failed: phase === "Failed" ? 1 : 0,
+      skipped: 0,
+    },
+    resources: [],
+  };
+}
