@@ -9,7 +9,7 @@ import { describe, it } from "node:test";
 import { helpText } from "../../src/github/help.ts";
 import { mockConfig } from "../support/app.ts";
 import { mockRefusal, useOfflineApp } from "../support/comment-app.ts";
-import { issueCommentEvent } from "../support/webhooks.ts";
+import { checkRunEvent, issueCommentEvent } from "../support/webhooks.ts";
 
 const CONFIG = `environments:
   - name: dev
@@ -151,6 +151,17 @@ describe("hostile comments: who is speaking", () => {
     await app().probot.receive(comment(`${helpText(["dev", "prod"])}\n/sync dev`, "syncward[bot]", "Bot"));
     app().mock.assertDone();
     assert.equal(app().mock.requests.length, 0, "no loop: the bot never answers itself");
+  });
+
+  it("ignores a check-run button clicked by a bot (our own app included): no loop", async () => {
+    const click = checkRunEvent("requested_action", {
+      identifier: "sync",
+      name: "syncward / dev",
+      sender: { login: "syncward[bot]", type: "Bot" },
+    });
+    await app().probot.receive(click);
+    app().mock.assertDone();
+    assert.equal(app().mock.requests.length, 0);
   });
 
   it("ignores a bot whose comment user is a Bot even if the sender looks human", async () => {

@@ -111,6 +111,7 @@ describe("a ClusterRoleBinding to cluster-admin slipped into a pull request", ()
       pushEvent({ after: head, before: base, modified: ["app/settings.yaml"], added: ["app/rbac.yaml"] }),
     );
     await app.settle();
+    assert.ok(checksFor(head).length > previews, "the sync reported a check run of its own");
     const check = checksFor(head)
       .filter((c) => c.name === "syncward / dev")
       .at(-1);
