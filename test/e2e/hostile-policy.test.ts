@@ -1,5 +1,6 @@
-// A pull request that slips a ClusterRoleBinding to cluster-admin into an environment whose policy
-// allows no cluster-scoped kinds: the preview check run flags it as a policy violation, and neither
+// A pull request that slips a ClusterRoleBinding to cluster-admin (and a RoleBinding into
+// kube-system) into an environment whose policy allows no cluster-scoped kinds and only its own
+// namespace: the preview check run flags both as policy violations, and neither
 // the merge (automated sync) nor a `/sync` applies anything. Checked on the real cluster.
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
@@ -21,6 +22,14 @@ roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: cluster-
 subjects: [{kind: ServiceAccount, name: default, namespace: ${ns}}]
 `;
 
+/** A namespaced object aimed at a namespace the environment may not use. */
+const foreignRoleBinding = (ns: string, name: string) => `apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: ${name}, namespace: kube-system}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: admin}
+subjects: [{kind: ServiceAccount, name: default, namespace: ${ns}}]
+`;
+
 interface CheckRun {
   name: string;
   head_sha: string;
@@ -28,7 +37,7 @@ interface CheckRun {
   output?: { title: string; summary: string; text?: string };
 }
 
-describe("a ClusterRoleBinding to cluster-admin slipped into a pull request", () => {
+describe("a ClusterRoleBinding to cluster-admin (and a RoleBinding in kube-system) slipped into a pull request", () => {
   let app: TestApp;
   let repo: TestRepo;
   let ns: string;
@@ -43,6 +52,8 @@ describe("a ClusterRoleBinding to cluster-admin slipped into a pull request", ()
       .filter((c) => c.head_sha === sha);
   const binding = () =>
     cluster.client.get("rbac.authorization.k8s.io/v1", "ClusterRoleBinding", "", bindingName);
+  const foreign = () =>
+    cluster.client.get("rbac.authorization.k8s.io/v1", "RoleBinding", "kube-system", bindingName);
   const release = async () =>
     ((await cluster.client.get("v1", "ConfigMap", ns, "settings")) as { data?: { release?: string } })?.data
       ?.release;
@@ -59,7 +70,11 @@ describe("a ClusterRoleBinding to cluster-admin slipped into a pull request", ()
     repo = makeRepo({ "app/settings.yaml": configMap("1") });
     base = repo.head();
     head = repo.commit(
-      { "app/settings.yaml": configMap("2"), "app/rbac.yaml": sneakyBinding(ns, bindingName) },
+      {
+        "app/settings.yaml": configMap("2"),
+        "app/rbac.yaml": sneakyBinding(ns, bindingName),
+        "app/rolebinding.yaml": foreignRoleBinding(ns, bindingName),
+      },
       "tidy up settings",
     );
     app = await startApp({ client: cluster.client, stateNamespace: stateNs });
@@ -102,6 +117,12 @@ describe("a ClusterRoleBinding to cluster-admin slipped into a pull request", ()
         `clusterrolebinding\\.rbac\\.authorization\\.k8s\\.io/${bindingName}: cluster-scoped kind ClusterRoleBinding is not allowed for environment dev \\(add \\{group: "rbac\\.authorization\\.k8s\\.io", kind: ClusterRoleBinding\\} to policy\\.clusterResources\\)`,
       ),
     );
+    assert.match(
+      preview?.output?.summary ?? "",
+      new RegExp(
+        `rolebinding\\.rbac\\.authorization\\.k8s\\.io/${bindingName}: namespace "kube-system" is not allowed for environment dev \\(policy\\.namespaces: ${ns}\\)`,
+      ),
+    );
     assert.equal(await binding(), undefined, "a preview applies nothing");
   });
 
@@ -118,6 +139,7 @@ describe("a ClusterRoleBinding to cluster-admin slipped into a pull request", ()
     assert.equal(check?.conclusion, "failure");
     assert.match(JSON.stringify(check?.output), /cluster-scoped kind ClusterRoleBinding is not allowed/);
     assert.equal(await binding(), undefined, "the ClusterRoleBinding does not exist");
+    assert.equal(await foreign(), undefined, "nor the RoleBinding in kube-system");
     assert.equal(await release(), "1", "the ConfigMap of the same commit was not applied either");
   });
 
