@@ -8,9 +8,12 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
+import { stringify } from "yaml";
+import { parseConfig } from "../../src/config/load.ts";
 import { KubeClient } from "../../src/kube/client.ts";
 import { EnvironmentController, type Logger } from "../../src/reconciler/environment-controller.ts";
 import type { ReconcilerEvent } from "../../src/reconciler/events.ts";
+import { Reconciler } from "../../src/reconciler/reconciler.ts";
 import { LocalGitSource } from "../../src/reconciler/revision-source.ts";
 import { StateStore } from "../../src/state/store.ts";
 import type { HistoryEntry } from "../../src/state/types.ts";
@@ -92,6 +95,12 @@ async function setup(
     pollIntervalMs: 0,
   });
   return { ns, stateNs, repo, client, store, events, controller, ...captured };
+}
+
+/** Every one of the 20 ConfigMaps exists and carries `tag`. */
+async function allTagged(ns: string, tag: string): Promise<boolean> {
+  const found = await tags(ns);
+  return found.length === 20 && found.every((t) => t === tag);
 }
 
 async function tags(ns: string): Promise<string[]> {
@@ -204,6 +213,71 @@ describe("faults of the control plane", () => {
     }
   });
 
+  it("resumes the whole loop (lease, polls, watches) after an API server outage longer than its lease", async () => {
+    const ns = await plane.namespace("outage");
+    const stateNs = await plane.namespace("outage-state");
+    const repo = makeRepo({ "app/cms.yaml": configMaps("one") });
+    const client = KubeClient.fromKubeconfig({ kubeconfig: plane.kubeconfig, timeoutMs: 5_000 });
+    clients.push(client);
+    const { log, messages } = captureLog();
+    const config = parseConfig(
+      stringify({
+        environments: [
+          {
+            name: "dev",
+            source: { path: "app" },
+            destination: { namespace: ns },
+            syncPolicy: { automated: { prune: true, selfHeal: true }, retry: FAST_RETRY },
+          },
+        ],
+      }),
+    );
+    const reconciler = new Reconciler({
+      app: "outage",
+      config,
+      client,
+      source: new LocalGitSource(repo.dir, join(scratch, "outage")),
+      emit: () => {},
+      log,
+      stateNamespace: stateNs,
+      identity: "replica-1",
+      leases: true,
+      leaseDurationSeconds: 3,
+      pollIntervalMs: 1_000,
+    });
+    reconciler.start();
+    try {
+      await eventually("the first revision", () => allTagged(ns, "one"), 60_000);
+      await plane.stop("kube-apiserver");
+      const second = repo.commit({ "app/cms.yaml": configMaps("two") });
+      await eventually(
+        "the lease to be lost",
+        async () => messages.includes("lease lost; stopped reconciling"),
+        60_000,
+      );
+      assert.deepEqual(reconciler.active, [], "no environment acts without the lease");
+      await plane.start("kube-apiserver");
+
+      await eventually(
+        "the second revision, committed during the outage",
+        () => allTagged(ns, "two"),
+        90_000,
+      );
+      assert.equal(messages.filter((m) => m === "lease acquired; reconciling").length, 2);
+      const state = await reconciler.store.load(reconciler.controller("dev").instance);
+      assert.equal(state.lastSyncedRevision, second);
+      assert.equal(state.history.at(-1)?.result, "Succeeded");
+      assert.ok(
+        state.history.every(
+          (h) => h.revision !== second || h.result !== "Succeeded" || h === state.history.at(-1),
+        ),
+        "the second revision succeeded once",
+      );
+    } finally {
+      await reconciler.stop();
+    }
+  });
+
   it("heals drift made while its watch connection was cut, resuming the watch where it stopped", async () => {
     const { t, heal } = await healAcrossCut("watch", async () => {});
     assert.equal(heal.result, "Succeeded");
@@ -249,7 +323,7 @@ async function healAcrossCut(name: string, meanwhile: () => Promise<void>) {
     await meanwhile();
     await proxy.restore();
 
-    await eventually("the edit healed", async () => (await tags(t.ns)).every((tag) => tag === "one"), 90_000);
+    await eventually("the edit healed", () => allTagged(t.ns, "one"), 90_000);
     const heal = await eventually("a self-heal in history", async () =>
       (await t.store.load(t.controller.instance)).history.find((h) => h.trigger === "selfHeal"),
     );
