@@ -58,17 +58,13 @@ describe("render: 1,000 objects", () => {
     ["plain", "directory"],
     ["kustomized", "kustomize"],
   ] as const) {
-    it(`renders a ${renderer} source of ${FILES * PER_FILE} objects`, async (t) => {
-      if (renderer === "directory") await render(tree, path); // warm up: module loading, page cache
-      const start = performance.now();
+    it(`renders a ${renderer} source of ${FILES * PER_FILE} objects`, async () => {
+      // Time is measured by `npm run bench`, not asserted here: this checks that nothing is lost.
       const result = await render(tree, path);
-      const ms = performance.now() - start;
-      t.diagnostic(`${renderer}: ${result.objects.length} objects in ${ms.toFixed(0)} ms`);
       assert.equal(result.renderer, renderer);
       assert.equal(result.objects.length, FILES * PER_FILE);
       assert.equal(result.files.get("apps/Deployment:/app-42-7"), `${path}/f042.yaml`);
       assert.equal(result.lines.get("apps/Deployment:/app-42-7"), 7 * 25 + 1);
-      assert.ok(ms < 30_000, `rendering took ${ms} ms`);
     });
   }
 });
