@@ -246,7 +246,7 @@ describe("compareObjects", () => {
     });
   }
 
-  it("compares 1,000 Deployments quickly", () => {
+  it("finds exactly the drifted ones among 1,000 Deployments", () => {
     const lives = Array.from({ length: 1000 }, (_, i) =>
       edit(live, (o: Any) => {
         o.metadata.name = `web-${i}`;
@@ -254,13 +254,13 @@ describe("compareObjects", () => {
       }),
     );
     const desireds = lives.map((l) => edit(desired, (o: Any) => (o.metadata.name = l.metadata.name)));
-    const start = performance.now();
-    let drifted = 0;
+    // Speed is measured by `npm run bench` (diff and plan of 10,000 objects), never asserted here.
+    const drifted: number[] = [];
     for (let i = 0; i < lives.length; i++)
-      if (!compareObjects(desireds[i] as KubeObject, lives[i] as KubeObject).inSync) drifted++;
-    const ms = performance.now() - start;
-    assert.equal(drifted, 100);
-    // Generous bound: catches an accidental quadratic blow-up, not a slow machine.
-    assert.ok(ms < 5000, `1,000 comparisons took ${ms.toFixed(0)} ms`);
+      if (!compareObjects(desireds[i] as KubeObject, lives[i] as KubeObject).inSync) drifted.push(i);
+    assert.deepEqual(
+      drifted,
+      Array.from({ length: 100 }, (_, k) => k * 10),
+    );
   });
 });

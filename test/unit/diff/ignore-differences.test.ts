@@ -291,7 +291,7 @@ describe("ignoreDifferences", () => {
     assert.throws(() => compileJqPath("  "), IgnoreRuleError);
   });
 
-  it("jq: 1,000 evaluations of a compiled expression are fast", () => {
+  it("jq: a compiled expression gives the same answer on every evaluation", () => {
     const rules = [
       rule({
         group: "apps",
@@ -299,9 +299,12 @@ describe("ignoreDifferences", () => {
         jqPathExpressions: ['.spec.template.spec.containers[] | select(.name == "istio-proxy")'],
       }),
     ];
-    const start = performance.now();
-    for (let i = 0; i < 1000; i++) compareObjects(desired, istio, { ignoreDifferences: rules });
-    const ms = performance.now() - start;
-    assert.ok(ms < 5000, `took ${ms.toFixed(0)} ms`);
+    // Speed is measured by `npm run bench` (diff and plan of 10,000 objects), never asserted here.
+    const answers = new Set<string>();
+    for (let i = 0; i < 1000; i++) {
+      const result = compareObjects(desired, istio, { ignoreDifferences: rules });
+      answers.add(result.differences.map((d) => d.path).join(","));
+    }
+    assert.deepEqual([...answers], ["/spec/template/spec/containers/1/image"]);
   });
 });
