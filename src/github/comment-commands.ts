@@ -13,7 +13,7 @@ import { SourceError } from "../source/errors.ts";
 import { allows, checkApprover, type Permission, permissionOf } from "./authorize.ts";
 import { type ParsedCommand, parseCommands } from "./commands.ts";
 import { helpText } from "./help.ts";
-import { codeSpan, fenced } from "./markdown.ts";
+import { codeSpan, fenced, tableCell } from "./markdown.ts";
 import type { Octokit } from "./octokit.ts";
 import type { RepoRuntime } from "./runtime.ts";
 import { truncateBytes } from "./truncate.ts";
@@ -273,7 +273,7 @@ async function history(rt: RepoRuntime, controller: EnvironmentController): Prom
     .reverse()
     .map(
       (h) =>
-        `| ${h.id} | ${h.finishedAt.replace(/\.\d+Z$/, "Z")} | \`${short(h.revision)}\` | ${h.trigger} | ${h.actor} | ${h.result} |`,
+        `| ${h.id} | ${h.finishedAt.replace(/\.\d+Z$/, "Z")} | \`${short(h.revision)}\` | ${tableCell(h.trigger)} | ${tableCell(h.actor)} | ${tableCell(h.result)} |`,
     );
   return {
     ok: true,

@@ -49,3 +49,18 @@ export function fenced(body: string, info = ""): string {
   const fence = fenceFor(body);
   return `${fence}${info}\n${body.replace(/\n+$/, "")}\n${fence}`;
 }
+
+/** `text` with `&`, `<` and `>` as entities, so it shows as written instead of rendering as HTML. */
+export function escapeHtml(text: string): string {
+  return text.replaceAll("&", "&amp;").replaceAll("<", "&lt;").replaceAll(">", "&gt;");
+}
+
+/** A markdown table cell: no pipes, no newlines, no raw HTML, at most `max` characters. */
+export function tableCell(text: string, max = 300): string {
+  return clipChars(
+    escapeHtml(text)
+      .replace(/\r?\n|\r/g, " ")
+      .replaceAll("|", "\\|"),
+    max,
+  );
+}

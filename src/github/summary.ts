@@ -4,7 +4,7 @@
 import type { EnvironmentConfig } from "../config/types.ts";
 import type { HealthStatus, ResourceResult, SyncResult } from "../engine/result.ts";
 import type { EnvironmentState, HistoryEntry } from "../state/types.ts";
-import { codeSpan } from "./markdown.ts";
+import { clipChars, codeSpan, escapeHtml, fenceFor, tableCell } from "./markdown.ts";
 import { byteLength, truncateBytes } from "./truncate.ts";
 
 /** GitHub's cap on `output.summary` and `output.text`, in UTF-8 bytes. */
@@ -216,7 +216,7 @@ export function prCommentBody(
           ? ""
           : `[details](${r.checkUrl.replaceAll(")", "%29").replaceAll(" ", "%20")})`;
       lines.push(
-        `| ${codeCell(r.env)} | ${cell(r.status)} | ${r.revision === "" ? "" : codeCell(short(r.revision))} | ${check} | ${cell(r.note ?? "")} |`,
+        `| ${codeCell(r.env)} | ${tableCell(r.status)} | ${r.revision === "" ? "" : codeCell(short(r.revision))} | ${check} | ${tableCell(r.note ?? "")} |`,
       );
     }
   }
@@ -335,7 +335,7 @@ function resourceTable(resources: ResourceResult[], compact: boolean): string {
     : resources;
   const rows = shown.map(
     (r) =>
-      `| ${cell(r.kind)} | ${cell(r.namespace)} | ${cell(r.name)} | ${cell(statusOf(r))} | ${cell(r.health?.status ?? "")} | ${cell(messageOf(r))} |`,
+      `| ${tableCell(r.kind)} | ${tableCell(r.namespace)} | ${tableCell(r.name)} | ${tableCell(statusOf(r))} | ${tableCell(r.health?.status ?? "")} | ${tableCell(messageOf(r))} |`,
   );
   const omitted = resources.length - shown.length;
   return [
@@ -370,7 +370,7 @@ function historyTable(entries: HistoryEntry[]): string {
     "| --- | --- | --- | --- | --- | --- |",
     ...entries.map(
       (h) =>
-        `| ${h.id} | ${cell(date(h.startedAt))} | ${codeCell(short(h.revision))} | ${cell(h.trigger)} | ${cell(h.actor)} | ${cell(h.result)} |`,
+        `| ${h.id} | ${tableCell(date(h.startedAt))} | ${codeCell(short(h.revision))} | ${tableCell(h.trigger)} | ${tableCell(h.actor)} | ${tableCell(h.result)} |`,
     ),
   ].join("\n");
 }
@@ -397,7 +397,8 @@ function footerOf(result: SyncResult | undefined, state: EnvironmentState): stri
   if (state.stuck !== undefined && result.phase !== "Succeeded") {
     errors.push(`stuck since ${date(state.stuck.since)}: ${inline(state.stuck.reason)}`);
   }
-  if (errors.length > 0) lines.push("", "**Errors:**", ...errors.map((e) => `- ${clip(e, 1000)}`));
+  if (errors.length > 0)
+    lines.push("", "**Errors:**", ...errors.map((e) => `- ${inline(clipChars(e, 1000))}`));
   return lines.join("\n");
 }
 
@@ -443,7 +444,7 @@ function detailsText(input: CheckRunOutputInput, diff: string | undefined, foote
           const c = h.counts;
           const changes = `+${c.created} ~${c.configured} -${c.pruned} !${c.failed}`;
           const message = h.drifted?.length ? `${h.message} (drifted: ${h.drifted.join(", ")})` : h.message;
-          return `| ${h.id} | ${cell(date(h.startedAt))} | ${cell(date(h.finishedAt))} | ${codeCell(short(h.revision))} | ${cell(h.trigger)} | ${cell(h.actor)} | ${cell(h.result)} | ${changes} | ${cell(message)} |`;
+          return `| ${h.id} | ${tableCell(date(h.startedAt))} | ${tableCell(date(h.finishedAt))} | ${codeCell(short(h.revision))} | ${tableCell(h.trigger)} | ${tableCell(h.actor)} | ${tableCell(h.result)} | ${changes} | ${tableCell(message)} |`;
         }),
       ].join("\n"),
     );
@@ -545,19 +546,9 @@ function joinSections(sections: string[]): string {
   return sections.filter((s) => s !== "").join("\n\n");
 }
 
-/** A markdown table cell: no pipes, no newlines, no raw HTML, bounded length. */
-function cell(value: string): string {
-  return clip(
-    escapeHtml(value)
-      .replace(/\r?\n|\r/g, " ")
-      .replaceAll("|", "\\|"),
-    MAX_CELL_CHARS,
-  );
-}
-
 /** A code span in a table cell: code spans show entities literally, so only pipes and newlines are escaped. */
 function codeCell(value: string): string {
-  return code(clip(value.replace(/\r?\n|\r/g, " "), MAX_CELL_CHARS)).replaceAll("|", "\\|");
+  return code(clipChars(value.replace(/\r?\n|\r/g, " "), MAX_CELL_CHARS)).replaceAll("|", "\\|");
 }
 
 /** Text inside a list item or paragraph: one line, no raw HTML. */
@@ -565,23 +556,8 @@ function inline(value: string): string {
   return escapeHtml(value).replace(/\s*(\r?\n|\r)\s*/g, " ");
 }
 
-function escapeHtml(value: string): string {
-  return value.replaceAll("&", "&amp;").replaceAll("<", "&lt;").replaceAll(">", "&gt;");
-}
-
 function code(value: string): string {
   return codeSpan(value, MAX_CELL_CHARS);
-}
-
-function clip(value: string, max: number): string {
-  return value.length <= max ? value : `${value.slice(0, max - 1)}…`;
-}
-
-/** A code fence longer than any backtick run in `body`, so the body cannot close it. */
-function fenceFor(body: string): string {
-  let longest = 0;
-  for (const m of body.matchAll(/`+/g)) longest = Math.max(longest, m[0].length);
-  return "`".repeat(Math.max(3, longest + 1));
 }
 
 function short(revision: string): string {

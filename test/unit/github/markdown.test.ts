@@ -1,6 +1,13 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { clipChars, codeSpan, fenced, hasInvisible, showInvisible } from "../../../src/github/markdown.ts";
+import {
+  clipChars,
+  codeSpan,
+  fenced,
+  hasInvisible,
+  showInvisible,
+  tableCell,
+} from "../../../src/github/markdown.ts";
 
 describe("codeSpan", () => {
   const cases: Array<[string, string]> = [
@@ -34,4 +41,18 @@ describe("fenced", () => {
     assert.equal(fenced("x\n```\n<img>\n```", "diff"), "````diff\nx\n```\n<img>\n```\n````");
     assert.equal(fenced("plain\n\n"), "```\nplain\n```");
   });
+});
+
+describe("tableCell", () => {
+  const cases: Array<[string, string]> = [
+    ["alice", "alice"],
+    ["a|b", "a\\|b"],
+    ["<img src=x onerror=alert(1)>", "&lt;img src=x onerror=alert(1)&gt;"],
+    ["two\nlines", "two lines"],
+  ];
+  for (const [input, expected] of cases)
+    it(`${JSON.stringify(input)}: one inert cell of the row it sits in`, () =>
+      assert.equal(tableCell(input), expected));
+
+  it("is bounded", () => assert.equal(tableCell("x".repeat(1000), 5), "xxxx…"));
 });
