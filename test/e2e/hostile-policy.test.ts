@@ -60,7 +60,7 @@ describe("a ClusterRoleBinding to cluster-admin (and a RoleBinding in kube-syste
 
   before(async () => {
     ns = await cluster.namespace("policy");
-    const stateNs = await cluster.namespace("policy-state");
+    const stateNs = await cluster.stateNamespace("policy-state");
     const config = `environments:
   - name: dev
     source: {path: app}
@@ -77,7 +77,7 @@ describe("a ClusterRoleBinding to cluster-admin (and a RoleBinding in kube-syste
       },
       "tidy up settings",
     );
-    app = await startApp({ client: cluster.client, stateNamespace: stateNs });
+    app = await startApp({ client: cluster.syncwardClient, stateNamespace: stateNs });
     answerEverything(app.mock, config, repo.dir, head);
     await app.probot.receive(
       pushEvent({ after: base, before: "0".repeat(40), modified: ["app/settings.yaml"] }),

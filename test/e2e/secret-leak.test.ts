@@ -78,7 +78,7 @@ describe("a Secret's values never leave the cluster", () => {
 
   before(async () => {
     ns = await cluster.namespace("leak");
-    stateNs = await cluster.namespace("leak-state");
+    stateNs = await cluster.stateNamespace("leak-state");
     const config = `environments:
   - name: dev
     source: {path: app}
@@ -101,7 +101,7 @@ describe("a Secret's values never leave the cluster", () => {
     await probot.load(
       syncwardApp(
         {
-          client: cluster.client,
+          client: cluster.syncwardClient,
           stateNamespace: stateNs,
           cacheDir: join(repo.dir, ".trees"),
           identity: "leak-test",
@@ -155,7 +155,7 @@ describe("a Secret's values never leave the cluster", () => {
         "--repo",
         repoDir,
         "--kubeconfig",
-        cluster.kubeconfig,
+        cluster.syncwardKubeconfig,
         "--app",
         "acme-shop",
         "--state-namespace",
