@@ -36,3 +36,20 @@ export function isTransientGitHubError(err: unknown): boolean {
   if (status === undefined) return false;
   return status >= 500 || status === 408 || isRateLimited(err);
 }
+
+/**
+ * How long GitHub asked us to wait before sending again (ms), for a rate limit: `retry-after`,
+ * else until `x-ratelimit-reset` when the quota is spent, else a minute (GitHub's advice for a
+ * secondary limit that names no time). Undefined for anything that is not a rate limit.
+ */
+export function gitHubWaitMs(err: unknown, now = Date.now()): number | undefined {
+  if (!isRateLimited(err)) return undefined;
+  const headers = (err as ErrorLike).response?.headers ?? {};
+  const retryAfter = Number(headers["retry-after"]);
+  if (headers["retry-after"] !== undefined && Number.isFinite(retryAfter))
+    return Math.max(0, retryAfter) * 1000;
+  const reset = Number(headers["x-ratelimit-reset"]);
+  if (String(headers["x-ratelimit-remaining"]) === "0" && Number.isFinite(reset))
+    return Math.max(0, reset * 1000 - now) + 1000;
+  return 60_000;
+}

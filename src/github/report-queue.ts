@@ -13,6 +13,8 @@ export interface ReportQueueOptions<T> {
   keyOf(item: T): string;
   /** A failure worth trying again later; any other failure drops the item. */
   transient(err: unknown): boolean;
+  /** How long the receiver asked us to wait after this failure, if it said (ms). */
+  waitMs?(err: unknown): number | undefined;
   onDropped(item: T, why: string, err?: unknown): void;
   /** First and longest wait before sending again after GitHub failed (ms). */
   retryMs?: { initial: number; max: number };
@@ -141,7 +143,7 @@ export class ReportQueue<T> {
           lane.waiting = new Map([[key, item], ...lane.waiting]);
           this.trim(lane);
         }
-        this.backOff();
+        this.backOff(this.o.waitMs?.(err));
         this.notify();
       },
     );
@@ -156,10 +158,11 @@ export class ReportQueue<T> {
     for (const lane of this.lanes.values()) this.drain(lane);
   }
 
-  private backOff(): void {
+  /** Pauses every lane: our own doubling delay, or longer when GitHub named a time (a rate limit). */
+  private backOff(asked: number | undefined): void {
     if (this.paused) return;
     this.paused = true;
-    const wait = this.delay;
+    const wait = Math.max(this.delay, asked ?? 0);
     this.delay = Math.min(this.delay * 2, this.retry.max);
     this.timer = setTimeout(() => {
       this.paused = false;

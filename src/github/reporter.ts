@@ -12,7 +12,7 @@ import type { Logger } from "../reconciler/environment-controller.ts";
 import type { DriftFight, ReconcilerEvent } from "../reconciler/events.ts";
 import { effectivePolicy } from "../reconciler/policy.ts";
 import type { Reconciler } from "../reconciler/reconciler.ts";
-import { isTransientGitHubError } from "./github-errors.ts";
+import { gitHubWaitMs, isTransientGitHubError } from "./github-errors.ts";
 import type { Octokit, OctokitFactory, RepoRef } from "./octokit.ts";
 import { ReportQueue } from "./report-queue.ts";
 import {
@@ -113,6 +113,7 @@ export class GitHubReporter {
       // that move a deployment along never give way to those that only add a check run.
       keyOf: (event) => `${event.env}@${event.revision}${DEPLOYING.has(event.type) ? " deployment" : ""}`,
       transient: isTransientGitHubError,
+      waitMs: gitHubWaitMs,
       retryMs: o.retryMs,
       onDropped: (event, why, err) =>
         this.o.log.error(

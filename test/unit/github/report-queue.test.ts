@@ -2,7 +2,7 @@
 // per key, bounded, and never hanging shutdown.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { isTransientGitHubError } from "../../../src/github/github-errors.ts";
+import { gitHubWaitMs, isTransientGitHubError } from "../../../src/github/github-errors.ts";
 import { ReportQueue } from "../../../src/github/report-queue.ts";
 
 interface Item {
@@ -111,5 +111,57 @@ describe("transient GitHub errors", () => {
     assert.equal(isTransientGitHubError(err(404)), false);
     assert.equal(isTransientGitHubError(err(422)), false);
     assert.equal(isTransientGitHubError(new TypeError("undefined is not a function")), false);
+  });
+});
+
+describe("how long GitHub asks us to wait", () => {
+  const err = (status: number, message = "x", headers: Record<string, string> = {}) =>
+    Object.assign(new Error(message), { status, response: { headers } });
+  const now = 1_700_000_000_000;
+
+  const cases: Array<[string, Error, number | undefined]> = [
+    ["retry-after on a secondary limit", err(403, "secondary rate limit", { "retry-after": "30" }), 30_000],
+    ["retry-after on a 429", err(429, "x", { "retry-after": "0" }), 0],
+    [
+      "a spent quota: until its reset, and a second more",
+      err(403, "API rate limit exceeded", {
+        "x-ratelimit-remaining": "0",
+        "x-ratelimit-reset": String(now / 1000 + 90),
+      }),
+      91_000,
+    ],
+    [
+      "a secondary limit that names no time: a minute",
+      err(403, "You have exceeded a secondary rate limit"),
+      60_000,
+    ],
+    ["an outage is not a rate limit: our own backoff", err(502), undefined],
+    ["a refusal is not a rate limit", err(403, "Resource not accessible by integration"), undefined],
+  ];
+  for (const [name, e, expected] of cases) it(name, () => assert.equal(gitHubWaitMs(e, now), expected));
+
+  it("the queue waits as long as GitHub asked before sending again", async () => {
+    const sentAt: number[] = [];
+    let limited = true;
+    const queue = new ReportQueue<number>({
+      send: async () => {
+        if (limited) {
+          limited = false;
+          throw err(429, "x", { "retry-after": "0.3" });
+        }
+        sentAt.push(Date.now());
+      },
+      laneOf: () => "dev",
+      keyOf: (n) => String(n),
+      transient: isTransientGitHubError,
+      waitMs: (e) => gitHubWaitMs(e),
+      onDropped: () => assert.fail("nothing is dropped"),
+      retryMs: { initial: 5, max: 20 },
+    });
+    const started = Date.now();
+    queue.push(1);
+    await until(() => sentAt.length === 1);
+    // Our own backoff would have tried again after 5 ms; GitHub asked for 300.
+    assert.ok(sentAt[0]! - started >= 300, `sent again after ${sentAt[0]! - started} ms`);
   });
 });
