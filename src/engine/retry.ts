@@ -57,6 +57,8 @@ export async function syncWithRetry(
     );
     return { ...outcome, attempts };
   } catch (err) {
+    // Stopped (say, the lease was lost): no outcome to record, whoever runs next decides.
+    if (hooks.signal?.aborted) throw err;
     if (last) {
       const exhausted = last.retryable && attempts > 1;
       return {

@@ -34,6 +34,8 @@ export async function waitHealthy(
     if (pending.length === 0) break;
     request.onProgress?.({ type: "waiting", wave, pending: pending.map((o) => kubectlName(keyOf(o))) });
     if (Date.now() > deadline) return timedOut(waiting, timeoutMs);
+    if (request.signal?.aborted)
+      return `stopped while waiting for ${pending.map((o) => kubectlName(keyOf(o))).join(", ")}`;
     await sleep(500, request.signal);
   }
   return undefined;

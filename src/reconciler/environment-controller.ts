@@ -21,7 +21,7 @@ import { SourceError } from "../source/errors.ts";
 import { type RenderedSource, render } from "../source/render.ts";
 import { appendHistory } from "../state/history.ts";
 import type { StateStore } from "../state/store.ts";
-import type { EnvironmentState, HistoryEntry, Trigger } from "../state/types.ts";
+import type { EnvironmentState, FailedAttempt, HistoryEntry, Trigger } from "../state/types.ts";
 import { ApprovalGate } from "./approval-gate.ts";
 import { driftFight, healBackoffMs, isFight, nextHealAt, recordHeal } from "./drift-fight.ts";
 import type { Emit } from "./events.ts";
@@ -86,6 +86,8 @@ export class EnvironmentController {
   private wakeTimer: NodeJS.Timeout | undefined;
   private watcher: ManagedWatch | undefined;
   private stopped = false;
+  /** Aborted by stop(): a sync in progress makes no further attempt (the lease may be someone else's). */
+  private abort = new AbortController();
   /** Running its own loop (start() was called), as opposed to serving one CLI command. */
   private looping = false;
   private lastDriftSignature = "";
@@ -111,6 +113,7 @@ export class EnvironmentController {
 
   start(): void {
     this.stopped = false;
+    if (this.abort.signal.aborted) this.abort = new AbortController();
     this.looping = true;
     const interval = this.o.pollIntervalMs ?? this.o.env.pollInterval;
     if (interval > 0) {
@@ -145,6 +148,7 @@ export class EnvironmentController {
     clearTimeout(this.pollTimer);
     clearTimeout(this.wakeTimer);
     this.watcher?.stop();
+    this.abort.abort();
     await this.chain.catch(() => undefined);
   }
 
@@ -180,7 +184,12 @@ export class EnvironmentController {
     try {
       await this.pass(q.trigger, q.actor);
     } catch (err) {
-      this.o.log.error({ err, instance: this.instance }, "reconcile pass failed");
+      if (this.stopped)
+        this.o.log.info(
+          { err: String(err), instance: this.instance },
+          "stopped during a pass; what it was doing is left to whoever runs next",
+        );
+      else this.o.log.error({ err, instance: this.instance }, "reconcile pass failed");
     }
   }
 
@@ -228,9 +237,9 @@ export class EnvironmentController {
   }
 
   /**
-   * Writes `outcome` to history, after `earlier` (failed attempts that were retried: they are
-   * written together with the final outcome because, during an outage of the API server, the
-   * state they belong in is unreachable anyway).
+   * Writes one operation to history. `retried` are its attempts that failed and were retried:
+   * written with the final outcome, since during an outage of the API server the state they
+   * belong in is unreachable anyway.
    */
   private async record(
     trigger: Trigger,
@@ -238,13 +247,15 @@ export class EnvironmentController {
     outcome: SyncOutcome,
     mutate: (s: EnvironmentState) => void,
     drifted?: string[],
-    earlier: Array<Omit<HistoryEntry, "id">> = [],
+    retried: FailedAttempt[] = [],
   ): Promise<{ state: EnvironmentState; entry: HistoryEntry }> {
     let entry!: HistoryEntry;
-    const limit = this.o.env.revisionHistoryLimit;
     const state = await this.o.store.update(this.instance, (s) => {
-      for (const e of earlier) appendHistory(s, e, limit);
-      entry = appendHistory(s, historyEntryOf(trigger, actor, outcome, drifted), limit);
+      entry = appendHistory(
+        s,
+        { ...historyEntryOf(trigger, actor, outcome, drifted), ...(retried.length > 0 ? { retried } : {}) },
+        this.o.env.revisionHistoryLimit,
+      );
       if (outcome.inventory.length > 0) s.inventory = outcome.inventory;
       mutate(s);
     });
@@ -524,7 +535,8 @@ export class EnvironmentController {
     const env = this.o.env;
     let state = await this.o.store.load(this.instance);
     let lastTrigger = trigger;
-    const retried: Array<Omit<HistoryEntry, "id">> = [];
+    const retried: FailedAttempt[] = [];
+    const signal = this.abort.signal;
     const outcome = await syncWithRetry(
       env.syncPolicy.retry,
       async (n) => {
@@ -565,6 +577,7 @@ export class EnvironmentController {
             dryRun: opts.dryRun,
             overridePruneLimit: opts.overridePruneLimit,
             onProgress: opts.onProgress,
+            signal,
             onPlan: (plan) => {
               if (opts.dryRun) return;
               const changes = plan.steps.reduce((n, st) => n + st.tasks.length, 0) + plan.prunes.length;
@@ -582,13 +595,15 @@ export class EnvironmentController {
         );
       },
       {
+        signal,
         onRetry: (n, failed, delay) => {
-          retried.push(
-            historyEntryOf(n === 1 ? trigger : "retry", actor, {
-              ...failed,
-              message: `${failed.message} (attempt ${n}; retrying in ${formatDuration(delay)})`,
-            }),
-          );
+          retried.push({
+            attempt: n,
+            startedAt: failed.startedAt,
+            finishedAt: failed.finishedAt,
+            revision: failed.revision,
+            message: `${failed.message} (retrying in ${formatDuration(delay)})`,
+          });
           this.o.log.warn(
             {
               instance: this.instance,

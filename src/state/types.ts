@@ -15,6 +15,17 @@ export interface HistoryEntry {
   counts: { created: number; configured: number; pruned: number; failed: number };
   /** For self-heals: `apps/Deployment:shop/web /spec/replicas`. */
   drifted?: string[];
+  /** Attempts of this operation that failed and were retried (an outage, a 5xx), oldest first. */
+  retried?: FailedAttempt[];
+}
+
+export interface FailedAttempt {
+  attempt: number;
+  startedAt: string;
+  finishedAt: string;
+  /** A retry re-reads the branch, so attempts may differ in revision. */
+  revision: string;
+  message: string;
 }
 
 export interface FreezeRecord {

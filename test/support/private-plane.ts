@@ -2,7 +2,7 @@
 // ports of its own) for fault tests that stop and start components. The shared plane is never
 // touched: it serves every other test file. One per file, reused by the file's tests.
 import { randomBytes } from "node:crypto";
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before } from "node:test";
@@ -33,7 +33,8 @@ export interface PrivatePlane {
 }
 
 export function usePrivatePlane(): PrivatePlane {
-  const dir = join(mkdtempSync(join(tmpdir(), "syncward-private-plane-")), "plane");
+  const parent = mkdtempSync(join(tmpdir(), "syncward-private-plane-"));
+  const dir = join(parent, "plane");
   let state: { kubeconfig: string; server: string; etcdUrl: string; client: KubeClient } | undefined;
   const ready = () => {
     if (!state) throw new Error("the private control plane is not up (used outside a test?)");
@@ -66,11 +67,21 @@ export function usePrivatePlane(): PrivatePlane {
           // already gone
         }
   };
+  // A runner that times the file out sends SIGTERM, which skips `exit` handlers: kill them first.
+  const onSignal = (signal: NodeJS.Signals) => {
+    killLeftovers();
+    process.kill(process.pid, signal);
+  };
   process.once("exit", killLeftovers);
+  process.once("SIGTERM", onSignal);
+  process.once("SIGINT", onSignal);
   after(async () => {
     state?.client.close();
     await down(dir);
+    rmSync(parent, { recursive: true, force: true });
     process.off("exit", killLeftovers);
+    process.off("SIGTERM", onSignal);
+    process.off("SIGINT", onSignal);
   });
   return {
     dir,

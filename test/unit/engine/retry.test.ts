@@ -72,6 +72,21 @@ describe("syncWithRetry", () => {
     });
   }
 
+  it("stops waiting to retry when aborted, and rejects instead of returning a failure to record", async () => {
+    const stop = new AbortController();
+    let calls = 0;
+    const pending = syncWithRetry(
+      { limit: 5, backoff: { duration: 60_000, factor: 2, maxDuration: 180_000 } },
+      async () => {
+        calls++;
+        return outcome("Failed", true);
+      },
+      { signal: stop.signal, onRetry: () => stop.abort() },
+    );
+    await assert.rejects(pending);
+    assert.equal(calls, 1);
+  });
+
   it("does not retry at all with limit 0", async () => {
     let calls = 0;
     await syncWithRetry(policy(0), async () => {
