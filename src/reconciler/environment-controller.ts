@@ -741,7 +741,7 @@ export class EnvironmentController {
       force: request.force,
     });
     if (ok)
-      void this.sync({
+      this.syncInBackground({
         trigger: request.trigger,
         actor: request.actor,
         revision,
@@ -765,7 +765,7 @@ export class EnvironmentController {
     if (released) {
       const pending = state.pendingSync;
       if (pending?.manual && pending.revision === revision) {
-        void this.sync({
+        this.syncInBackground({
           trigger: pending.trigger,
           actor: pending.actor,
           revision,
@@ -777,6 +777,16 @@ export class EnvironmentController {
       }
     }
     return { approvers, needed, released };
+  }
+
+  /** A sync nobody awaits: its failure to finish (a stop, the state unreachable) is logged, not thrown. */
+  private syncInBackground(request: ManualSync): void {
+    this.sync(request).catch((err: unknown) =>
+      this.o.log.warn(
+        { err: String(err), instance: this.instance, revision: request.revision },
+        "a requested sync did not finish",
+      ),
+    );
   }
 
   /** What Git declares vs what runs, without changing anything (for `app get`, `app diff`, previews). */
