@@ -14,7 +14,9 @@ export interface RenderLimits {
 export const DEFAULT_LIMITS: RenderLimits = {
   maxFileBytes: 8 * 1024 * 1024,
   maxRenderBytes: 64 * 1024 * 1024,
-  maxObjects: 10_000,
+  // An environment is one sync: thousands of objects in one belong in several environments (Argo CD
+  // advises the same split), and a render this large is far likelier a generator gone wrong.
+  maxObjects: 5_000,
 };
 
 /** The variable that sets each limit. */
