@@ -71,10 +71,10 @@ async function setup(
   options: { kubeconfig?: string; onEvent?: (e: ReconcilerEvent) => void } = {},
 ) {
   const ns = await plane.namespace(name);
-  const stateNs = await plane.namespace(`${name}-state`);
+  const stateNs = await plane.stateNamespace(`${name}-state`);
   const repo = makeRepo({ "app/cms.yaml": configMaps("one") });
   const client = KubeClient.fromKubeconfig({
-    kubeconfig: options.kubeconfig ?? plane.kubeconfig,
+    kubeconfig: options.kubeconfig ?? plane.syncwardKubeconfig,
     timeoutMs: 5_000,
   });
   clients.push(client);
@@ -300,9 +300,9 @@ async function startReconciler(
   onEvent: (e: ReconcilerEvent) => void = () => {},
 ) {
   const ns = await plane.namespace(name);
-  const stateNs = await plane.namespace(`${name}-state`);
+  const stateNs = await plane.stateNamespace(`${name}-state`);
   const repo = makeRepo({ "app/cms.yaml": configMaps("one") });
-  const client = KubeClient.fromKubeconfig({ kubeconfig: plane.kubeconfig, timeoutMs: 5_000 });
+  const client = KubeClient.fromKubeconfig({ kubeconfig: plane.syncwardKubeconfig, timeoutMs: 5_000 });
   clients.push(client);
   const { log, messages } = captureLog();
   const config = parseConfig(
@@ -341,7 +341,7 @@ async function startReconciler(
  * for the edit to be healed. Returns the self-heal's history entry.
  */
 async function healAcrossCut(name: string, meanwhile: () => Promise<void>) {
-  const proxy = await cuttableProxy(plane.kubeconfig, plane.server, scratch);
+  const proxy = await cuttableProxy(plane.syncwardKubeconfig, plane.server, scratch);
   after(() => proxy.close());
   const t = await setup(
     name,

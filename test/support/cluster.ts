@@ -113,33 +113,43 @@ export function useCluster(): TestCluster {
     },
     async stateNamespace(prefix = "state") {
       const name = await namespace(prefix);
-      for (const obj of stateRbacFor(name)) await client.apply(obj);
-      const sa = useAccount().client;
-      // The authorizer sees a new RoleBinding after a moment; the code under test must not race it.
-      await eventually(`the state Role in ${name} to take effect`, async () => {
-        const review = await sa.request<{ status: { allowed: boolean } }>(
-          "POST",
-          "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
-          {
-            body: {
-              apiVersion: "authorization.k8s.io/v1",
-              kind: "SelfSubjectAccessReview",
-              spec: {
-                resourceAttributes: {
-                  namespace: name,
-                  verb: "update",
-                  resource: "leases",
-                  group: "coordination.k8s.io",
-                },
-              },
-            },
-          },
-        );
-        return review.status.allowed;
-      });
+      await grantStateRole(client, useAccount().client, name);
       return name;
     },
   };
+}
+
+/**
+ * Gives deploy/'s account the syncward-state Role and RoleBinding in `namespace` (as `admin`), and
+ * waits until the API server's authorizer sees them, so the code under test never races them.
+ */
+export async function grantStateRole(
+  admin: KubeClient,
+  account: KubeClient,
+  namespace: string,
+): Promise<void> {
+  for (const obj of stateRbacFor(namespace)) await admin.apply(obj);
+  await eventually(`the state Role in ${namespace} to take effect`, async () => {
+    const review = await account.request<{ status: { allowed: boolean } }>(
+      "POST",
+      "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
+      {
+        body: {
+          apiVersion: "authorization.k8s.io/v1",
+          kind: "SelfSubjectAccessReview",
+          spec: {
+            resourceAttributes: {
+              namespace,
+              verb: "update",
+              resource: "leases",
+              group: "coordination.k8s.io",
+            },
+          },
+        },
+      },
+    );
+    return review.status.allowed;
+  });
 }
 
 /** Polls `check` until it returns a value other than undefined/false, or fails after `timeoutMs`. */

@@ -16,6 +16,8 @@ import {
   stopComponent,
   up,
 } from "../../tools/cluster/plane.ts";
+import { grantStateRole } from "./cluster.ts";
+import { provisionAccount } from "./syncward-account.ts";
 
 export interface PrivatePlane {
   readonly dir: string;
@@ -30,12 +32,24 @@ export interface PrivatePlane {
   start(name: Component): Promise<void>;
   /** A fresh namespace (the whole plane is thrown away after the file). */
   namespace(prefix?: string): Promise<string>;
+  /** deploy/'s ServiceAccount on this plane, as syncward runs (made on first use). */
+  readonly syncwardKubeconfig: string;
+  /** A fresh namespace where that account may keep syncward's state (deploy/'s state Role). */
+  stateNamespace(prefix?: string): Promise<string>;
 }
 
 export function usePrivatePlane(): PrivatePlane {
   const parent = mkdtempSync(join(tmpdir(), "syncward-private-plane-"));
   const dir = join(parent, "plane");
   let state: { kubeconfig: string; server: string; etcdUrl: string; client: KubeClient } | undefined;
+  let account: { kubeconfig: string; client: KubeClient } | undefined;
+  const useAccount = () => {
+    if (!account) {
+      const kubeconfig = provisionAccount(ready().kubeconfig, join(parent, "syncward-sa.kubeconfig"));
+      account = { kubeconfig, client: KubeClient.fromKubeconfig({ kubeconfig }) };
+    }
+    return account;
+  };
   const ready = () => {
     if (!state) throw new Error("the private control plane is not up (used outside a test?)");
     return state;
@@ -77,12 +91,18 @@ export function usePrivatePlane(): PrivatePlane {
   process.once("SIGINT", onSignal);
   after(async () => {
     state?.client.close();
+    account?.client.close();
     await down(dir);
     rmSync(parent, { recursive: true, force: true });
     process.off("exit", killLeftovers);
     process.off("SIGTERM", onSignal);
     process.off("SIGINT", onSignal);
   });
+  async function namespace(prefix = "t"): Promise<string> {
+    const name = `${prefix}-${randomBytes(3).toString("hex")}`;
+    await ready().client.create({ apiVersion: "v1", kind: "Namespace", metadata: { name } });
+    return name;
+  }
   return {
     dir,
     get kubeconfig() {
@@ -99,9 +119,13 @@ export function usePrivatePlane(): PrivatePlane {
     },
     stop: (name, signal) => stopComponent(name, dir, signal),
     start: (name) => startComponent(name, dir),
-    async namespace(prefix = "t") {
-      const name = `${prefix}-${randomBytes(3).toString("hex")}`;
-      await ready().client.create({ apiVersion: "v1", kind: "Namespace", metadata: { name } });
+    namespace,
+    get syncwardKubeconfig() {
+      return useAccount().kubeconfig;
+    },
+    async stateNamespace(prefix = "state") {
+      const name = await namespace(prefix);
+      await grantStateRole(ready().client, useAccount().client, name);
       return name;
     },
   };
