@@ -3,6 +3,7 @@
 import { ConfigError, UnknownEnvironmentError } from "../config/load.ts";
 import { KubeApiError, KubeConnectionError } from "../kube/errors.ts";
 import { SourceError } from "../source/errors.ts";
+import { LimitsError, limitsFromEnv } from "../source/limits.ts";
 import { APP_USAGE, appCommand } from "./commands/app.ts";
 import { CONTROLLER_USAGE, controllerCommand } from "./commands/controller.ts";
 import { diffCommand } from "./commands/diff.ts";
@@ -31,7 +32,8 @@ function oneLine(err: unknown): string | undefined {
     err instanceof UsageError ||
     err instanceof ConfigError ||
     err instanceof UnknownEnvironmentError ||
-    err instanceof SourceError
+    err instanceof SourceError ||
+    err instanceof LimitsError
   ) {
     return err.message;
   }
@@ -51,6 +53,7 @@ function oneLine(err: unknown): string | undefined {
 export async function main(argv: string[], io: CliIO = processIO): Promise<number> {
   const [command, ...rest] = argv;
   try {
+    limitsFromEnv(); // a malformed SYNCWARD_MAX_* is said at once, not at the first render
     switch (command) {
       case "app":
         return await appCommand(rest, io);

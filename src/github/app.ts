@@ -6,6 +6,7 @@ import type { ApplicationFunction, Probot } from "probot";
 import { KubeClient } from "../kube/client.ts";
 import { healthHandler } from "../observability/http.ts";
 import { createMetrics } from "../observability/metrics.ts";
+import { limitsFromEnv } from "../source/limits.ts";
 import { countRequests, handleEvent, type Metrics } from "./events.ts";
 import {
   type CheckRunPayload,
@@ -123,6 +124,7 @@ export async function bootstrap(
 
 /** `probot run`: the cluster from SYNCWARD_KUBECONFIG, KUBECONFIG or in-cluster config. */
 const app: ApplicationFunction = (probot, options) => {
+  limitsFromEnv(); // a malformed SYNCWARD_MAX_* stops the app at start, not at the first render
   const client = KubeClient.fromKubeconfig({
     kubeconfig: process.env.SYNCWARD_KUBECONFIG,
     context: process.env.SYNCWARD_CONTEXT,

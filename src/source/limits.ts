@@ -26,6 +26,11 @@ export const LIMIT_VARIABLES: Record<keyof RenderLimits, string> = {
   maxObjects: "SYNCWARD_MAX_OBJECTS",
 };
 
+/** A limit variable the operator set to something that is not a limit. */
+export class LimitsError extends Error {
+  override name = "LimitsError";
+}
+
 /** The defaults, overridden by the environment variables that are set; a malformed one is an error. */
 export function limitsFromEnv(env: NodeJS.ProcessEnv = process.env): RenderLimits {
   const limits = { ...DEFAULT_LIMITS };
@@ -33,7 +38,7 @@ export function limitsFromEnv(env: NodeJS.ProcessEnv = process.env): RenderLimit
     const raw = env[variable];
     if (raw === undefined || raw === "") continue;
     if (!/^[1-9]\d*$/.test(raw.trim()))
-      throw new Error(`${variable}=${JSON.stringify(raw)}: expected a whole number greater than 0`);
+      throw new LimitsError(`${variable}=${JSON.stringify(raw)}: expected a whole number greater than 0`);
     limits[key] = Number(raw.trim());
   }
   return limits;

@@ -164,6 +164,18 @@ describe("syncward app", () => {
       /^syncward: cannot reach the API server at https:\/\/127\.0\.0\.1:9: .* \(check --kubeconfig and --context\)$/m,
     );
 
+    process.env.SYNCWARD_MAX_OBJECTS = "lots";
+    try {
+      const badLimit = await run(["app", "sync", "dev", ...common]);
+      assert.equal(badLimit.code, 2);
+      assert.equal(
+        badLimit.err.trim(),
+        'syncward: SYNCWARD_MAX_OBJECTS="lots": expected a whole number greater than 0',
+      );
+    } finally {
+      delete process.env.SYNCWARD_MAX_OBJECTS;
+    }
+
     assert.equal(
       (await cluster.client.list("apps/v1", "Deployment", { namespace: ns })).items.length,
       0,
