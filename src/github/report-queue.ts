@@ -1,7 +1,7 @@
 // Reports on their way to GitHub. Each lane (an environment) sends one report at a time, in
 // order, so deployment statuses arrive in the order things happened. A report that GitHub could
 // not take because it was down or limiting us is kept and sent again: when any later report
-// goes through, or when a backoff timer fires. While GitHub is away, reports coalesce: a newer
+// goes through (unless GitHub named a time to wait: a rate limit), or when a backoff timer fires. While GitHub is away, reports coalesce: a newer
 // one for the same key (environment and commit) replaces the one waiting, and each lane keeps
 // at most `laneCapacity`, so an outage of any length costs bounded memory. Nothing here ever
 // waits on the reconciler or makes it wait.
@@ -29,6 +29,10 @@ interface Lane<T> {
 export class ReportQueue<T> {
   private readonly lanes = new Map<string, Lane<T>>();
   private paused = false;
+  /** When the current pause ends (ms since the epoch). */
+  private wakeAt = 0;
+  /** Until when GitHub asked us not to send (a rate limit); no other answer lifts that pause. */
+  private resumeAt: number | undefined;
   private closed = false;
   private delay: number;
   private timer: NodeJS.Timeout | undefined;
@@ -149,25 +153,39 @@ export class ReportQueue<T> {
     );
   }
 
-  /** GitHub took a report: whatever waited for it goes now. */
+  /**
+   * GitHub took a report: whatever waited for it goes now. Another lane's success only says
+   * GitHub is back from an outage, not that a rate limit it named has passed: that pause holds
+   * until `resumeAt`.
+   */
   private answered(): void {
     this.delay = this.retry.initial;
     if (!this.paused) return;
-    this.paused = false;
-    clearTimeout(this.timer);
-    for (const lane of this.lanes.values()) this.drain(lane);
+    if (this.resumeAt !== undefined && Date.now() < this.resumeAt) return;
+    this.resume();
   }
 
-  /** Pauses every lane: our own doubling delay, or longer when GitHub named a time (a rate limit). */
+  /**
+   * Pauses every lane: our own doubling delay, or longer when GitHub named a time (a rate limit).
+   * A rate limit met while already paused makes the pause last at least as long as it asks.
+   */
   private backOff(asked: number | undefined): void {
-    if (this.paused) return;
+    const now = Date.now();
+    if (asked !== undefined) this.resumeAt = Math.max(this.resumeAt ?? 0, now + asked);
+    if (this.paused && (this.resumeAt ?? 0) <= this.wakeAt) return;
+    const until = Math.max(this.paused ? this.wakeAt : now + this.delay, this.resumeAt ?? 0);
+    if (!this.paused) this.delay = Math.min(this.delay * 2, this.retry.max);
     this.paused = true;
-    const wait = Math.max(this.delay, asked ?? 0);
-    this.delay = Math.min(this.delay * 2, this.retry.max);
-    this.timer = setTimeout(() => {
-      this.paused = false;
-      for (const lane of this.lanes.values()) this.drain(lane);
-    }, wait);
+    this.wakeAt = until;
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => this.resume(), until - now);
     this.timer.unref();
+  }
+
+  private resume(): void {
+    this.paused = false;
+    this.resumeAt = undefined;
+    clearTimeout(this.timer);
+    for (const lane of this.lanes.values()) this.drain(lane);
   }
 }

@@ -36,6 +36,11 @@ function fakeGitHub() {
   return gh;
 }
 
+/** Lets every promise callback that can run, run (setImmediate is not mocked). */
+const settle = async () => {
+  for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
+};
+
 const until = async (what: () => boolean) => {
   for (let i = 0; i < 500 && !what(); i++) await new Promise((r) => setTimeout(r, 5));
   assert.ok(what(), "condition never held");
@@ -140,16 +145,17 @@ describe("how long GitHub asks us to wait", () => {
   ];
   for (const [name, e, expected] of cases) it(name, () => assert.equal(gitHubWaitMs(e, now), expected));
 
-  it("the queue waits as long as GitHub asked before sending again", async () => {
-    const sentAt: number[] = [];
+  it("the queue waits as long as GitHub asked before sending again", async (t) => {
+    t.mock.timers.enable({ apis: ["setTimeout", "Date"], now: 0 });
+    const sent: number[] = [];
     let limited = true;
     const queue = new ReportQueue<number>({
-      send: async () => {
+      send: async (n) => {
         if (limited) {
           limited = false;
           throw err(429, "x", { "retry-after": "0.3" });
         }
-        sentAt.push(Date.now());
+        sent.push(n);
       },
       laneOf: () => "dev",
       keyOf: (n) => String(n),
@@ -158,10 +164,72 @@ describe("how long GitHub asks us to wait", () => {
       onDropped: () => assert.fail("nothing is dropped"),
       retryMs: { initial: 5, max: 20 },
     });
-    const started = Date.now();
     queue.push(1);
-    await until(() => sentAt.length === 1);
+    await settle();
     // Our own backoff would have tried again after 5 ms; GitHub asked for 300.
-    assert.ok(sentAt[0]! - started >= 300, `sent again after ${sentAt[0]! - started} ms`);
+    t.mock.timers.tick(299);
+    await settle();
+    assert.deepEqual(sent, []);
+    t.mock.timers.tick(1);
+    await settle();
+    assert.deepEqual(sent, [1]);
+  });
+
+  it("another environment's report going through does not lift a pause GitHub asked for", async (t) => {
+    t.mock.timers.enable({ apis: ["setTimeout", "Date"], now: 0 });
+    const sent: string[] = [];
+    let releaseProd = () => {};
+    const queue = new ReportQueue<string>({
+      send: async (lane) => {
+        if (lane === "prod") await new Promise<void>((r) => (releaseProd = r));
+        else if (!sent.includes("prod")) throw err(429, "x", { "retry-after": "60" });
+        sent.push(lane);
+      },
+      laneOf: (lane) => lane,
+      keyOf: (lane) => lane,
+      transient: isTransientGitHubError,
+      waitMs: (e) => gitHubWaitMs(e),
+      onDropped: () => assert.fail("nothing is dropped"),
+      retryMs: { initial: 5, max: 20 },
+    });
+    queue.push("prod"); // in flight while dev is rate limited
+    queue.push("dev");
+    await settle();
+    assert.equal(queue.backingOff, true);
+    releaseProd();
+    await settle();
+    assert.deepEqual(sent, ["prod"]);
+    assert.equal(queue.backingOff, true, "prod's success lifted dev's rate-limit pause");
+    t.mock.timers.tick(59_999);
+    await settle();
+    assert.deepEqual(sent, ["prod"]);
+    t.mock.timers.tick(1);
+    await settle();
+    assert.deepEqual(sent, ["prod", "dev"]);
+  });
+
+  it("another environment's report going through ends an outage pause at once", async () => {
+    const sent: string[] = [];
+    let releaseProd = () => {};
+    const queue = new ReportQueue<string>({
+      send: async (lane) => {
+        if (lane === "prod") await new Promise<void>((r) => (releaseProd = r));
+        else if (!sent.includes("prod")) throw err(502);
+        sent.push(lane);
+      },
+      laneOf: (lane) => lane,
+      keyOf: (lane) => lane,
+      transient: isTransientGitHubError,
+      onDropped: () => assert.fail("nothing is dropped"),
+      // A backoff no test waits out: only prod's answer can send dev.
+      retryMs: { initial: 3_600_000, max: 3_600_000 },
+    });
+    queue.push("prod");
+    queue.push("dev");
+    await settle();
+    assert.equal(queue.backingOff, true);
+    releaseProd();
+    await queue.idle();
+    assert.deepEqual(sent, ["prod", "dev"]);
   });
 });
