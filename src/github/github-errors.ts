@@ -53,3 +53,18 @@ export function gitHubWaitMs(err: unknown, now = Date.now()): number | undefined
     return Math.max(0, reset * 1000 - now) + 1000;
   return 60_000;
 }
+
+/**
+ * A failure on GitHub's side that we found in an answer or wrapped around one: `status` tells
+ * the queue and the engine's retry that trying again later may work.
+ */
+export class GitHubUnavailableError extends Error {
+  constructor(
+    message: string,
+    readonly status: number,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = "GitHubUnavailableError";
+  }
+}

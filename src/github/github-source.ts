@@ -4,7 +4,7 @@
 import type { RevisionSource } from "../reconciler/revision-source.ts";
 import { SourceError } from "../source/errors.ts";
 import { fetchGitHubTree } from "../source/github-tarball.ts";
-import { isTransientGitHubError, statusOf } from "./github-errors.ts";
+import { GitHubUnavailableError, isTransientGitHubError, statusOf } from "./github-errors.ts";
 import type { OctokitFactory, RepoRef } from "./octokit.ts";
 
 const FULL_SHA = /^[0-9a-f]{40}$/;
@@ -31,6 +31,8 @@ const REASONS: Record<string, string> = {
   gpgverify_error: "GitHub could not verify the signature (an error on GitHub's side)",
   gpgverify_unavailable: "GitHub's signature verification is unavailable",
 };
+/** Reasons that say nothing about the commit, only that GitHub could not check it just now. */
+const GITHUB_SIDE = new Set(["gpgverify_error", "gpgverify_unavailable"]);
 
 export class GitHubSource implements RevisionSource {
   private readonly hints = new Map<string, { sha: string; at: number }>();
@@ -101,6 +103,9 @@ export class GitHubSource implements RevisionSource {
     const { data } = await gh.rest.repos.getCommit({ ...this.ref, ref: sha });
     const v = data.commit.verification;
     if (v?.verified) return undefined;
+    // Thrown, so neither cached nor recorded as a refusal: the next pass or retry asks again.
+    if (v && GITHUB_SIDE.has(v.reason))
+      throw new GitHubUnavailableError(`commit ${sha.slice(0, 7)}: ${REASONS[v.reason]} (${v.reason})`, 503);
     const why = v ? `${REASONS[v.reason] ?? v.reason} (${v.reason})` : "GitHub returned no verification";
     return `commit ${sha.slice(0, 7)} is not Verified on GitHub: ${why}`;
   }

@@ -1,6 +1,8 @@
-// Branch heads learned from push payloads, which GitHub may deliver out of order.
+// Branch heads learned from push payloads, which GitHub may deliver out of order, and commit
+// verification for policy.requireSignedCommits.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { isTransientGitHubError } from "../../../src/github/github-errors.ts";
 import { GitHubSource } from "../../../src/github/github-source.ts";
 import type { Octokit } from "../../../src/github/octokit.ts";
 
@@ -46,4 +48,48 @@ describe("GitHubSource heads from pushes", () => {
     src.learnHead("main", sha(4), sha(5));
     assert.equal(await src.head("main"), sha(4));
   });
+});
+
+/** A source whose API answers each "get a commit" with the next of `answers` (verification objects). */
+function verifying(answers: Array<{ verified: boolean; reason: string }>) {
+  const calls = { asked: 0 };
+  const octokit = {
+    rest: {
+      repos: {
+        getCommit: async () => {
+          const verification = answers[Math.min(calls.asked++, answers.length - 1)];
+          return { data: { commit: { verification } } };
+        },
+      },
+    },
+  } as unknown as Octokit;
+  return { src: new GitHubSource({ owner: "acme", repo: "shop" }, async () => octokit, "/tmp"), calls };
+}
+
+describe("GitHubSource commit verification", () => {
+  it("an unsigned commit is refused with GitHub's reason, asked once", async () => {
+    const { src, calls } = verifying([{ verified: false, reason: "unsigned" }]);
+    assert.match(
+      (await src.signatureProblem(sha(1))) ?? "",
+      /not Verified on GitHub: the commit is not signed/,
+    );
+    assert.match((await src.signatureProblem(sha(1))) ?? "", /not signed/);
+    assert.equal(calls.asked, 1);
+  });
+
+  for (const reason of ["gpgverify_unavailable", "gpgverify_error"]) {
+    it(`${reason} (GitHub's side) is a transient failure, not a refusal, and is asked again`, async () => {
+      const { src, calls } = verifying([
+        { verified: false, reason },
+        { verified: true, reason: "valid" },
+      ]);
+      await assert.rejects(src.signatureProblem(sha(1)), (err: unknown) => {
+        assert.equal(isTransientGitHubError(err), true);
+        assert.match(String(err), new RegExp(reason));
+        return true;
+      });
+      assert.equal(await src.signatureProblem(sha(1)), undefined);
+      assert.equal(calls.asked, 2);
+    });
+  }
 });
