@@ -51,6 +51,11 @@ export interface ControllerOptions {
   /** Override env.pollInterval (ms); 0 disables polling. */
   pollIntervalMs?: number;
   healthTimeoutMs?: number;
+  /**
+   * Why this replica must not write to the cluster now (another replica holds the lease), or
+   * undefined. Explicit syncs are refused while it says so; dry runs still answer.
+   */
+  standby?: () => string | undefined;
 }
 
 export interface ManualSync {
@@ -86,8 +91,11 @@ export class EnvironmentController {
   private wakeTimer: NodeJS.Timeout | undefined;
   private watcher: ManagedWatch | undefined;
   private stopped = false;
-  /** Aborted by stop(): a sync in progress makes no further attempt (the lease may be someone else's). */
-  private abort = new AbortController();
+  /**
+   * One per sync that writes, aborted by stop(): it makes no further attempt (the lease may be
+   * someone else's). Fresh per sync, so a stopped controller still serves later requests.
+   */
+  private readonly writing = new Set<AbortController>();
   /** Running its own loop (start() was called), as opposed to serving one CLI command. */
   private looping = false;
   private lastDriftSignature = "";
@@ -113,7 +121,6 @@ export class EnvironmentController {
 
   start(): void {
     this.stopped = false;
-    if (this.abort.signal.aborted) this.abort = new AbortController();
     this.looping = true;
     const interval = this.o.pollIntervalMs ?? this.o.env.pollInterval;
     if (interval > 0) {
@@ -148,13 +155,13 @@ export class EnvironmentController {
     clearTimeout(this.pollTimer);
     clearTimeout(this.wakeTimer);
     this.watcher?.stop();
-    this.abort.abort();
+    for (const sync of this.writing) sync.abort();
     await this.chain.catch(() => undefined);
   }
 
   /** Asks for a pass soon; passes never overlap and nudges during one coalesce into the next. */
   nudge(trigger: Trigger, actor: string): void {
-    if (this.stopped) return;
+    if (this.stopped || this.o.standby?.()) return;
     const first = !this.queued;
     // A person's trigger outranks the machine's in the history it produces.
     if (!this.queued || this.queued.trigger === "poll" || this.queued.trigger === "selfHeal")
@@ -536,7 +543,10 @@ export class EnvironmentController {
     let state = await this.o.store.load(this.instance);
     let lastTrigger = trigger;
     const retried: FailedAttempt[] = [];
-    const signal = this.abort.signal;
+    // A dry run writes nothing, so losing the lease does not concern it.
+    const abort = opts.dryRun ? undefined : new AbortController();
+    if (abort) this.writing.add(abort);
+    const signal = abort?.signal;
     const outcome = await syncWithRetry(
       env.syncPolicy.retry,
       async (n) => {
@@ -616,7 +626,7 @@ export class EnvironmentController {
           );
         },
       },
-    );
+    ).finally(() => abort && this.writing.delete(abort));
     if (outcome.dryRun) return outcome;
     const ok = outcome.phase === "Succeeded";
     const { entry } = await this.record(
@@ -687,6 +697,8 @@ export class EnvironmentController {
       }
       const windows = evaluateWindows(env.syncWindows, new Date(), true);
       if (!windows.allowed && !request.dryRun) return refuse(`sync window: ${windows.reason}`);
+      const standby = request.dryRun ? undefined : this.o.standby?.();
+      if (standby) return refuse(standby);
       const revision = request.revision
         ? await this.o.source.resolve(request.revision)
         : await this.o.source.head(env.source.branch);
@@ -781,11 +793,20 @@ export class EnvironmentController {
 
   /** A sync nobody awaits: its failure to finish (a stop, the state unreachable) is logged, not thrown. */
   private syncInBackground(request: ManualSync): void {
-    this.sync(request).catch((err: unknown) =>
-      this.o.log.warn(
-        { err: String(err), instance: this.instance, revision: request.revision },
-        "a requested sync did not finish",
-      ),
+    this.sync(request).then(
+      (outcome) => {
+        // Nobody reads this outcome: a refusal (a freeze, no lease here) must at least be logged.
+        if (outcome.phase === "Refused")
+          this.o.log.warn(
+            { instance: this.instance, revision: request.revision, reason: outcome.message },
+            "a requested sync was refused",
+          );
+      },
+      (err: unknown) =>
+        this.o.log.warn(
+          { err: String(err), instance: this.instance, revision: request.revision },
+          "a requested sync did not finish",
+        ),
     );
   }
 

@@ -52,6 +52,7 @@ export class Reconciler {
           log: o.log,
           pollIntervalMs: o.pollIntervalMs,
           watch: o.watch,
+          standby: () => this.standby(env.name),
         }),
       );
     }
@@ -67,6 +68,12 @@ export class Reconciler {
     return this.controllers.get(env.name) as EnvironmentController;
   }
 
+  /** Why this replica must not write to `env` now: leases are on and another replica may hold it. */
+  private standby(env: string): string | undefined {
+    if (this.o.leases === false || this.running.has(env)) return undefined;
+    return `this replica (${this.o.identity}) does not hold the lease of app ${this.o.app}; the replica that holds it runs its syncs, so nothing was changed here`;
+  }
+
   /** Names of the environments this replica is acting on now. */
   get active(): string[] {
     return [...this.running];
@@ -80,8 +87,8 @@ export class Reconciler {
 
   private startAll(): void {
     for (const [name, controller] of this.controllers) {
-      controller.start();
       this.running.add(name);
+      controller.start();
     }
   }
 

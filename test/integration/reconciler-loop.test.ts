@@ -7,9 +7,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import pino from "pino";
-import { EnvironmentController } from "../../src/reconciler/environment-controller.ts";
+import { EnvironmentController, instanceName } from "../../src/reconciler/environment-controller.ts";
 import type { ReconcilerEvent } from "../../src/reconciler/events.ts";
+import { Reconciler } from "../../src/reconciler/reconciler.ts";
 import { LocalGitSource } from "../../src/reconciler/revision-source.ts";
+import { LeaseLock, leaseNameFor } from "../../src/state/lease.ts";
 import { StateStore } from "../../src/state/store.ts";
 import { eventually, useCluster } from "../support/cluster.ts";
 import { envConfig } from "../support/env.ts";
@@ -234,5 +236,67 @@ describe("reconcile loop", () => {
     assert.equal(manual.phase, "Refused");
     assert.match(manual.message, /sync window/);
     await controller.stop();
+  });
+
+  it("still previews (dry run) and takes explicit syncs after it stopped, as a replica does that lost its lease", async () => {
+    const { ns, store, controller } = await setup({}, { "app/cm.yaml": cm("1") });
+    controller.start();
+    await controller.idle();
+    await controller.stop();
+    const preview = await controller.sync({ trigger: "comment", actor: "preview", dryRun: true });
+    assert.equal(preview.phase, "Succeeded");
+    assert.equal(preview.dryRun, true);
+    assert.equal(await dataOf(ns), undefined, "a preview applies nothing");
+    // Without a Reconciler's lease to defer to, the controller serves the one command (the CLI's case).
+    const outcome = await controller.sync({ trigger: "cli", actor: "alice" });
+    assert.equal(outcome.phase, "Succeeded");
+    assert.equal(await dataOf(ns), "1");
+    assert.equal((await store.load(controller.instance)).history.at(-1)?.actor, "alice");
+  });
+
+  it("on a replica without the lease: previews work, explicit syncs and pushes change nothing", async () => {
+    const ns = await cluster.namespace("standby");
+    const stateNs = await cluster.stateNamespace("standby-state");
+    const repo = makeRepo({ "app/cm.yaml": cm("1") });
+    const config = {
+      environments: [envConfig(ns, { source: { path: "app" }, syncPolicy: { automated: {} } })],
+    };
+    const other = new LeaseLock(
+      cluster.syncwardClient,
+      stateNs,
+      leaseNameFor(instanceName("standby", "app")),
+      "replica-2",
+      { leaseDurationSeconds: 600 },
+    );
+    assert.equal(await other.tryAcquire(), true);
+    const reconciler = new Reconciler({
+      app: "standby",
+      config,
+      client: cluster.syncwardClient,
+      source: new LocalGitSource(repo.dir, cache),
+      emit: () => {},
+      log: pino({ level: "silent" }),
+      stateNamespace: stateNs,
+      identity: "replica-1",
+      leases: true,
+      watch: false,
+      pollIntervalMs: 0,
+    });
+    reconciler.start();
+    try {
+      const controller = reconciler.controller("dev");
+      const preview = await controller.sync({ trigger: "comment", actor: "preview", dryRun: true });
+      assert.equal(preview.phase, "Succeeded");
+      const outcome = await controller.sync({ trigger: "comment", actor: "alice" });
+      assert.equal(outcome.phase, "Refused");
+      assert.match(outcome.message, /does not hold the lease of app standby/);
+      assert.deepEqual(reconciler.nudgeBranch("main", "push", "alice"), ["dev"]);
+      await controller.idle();
+      assert.equal(await dataOf(ns), undefined, "the replica holding the lease does the syncing");
+      assert.deepEqual((await reconciler.store.load(controller.instance)).history, []);
+    } finally {
+      await reconciler.stop();
+      await other.release();
+    }
   });
 });
