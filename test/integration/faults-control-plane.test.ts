@@ -224,7 +224,11 @@ describe("faults of the control plane", () => {
       await plane.start("kube-apiserver");
 
       await eventually("the revision committed during the outage", () => allTagged(t.ns, "two"), 90_000);
-      assert.equal(t.messages.filter((m) => m === "lease acquired; reconciling").length, 2);
+      // Under load the 3s lease may be lost and taken back more than once: what matters is that it
+      // was taken back after the outage, and the revision synced below.
+      const acquired = t.messages.flatMap((m, i) => (m === LEASE_ACQUIRED ? [i] : []));
+      assert.ok(acquired.length >= 2, `lease acquired ${acquired.length} time(s)`);
+      assert.ok((acquired.at(-1) ?? -1) > t.messages.indexOf(LEASE_LOST), "acquired again after the loss");
       const state = await t.state();
       assert.equal(state.lastSyncedRevision, second);
       assert.deepEqual(
@@ -292,6 +296,7 @@ describe("faults of the control plane", () => {
 });
 
 const LEASE_LOST = "lease lost; stopped reconciling";
+const LEASE_ACQUIRED = "lease acquired; reconciling";
 
 /** The whole reconciler, as the controller process runs it: a 3s lease, polls every second, watches. */
 async function startReconciler(
