@@ -27,11 +27,24 @@ export function isRateLimited(err: unknown): boolean {
   );
 }
 
+/** `err` and the errors it wraps (`cause`), outermost first. */
+export function causes(err: unknown): unknown[] {
+  const chain: unknown[] = [];
+  for (let e = err; e !== undefined && e !== null && chain.length < 8; e = (e as { cause?: unknown }).cause)
+    chain.push(e);
+  return chain;
+}
+
 /**
  * True for a GitHub request that failed because GitHub was unavailable or limiting us. Octokit
- * reports a connection that never got an answer as status 500 too, so it counts.
+ * reports a connection that never got an answer as status 500 too, so it counts. An error that
+ * wraps such a failure (`cause`) counts too.
  */
 export function isTransientGitHubError(err: unknown): boolean {
+  return causes(err).some(isTransientAnswer);
+}
+
+function isTransientAnswer(err: unknown): boolean {
   const status = statusOf(err);
   if (status === undefined) return false;
   return status >= 500 || status === 408 || isRateLimited(err);
@@ -43,8 +56,10 @@ export function isTransientGitHubError(err: unknown): boolean {
  * secondary limit that names no time). Undefined for anything that is not a rate limit.
  */
 export function gitHubWaitMs(err: unknown, now = Date.now()): number | undefined {
-  if (!isRateLimited(err)) return undefined;
-  const headers = (err as ErrorLike).response?.headers ?? {};
+  // The innermost rate-limited answer holds GitHub's headers; a wrapper only repeats its status.
+  const limited = causes(err).filter(isRateLimited).at(-1);
+  if (limited === undefined) return undefined;
+  const headers = (limited as ErrorLike).response?.headers ?? {};
   const retryAfter = Number(headers["retry-after"]);
   if (headers["retry-after"] !== undefined && Number.isFinite(retryAfter))
     return Math.max(0, retryAfter) * 1000;

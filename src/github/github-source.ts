@@ -117,8 +117,10 @@ export class GitHubSource implements RevisionSource {
       // GitHub down or limiting us is not a broken source: not a SourceError, so the pass fails
       // without a "render failed" in history or on the commit, and the next pass fetches again.
       if (err instanceof SourceError && isTransientGitHubError(err.cause)) {
-        throw new Error(
-          `GitHub did not serve ${this.description} at ${sha} (${statusOf(err.cause)}); the next pass tries again`,
+        const status = statusOf(err.cause) ?? 503;
+        throw new GitHubUnavailableError(
+          `GitHub did not serve ${this.description} at ${sha} (${status}); the next pass tries again`,
+          status,
           { cause: err },
         );
       }

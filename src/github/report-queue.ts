@@ -138,7 +138,7 @@ export class ReportQueue<T> {
           return;
         }
         if (!this.o.transient(err)) {
-          this.o.onDropped(item, "GitHub refused it", err);
+          this.o.onDropped(item, "it failed for good", err);
           this.drain(lane);
           return;
         }

@@ -8,11 +8,12 @@
 import type { EnvironmentConfig } from "../config/types.ts";
 import { environmentDiff } from "../engine/environment-diff.ts";
 import type { SyncResult } from "../engine/result.ts";
+import { isTransient as isTransientKubeError } from "../kube/errors.ts";
 import type { Logger } from "../reconciler/environment-controller.ts";
 import type { DriftFight, ReconcilerEvent } from "../reconciler/events.ts";
 import { effectivePolicy } from "../reconciler/policy.ts";
 import type { Reconciler } from "../reconciler/reconciler.ts";
-import { gitHubWaitMs, isTransientGitHubError } from "./github-errors.ts";
+import { causes, gitHubWaitMs, isTransientGitHubError, statusOf } from "./github-errors.ts";
 import type { Octokit, OctokitFactory, RepoRef } from "./octokit.ts";
 import { ReportQueue } from "./report-queue.ts";
 import {
@@ -112,13 +113,13 @@ export class GitHubReporter {
       // A waiting report is replaced by a newer one of the same commit, except that the reports
       // that move a deployment along never give way to those that only add a check run.
       keyOf: (event) => `${event.env}@${event.revision}${DEPLOYING.has(event.type) ? " deployment" : ""}`,
-      transient: isTransientGitHubError,
+      transient: isTransientReportError,
       waitMs: gitHubWaitMs,
       retryMs: o.retryMs,
       onDropped: (event, why, err) =>
         this.o.log.error(
           { err: err === undefined ? undefined : String(err), event: event.type, env: event.env },
-          `reporting to GitHub failed: ${why}`,
+          `a report for GitHub was dropped: ${err === undefined ? why : failureOf(err)}`,
         ),
     });
   }
@@ -455,6 +456,21 @@ export class GitHubReporter {
       await gh.rest.issues.updateComment({ ...this.o.repo, comment_id: entry.id, body });
     }
   }
+}
+
+/**
+ * Worth sending again later: GitHub away or limiting us, or the cluster (a report reads the
+ * state, and an out-of-sync one assesses the environment) away; also when wrapped in `cause`.
+ */
+export function isTransientReportError(err: unknown): boolean {
+  return isTransientGitHubError(err) || causes(err).some(isTransientKubeError);
+}
+
+/** Who failed a report for good, for the log: GitHub only when GitHub answered. */
+export function failureOf(err: unknown): string {
+  const answered = causes(err).find((e) => (e as { request?: unknown } | null)?.request !== undefined);
+  if (answered !== undefined) return `GitHub refused it (${statusOf(answered)})`;
+  return `preparing it failed: ${err instanceof Error ? err.message : String(err)}`;
 }
 
 function safeJson(text: string): unknown {

@@ -4,7 +4,8 @@ import assert from "node:assert/strict";
 import { afterEach, describe, it } from "node:test";
 import pino from "pino";
 import type { Octokit } from "../../src/github/octokit.ts";
-import { GitHubReporter } from "../../src/github/reporter.ts";
+import { GitHubReporter, type ReporterOptions } from "../../src/github/reporter.ts";
+import { KubeApiError, KubeConnectionError } from "../../src/kube/errors.ts";
 import type { ReconcilerEvent } from "../../src/reconciler/events.ts";
 import type { Reconciler } from "../../src/reconciler/reconciler.ts";
 import { defaultState } from "../../src/state/store.ts";
@@ -21,7 +22,9 @@ const reconciler = {
   store: { load: async () => defaultState("acme-shop.dev") },
 } as unknown as Reconciler;
 
-async function reporter(): Promise<GitHubReporter> {
+async function reporter(
+  over: Partial<Pick<ReporterOptions, "reconciler" | "log" | "retryMs">> = {},
+): Promise<GitHubReporter> {
   const probot = await createTestProbot();
   const gh = (await probot.auth()) as unknown as Octokit;
   return new GitHubReporter({
@@ -30,8 +33,48 @@ async function reporter(): Promise<GitHubReporter> {
     octokit: async () => gh,
     reconciler,
     log: pino({ level: "silent" }),
+    ...over,
   });
 }
+
+/** A logger whose error lines land in `lines`. */
+function errorLog(): { log: ReporterOptions["log"]; lines: string[] } {
+  const lines: string[] = [];
+  return { log: pino({ level: "error" }, { write: (l: string) => lines.push(l) }), lines };
+}
+
+/** A reconciler whose environment's `inspect` answers with each of `answers` in turn (an Error is thrown). */
+function inspecting(answers: Array<Error | "in sync">): Reconciler {
+  let n = 0;
+  const plan = { steps: [], unchanged: [], prunes: [], requiresPruning: [], onFail: [] };
+  return {
+    controller: () => ({
+      env,
+      instance: "acme-shop.dev",
+      inspect: async () => {
+        const answer = answers[Math.min(n++, answers.length - 1)];
+        if (answer instanceof Error) throw answer;
+        return { assessment: { plan } };
+      },
+    }),
+    store: { load: async () => defaultState("acme-shop.dev") },
+  } as unknown as Reconciler;
+}
+
+const outOfSync: ReconcilerEvent = {
+  type: "outOfSync",
+  instance: "acme-shop.dev",
+  env: "dev",
+  revision: "a".repeat(40),
+  drifted: [],
+  requiresPruning: [],
+  reason: "Git moved on",
+};
+
+const until = async (what: () => boolean) => {
+  for (let i = 0; i < 500 && !what(); i++) await new Promise((r) => setTimeout(r, 5));
+  assert.ok(what(), "condition never held");
+};
 
 const sha = "a".repeat(40);
 type Check = { name: string; conclusion: string; output: { title: string; summary: string } };
@@ -185,6 +228,44 @@ describe("GitHub reporter", () => {
     }
     mock.assertDone();
     assert.deepEqual(states, ["queued", "in_progress", "failure", "in_progress", "success"]);
+  });
+});
+
+describe("GitHub reporter when something other than GitHub fails", () => {
+  it("a report whose cluster read failed (connection refused) waits and is sent once the cluster answers", async () => {
+    const { log, lines } = errorLog();
+    const r = await reporter({
+      reconciler: inspecting([
+        new KubeConnectionError("connect ECONNREFUSED 127.0.0.1:6443", "ECONNREFUSED"),
+        "in sync",
+      ]),
+      log,
+      retryMs: { initial: 5, max: 20 },
+    });
+    const seen = capture();
+    r.handle(outOfSync);
+    await until(() => seen.length === 1);
+    mock.assertDone();
+    assert.equal(seen[0]?.conclusion, "neutral");
+    assert.deepEqual(lines, [], "nothing was dropped");
+  });
+
+  it("a report the cluster refuses for good is dropped with the cluster's reason, not blamed on GitHub", async () => {
+    const { log, lines } = errorLog();
+    const forbidden = new KubeApiError(
+      "deployments.apps is forbidden",
+      403,
+      "Forbidden",
+      "GET",
+      "/apis/apps/v1/deployments",
+    );
+    const r = await reporter({ reconciler: inspecting([forbidden]), log });
+    r.handle(outOfSync);
+    await r.idle();
+    assert.equal(r.backlog, 0);
+    assert.equal(lines.length, 1);
+    assert.match(lines[0] ?? "", /preparing it failed: deployments.apps is forbidden/);
+    assert.doesNotMatch(lines[0] ?? "", /GitHub refused/);
   });
 });
 

@@ -1,10 +1,14 @@
 // Branch heads learned from push payloads, which GitHub may deliver out of order, and commit
 // verification for policy.requireSignedCommits.
 import assert from "node:assert/strict";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, it } from "node:test";
 import { isTransientGitHubError } from "../../../src/github/github-errors.ts";
 import { GitHubSource } from "../../../src/github/github-source.ts";
 import type { Octokit } from "../../../src/github/octokit.ts";
+import { SourceError } from "../../../src/source/errors.ts";
 
 const sha = (n: number) => String(n).repeat(40).slice(0, 40);
 
@@ -92,4 +96,28 @@ describe("GitHubSource commit verification", () => {
       assert.equal(calls.asked, 2);
     });
   }
+});
+
+describe("GitHubSource trees", () => {
+  it("a tarball GitHub failed to serve (502) fails with GitHub's status, so reports and retries wait for it", async () => {
+    const octokit = {
+      rest: {
+        repos: {
+          downloadTarballArchive: async () => {
+            throw Object.assign(new Error("Bad Gateway"), { status: 502 });
+          },
+        },
+      },
+    } as unknown as Octokit;
+    const src = new GitHubSource(
+      { owner: "acme", repo: "shop" },
+      async () => octokit,
+      mkdtempSync(join(tmpdir(), "gh-tree-")),
+    );
+    await assert.rejects(src.tree(sha(1)), (err: unknown) => {
+      assert.equal((err as { status?: number }).status, 502);
+      assert.equal(err instanceof SourceError, false, "not a render failure");
+      return true;
+    });
+  });
 });

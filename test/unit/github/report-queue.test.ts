@@ -2,8 +2,13 @@
 // per key, bounded, and never hanging shutdown.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { gitHubWaitMs, isTransientGitHubError } from "../../../src/github/github-errors.ts";
+import {
+  GitHubUnavailableError,
+  gitHubWaitMs,
+  isTransientGitHubError,
+} from "../../../src/github/github-errors.ts";
 import { ReportQueue } from "../../../src/github/report-queue.ts";
+import { SourceError } from "../../../src/source/errors.ts";
 
 interface Item {
   lane: string;
@@ -86,7 +91,7 @@ describe("report queue", () => {
     gh.queue.push({ lane: "dev", key: "b", n: 2 });
     await gh.queue.idle();
     assert.deepEqual(gh.sent, [2]);
-    assert.deepEqual(gh.dropped, [{ n: 1, why: "GitHub refused it" }]);
+    assert.deepEqual(gh.dropped, [{ n: 1, why: "it failed for good" }]);
   });
 
   it("idle() and close() return during an outage (shutdown never hangs on GitHub)", async () => {
@@ -116,6 +121,16 @@ describe("transient GitHub errors", () => {
     assert.equal(isTransientGitHubError(err(404)), false);
     assert.equal(isTransientGitHubError(err(422)), false);
     assert.equal(isTransientGitHubError(new TypeError("undefined is not a function")), false);
+  });
+
+  it("a failure wrapped in another error (cause) counts as what it wraps", () => {
+    const limited = err(403, "secondary rate limit", { "retry-after": "30" });
+    const wrapped = new GitHubUnavailableError("GitHub did not serve", 403, {
+      cause: new SourceError("downloading failed", { cause: limited }),
+    });
+    assert.equal(isTransientGitHubError(wrapped), true);
+    assert.equal(gitHubWaitMs(wrapped), 30_000, "the wait GitHub asked for, from the inner answer");
+    assert.equal(isTransientGitHubError(new Error("render", { cause: err(404) })), false);
   });
 });
 
