@@ -25,6 +25,12 @@ export interface AppDeps {
   onEvent?: Emit;
   /** Start each repository's reconcile loop when its runtime is created (default true). */
   autoStart?: boolean;
+  /**
+   * How long stopping a runtime waits for reports being sent (ms; default 10 s) before it drops
+   * them: a request Octokit's throttling holds until a rate limit resets must not hold up the
+   * repository's next delivery, which waits for the old runtime to stop.
+   */
+  reportStopMs?: number;
   /** How soon reports that GitHub could not take are sent again (ms; default 5 s doubling to 5 min). */
   reportRetryMs?: { initial: number; max: number };
   log: Logger;
@@ -45,7 +51,7 @@ export class RepoRuntime {
   constructor(
     readonly info: RepoInfo,
     readonly config: SyncwardConfig,
-    deps: AppDeps,
+    private readonly deps: AppDeps,
   ) {
     const repo = { owner: info.owner, repo: info.repo };
     const octokit = () => deps.auth(info.installationId);
@@ -88,7 +94,19 @@ export class RepoRuntime {
 
   async stop(): Promise<void> {
     await this.reconciler.stop();
-    await this.reporter.idle();
+    let timer: NodeJS.Timeout | undefined;
+    const bound = new Promise<"late">((resolve) => {
+      timer = setTimeout(() => resolve("late"), this.deps.reportStopMs ?? 10_000);
+    });
+    const drained = await Promise.race([this.reporter.idle(), bound]);
+    clearTimeout(timer);
+    if (drained === "late") {
+      this.deps.log.warn(
+        { repo: `${this.info.owner}/${this.info.repo}`, backlog: this.reporter.backlog },
+        "reports still being sent to GitHub when the runtime stopped are dropped",
+      );
+      this.reporter.close();
+    }
   }
 }
 
