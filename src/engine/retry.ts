@@ -4,7 +4,9 @@
 // caller re-resolves the branch and a retry moves to the newest revision when a fix has landed.
 import pRetry, { AbortError } from "p-retry";
 import type { RetryPolicy } from "../config/types.ts";
-import type { SyncOutcome } from "./sync.ts";
+import { KubeApiError, KubeConnectionError } from "../kube/errors.ts";
+import { errorMessage } from "./resource-results.ts";
+import { outcomeWithoutWork, type SyncOutcome } from "./sync.ts";
 
 class RetryableOutcome extends Error {
   constructor(readonly outcome: SyncOutcome) {
@@ -17,10 +19,25 @@ export function backoffDelay(policy: RetryPolicy, retry: number): number {
   return Math.min(duration * factor ** retry, maxDuration);
 }
 
+/**
+ * Whether an error thrown during an attempt is worth another one: the API server's transient
+ * answers (a schema error's 500 is not), and any other error with an HTTP status of 5xx, 429 or
+ * 408 (GitHub, say) or that calls itself `retryable`.
+ */
+export function isRetryableError(err: unknown): boolean {
+  if (err instanceof KubeApiError || err instanceof KubeConnectionError) return err.transient;
+  const { status, retryable } = (err ?? {}) as { status?: unknown; retryable?: unknown };
+  if (retryable === true) return true;
+  return typeof status === "number" && (status >= 500 || status === 429 || status === 408);
+}
+
 export interface RetryHooks {
   /** Called before waiting for retry `n` (1-based) with the outcome that failed. */
   onRetry?: (n: number, outcome: SyncOutcome, delayMs: number) => void;
   signal?: AbortSignal;
+  /** What an attempt that threw was about: the revision asked for, and whether it was a dry run. */
+  revision?: string;
+  dryRun?: boolean;
 }
 
 export async function syncWithRetry(
@@ -35,7 +52,18 @@ export async function syncWithRetry(
     const outcome = await pRetry(
       async () => {
         attempts++;
-        const outcome = await attempt(attempts);
+        let outcome: SyncOutcome;
+        try {
+          outcome = await attempt(attempts);
+        } catch (err) {
+          if (hooks.signal?.aborted) throw err;
+          // An error (a GitHub call, reading the branch) is an outcome like any other: a transient
+          // one is retried and listed among the retried attempts, any other fails at once.
+          outcome = {
+            ...outcomeWithoutWork(hooks.revision ?? "", "Failed", errorMessage(err), hooks.dryRun),
+            retryable: isRetryableError(err),
+          };
+        }
         last = outcome;
         if (outcome.phase === "Failed" && outcome.retryable) throw new RetryableOutcome(outcome);
         if (outcome.phase === "Failed") throw new AbortError(outcome.message);

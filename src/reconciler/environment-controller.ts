@@ -606,6 +606,8 @@ export class EnvironmentController {
       },
       {
         signal,
+        revision: head,
+        dryRun: opts.dryRun,
         onRetry: (n, failed, delay) => {
           retried.push({
             attempt: n,

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { backoffDelay, syncWithRetry } from "../../../src/engine/retry.ts";
+import { backoffDelay, isRetryableError, syncWithRetry } from "../../../src/engine/retry.ts";
 import type { SyncOutcome } from "../../../src/engine/sync.ts";
 import { isTransient, KubeApiError, KubeConnectionError } from "../../../src/kube/errors.ts";
 
@@ -87,6 +87,40 @@ describe("syncWithRetry", () => {
     assert.equal(calls, 1);
   });
 
+  it("retries an error thrown during an attempt when it is transient, and lists it among the retried", async () => {
+    const retried: string[] = [];
+    const result = await syncWithRetry(
+      policy(3),
+      async (n) => {
+        if (n < 3) throw Object.assign(new Error("GitHub: Bad Gateway"), { status: 502 });
+        return outcome("Succeeded", false);
+      },
+      { revision: "r1", onRetry: (_n, failed) => retried.push(`${failed.revision}: ${failed.message}`) },
+    );
+    assert.equal(result.phase, "Succeeded");
+    assert.equal(result.attempts, 3);
+    assert.deepEqual(retried, ["r1: GitHub: Bad Gateway", "r1: GitHub: Bad Gateway"]);
+  });
+
+  it("fails at once, with the error's message, when an attempt throws a permanent error (a 404)", async () => {
+    let calls = 0;
+    const retried: number[] = [];
+    const result = await syncWithRetry(
+      policy(5),
+      async () => {
+        calls++;
+        throw Object.assign(new Error("Not Found"), { status: 404 });
+      },
+      { revision: "r1", dryRun: true, onRetry: (n) => retried.push(n) },
+    );
+    assert.equal(calls, 1);
+    assert.deepEqual(retried, []);
+    assert.equal(result.phase, "Failed");
+    assert.equal(result.message, "Not Found");
+    assert.equal(result.revision, "r1");
+    assert.equal(result.dryRun, true);
+  });
+
   it("does not retry at all with limit 0", async () => {
     let calls = 0;
     await syncWithRetry(policy(0), async () => {
@@ -133,6 +167,22 @@ describe("transient errors", () => {
     ["a plain Error", new Error("boom"), false],
   ];
   for (const [what, err, expected] of cases) {
-    it(`${what} is ${expected ? "" : "not "}worth a retry`, () => assert.equal(isTransient(err), expected));
+    it(`${what} is ${expected ? "" : "not "}worth a retry`, () => {
+      assert.equal(isTransient(err), expected);
+      assert.equal(isRetryableError(err), expected);
+    });
+  }
+  const others: Array<[string, unknown, boolean]> = [
+    ["a GitHub 503", { status: 503, message: "unavailable" }, true],
+    ["a GitHub 429", { status: 429 }, true],
+    ["a 408 timeout", { status: 408 }, true],
+    ["an error that says it is retryable", Object.assign(new Error("x"), { retryable: true }), true],
+    ["a GitHub 404", { status: 404 }, false],
+    ["a GitHub 422", { status: 422 }, false],
+    ["undefined", undefined, false],
+  ];
+  for (const [what, err, expected] of others) {
+    it(`${what} thrown in an attempt is ${expected ? "" : "not "}worth a retry`, () =>
+      assert.equal(isRetryableError(err), expected));
   }
 });
