@@ -543,6 +543,8 @@ export class EnvironmentController {
     let state = await this.o.store.load(this.instance);
     let lastTrigger = trigger;
     const retried: FailedAttempt[] = [];
+    /** The last attempt could not fetch the source: not the revision's fault. */
+    let unfetched = false;
     // A dry run writes nothing, so losing the lease does not concern it.
     const abort = opts.dryRun ? undefined : new AbortController();
     if (abort) this.writing.add(abort);
@@ -550,6 +552,7 @@ export class EnvironmentController {
     const outcome = await syncWithRetry(
       env.syncPolicy.retry,
       async (n) => {
+        unfetched = false;
         // A retry moves to the newest revision of the branch: a fix that landed meanwhile wins.
         const revision = n === 1 || opts.pinned ? head : await this.o.source.head(env.source.branch);
         if (n > 1) lastTrigger = "retry";
@@ -559,12 +562,21 @@ export class EnvironmentController {
         try {
           rendered = await this.desiredAt(revision);
         } catch (err) {
-          return outcomeWithoutWork(
-            revision,
-            "Error",
-            `render failed: ${err instanceof Error ? err.message : String(err)}`,
-            opts.dryRun,
-          );
+          // Only a SourceError is the revision's fault; anything else (GitHub down or limiting us)
+          // means the source could not be fetched: worth a retry, and no reason to mark it stuck.
+          if (!(err instanceof SourceError)) {
+            unfetched = true;
+            return {
+              ...outcomeWithoutWork(
+                revision,
+                "Failed",
+                `fetching ${SHORT(revision)} failed: ${errorMessage(err)}`,
+                opts.dryRun,
+              ),
+              retryable: true,
+            };
+          }
+          return outcomeWithoutWork(revision, "Error", `render failed: ${err.message}`, opts.dryRun);
         }
         try {
           state = await this.o.store.load(this.instance);
@@ -646,7 +658,13 @@ export class EnvironmentController {
           s.pendingApprovals = s.pendingApprovals.filter((a) => a.sha !== outcome.revision);
         } else {
           s.syncStatus = "OutOfSync";
-          s.stuck = { revision: outcome.revision, reason: outcome.message, since: new Date().toISOString() };
+          // A source that could not be fetched is tried again by the next pass, not held as stuck.
+          if (!unfetched)
+            s.stuck = {
+              revision: outcome.revision,
+              reason: outcome.message,
+              since: new Date().toISOString(),
+            };
         }
       },
       undefined,
@@ -672,7 +690,7 @@ export class EnvironmentController {
       outcome,
       entry,
     });
-    if (!ok)
+    if (!ok && !unfetched)
       this.o.emit({
         type: "stuck",
         instance: this.instance,

@@ -10,7 +10,7 @@ import pino from "pino";
 import { EnvironmentController, instanceName } from "../../src/reconciler/environment-controller.ts";
 import type { ReconcilerEvent } from "../../src/reconciler/events.ts";
 import { Reconciler } from "../../src/reconciler/reconciler.ts";
-import { LocalGitSource } from "../../src/reconciler/revision-source.ts";
+import { LocalGitSource, type RevisionSource } from "../../src/reconciler/revision-source.ts";
 import { LeaseLock, leaseNameFor } from "../../src/state/lease.ts";
 import { StateStore } from "../../src/state/store.ts";
 import { eventually, useCluster } from "../support/cluster.ts";
@@ -26,7 +26,12 @@ const cm = (data: string) =>
 const invalidService =
   "apiVersion: v1\nkind: Service\nmetadata: {name: bad}\nspec: {ports: [{port: 70000}]}\n";
 
-async function setup(fields: Record<string, unknown>, files: Record<string, string>, pollIntervalMs = 0) {
+async function setup(
+  fields: Record<string, unknown>,
+  files: Record<string, string>,
+  pollIntervalMs = 0,
+  wrap: (source: RevisionSource) => RevisionSource = (source) => source,
+) {
   const ns = await cluster.namespace("loop");
   const stateNs = await cluster.stateNamespace("loop-state");
   const repo = makeRepo(files);
@@ -37,7 +42,7 @@ async function setup(fields: Record<string, unknown>, files: Record<string, stri
     env: envConfig(ns, { source: { path: "app" }, ...fields }),
     client: cluster.syncwardClient,
     store,
-    source: new LocalGitSource(repo.dir, cache),
+    source: wrap(new LocalGitSource(repo.dir, cache)),
     emit: (e) => events.push(e),
     log: pino({ level: "silent" }),
     pollIntervalMs,
@@ -298,5 +303,39 @@ describe("reconcile loop", () => {
       await reconciler.stop();
       await other.release();
     }
+  });
+
+  it("retries a sync whose source could not be fetched (GitHub down), without calling it a render failure or stuck", async () => {
+    let outages = 2;
+    const { ns, events, store, controller } = await setup(
+      { syncPolicy: { retry: { limit: 3, backoff: { duration: "1s", factor: 1, maxDuration: "1s" } } } },
+      { "app/cm.yaml": cm("1") },
+      0,
+      (source) => ({
+        description: source.description,
+        head: (branch) => source.head(branch),
+        resolve: (ref) => source.resolve(ref),
+        tree: async (sha) => {
+          if (outages-- > 0) throw new Error("GitHub did not serve the tarball (502)");
+          return source.tree(sha);
+        },
+      }),
+    );
+    const outcome = await controller.sync({ trigger: "cli", actor: "alice" });
+    assert.equal(outcome.phase, "Succeeded");
+    assert.equal(await dataOf(ns), "1");
+    const state = await store.load(controller.instance);
+    assert.equal(state.stuck, undefined);
+    assert.deepEqual(
+      state.history.map((h) => h.result),
+      ["Succeeded"],
+    );
+    const retried = state.history[0]?.retried ?? [];
+    assert.equal(retried.length, 2);
+    for (const r of retried) {
+      assert.match(r.message, /^fetching [0-9a-f]{7} failed: GitHub did not serve the tarball \(502\)/);
+      assert.doesNotMatch(r.message, /render failed/);
+    }
+    assert.equal(events.filter((e) => e.type === "stuck").length, 0);
   });
 });
