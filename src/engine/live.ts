@@ -51,6 +51,7 @@ export async function fetchLive(
   }
   const kinds = new Map<string, KindRef>();
   for (const k of [...inventory, ...prepared.map((p) => p.obj)]) kinds.set(`${k.apiVersion}|${k.kind}`, k);
+  const applied = new Set(inventory.map((k) => `${k.apiVersion}|${k.kind}`));
   const selector = `${INSTANCE_LABEL}=${instance}`;
   await mapLimit([...kinds.values()], 8, async (k) => {
     const resource = await client.resourceFor(k.apiVersion, k.kind);
@@ -71,7 +72,10 @@ export async function fetchLive(
       });
       for (const item of items) live.set(keyString(keyOf(item)), item);
     } catch (err) {
-      if (!(c.selector === undefined && err instanceof KubeApiError && err.forbidden)) throw err;
+      // Only a kind applied before must be listable for pruning; for one Git declares for the first
+      // time, a denied list (in any namespace the environment covers) is the declared objects' own failure.
+      const mayBeDenied = c.selector === undefined || !applied.has(`${c.apiVersion}|${c.kind}`);
+      if (!(mayBeDenied && err instanceof KubeApiError && err.forbidden)) throw err;
       deniedCalls.set(`${c.apiVersion}|${c.kind}|${c.namespace ?? "*"}`, errorMessage(err));
     }
   });

@@ -88,6 +88,33 @@ describe("least privilege", () => {
     assert.ok(token && !JSON.stringify(result).includes(token), "the token is never in a result");
   });
 
+  it("fails a kind it may not list on its own when the environment spans two namespaces", async () => {
+    const ns = await cluster.namespace("lp");
+    const other = await cluster.namespace("lp-other");
+    // deploy/'s RBAC has no LimitRanges: listing them in `other` (looking for ones to prune) is denied too.
+    const limits = {
+      apiVersion: "v1",
+      kind: "LimitRange",
+      metadata: { name: "limits" },
+      spec: { limits: [{ type: "Container", default: { cpu: "100m" } }] },
+    } as KubeObject;
+    const result = await syncEnvironment(
+      cluster.syncwardClient,
+      { instance: `shop.${ns}`, env: envConfig(ns, { policy: { namespaces: [ns, other] } }) },
+      { revision: "c".repeat(40), objects: [limits, configMap("settings")], prune: true },
+    );
+    assert.equal(result.phase, "Failed");
+    assert.match(
+      result.resources.find((r) => r.kind === "LimitRange")?.message ?? "",
+      new RegExp(`^limitrange/limits failed: forbidden: cannot list limitranges in namespace "${ns}"`),
+    );
+    assert.equal(result.resources.find((r) => r.kind === "ConfigMap")?.message, "configmap/settings created");
+    assert.deepEqual(
+      result.inventory.map((k) => k.kind),
+      ["ConfigMap"],
+    );
+  });
+
   it("fails an object it may read but not write with the write verb", async () => {
     const ns = await cluster.namespace("lp");
     const pod: KubeObject = {
