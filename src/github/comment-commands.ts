@@ -13,7 +13,7 @@ import { SourceError } from "../source/errors.ts";
 import { allows, checkApprover, type Permission, permissionOf } from "./authorize.ts";
 import { type ParsedCommand, parseCommands } from "./commands.ts";
 import { helpText } from "./help.ts";
-import { codeSpan, fenced, tableCell } from "./markdown.ts";
+import { codeSpan, fenced, inertText, tableCell } from "./markdown.ts";
 import type { Octokit } from "./octokit.ts";
 import type { RepoRuntime } from "./runtime.ts";
 import { truncateBytes } from "./truncate.ts";
@@ -181,7 +181,7 @@ async function sync(
   const ok = outcome.phase === "Succeeded";
   return {
     ok,
-    reply: `**${name}**: sync of \`${short(outcome.revision)}\` ${ok ? "succeeded" : outcome.phase.toLowerCase()}: ${outcome.message}`,
+    reply: `**${name}**: sync of \`${short(outcome.revision)}\` ${ok ? "succeeded" : outcome.phase.toLowerCase()}: ${inertText(outcome.message)}`,
   };
 }
 

@@ -9,6 +9,7 @@ import { SourceError } from "../source/errors.ts";
 import { includedDirs } from "../source/includes.ts";
 import { allows, permissionOf } from "./authorize.ts";
 import { handleCommentCommands } from "./comment-commands.ts";
+import { fenced, inertText } from "./markdown.ts";
 import type { Octokit } from "./octokit.ts";
 import { checkName, envFromCheckName } from "./reporter.ts";
 import { CONFIG_PATH, type RepoInfo, type RepoRuntime, type Runtimes } from "./runtime.ts";
@@ -47,10 +48,7 @@ export async function reportConfigError(
   const [first, ...rest] = annotationsFor(problems);
   const output = {
     title: `Invalid ${CONFIG_PATH}: ${err.issues.length} problem(s)`,
-    summary: truncateBytes(
-      `syncward did not act: fix the configuration.\n\n\`\`\`\n${err.message}\n\`\`\``,
-      65535,
-    ),
+    summary: truncateBytes(`syncward did not act: fix the configuration.\n\n${fenced(err.message)}`, 65535),
   };
   const { data } = await gh.rest.checks.create({
     owner: info.owner,
@@ -201,7 +199,7 @@ export async function preview(rt: RepoRuntime, gh: Octokit, envName: string, sha
     const change = plan.steps.flatMap((s) => s.tasks).filter((t) => t.action === "update").length;
     const prune = plan.prunes.length;
     const warnings = [
-      plan.refusal ? `:warning: ${plan.refusal}` : "",
+      plan.refusal ? `:warning: ${inertText(plan.refusal)}` : "",
       plan.requiresPruning.length > 0
         ? `:information_source: ${plan.requiresPruning.length} object(s) would require pruning (prune is off)`
         : "",
@@ -217,13 +215,13 @@ export async function preview(rt: RepoRuntime, gh: Octokit, envName: string, sha
     if (err instanceof SourceError) {
       await rt.reporter.check(gh, envName, sha, {
         problems: err.problems,
-        note: `The manifests do not render; merging would apply nothing to **${envName}**.\n\n${err.message}`,
+        note: `The manifests do not render; merging would apply nothing to **${envName}**.\n\n${fenced(err.message)}`,
       });
       return;
     }
     if (err instanceof ValidationError) {
       await rt.reporter.check(gh, envName, sha, {
-        note: `Policy violations: nothing would be applied to **${envName}**.\n\n${err.problems.map((p) => `- ${p}`).join("\n")}`,
+        note: `Policy violations: nothing would be applied to **${envName}**.\n\n${err.problems.map((p) => `- ${inertText(p)}`).join("\n")}`,
         conclusion: "failure",
         title: "Policy violations",
       });
@@ -257,7 +255,7 @@ export async function onIssueComment(
       repo: info.repo,
       issue_number: payload.issue.number,
       body: truncateBytes(
-        `syncward cannot act: ${CONFIG_PATH} on ${info.defaultBranch} is invalid.\n\n\`\`\`\n${err.message}\n\`\`\``,
+        `syncward cannot act: ${CONFIG_PATH} on ${info.defaultBranch} is invalid.\n\n${fenced(err.message)}`,
         65536,
       ),
     });

@@ -55,12 +55,42 @@ export function escapeHtml(text: string): string {
   return text.replaceAll("&", "&amp;").replaceAll("<", "&lt;").replaceAll(">", "&gt;");
 }
 
-/** A markdown table cell: no pipes, no newlines, no raw HTML, at most `max` characters. */
+/**
+ * `@name` or `@org/team` where GitHub would notify someone: after a non-word character, as
+ * GitHub's mention filter reads them.
+ */
+const MENTION = /(?<![A-Za-z0-9_])@[A-Za-z0-9][A-Za-z0-9-]*(?:\/[A-Za-z0-9][\w.-]*)?/g;
+
+/**
+ * `text` as plain inline text: `&`, `<` and `>` as entities, backticks escaped (so it opens no
+ * code span of its own) and every would-be @-mention in a code span, where GitHub neither links
+ * nor notifies it. (An entity such as `&#64;` is not enough: it is decoded before mentions are
+ * looked for.)
+ */
+export function inertInline(text: string): string {
+  const plain = (t: string) => escapeHtml(t).replaceAll("`", "\\`");
+  let out = "";
+  let last = 0;
+  for (const m of text.matchAll(MENTION)) {
+    out += `${plain(text.slice(last, m.index))}${codeSpan(m[0])}`;
+    last = m.index + m[0].length;
+  }
+  return out + plain(text.slice(last));
+}
+
+/** A markdown table cell: no pipes, no newlines, no raw HTML, no mentions, about `max` characters. */
 export function tableCell(text: string, max = 300): string {
-  return clipChars(
-    escapeHtml(text)
-      .replace(/\r?\n|\r/g, " ")
-      .replaceAll("|", "\\|"),
-    max,
-  );
+  return inertInline(clipChars(text, max))
+    .replace(/\r?\n|\r/g, " ")
+    .replaceAll("|", "\\|");
+}
+
+/**
+ * Free text someone else wrote (a sync message with a freeze reason, object names, API-server
+ * output) in a reply: a code span when it fits on one line, else a fenced block of its own.
+ */
+export function inertText(text: string, max = 4000): string {
+  const clipped = clipChars(text.replace(/\s+$/, ""), max);
+  if (/[\r\n]/.test(clipped) || Array.from(clipped).length > 300) return `\n\n${fenced(clipped)}\n`;
+  return codeSpan(clipped, 300);
 }

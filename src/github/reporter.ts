@@ -14,6 +14,7 @@ import type { DriftFight, ReconcilerEvent } from "../reconciler/events.ts";
 import { effectivePolicy } from "../reconciler/policy.ts";
 import type { Reconciler } from "../reconciler/reconciler.ts";
 import { causes, gitHubWaitMs, isTransientGitHubError, statusOf } from "./github-errors.ts";
+import { fenced } from "./markdown.ts";
 import type { Octokit, OctokitFactory, RepoRef } from "./octokit.ts";
 import { ReportQueue } from "./report-queue.ts";
 import {
@@ -186,7 +187,7 @@ export class GitHubReporter {
             event.env,
             event.revision,
             "waiting for approval",
-            `comment \`/approve ${event.env}\` to deploy (${event.needed} approval(s) needed)`,
+            `comment /approve ${event.env} to deploy (${event.needed} approval(s) needed)`,
           );
         }
         return;
@@ -231,7 +232,7 @@ export class GitHubReporter {
       case "renderError":
         await this.check(gh, event.env, event.revision, {
           problems: event.problems,
-          note: `Render failed; nothing was applied.\n\n${event.message}`,
+          note: `Render failed; nothing was applied.\n\n${fenced(event.message)}`,
         });
         return;
       default:

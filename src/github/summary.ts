@@ -4,7 +4,7 @@
 import type { EnvironmentConfig } from "../config/types.ts";
 import type { HealthStatus, ResourceResult, SyncResult } from "../engine/result.ts";
 import type { EnvironmentState, HistoryEntry } from "../state/types.ts";
-import { clipChars, codeSpan, escapeHtml, fenceFor, tableCell } from "./markdown.ts";
+import { clipChars, codeSpan, fenceFor, inertInline, tableCell } from "./markdown.ts";
 import { byteLength, truncateBytes } from "./truncate.ts";
 
 /** GitHub's cap on `output.summary` and `output.text`, in UTF-8 bytes. */
@@ -397,8 +397,8 @@ function footerOf(result: SyncResult | undefined, state: EnvironmentState): stri
   if (state.stuck !== undefined && result.phase !== "Succeeded") {
     errors.push(`stuck since ${date(state.stuck.since)}: ${inline(state.stuck.reason)}`);
   }
-  if (errors.length > 0)
-    lines.push("", "**Errors:**", ...errors.map((e) => `- ${inline(clipChars(e, 1000))}`));
+  // Each part was made inert above; inline() again would escape it twice.
+  if (errors.length > 0) lines.push("", "**Errors:**", ...errors.map((e) => `- ${clipChars(e, 1000)}`));
   return lines.join("\n");
 }
 
@@ -553,7 +553,7 @@ function codeCell(value: string): string {
 
 /** Text inside a list item or paragraph: one line, no raw HTML. */
 function inline(value: string): string {
-  return escapeHtml(value).replace(/\s*(\r?\n|\r)\s*/g, " ");
+  return inertInline(value).replace(/\s*(\r?\n|\r)\s*/g, " ");
 }
 
 function code(value: string): string {

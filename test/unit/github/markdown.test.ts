@@ -5,6 +5,7 @@ import {
   codeSpan,
   fenced,
   hasInvisible,
+  inertText,
   showInvisible,
   tableCell,
 } from "../../../src/github/markdown.ts";
@@ -49,10 +50,24 @@ describe("tableCell", () => {
     ["a|b", "a\\|b"],
     ["<img src=x onerror=alert(1)>", "&lt;img src=x onerror=alert(1)&gt;"],
     ["two\nlines", "two lines"],
+    ["ping @alice and @acme/ops", "ping `@alice` and `@acme/ops`"],
+    ["mail ops@acme.example", "mail ops@acme.example"],
+    ["`@alice` in a code span of its own", "\\``@alice`\\` in a code span of its own"],
   ];
   for (const [input, expected] of cases)
     it(`${JSON.stringify(input)}: one inert cell of the row it sits in`, () =>
       assert.equal(tableCell(input), expected));
 
   it("is bounded", () => assert.equal(tableCell("x".repeat(1000), 5), "xxxx…"));
+});
+
+describe("inertText: free text in a reply", () => {
+  it("one line: a code span, so markdown, HTML and mentions stay text", () =>
+    assert.equal(
+      inertText("frozen: <b>release</b> @everyone **now**"),
+      "`frozen: <b>release</b> @everyone **now**`",
+    ));
+
+  it("several lines (API-server or kustomize output): a fenced block the text cannot close", () =>
+    assert.equal(inertText("error:\n```\n@alice\n"), "\n\n````\nerror:\n```\n@alice\n````\n"));
 });

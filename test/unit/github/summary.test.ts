@@ -226,7 +226,7 @@ describe("checkRunOutput: titles and status lines", () => {
     );
     assert.match(
       out.summary,
-      /^- \*\*Sync Policy:\*\* Frozen by @alice since 2024-05-01 12:00Z \(release night\)$/m,
+      /^- \*\*Sync Policy:\*\* Frozen by `@alice` since 2024-05-01 12:00Z \(release night\)$/m,
     );
   });
 
@@ -501,7 +501,7 @@ describe("prCommentBody", () => {
     const rows = body.split("\n").filter((l) => l.startsWith("| `"));
     assert.deepEqual(rows, [
       "| `dev` | Synced | `a1b2c3d` | [details](https://github.com/acme/shop/runs/1) |  |",
-      "| `prod` | Waiting for approval | `a1b2c3d` |  | needs 2 approvals \\| @carol approved |",
+      "| `prod` | Waiting for approval | `a1b2c3d` |  | needs 2 approvals \\| `@carol` approved |",
       "| `staging` | OutOfSync |  |  |  |",
     ]);
     golden("pr-comment.md", body);

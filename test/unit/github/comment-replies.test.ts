@@ -1,0 +1,63 @@
+// What syncward writes back on a pull request after a command: text it did not write (a freeze
+// reason, object names, API-server output) is shown, never rendered or used to mention anyone.
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { handleCommentCommands } from "../../../src/github/comment-commands.ts";
+import type { Octokit } from "../../../src/github/octokit.ts";
+import type { RepoRuntime } from "../../../src/github/runtime.ts";
+import { envConfig } from "../../support/env.ts";
+
+/** The reply to `/sync dev` when the sync ends with `message`. */
+async function syncReply(message: string): Promise<string> {
+  const env = envConfig("shop");
+  const rt = {
+    ref: { owner: "acme", repo: "shop" },
+    config: { environments: [env] },
+    reconciler: {
+      controller: () => ({
+        env,
+        sync: async () => ({ phase: "Refused", revision: "a".repeat(40), message }),
+      }),
+    },
+  } as unknown as RepoRuntime;
+  const bodies: string[] = [];
+  const gh = {
+    rest: {
+      reactions: { createForIssueComment: async () => ({}) },
+      repos: {
+        getCollaboratorPermissionLevel: async () => ({ data: { permission: "write", role_name: "write" } }),
+      },
+      issues: {
+        createComment: async (p: { body: string }) => {
+          bodies.push(p.body);
+          return { data: { id: 1 } };
+        },
+      },
+    },
+  } as unknown as Octokit;
+  await handleCommentCommands(rt, gh, {
+    commentId: 1,
+    body: "/sync dev",
+    login: "alice",
+    senderType: "User",
+    pullNumber: 7,
+    merged: true,
+  });
+  assert.equal(bodies.length, 1);
+  return bodies[0] ?? "";
+}
+
+describe("comment replies", () => {
+  it("/sync shows the outcome's message (a freeze reason) in a code span: no HTML, markdown or mention", async () => {
+    const reason = "environment dev is frozen by alice (<img src=x onerror=alert(1)> @acme/everyone **now**)";
+    assert.equal(await syncReply(reason), `**dev**: sync of \`aaaaaaa\` refused: \`${reason}\``);
+  });
+
+  it("/sync shows a message of several lines (API-server output) in a fence it cannot close", async () => {
+    const message = "1 failed:\n```\n</details> @mallory";
+    assert.equal(
+      await syncReply(message),
+      `**dev**: sync of \`aaaaaaa\` refused: \n\n\`\`\`\`\n${message}\n\`\`\`\`\n`,
+    );
+  });
+});
