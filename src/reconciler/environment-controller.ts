@@ -20,8 +20,9 @@ import { type KubeObject, keyOf, keyString } from "../kube/object.ts";
 import { SourceError } from "../source/errors.ts";
 import { type RenderedSource, render } from "../source/render.ts";
 import { appendHistory } from "../state/history.ts";
+import { addRetried, type RetriedAttempts } from "../state/retried.ts";
 import type { StateStore } from "../state/store.ts";
-import type { EnvironmentState, FailedAttempt, HistoryEntry, Trigger } from "../state/types.ts";
+import type { EnvironmentState, HistoryEntry, Trigger } from "../state/types.ts";
 import { ApprovalGate } from "./approval-gate.ts";
 import { driftFight, healBackoffMs, isFight, nextHealAt, recordHeal } from "./drift-fight.ts";
 import type { Emit } from "./events.ts";
@@ -254,13 +255,17 @@ export class EnvironmentController {
     outcome: SyncOutcome,
     mutate: (s: EnvironmentState) => void,
     drifted?: string[],
-    retried: FailedAttempt[] = [],
+    { retried, omitted }: RetriedAttempts = { retried: [], omitted: 0 },
   ): Promise<{ state: EnvironmentState; entry: HistoryEntry }> {
     let entry!: HistoryEntry;
     const state = await this.o.store.update(this.instance, (s) => {
       entry = appendHistory(
         s,
-        { ...historyEntryOf(trigger, actor, outcome, drifted), ...(retried.length > 0 ? { retried } : {}) },
+        {
+          ...historyEntryOf(trigger, actor, outcome, drifted),
+          ...(retried.length > 0 ? { retried } : {}),
+          ...(omitted > 0 ? { retriedOmitted: omitted } : {}),
+        },
         this.o.env.revisionHistoryLimit,
       );
       if (outcome.inventory.length > 0) s.inventory = outcome.inventory;
@@ -542,7 +547,7 @@ export class EnvironmentController {
     const env = this.o.env;
     let state = await this.o.store.load(this.instance);
     let lastTrigger = trigger;
-    const retried: FailedAttempt[] = [];
+    let retried: RetriedAttempts = { retried: [], omitted: 0 };
     /** The last attempt could not fetch the source: not the revision's fault. */
     let unfetched = false;
     // A dry run writes nothing, so losing the lease does not concern it.
@@ -621,7 +626,7 @@ export class EnvironmentController {
         revision: head,
         dryRun: opts.dryRun,
         onRetry: (n, failed, delay) => {
-          retried.push({
+          retried = addRetried(retried, {
             attempt: n,
             startedAt: failed.startedAt,
             finishedAt: failed.finishedAt,

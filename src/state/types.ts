@@ -17,6 +17,8 @@ export interface HistoryEntry {
   drifted?: string[];
   /** Attempts of this operation that failed and were retried (an outage, a 5xx), oldest first. */
   retried?: FailedAttempt[];
+  /** How many retried attempts are left out of `retried` (it keeps the first 3 and the last 10). */
+  retriedOmitted?: number;
 }
 
 export interface FailedAttempt {

@@ -306,20 +306,11 @@ describe("reconcile loop", () => {
   });
 
   it("retries a sync whose source could not be fetched (GitHub down), without calling it a render failure or stuck", async () => {
-    let outages = 2;
     const { ns, events, store, controller } = await setup(
       { syncPolicy: { retry: { limit: 3, backoff: { duration: "1s", factor: 1, maxDuration: "1s" } } } },
       { "app/cm.yaml": cm("1") },
       0,
-      (source) => ({
-        description: source.description,
-        head: (branch) => source.head(branch),
-        resolve: (ref) => source.resolve(ref),
-        tree: async (sha) => {
-          if (outages-- > 0) throw new Error("GitHub did not serve the tarball (502)");
-          return source.tree(sha);
-        },
-      }),
+      treeFailing(2),
     );
     const outcome = await controller.sync({ trigger: "cli", actor: "alice" });
     assert.equal(outcome.phase, "Succeeded");
@@ -338,4 +329,34 @@ describe("reconcile loop", () => {
     }
     assert.equal(events.filter((e) => e.type === "stuck").length, 0);
   });
+
+  it("keeps the first 3 and the last 10 attempts of a sync retried without limit, and counts the rest", async () => {
+    const { store, controller } = await setup(
+      { syncPolicy: { retry: { limit: -1, backoff: { duration: "10ms", factor: 1, maxDuration: "10ms" } } } },
+      { "app/cm.yaml": cm("1") },
+      0,
+      treeFailing(20),
+    );
+    const outcome = await controller.sync({ trigger: "cli", actor: "alice" });
+    assert.equal(outcome.phase, "Succeeded");
+    const entry = (await store.load(controller.instance)).history.at(-1);
+    assert.deepEqual(
+      entry?.retried?.map((r) => r.attempt),
+      [1, 2, 3, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20],
+    );
+    assert.equal(entry?.retriedOmitted, 7);
+  });
 });
+
+/** The source, except that fetching a tree fails the first `outages` times (GitHub down). */
+function treeFailing(outages: number): (source: RevisionSource) => RevisionSource {
+  return (source) => ({
+    description: source.description,
+    head: (branch) => source.head(branch),
+    resolve: (ref) => source.resolve(ref),
+    tree: async (sha) => {
+      if (outages-- > 0) throw new Error("GitHub did not serve the tarball (502)");
+      return source.tree(sha);
+    },
+  });
+}
