@@ -398,8 +398,11 @@ export const TestOctokit = ProbotOctokit.plugin(openApiValidation).defaults(
   }),
 ) as typeof ProbotOctokit;
 
-/** Rate-limit waits GitHub asked for (seconds, as the throttling plugin read them), in order. */
-export const rateLimitWaits: Array<{ kind: "primary" | "secondary"; retryAfter: number }> = [];
+/**
+ * Rate-limit waits GitHub asked for (seconds, as the throttling plugin read them), in order, with
+ * when the plugin asked (ms since the epoch), to check a wait computed from `x-ratelimit-reset`.
+ */
+export const rateLimitWaits: Array<{ kind: "primary" | "secondary"; retryAfter: number; at: number }> = [];
 
 /** A Bottleneck group stand-in that runs every job at once: no minimum time between writes. */
 const unthrottled = {
@@ -427,11 +430,11 @@ export const ResilientTestOctokit = ProbotOctokit.plugin(openApiValidation).defa
       search: unthrottled,
       notifications: unthrottled,
       onRateLimit: (retryAfter: number) => {
-        rateLimitWaits.push({ kind: "primary", retryAfter });
+        rateLimitWaits.push({ kind: "primary", retryAfter, at: Date.now() });
         return true;
       },
       onSecondaryRateLimit: (retryAfter: number) => {
-        rateLimitWaits.push({ kind: "secondary", retryAfter });
+        rateLimitWaits.push({ kind: "secondary", retryAfter, at: Date.now() });
         return true;
       },
     },
