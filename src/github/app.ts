@@ -7,6 +7,7 @@ import { KubeClient } from "../kube/client.ts";
 import { healthHandler } from "../observability/http.ts";
 import { createMetrics } from "../observability/metrics.ts";
 import { limitsFromEnv } from "../source/limits.ts";
+import { BoundedMap } from "../util/bounded-map.ts";
 import { countRequests, handleEvent, type Metrics } from "./events.ts";
 import {
   type CheckRunPayload,
@@ -24,8 +25,10 @@ import { type AppDeps, Runtimes } from "./runtime.ts";
 
 /** Delivery ids seen recently: a redelivery keeps its X-GitHub-Delivery, so it is ignored. */
 export class RecentDeliveries {
-  private readonly ids = new Set<string>();
-  constructor(private readonly capacity = 2000) {}
+  private readonly ids: BoundedMap<string, true>;
+  constructor(capacity = 2000) {
+    this.ids = new BoundedMap(capacity);
+  }
 
   get size(): number {
     return this.ids.size;
@@ -34,8 +37,7 @@ export class RecentDeliveries {
   /** True the first time an id is seen. */
   first(id: string): boolean {
     if (this.ids.has(id)) return false;
-    this.ids.add(id);
-    if (this.ids.size > this.capacity) this.ids.delete(this.ids.values().next().value as string);
+    this.ids.set(id, true);
     return true;
   }
 }

@@ -4,6 +4,7 @@
 import type { RevisionSource } from "../reconciler/revision-source.ts";
 import { SourceError } from "../source/errors.ts";
 import { fetchGitHubTree } from "../source/github-tarball.ts";
+import { BoundedMap } from "../util/bounded-map.ts";
 import { GitHubUnavailableError, isTransientGitHubError, statusOf } from "./github-errors.ts";
 import type { OctokitFactory, RepoRef } from "./octokit.ts";
 
@@ -37,8 +38,8 @@ const GITHUB_SIDE = new Set(["gpgverify_error", "gpgverify_unavailable"]);
 export class GitHubSource implements RevisionSource {
   private readonly hints = new Map<string, { sha: string; at: number }>();
   /** `branch@sha` that a push moved a branch away from. */
-  private readonly left = new Map<string, true>();
-  private readonly verification = new Map<string, Promise<string | undefined>>();
+  private readonly left = new BoundedMap<string, true>(LEFT_REMEMBERED);
+  private readonly verification = new BoundedMap<string, Promise<string | undefined>>(VERIFIED_CACHE);
 
   constructor(
     private readonly ref: RepoRef,
@@ -56,11 +57,7 @@ export class GitHubSource implements RevisionSource {
    * away from is stale, or a force push back; either way only the API knows, so it is asked.
    */
   learnHead(branch: string, sha: string, before?: string): void {
-    if (before !== undefined) {
-      this.left.delete(`${branch}@${before}`);
-      this.left.set(`${branch}@${before}`, true);
-      if (this.left.size > LEFT_REMEMBERED) this.left.delete(this.left.keys().next().value as string);
-    }
+    if (before !== undefined) this.left.set(`${branch}@${before}`, true);
     if (this.left.has(`${branch}@${sha}`)) {
       this.hints.delete(branch);
       return;
@@ -92,8 +89,6 @@ export class GitHubSource implements RevisionSource {
       pending = this.verify(sha);
       pending.catch(() => this.verification.delete(sha));
       this.verification.set(sha, pending);
-      if (this.verification.size > VERIFIED_CACHE)
-        this.verification.delete(this.verification.keys().next().value as string);
     }
     return pending;
   }

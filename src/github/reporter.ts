@@ -13,6 +13,7 @@ import type { Logger } from "../reconciler/environment-controller.ts";
 import type { DriftFight, ReconcilerEvent } from "../reconciler/events.ts";
 import { effectivePolicy } from "../reconciler/policy.ts";
 import type { Reconciler } from "../reconciler/reconciler.ts";
+import { BoundedMap } from "../util/bounded-map.ts";
 import { causes, gitHubWaitMs, isTransientGitHubError, statusOf } from "./github-errors.ts";
 import { fenced } from "./markdown.ts";
 import type { Octokit, OctokitFactory, RepoRef } from "./octokit.ts";
@@ -54,14 +55,6 @@ export interface ReporterOptions {
 /** What is remembered per commit, environment or pull request: enough for the commits in flight. */
 const REMEMBERED = 500;
 
-/** Sets `key` in a map that forgets its oldest entries beyond REMEMBERED. */
-function remember<K, V>(map: Map<K, V>, key: K, value: V): V {
-  map.delete(key);
-  map.set(key, value);
-  if (map.size > REMEMBERED) map.delete(map.keys().next().value as K);
-  return value;
-}
-
 interface DeploymentRecord {
   id: number;
   status: "queued" | "in_progress" | "done";
@@ -91,21 +84,21 @@ export function checkActions(
 
 export class GitHubReporter {
   private readonly queue: ReportQueue<ReconcilerEvent>;
-  private readonly deployments = new Map<string, DeploymentRecord>();
+  private readonly deployments = new BoundedMap<string, DeploymentRecord>(REMEMBERED);
   /** (env, sha) whose sync started: its deployment is owed even if the start was never reported. */
-  private readonly owed = new Map<string, true>();
+  private readonly owed = new BoundedMap<string, true>(REMEMBERED);
   /** Environments whose earlier deployments were looked up on GitHub since the start. */
   private readonly lookedUp = new Set<string>();
   /** (env, sha) whose deployment was asked for: a retry looks it up instead of making a second. */
-  private readonly attempted = new Map<string, true>();
-  private readonly pulls = new Map<string, number>();
-  private readonly comments = new Map<
+  private readonly attempted = new BoundedMap<string, true>(REMEMBERED);
+  private readonly pulls = new BoundedMap<string, number>(REMEMBERED);
+  private readonly comments = new BoundedMap<
     number,
     {
       id?: number;
       rows: Map<string, { env: string; status: string; revision: string; checkUrl?: string; note?: string }>;
     }
-  >();
+  >(REMEMBERED);
 
   constructor(private readonly o: ReporterOptions) {
     this.queue = new ReportQueue({
@@ -127,13 +120,13 @@ export class GitHubReporter {
 
   /** A merged pull request produced `sha`: its environments' outcomes go to one comment there. */
   linkPullRequest(sha: string, pr: number): void {
-    remember(this.pulls, sha, pr);
+    this.pulls.set(sha, pr);
   }
 
   handle(event: ReconcilerEvent): void {
     if (!REPORTED.has(event.type)) return;
     if (event.type === "syncStarted" || event.type === "awaitingApproval")
-      remember(this.owed, this.deploymentKey(event.env, event.revision), true);
+      this.owed.set(this.deploymentKey(event.env, event.revision), true);
     this.queue.push(event);
   }
 
@@ -274,10 +267,13 @@ export class GitHubReporter {
     if (!this.lookedUp.has(envName) || this.attempted.has(key)) {
       const existing = await this.findDeployment(gh, envName, sha);
       this.lookedUp.add(envName);
-      if (existing !== undefined)
-        return remember<string, DeploymentRecord>(this.deployments, key, { id: existing, status: "queued" });
+      if (existing !== undefined) {
+        const found: DeploymentRecord = { id: existing, status: "queued" };
+        this.deployments.set(key, found);
+        return found;
+      }
     }
-    remember(this.attempted, key, true);
+    this.attempted.set(key, true);
     const { data } = await gh.rest.repos.createDeployment({
       ...this.o.repo,
       ref: sha,
@@ -291,10 +287,8 @@ export class GitHubReporter {
     });
     if (!("id" in data))
       throw new Error(`GitHub did not create a deployment for ${sha}: ${JSON.stringify(data).slice(0, 200)}`);
-    const record = remember<string, DeploymentRecord>(this.deployments, key, {
-      id: data.id,
-      status: "queued",
-    });
+    const record: DeploymentRecord = { id: data.id, status: "queued" };
+    this.deployments.set(key, record);
     await this.deploymentStatus(gh, record.id, "queued", description, this.checksUrl(sha));
     return record;
   }
@@ -446,7 +440,7 @@ export class GitHubReporter {
     let entry = this.comments.get(pr);
     if (!entry) {
       entry = { rows: new Map() };
-      remember(this.comments, pr, entry);
+      this.comments.set(pr, entry);
     }
     entry.rows.set(env, { env, status, revision, checkUrl, note });
     const body = prCommentBody([...entry.rows.values()], COMMENT_MARKER);
