@@ -70,10 +70,13 @@ export function gitHubWaitMs(err: unknown, now = Date.now()): number | undefined
 }
 
 /**
- * A failure on GitHub's side that we found in an answer or wrapped around one: `status` tells
- * the queue and the engine's retry that trying again later may work.
+ * A failure on GitHub's side that we found in an answer or wrapped around one: trying again
+ * later may work. `status` is GitHub's; `retryable` says so also for a rate-limited 403, which
+ * the engine's retry would otherwise take for a refusal.
  */
 export class GitHubUnavailableError extends Error {
+  readonly retryable = true;
+
   constructor(
     message: string,
     readonly status: number,

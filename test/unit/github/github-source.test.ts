@@ -99,25 +99,48 @@ describe("GitHubSource commit verification", () => {
 });
 
 describe("GitHubSource trees", () => {
-  it("a tarball GitHub failed to serve (502) fails with GitHub's status, so reports and retries wait for it", async () => {
+  /** A source whose tarball download fails with `answer`. */
+  const failing = (answer: Error) => {
     const octokit = {
       rest: {
         repos: {
           downloadTarballArchive: async () => {
-            throw Object.assign(new Error("Bad Gateway"), { status: 502 });
+            throw answer;
           },
         },
       },
     } as unknown as Octokit;
-    const src = new GitHubSource(
+    return new GitHubSource(
       { owner: "acme", repo: "shop" },
       async () => octokit,
       mkdtempSync(join(tmpdir(), "gh-tree-")),
     );
-    await assert.rejects(src.tree(sha(1)), (err: unknown) => {
-      assert.equal((err as { status?: number }).status, 502);
-      assert.equal(err instanceof SourceError, false, "not a render failure");
-      return true;
+  };
+
+  const cases: Array<[string, Error, number]> = [
+    ["an outage (502)", Object.assign(new Error("Bad Gateway"), { status: 502 }), 502],
+    [
+      "a spent quota (403, x-ratelimit-remaining 0)",
+      Object.assign(new Error("API rate limit exceeded"), {
+        status: 403,
+        response: { headers: { "x-ratelimit-remaining": "0", "x-ratelimit-reset": "1" } },
+      }),
+      403,
+    ],
+  ];
+  for (const [what, answer, status] of cases) {
+    it(`a tarball GitHub failed to serve (${what}) fails with GitHub's status and as retryable, not as a render failure`, async () => {
+      await assert.rejects(failing(answer).tree(sha(1)), (err: unknown) => {
+        assert.equal((err as { status?: number }).status, status);
+        assert.equal(
+          (err as { retryable?: boolean }).retryable,
+          true,
+          "the engine's retry takes it for transient",
+        );
+        assert.equal(isTransientGitHubError(err), true, "the report queue keeps what waits on it");
+        assert.equal(err instanceof SourceError, false, "not a render failure");
+        return true;
+      });
     });
-  });
+  }
 });
