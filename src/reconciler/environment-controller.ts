@@ -15,7 +15,7 @@ import {
   syncEnvironment,
 } from "../engine/sync.ts";
 import type { KubeClient } from "../kube/client.ts";
-import { isTransient } from "../kube/errors.ts";
+import { isTransient, KubeApiError } from "../kube/errors.ts";
 import { type KubeObject, keyOf, keyString } from "../kube/object.ts";
 import { SourceError } from "../source/errors.ts";
 import { type RenderedSource, render } from "../source/render.ts";
@@ -586,14 +586,18 @@ export class EnvironmentController {
         try {
           state = await this.o.store.load(this.instance);
         } catch (err) {
-          if (!isTransient(err)) throw err;
+          // The state lives in syncward's own namespace, which deploy/ grants: a 403 there comes
+          // from an API server that has just started and not yet loaded its RBAC (it answers
+          // before its informers sync, kubernetes#101422), so it is retried like an outage.
+          const startingUp = err instanceof KubeApiError && err.forbidden;
           return {
             ...outcomeWithoutWork(
               revision,
               "Failed",
               `reading the environment's state failed: ${errorMessage(err)}`,
+              opts.dryRun,
             ),
-            retryable: true,
+            retryable: isTransient(err) || startingUp,
           };
         }
         return syncEnvironment(

@@ -7,6 +7,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import pino from "pino";
+import type { KubeClient } from "../../src/kube/client.ts";
+import { KubeApiError } from "../../src/kube/errors.ts";
 import { EnvironmentController, instanceName } from "../../src/reconciler/environment-controller.ts";
 import type { ReconcilerEvent } from "../../src/reconciler/events.ts";
 import { Reconciler } from "../../src/reconciler/reconciler.ts";
@@ -31,12 +33,13 @@ async function setup(
   files: Record<string, string>,
   pollIntervalMs = 0,
   wrap: (source: RevisionSource) => RevisionSource = (source) => source,
+  storeOf: (client: KubeClient, ns: string) => StateStore = (client, ns) => new StateStore(client, ns),
 ) {
   const ns = await cluster.namespace("loop");
   const stateNs = await cluster.stateNamespace("loop-state");
   const repo = makeRepo(files);
   const events: ReconcilerEvent[] = [];
-  const store = new StateStore(cluster.syncwardClient, stateNs);
+  const store = storeOf(cluster.syncwardClient, stateNs);
   const controller = new EnvironmentController({
     app: "loop",
     env: envConfig(ns, { source: { path: "app" }, ...fields }),
@@ -346,7 +349,60 @@ describe("reconcile loop", () => {
     );
     assert.equal(entry?.retriedOmitted, 7);
   });
+
+  it("retries an attempt whose state read is denied by an API server that has just started", async () => {
+    let store: StartingUpStore | undefined;
+    const { ns, controller } = await setup(
+      { syncPolicy: { retry: { limit: 2, backoff: { duration: "10ms", factor: 1, maxDuration: "10ms" } } } },
+      { "app/cm.yaml": cm("1") },
+      0,
+      (source) => ({
+        description: source.description,
+        head: (branch) => source.head(branch),
+        resolve: (ref) => source.resolve(ref),
+        // Called once (the render is cached), inside the first attempt, right before it reads the state.
+        tree: (sha) => {
+          if (store) store.armed = true;
+          return source.tree(sha);
+        },
+      }),
+      (client, stateNs) => {
+        store = new StartingUpStore(client, stateNs);
+        return store;
+      },
+    );
+    const outcome = await controller.sync({ trigger: "cli", actor: "alice" });
+    assert.equal(outcome.phase, "Succeeded", outcome.message);
+    assert.equal(await dataOf(ns), "1");
+    const retried = (await store?.load(controller.instance))?.history.at(-1)?.retried ?? [];
+    assert.equal(retried.length, 1);
+    assert.match(
+      retried[0]?.message ?? "",
+      /^reading the environment's state failed: forbidden: cannot get configmaps/,
+    );
+  });
 });
+
+/**
+ * A store whose next read, once armed, is denied the way a just-started API server denies
+ * requests before its RBAC informers have synced.
+ */
+class StartingUpStore extends StateStore {
+  armed = false;
+  override async load(instance: string) {
+    if (this.armed) {
+      this.armed = false;
+      throw new KubeApiError(
+        `configmaps "x" is forbidden: User "system:serviceaccount:syncward:syncward" cannot get resource "configmaps" in API group "" in the namespace "${this.namespace}"`,
+        403,
+        "Forbidden",
+        "GET",
+        "/api/v1/configmaps",
+      );
+    }
+    return super.load(instance);
+  }
+}
 
 /** The source, except that fetching a tree fails the first `outages` times (GitHub down). */
 function treeFailing(outages: number): (source: RevisionSource) => RevisionSource {
