@@ -36,6 +36,7 @@ export class Reconciler {
   private lock: LeaseLock | undefined;
   private readonly abort = new AbortController();
   private readonly running = new Set<string>();
+  private deferring = false;
 
   constructor(private readonly o: ReconcilerOptions) {
     this.store = new StateStore(o.client, o.stateNamespace);
@@ -68,9 +69,18 @@ export class Reconciler {
     return this.controllers.get(env.name) as EnvironmentController;
   }
 
-  /** Why this replica must not write to `env` now: leases are on and another replica may hold it. */
+  /**
+   * Another replica held the app's lease when this one last tried to take it, or this one lost
+   * it: until it takes the lease, this replica writes nothing. Before its first try it knows of
+   * no holder and serves requests as a replica without leases would.
+   */
+  get following(): boolean {
+    return this.deferring;
+  }
+
+  /** Why this replica must not write to `env` now (another replica holds the lease), or undefined. */
   private standby(env: string): string | undefined {
-    if (this.o.leases === false || this.running.has(env)) return undefined;
+    if (this.o.leases === false || this.running.has(env) || !this.deferring) return undefined;
     return `this replica (${this.o.identity}) does not hold the lease of app ${this.o.app}; the replica that holds it runs its syncs, so nothing was changed here`;
   }
 
@@ -156,6 +166,7 @@ export class Reconciler {
       let acquired = false;
       try {
         acquired = await lock.tryAcquire();
+        this.deferring = !acquired;
       } catch (err) {
         this.o.log.warn({ err: String(err), app: this.o.app }, "lease: could not contend");
       }
@@ -164,6 +175,7 @@ export class Reconciler {
         this.startAll();
         const lost = new Promise<void>((resolve) => lock.start(resolve));
         await Promise.race([lost, aborted]);
+        this.deferring = true;
         await this.stopAll();
         if (signal.aborted) break;
         this.o.log.warn({ app: this.o.app, identity: this.o.identity }, "lease lost; stopped reconciling");

@@ -292,6 +292,7 @@ describe("reconcile loop", () => {
     });
     reconciler.start();
     try {
+      await eventually("found the lease held by replica-2", async () => reconciler.following);
       const controller = reconciler.controller("dev");
       const preview = await controller.sync({ trigger: "comment", actor: "preview", dryRun: true });
       assert.equal(preview.phase, "Succeeded");
