@@ -146,17 +146,21 @@ async function pair(
   }
 }
 
-/** One raw run per concurrency, each into a fresh namespace; the fastest is the limit the pairs use. */
+/**
+ * Raw runs at each concurrency, each into a fresh namespace, in two passes (ascending, then
+ * descending, so no concurrency always runs on a fresher or a busier server); the concurrency
+ * with the lowest mean is the limit the pairs use.
+ */
 async function calibrate(
   ctx: BenchContext,
   objects: KubeObject[],
   candidates: number[],
-): Promise<RawApplyRun[]> {
+): Promise<{ runs: RawApplyRun[]; best: number }> {
   const admin = client(ctx);
   const namespaces = new Namespaces(admin, "bench-raw");
   const runs: RawApplyRun[] = [];
   try {
-    for (const c of candidates) {
+    for (const c of [...candidates, ...[...candidates].reverse()]) {
       const ns = await namespaces.create(`c${c}`);
       const run = await rawApply(ctx.kubeconfig, objects, ns, c);
       runs.push(run);
@@ -167,7 +171,12 @@ async function calibrate(
     await namespaces.removeAll();
     admin.close();
   }
-  return runs;
+  const mean = (c: number) => {
+    const of = runs.filter((r) => r.concurrency === c);
+    return of.reduce((sum, r) => sum + r.ms, 0) / of.length;
+  };
+  const best = candidates.reduce((a, b) => (mean(b) < mean(a) ? b : a));
+  return { runs, best };
 }
 
 /** syncward against a baseline, pair by pair; the ratio is baseline time / syncward time per pair. */
@@ -209,10 +218,10 @@ export async function coldSync(ctx: BenchContext): Promise<BenchResult> {
   let calibration: RawApplyRun[];
   try {
     const objects = (await render(dir, ".")).objects;
-    calibration = await calibrate(ctx, objects, candidates);
-    const best = calibration.reduce((a, b) => (b.ms < a.ms ? b : a));
-    progress(`raw PATCH: fastest with ${best.concurrency} in flight`);
-    for (let i = 0; i < pairs; i++) runs.push(await pair(ctx, dir, objects, best.concurrency, i));
+    const calibrated = await calibrate(ctx, objects, candidates);
+    calibration = calibrated.runs;
+    progress(`raw PATCH: fastest with ${calibrated.best} in flight`);
+    for (let i = 0; i < pairs; i++) runs.push(await pair(ctx, dir, objects, calibrated.best, i));
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

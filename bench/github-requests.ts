@@ -31,12 +31,13 @@ export async function githubRequests(ctx: BenchContext): Promise<BenchResult> {
       counts.push(api.length);
       for (const r of run.requests) {
         const e = `${r.url.startsWith(API) ? "" : "(not API) "}${endpoint(r.method, r.url)}`;
-        byEndpoint[e] = (byEndpoint[e] ?? 0) + 1 / pushes;
+        byEndpoint[e] = (byEndpoint[e] ?? 0) + 1;
       }
     }
   } finally {
     await app.close();
   }
+  for (const e of Object.keys(byEndpoint)) byEndpoint[e] = (byEndpoint[e] ?? 0) / pushes;
   progress(`github: ${median(counts)} API requests per push (${JSON.stringify(byEndpoint)})`);
   return {
     measurements: [
