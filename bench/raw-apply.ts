@@ -8,6 +8,13 @@ import { performance } from "node:perf_hooks";
 import { KubeConfig } from "@kubernetes/client-node";
 import type { KubeObject } from "../src/kube/object.ts";
 
+/**
+ * Sent in kind order, Deployments last, as syncward (and kubectl, Argo CD) order them: a Deployment
+ * sent early makes the controllers create ReplicaSets and Pods while the rest is still being
+ * written, on the same 2-core API server, and the "limit" would pay for that churn.
+ */
+const KIND_ORDER = ["ServiceAccount", "Secret", "ConfigMap", "Service", "Deployment"];
+
 const PLURALS: Record<string, string> = {
   "v1/ConfigMap": "configmaps",
   "v1/Secret": "secrets",
@@ -47,7 +54,8 @@ export async function rawApply(
   const agent = plain
     ? new HttpAgent({ keepAlive: true, maxSockets: concurrency })
     : new HttpsAgent({ keepAlive: true, maxSockets: concurrency });
-  const requests = objects.map((o) => {
+  const ordered = [...objects].sort((a, b) => KIND_ORDER.indexOf(a.kind) - KIND_ORDER.indexOf(b.kind));
+  const requests = ordered.map((o) => {
     const body = Buffer.from(JSON.stringify({ ...o, metadata: { ...o.metadata, namespace } }));
     return { path: pathOf(o, namespace), body };
   });
