@@ -62,10 +62,12 @@ type Machine = ReturnType<typeof machine>;
 
 function machine(kubeconfig: string | undefined) {
   const cpu = cpus();
+  const memoryGiB = Math.round(totalmem() / 2 ** 30);
   return {
+    description: `${cpu.length} x ${cpu[0]?.model ?? "unknown CPU"}, ${memoryGiB} GiB, Node ${process.version}; the API server on the same cores`,
     cpus: cpu.length,
     cpuModel: cpu[0]?.model ?? "unknown",
-    memoryGiB: Math.round(totalmem() / 2 ** 30),
+    memoryGiB,
     node: process.version,
     kubectl: output("kubectl", ["version", "--client", "-o", "json"]).match(/"gitVersion":\s*"([^"]+)"/)?.[1],
     server: kubeconfig
