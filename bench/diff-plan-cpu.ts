@@ -57,7 +57,9 @@ export async function diffPlanCpu(ctx: BenchContext): Promise<BenchResult> {
   let desired: KubeObject[];
   const renderStart = process.cpuUsage();
   try {
-    desired = (await render(dir, ".")).objects.map((o) => ({
+    // More objects than one environment may render by default (SYNCWARD_MAX_OBJECTS): the limit is
+    // the operator's, and this measures the decision at the size the issue asks for.
+    desired = (await render(dir, ".", { limits: { maxObjects: count } })).objects.map((o) => ({
       ...o,
       metadata: { ...o.metadata, namespace: NAMESPACE },
     }));
