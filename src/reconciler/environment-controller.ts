@@ -342,7 +342,7 @@ export class EnvironmentController {
       // An unverified commit is refused (in syncRevision) before anyone is asked to approve it.
       const unverified = await this.signatureRefusal(head);
       if (!unverified && !(await this.gate.check(head, trigger, actor, false))) return;
-      await this.syncRevision(head, trigger, actor, { prune: policy.prune });
+      await this.syncRevision(head, trigger, actor, { prune: policy.prune, loop: true });
       return;
     }
 
@@ -542,6 +542,8 @@ export class EnvironmentController {
       overridePruneLimit?: boolean;
       pinned?: boolean;
       onProgress?: SyncRequest["onProgress"];
+      /** Started by the loop's own pass, which a stop() before this point has already ended. */
+      loop?: boolean;
     },
   ): Promise<SyncOutcome> {
     const env = this.o.env;
@@ -553,6 +555,7 @@ export class EnvironmentController {
     // A dry run writes nothing, so losing the lease does not concern it.
     const abort = opts.dryRun ? undefined : new AbortController();
     if (abort) this.writing.add(abort);
+    if (opts.loop && this.stopped) abort?.abort();
     const signal = abort?.signal;
     const outcome = await syncWithRetry(
       env.syncPolicy.retry,

@@ -382,6 +382,30 @@ describe("reconcile loop", () => {
       /^reading the environment's state failed: forbidden: cannot get configmaps/,
     );
   });
+
+  it("a pass that was under way when the controller stopped (lease lost) does not go on to sync", async () => {
+    let stopping: Promise<void> | undefined;
+    const { ns, store, controller } = await setup(
+      { syncPolicy: { automated: {} } },
+      { "app/cm.yaml": cm("1") },
+      0,
+      (source) => ({
+        description: source.description,
+        resolve: (ref) => source.resolve(ref),
+        tree: (sha) => source.tree(sha),
+        head: (branch) => {
+          // The lease is lost while the pass reads the branch.
+          stopping ??= controller.stop();
+          return source.head(branch);
+        },
+      }),
+    );
+    controller.start();
+    await eventually("the pass to read the branch", async () => stopping !== undefined);
+    await stopping;
+    assert.equal(await dataOf(ns), undefined, "nothing applied after the stop");
+    assert.deepEqual((await store.load(controller.instance)).history, []);
+  });
 });
 
 /**
