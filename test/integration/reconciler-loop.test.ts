@@ -357,15 +357,9 @@ describe("reconcile loop", () => {
       { syncPolicy: { retry: { limit: 2, backoff: { duration: "10ms", factor: 1, maxDuration: "10ms" } } } },
       { "app/cm.yaml": cm("1") },
       0,
-      (source) => ({
-        description: source.description,
-        head: (branch) => source.head(branch),
-        resolve: (ref) => source.resolve(ref),
-        // Called once (the render is cached), inside the first attempt, right before it reads the state.
-        tree: (sha) => {
-          if (store) store.armed = true;
-          return source.tree(sha);
-        },
+      // tree() is called once (the render is cached), inside the first attempt, right before it reads the state.
+      before("tree", () => {
+        if (store) store.armed = true;
       }),
       (client, stateNs) => {
         store = new StartingUpStore(client, stateNs);
@@ -389,15 +383,9 @@ describe("reconcile loop", () => {
       { syncPolicy: { automated: {} } },
       { "app/cm.yaml": cm("1") },
       0,
-      (source) => ({
-        description: source.description,
-        resolve: (ref) => source.resolve(ref),
-        tree: (sha) => source.tree(sha),
-        head: (branch) => {
-          // The lease is lost while the pass reads the branch.
-          stopping ??= controller.stop();
-          return source.head(branch);
-        },
+      // The lease is lost while the pass reads the branch.
+      before("head", () => {
+        stopping ??= controller.stop();
       }),
     );
     controller.start();
@@ -429,15 +417,25 @@ class StartingUpStore extends StateStore {
   }
 }
 
-/** The source, except that fetching a tree fails the first `outages` times (GitHub down). */
-function treeFailing(outages: number): (source: RevisionSource) => RevisionSource {
+/** The source, with `hook` run before each call of `method` (it may throw instead). */
+function before(method: "head" | "tree", hook: () => void): (source: RevisionSource) => RevisionSource {
   return (source) => ({
     description: source.description,
-    head: (branch) => source.head(branch),
     resolve: (ref) => source.resolve(ref),
+    head: async (branch) => {
+      if (method === "head") hook();
+      return source.head(branch);
+    },
     tree: async (sha) => {
-      if (outages-- > 0) throw new Error("GitHub did not serve the tarball (502)");
+      if (method === "tree") hook();
       return source.tree(sha);
     },
+  });
+}
+
+/** The source, except that fetching a tree fails the first `outages` times (GitHub down). */
+function treeFailing(outages: number): (source: RevisionSource) => RevisionSource {
+  return before("tree", () => {
+    if (outages-- > 0) throw new Error("GitHub did not serve the tarball (502)");
   });
 }
