@@ -15,6 +15,7 @@ import { type ParsedCommand, parseCommands } from "./commands.ts";
 import { helpText } from "./help.ts";
 import { codeSpan, fenced, inertText, tableCell } from "./markdown.ts";
 import type { Octokit } from "./octokit.ts";
+import { checkName } from "./reporter.ts";
 import type { RepoRuntime } from "./runtime.ts";
 import { truncateBytes } from "./truncate.ts";
 
@@ -178,6 +179,11 @@ async function sync(
     force: command.force,
     ignoreFreeze: command.force,
   });
+  if (outcome.handedOver)
+    return {
+      ok: true,
+      reply: `**${name}**: syncing \`${short(outcome.revision)}\`; the replica of syncward that holds the lease runs it, and the check run \`${checkName(name)}\` shows the result.`,
+    };
   const ok = outcome.phase === "Succeeded";
   return {
     ok,

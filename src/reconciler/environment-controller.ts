@@ -190,6 +190,7 @@ export class EnvironmentController {
     this.queued = undefined;
     if (!q || this.stopped) return;
     try {
+      await this.runHandedOver();
       await this.pass(q.trigger, q.actor);
     } catch (err) {
       if (this.stopped)
@@ -713,36 +714,81 @@ export class EnvironmentController {
     return outcome;
   }
 
-  /** A sync a person asked for (CLI, PR comment, button). Serialized with the loop's passes. */
-  sync(request: ManualSync): Promise<SyncOutcome> {
-    return this.serialize(async () => {
-      const env = this.o.env;
-      const state = await this.o.store.load(this.instance);
-      const policy = effectivePolicy(env, state);
-      const refuse = (message: string): SyncOutcome => {
-        return outcomeWithoutWork(state.lastSyncedRevision ?? "", "Refused", message, request.dryRun);
-      };
-      if (state.freeze && !request.ignoreFreeze && !request.dryRun) {
-        return refuse(
-          `environment ${env.name} is frozen by ${state.freeze.by} since ${state.freeze.at}${state.freeze.reason ? ` (${state.freeze.reason})` : ""}; unfreeze it first or force the sync`,
-        );
-      }
-      const windows = evaluateWindows(env.syncWindows, new Date(), true);
-      if (!windows.allowed && !request.dryRun) return refuse(`sync window: ${windows.reason}`);
-      const standby = request.dryRun ? undefined : this.o.standby?.();
-      if (standby) return refuse(standby);
-      const revision = request.revision
-        ? await this.o.source.resolve(request.revision)
-        : await this.o.source.head(env.source.branch);
-      return this.syncRevision(revision, request.trigger, request.actor, {
-        prune: request.prune ?? policy.prune,
-        force: request.force,
-        dryRun: request.dryRun,
-        overridePruneLimit: request.overridePruneLimit,
-        pinned: Boolean(request.revision),
-        onProgress: request.onProgress,
-      });
+  /**
+   * A sync a person asked for (CLI, PR comment, button). Serialized with the loop's passes. On a
+   * replica without the app's lease it is handed over (see HandedOverSync) and `handedOver` is set.
+   */
+  sync(request: ManualSync): Promise<SyncOutcome & { handedOver?: boolean }> {
+    return this.serialize(() => this.syncNow(request));
+  }
+
+  private async syncNow(request: ManualSync): Promise<SyncOutcome & { handedOver?: boolean }> {
+    const env = this.o.env;
+    const state = await this.o.store.load(this.instance);
+    const policy = effectivePolicy(env, state);
+    const refuse = (message: string): SyncOutcome => {
+      return outcomeWithoutWork(state.lastSyncedRevision ?? "", "Refused", message, request.dryRun);
+    };
+    if (state.freeze && !request.ignoreFreeze && !request.dryRun) {
+      return refuse(
+        `environment ${env.name} is frozen by ${state.freeze.by} since ${state.freeze.at}${state.freeze.reason ? ` (${state.freeze.reason})` : ""}; unfreeze it first or force the sync`,
+      );
+    }
+    const windows = evaluateWindows(env.syncWindows, new Date(), true);
+    if (!windows.allowed && !request.dryRun) return refuse(`sync window: ${windows.reason}`);
+    const standby = request.dryRun ? undefined : this.o.standby?.();
+    const revision = request.revision
+      ? await this.o.source.resolve(request.revision)
+      : await this.o.source.head(env.source.branch);
+    if (standby) return this.handOver(request, revision);
+    return this.syncRevision(revision, request.trigger, request.actor, {
+      prune: request.prune ?? policy.prune,
+      force: request.force,
+      dryRun: request.dryRun,
+      overridePruneLimit: request.overridePruneLimit,
+      pinned: Boolean(request.revision),
+      onProgress: request.onProgress,
     });
+  }
+
+  /** Writes the request for the lease holder (its state watch runs it); this replica applies nothing. */
+  private async handOver(
+    request: ManualSync,
+    revision: string,
+  ): Promise<SyncOutcome & { handedOver: boolean }> {
+    await this.o.store.update(this.instance, (s) => {
+      s.handedOver = {
+        revision,
+        trigger: request.trigger,
+        actor: request.actor,
+        requestedAt: new Date().toISOString(),
+        prune: request.prune,
+        force: request.force,
+        ignoreFreeze: request.ignoreFreeze,
+      };
+    });
+    return {
+      ...outcomeWithoutWork(
+        revision,
+        "Succeeded",
+        `handed to the replica that holds the lease of app ${this.o.app}; its check run shows the result`,
+      ),
+      handedOver: true,
+    };
+  }
+
+  /** Runs a sync another replica handed over (see HandedOverSync), once, before the pass. */
+  private async runHandedOver(): Promise<void> {
+    const waiting = (await this.o.store.load(this.instance)).handedOver;
+    if (!waiting) return;
+    await this.o.store.update(this.instance, (s) => {
+      if (s.handedOver?.requestedAt === waiting.requestedAt) s.handedOver = undefined;
+    });
+    const outcome = await this.syncNow({ ...waiting, revision: waiting.revision });
+    this.o.log.info(
+      { instance: this.instance, revision: waiting.revision, actor: waiting.actor, phase: outcome.phase },
+      "ran a sync handed over by another replica",
+    );
   }
 
   /** Freeze or unfreeze (durable); freezing turns automated sync and self-heal off. */

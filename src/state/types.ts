@@ -53,6 +53,21 @@ export interface PendingSync {
   force?: boolean;
 }
 
+/**
+ * A sync a person asked for (a comment, a button, an approval) on a replica that does not hold the
+ * app's lease. It is written here for the replica that does hold it, whose state watch sees the
+ * change and runs it; so a request never depends on which replica the webhook reached.
+ */
+export interface HandedOverSync {
+  revision: string;
+  trigger: Trigger;
+  actor: string;
+  requestedAt: string;
+  prune?: boolean;
+  force?: boolean;
+  ignoreFreeze?: boolean;
+}
+
 export type SyncStatus = "Synced" | "OutOfSync" | "Unknown";
 
 export interface EnvironmentState {
@@ -69,6 +84,8 @@ export interface EnvironmentState {
   pendingApprovals: ApprovalRecord[];
   /** A sync held until enough approvals for its revision arrive (environments with `approval`). */
   pendingSync?: PendingSync;
+  /** A requested sync the lease holder is to run (see HandedOverSync). */
+  handedOver?: HandedOverSync;
   /** Kinds this environment has applied, so pruning finds a kind that vanished from Git entirely. */
   inventory?: Array<{ apiVersion: string; kind: string }>;
   /** The last render or sync problem reported for a revision, so a poll does not report it again. */

@@ -262,7 +262,7 @@ describe("reconcile loop", () => {
     assert.equal((await store.load(controller.instance)).history.at(-1)?.actor, "alice");
   });
 
-  it("on a replica without the lease: previews work, explicit syncs and pushes change nothing", async () => {
+  it("on a replica without the lease: previews work; explicit syncs are handed over and pushes change nothing here", async () => {
     const ns = await cluster.namespace("standby");
     const stateNs = await cluster.stateNamespace("standby-state");
     const repo = makeRepo({ "app/cm.yaml": cm("1") });
@@ -297,15 +297,63 @@ describe("reconcile loop", () => {
       const preview = await controller.sync({ trigger: "comment", actor: "preview", dryRun: true });
       assert.equal(preview.phase, "Succeeded");
       const outcome = await controller.sync({ trigger: "comment", actor: "alice" });
-      assert.equal(outcome.phase, "Refused");
-      assert.match(outcome.message, /does not hold the lease of app standby/);
+      assert.equal(outcome.handedOver, true);
+      assert.match(outcome.message, /handed to the replica that holds the lease of app standby/);
       assert.deepEqual(reconciler.nudgeBranch("main", "push", "alice"), ["dev"]);
       await controller.idle();
       assert.equal(await dataOf(ns), undefined, "the replica holding the lease does the syncing");
-      assert.deepEqual((await reconciler.store.load(controller.instance)).history, []);
+      const state = await reconciler.store.load(controller.instance);
+      assert.deepEqual(state.history, []);
+      assert.equal(state.handedOver?.revision, repo.head(), "the request waits for the lease holder");
+      assert.equal(state.handedOver?.actor, "alice");
     } finally {
       await reconciler.stop();
       await other.release();
+    }
+  });
+
+  it("a sync asked of the replica without the lease is run by the one that holds it, once", async () => {
+    const ns = await cluster.namespace("handover");
+    const stateNs = await cluster.stateNamespace("handover-state");
+    const repo = makeRepo({ "app/cm.yaml": cm("1") });
+    // Manual environment: only a person's sync writes, so whatever lands came through the handover.
+    const config = { environments: [envConfig(ns, { source: { path: "app" } })] };
+    const replica = (identity: string) =>
+      new Reconciler({
+        app: "handover",
+        config,
+        client: cluster.syncwardClient,
+        source: new LocalGitSource(repo.dir, join(cache, identity)),
+        emit: () => {},
+        log: pino({ level: "silent" }),
+        stateNamespace: stateNs,
+        identity,
+        leases: true,
+        watch: true,
+        pollIntervalMs: 0,
+      });
+    const leader = replica("replica-1");
+    const standby = replica("replica-2");
+    leader.start();
+    try {
+      await eventually("replica-1 to lead", async () => leader.active.includes("dev"));
+      standby.start();
+      await eventually("replica-2 to find the lease taken", async () => standby.following);
+
+      const outcome = await standby.controller("dev").sync({ trigger: "comment", actor: "alice" });
+      assert.equal(outcome.handedOver, true);
+      await eventually("the leader to sync it", async () => (await dataOf(ns)) === "1");
+      const state = await eventually("the handover to be done", async () => {
+        const s = await leader.store.load(leader.controller("dev").instance);
+        return s.handedOver === undefined && s.history.length === 1 ? s : undefined;
+      });
+      assert.equal(state.history[0]?.actor, "alice");
+      assert.equal(state.history[0]?.trigger, "comment");
+      assert.equal(state.history[0]?.revision, repo.head());
+      assert.equal(state.lastSyncedRevision, repo.head());
+    } finally {
+      await standby.stop();
+      await leader.stop();
     }
   });
 
