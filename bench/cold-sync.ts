@@ -147,7 +147,7 @@ async function pair(
 }
 
 /**
- * Raw runs at each concurrency, each into a fresh namespace, in two passes (ascending, then
+ * Raw runs at each concurrency, each into a fresh namespace removed after it, in two passes (ascending, then
  * descending, so no concurrency always runs on a fresher or a busier server); the concurrency
  * with the lowest mean is the limit the pairs use.
  */
@@ -165,7 +165,10 @@ async function calibrate(
       const run = await rawApply(ctx.kubeconfig, objects, ns, c);
       runs.push(run);
       progress(`raw PATCH, ${c} in flight: ${ms(run.ms)}${run.failures ? `, ${run.failures} failed` : ""}`);
+      // Each run's 200 Pods go before the next: the kwok node holds 1,000, and the next run would
+      // otherwise meet a server still busy with the previous one's.
       await waitDeploymentsReady(admin, ns);
+      await namespaces.remove([ns]);
     }
   } finally {
     await namespaces.removeAll();
