@@ -22,7 +22,7 @@ import { type RenderedSource, render } from "../source/render.ts";
 import { appendHistory } from "../state/history.ts";
 import { addRetried, type RetriedAttempts } from "../state/retried.ts";
 import type { StateStore } from "../state/store.ts";
-import type { EnvironmentState, HistoryEntry, Trigger } from "../state/types.ts";
+import type { EnvironmentState, HandedOverSync, HistoryEntry, Trigger } from "../state/types.ts";
 import { ApprovalGate } from "./approval-gate.ts";
 import { driftFight, healBackoffMs, isFight, nextHealAt, recordHeal } from "./drift-fight.ts";
 import type { Emit } from "./events.ts";
@@ -190,7 +190,6 @@ export class EnvironmentController {
     this.queued = undefined;
     if (!q || this.stopped) return;
     try {
-      await this.runHandedOver();
       await this.pass(q.trigger, q.actor);
     } catch (err) {
       if (this.stopped)
@@ -313,6 +312,10 @@ export class EnvironmentController {
   private async pass(trigger: Trigger, actor: string): Promise<void> {
     const env = this.o.env;
     let state = await this.o.store.load(this.instance);
+    if (state.handedOver) {
+      await this.runHandedOver(state.handedOver);
+      state = await this.o.store.load(this.instance);
+    }
     const policy = effectivePolicy(env, state);
     const head = await this.o.source.head(env.source.branch);
     const rendered = await this.renderOrReport(head, state, trigger, actor);
@@ -778,13 +781,11 @@ export class EnvironmentController {
   }
 
   /** Runs a sync another replica handed over (see HandedOverSync), once, before the pass. */
-  private async runHandedOver(): Promise<void> {
-    const waiting = (await this.o.store.load(this.instance)).handedOver;
-    if (!waiting) return;
+  private async runHandedOver(waiting: HandedOverSync): Promise<void> {
     await this.o.store.update(this.instance, (s) => {
       if (s.handedOver?.requestedAt === waiting.requestedAt) s.handedOver = undefined;
     });
-    const outcome = await this.syncNow({ ...waiting, revision: waiting.revision });
+    const outcome = await this.syncNow(waiting);
     this.o.log.info(
       { instance: this.instance, revision: waiting.revision, actor: waiting.actor, phase: outcome.phase },
       "ran a sync handed over by another replica",
