@@ -441,6 +441,12 @@ const environment = strictObject({
     .prefault("3m")
     .describe("How often to check the tracked branch (default 3m)."),
   production: z.boolean().default(false).describe("Report GitHub deployments as production (default false)."),
+  previews: z
+    .boolean()
+    .optional()
+    .describe(
+      "Preview pull requests against this environment's live cluster (default true, but false for an environment marked production or gated by approval: their previews are opt-in).",
+    ),
   environmentUrl: z
     .url({ protocol: /^https?$/, error: "must be an http(s) URL" })
     .optional()

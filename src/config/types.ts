@@ -35,6 +35,8 @@ export interface EnvironmentConfig {
   /** GitHub deployment fields. */
   production: boolean;
   environmentUrl?: string;
+  /** Pull-request previews; undefined = on, except for production or approval-gated environments. */
+  previews?: boolean;
 }
 
 export interface SyncPolicy {

@@ -3,6 +3,7 @@
 import type { EnvironmentConfig } from "../config/types.ts";
 import { type KubeObject, keyOf, keyString } from "../kube/object.ts";
 import { renderDiff } from "./diff/index.ts";
+import { isSecret } from "./diff/normalize.ts";
 import type { Plan } from "./plan.ts";
 
 /** syncward's own bookkeeping is not a change a person needs to read. */
@@ -16,10 +17,36 @@ function stub(obj: KubeObject): KubeObject {
   };
 }
 
-export function environmentDiff(plan: Plan, env: EnvironmentConfig): string {
+/** The same placeholder for every data value: equal and different values look alike. */
+function withoutValues(obj: KubeObject): KubeObject {
+  const copy: KubeObject = { ...obj };
+  for (const field of ["data", "stringData"] as const) {
+    const map = obj[field];
+    if (map && typeof map === "object" && !Array.isArray(map))
+      copy[field] = Object.fromEntries(Object.keys(map).map((k) => [k, "(not compared)"]));
+  }
+  return copy;
+}
+
+export interface EnvironmentDiffOptions {
+  /**
+   * Secret values are not compared at all (for pull-request previews, which people who cannot
+   * read the Secret see): only added and removed keys and other fields show.
+   */
+  blindSecrets?: boolean;
+}
+
+export function environmentDiff(
+  plan: Plan,
+  env: EnvironmentConfig,
+  options: EnvironmentDiffOptions = {},
+): string {
   const parts: string[] = [];
   for (const task of plan.steps.flatMap((s) => s.tasks)) {
-    const text = renderDiff(task.obj, task.live ?? stub(task.obj), {
+    const blind = options.blindSecrets && (isSecret(task.obj) || isSecret(task.live));
+    const desired = blind ? withoutValues(task.obj) : task.obj;
+    const live = task.live && blind ? withoutValues(task.live) : task.live;
+    const text = renderDiff(desired, live ?? stub(task.obj), {
       ignoreDifferences: env.ignoreDifferences,
       ignoreMetadataKeys: OWN_METADATA,
     });

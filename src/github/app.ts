@@ -21,6 +21,7 @@ import {
   type PushPayload,
 } from "./handlers.ts";
 import type { Octokit } from "./octokit.ts";
+import { forkPreviews } from "./preview.ts";
 import { type AppDeps, Runtimes } from "./runtime.ts";
 
 /** Delivery ids seen recently: a redelivery keeps its X-GitHub-Delivery, so it is ignored. */
@@ -55,6 +56,7 @@ export function syncwardApp(
   },
   onReady?: (parts: SyncwardApp) => void,
 ): ApplicationFunction {
+  forkPreviews(); // an invalid SYNCWARD_FORK_PREVIEWS stops the app at start, not at the first fork
   return (app: Probot) => {
     const auth = async (installationId: number) =>
       countRequests((await app.auth(installationId)) as unknown as Octokit, deps.metrics);

@@ -15,6 +15,7 @@ import { type ParsedCommand, parseCommands } from "./commands.ts";
 import { helpText } from "./help.ts";
 import { codeSpan, fenced, inertText, tableCell } from "./markdown.ts";
 import type { Octokit } from "./octokit.ts";
+import { forkPreviews, previewTarget } from "./preview.ts";
 import { checkName } from "./reporter.ts";
 import type { RepoRuntime } from "./runtime.ts";
 import { truncateBytes } from "./truncate.ts";
@@ -138,7 +139,7 @@ async function runCommand(
     case "approve":
       return approve(rt, gh, controller, event);
     case "diff":
-      return diff(rt, gh, controller, event);
+      return diff(rt, gh, controller, event, permission);
     case "history":
       return history(rt, controller);
   }
@@ -243,21 +244,41 @@ async function diff(
   gh: Octokit,
   controller: EnvironmentController,
   event: CommentEvent,
+  permission: Permission,
 ): Promise<Outcome> {
   const name = controller.env.name;
   let revision: string | undefined;
+  let note = "";
   if (!event.merged) {
-    const { data: pr } = await gh.rest.pulls.get({ ...rt.ref, pull_number: event.pullNumber });
-    revision = pr.head.sha;
+    // What merging would do: GitHub's test merge, as in the automatic previews.
+    const target = await previewTarget(gh, rt.ref, event.pullNumber);
+    if (target.fork) {
+      if (forkPreviews() === "never")
+        return {
+          ok: false,
+          reply: `Sorry @${event.login}, this syncward does not preview pull requests from forks against the live cluster. Nothing was run.`,
+        };
+      if (!allows(permission, "write"))
+        return {
+          ok: false,
+          reply: `Sorry @${event.login}, \`/diff ${name}\` on a pull request from a fork needs **write** permission on this repository and you have **${permission}**. Nothing was run.`,
+        };
+    }
+    revision = target.revision;
+    note = target.note ? `${target.note}\n\n` : "";
   }
   try {
     const { revision: sha, assessment } = await controller.inspect(revision);
-    const text = environmentDiff(assessment.plan, controller.env);
+    // Everyone who can read the pull request reads the reply: Secret values are not compared.
+    const text = environmentDiff(assessment.plan, controller.env, { blindSecrets: true });
     if (!text)
-      return { ok: true, reply: `**${name}** at \`${short(sha)}\`: no differences with the live cluster.` };
+      return {
+        ok: true,
+        reply: `${note}**${name}** at \`${short(sha)}\`: no differences with the live cluster (Secret values are not compared).`,
+      };
     return {
       ok: true,
-      reply: `**${name}** at \`${short(sha)}\` vs the live cluster:\n\n<details><summary>Diff</summary>\n\n${fenced(truncateBytes(text, 60_000), "diff")}\n</details>`,
+      reply: `${note}**${name}** at \`${short(sha)}\` vs the live cluster (Secret values are not compared):\n\n<details><summary>Diff</summary>\n\n${fenced(truncateBytes(text, 60_000), "diff")}\n</details>`,
     };
   } catch (err) {
     if (err instanceof SourceError || err instanceof ValidationError) {

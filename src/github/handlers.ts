@@ -3,15 +3,13 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { ConfigError } from "../config/load.ts";
-import { environmentDiff } from "../engine/environment-diff.ts";
-import { ValidationError } from "../engine/prepare.ts";
-import { SourceError } from "../source/errors.ts";
 import { includedDirs } from "../source/includes.ts";
 import { allows, permissionOf } from "./authorize.ts";
 import { handleCommentCommands } from "./comment-commands.ts";
-import { fenced, inertText } from "./markdown.ts";
+import { fenced } from "./markdown.ts";
 import type { Octokit } from "./octokit.ts";
-import { checkName, envFromCheckName } from "./reporter.ts";
+import { isForkPull, preview, previewsEnabled, previewTarget } from "./preview.ts";
+import { checkName, envFromCheckName, envFromPreviewCheckName } from "./reporter.ts";
 import { CONFIG_PATH, type RepoInfo, type RepoRuntime, type Runtimes } from "./runtime.ts";
 import { annotationsFor } from "./summary.ts";
 import { truncateBytes } from "./truncate.ts";
@@ -140,8 +138,8 @@ export interface PullRequestPayload extends RepoPayload {
   pull_request: {
     merged: boolean | null;
     merge_commit_sha: string | null;
-    head: { sha: string };
-    base: { ref: string };
+    head: { sha: string; repo?: { id: number } | null };
+    base: { ref: string; repo: { id: number } };
     merged_by?: { login: string } | null;
   };
   sender: { login: string };
@@ -169,66 +167,36 @@ export async function onPullRequestMerged(
   );
 }
 
-/** What merging would change in each environment tracking the base branch, as a check run on the head commit. */
+/**
+ * What merging would change in each environment tracking the base branch, as a preview check run
+ * on the head commit. Fork pull requests and opt-in environments are left out (preview.ts).
+ */
 export async function onPullRequestPreview(
   runtimes: Runtimes,
   gh: Octokit,
   payload: PullRequestPayload,
 ): Promise<void> {
-  const sha = payload.pull_request.head.sha;
-  const rt = await runtimeFor(runtimes, gh, payload, sha);
+  const pr = payload.pull_request;
+  if (isForkPull(pr)) return;
+  const rt = await runtimeFor(runtimes, gh, payload, pr.head.sha);
   if (!rt) return;
-  for (const env of rt.config.environments.filter((e) => e.source.branch === payload.pull_request.base.ref)) {
-    await preview(rt, gh, env.name, sha);
-  }
+  const envs = rt.config.environments.filter((e) => e.source.branch === pr.base.ref && previewsEnabled(e));
+  if (envs.length > 0)
+    await previewPull(
+      rt,
+      gh,
+      payload.number,
+      envs.map((e) => e.name),
+    );
 }
 
-export async function preview(rt: RepoRuntime, gh: Octokit, envName: string, sha: string): Promise<void> {
-  const controller = rt.reconciler.controller(envName);
-  try {
-    const result = await controller.sync({
-      trigger: "comment",
-      actor: "preview",
-      revision: sha,
-      dryRun: true,
-    });
-    const { assessment } = await controller.inspect(sha);
-    const diff = environmentDiff(assessment.plan, controller.env);
-    const plan = assessment.plan;
-    const create = plan.steps.flatMap((s) => s.tasks).filter((t) => t.action === "create").length;
-    const change = plan.steps.flatMap((s) => s.tasks).filter((t) => t.action === "update").length;
-    const prune = plan.prunes.length;
-    const warnings = [
-      plan.refusal ? `:warning: ${inertText(plan.refusal)}` : "",
-      plan.requiresPruning.length > 0
-        ? `:information_source: ${plan.requiresPruning.length} object(s) would require pruning (prune is off)`
-        : "",
-    ].filter(Boolean);
-    await rt.reporter.check(gh, envName, sha, {
-      result,
-      diff,
-      title: `Preview: ${create} to create, ${change} to change, ${prune} to prune`,
-      note: [`What merging this pull request would change in **${envName}**.`, ...warnings].join("\n\n"),
-      conclusion: plan.refusal || result.phase !== "Succeeded" ? "failure" : "neutral",
-    });
-  } catch (err) {
-    if (err instanceof SourceError) {
-      await rt.reporter.check(gh, envName, sha, {
-        problems: err.problems,
-        note: `The manifests do not render; merging would apply nothing to **${envName}**.\n\n${fenced(err.message)}`,
-      });
-      return;
-    }
-    if (err instanceof ValidationError) {
-      await rt.reporter.check(gh, envName, sha, {
-        note: `Policy violations: nothing would be applied to **${envName}**.\n\n${err.problems.map((p) => `- ${inertText(p)}`).join("\n")}`,
-        conclusion: "failure",
-        title: "Policy violations",
-      });
-      return;
-    }
-    throw err;
-  }
+/** Queues the previews of one pull request; a newer request for it replaces one still waiting. */
+function previewPull(rt: RepoRuntime, gh: Octokit, pullNumber: number, envNames: string[]): Promise<void> {
+  return rt.previews.enqueue(`#${pullNumber}`, async () => {
+    const target = await previewTarget(gh, rt.ref, pullNumber);
+    if (target.fork) return;
+    for (const name of envNames) await preview(rt, gh, name, target);
+  });
 }
 
 export interface CommentPayload extends RepoPayload {
@@ -280,23 +248,35 @@ export interface CheckRunPayload extends RepoPayload {
   sender: { login: string; type: string };
 }
 
-/** Buttons (Sync, Freeze/Unfreeze) and re-runs; clicks are authorized like comments. */
+/**
+ * Buttons (Sync, Freeze/Unfreeze) and re-runs; clicks are authorized like comments. A re-run of a
+ * preview redoes the preview (never a sync); a re-run of a deploy check asks for a pass.
+ */
 export async function onCheckRun(
   runtimes: Runtimes,
   gh: Octokit,
   payload: CheckRunPayload,
   log: { warn(o: object, m?: string): void },
 ): Promise<void> {
+  if (payload.sender.type === "Bot") return;
+  const previewed = envFromPreviewCheckName(payload.check_run.name);
+  if (previewed) {
+    // GitHub lists no pull request here for a fork's check run: a fork's preview is never redone.
+    const pull = payload.check_run.pull_requests[0];
+    if (payload.action !== "rerequested" || !pull) return;
+    const rt = await runtimeFor(runtimes, gh, payload, payload.check_run.head_sha);
+    const env = rt?.config.environments.find((e) => e.name === previewed);
+    if (rt && env && previewsEnabled(env)) await previewPull(rt, gh, pull.number, [env.name]);
+    return;
+  }
   const envName = envFromCheckName(payload.check_run.name);
-  if (!envName || payload.sender.type === "Bot") return;
+  if (!envName) return;
   const rt = await runtimeFor(runtimes, gh, payload, payload.check_run.head_sha);
   if (!rt?.config.environments.some((e) => e.name === envName)) return;
   const controller = rt.reconciler.controller(envName);
   const login = payload.sender.login;
   if (payload.action === "rerequested") {
-    if (payload.check_run.pull_requests.length > 0)
-      await preview(rt, gh, envName, payload.check_run.head_sha);
-    else controller.nudge("comment", login);
+    controller.nudge("comment", login);
     return;
   }
   const identifier = payload.requested_action?.identifier;

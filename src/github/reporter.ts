@@ -28,6 +28,8 @@ import {
 import { truncateBytes } from "./truncate.ts";
 
 export const CHECK_PREFIX = "syncward / ";
+/** Previews carry a name of their own: they never deploy, so they never share a deploy check's name or buttons. */
+export const PREVIEW_PREFIX = "syncward preview / ";
 /** The events that become something on GitHub. */
 const REPORTED = new Set<ReconcilerEvent["type"]>([
   "syncStarted",
@@ -68,6 +70,14 @@ export function checkName(env: string): string {
 
 export function envFromCheckName(name: string): string | undefined {
   return name.startsWith(CHECK_PREFIX) ? name.slice(CHECK_PREFIX.length) : undefined;
+}
+
+export function previewCheckName(env: string): string {
+  return `${PREVIEW_PREFIX}${env}`;
+}
+
+export function envFromPreviewCheckName(name: string): string | undefined {
+  return name.startsWith(PREVIEW_PREFIX) ? name.slice(PREVIEW_PREFIX.length) : undefined;
 }
 
 /** The three buttons GitHub allows, clicks authorized like comments. */
@@ -373,6 +383,8 @@ export class GitHubReporter {
       outOfSync?: boolean;
       title?: string;
       conclusion?: "success" | "failure" | "neutral" | "action_required";
+      /** A pull-request preview: named `syncward preview / <env>`, with no buttons. */
+      preview?: boolean;
     },
   ): Promise<string | undefined> {
     const controller = this.o.reconciler.controller(envName);
@@ -401,7 +413,7 @@ export class GitHubReporter {
     const summary = what.note ? truncateBytes(`${what.note}\n\n${output.summary}`, 65535) : output.summary;
     const params: CheckState = {
       ...this.o.repo,
-      name: checkName(envName),
+      name: what.preview ? previewCheckName(envName) : checkName(envName),
       head_sha: sha,
       status: "completed",
       conclusion,
@@ -415,7 +427,7 @@ export class GitHubReporter {
         text: output.text,
         ...(chunks[0] ? { annotations: chunks[0] } : {}),
       },
-      actions: checkActions(Boolean(state.freeze)),
+      ...(what.preview ? {} : { actions: checkActions(Boolean(state.freeze)) }),
     };
     const { data } = await gh.rest.checks.create(params);
     for (const more of chunks.slice(1)) {

@@ -9,6 +9,7 @@ import type { Emit } from "../reconciler/events.ts";
 import { Reconciler } from "../reconciler/reconciler.ts";
 import { GitHubSource } from "./github-source.ts";
 import type { Octokit, RepoRef } from "./octokit.ts";
+import { PreviewQueue } from "./preview.ts";
 import { GitHubReporter } from "./reporter.ts";
 
 export const CONFIG_PATH = ".github/syncward.yml";
@@ -47,6 +48,8 @@ export class RepoRuntime {
   readonly source: GitHubSource;
   readonly reconciler: Reconciler;
   readonly reporter: GitHubReporter;
+  /** Pull-request previews, apart from the environments' own lanes. */
+  readonly previews: PreviewQueue;
 
   constructor(
     readonly info: RepoInfo,
@@ -82,6 +85,7 @@ export class RepoRuntime {
       retryMs: deps.reportRetryMs,
     });
     this.reporter = reporter;
+    this.previews = new PreviewQueue(deps.log);
   }
 
   get ref(): RepoRef {

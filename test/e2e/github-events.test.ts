@@ -8,12 +8,13 @@ import {
   mockConfig,
   mockNoEarlierDeployments,
   mockPermission,
+  mockPull,
   REPO_PATH,
   startApp,
   type TestApp,
 } from "../support/app.ts";
 import { useCluster } from "../support/cluster.ts";
-import { makeRepo, type TestRepo } from "../support/git-repo.ts";
+import { makeRepo, type TestRepo, testMerge } from "../support/git-repo.ts";
 import type { GitHubMock } from "../support/github.ts";
 import { checkRunEvent, pullRequestEvent, pushEvent } from "../support/webhooks.ts";
 
@@ -189,14 +190,16 @@ describe("GitHub App events end to end", () => {
       "broken",
     );
     repo.git("reset", "-q", "--hard", "HEAD~1");
-    mockTarball(app.mock, repo, head);
+    const merge = testMerge(repo, repo.head(), head);
+    mockPull(app.mock, 13, { head, mergeCommit: merge });
+    mockTarball(app.mock, repo, merge);
     captureChecks(app.mock, checks, 2);
     await app.probot.receive(
       pullRequestEvent("opened", { number: 13, headSha: head, sender: { login: "alice" } }),
     );
     await app.settle();
     app.mock.assertDone();
-    const check = checks.find((c) => c.head_sha === head && c.name === "syncward / auto");
+    const check = checks.find((c) => c.head_sha === head && c.name === "syncward preview / auto");
     assert.equal(check?.conclusion, "failure");
     const annotation = check?.output?.annotations?.[0];
     assert.equal(annotation?.path, "auto/cm.yaml");

@@ -8,6 +8,7 @@ import {
   mockConfig,
   mockNoEarlierDeployments,
   mockPermission,
+  mockPull,
   mockReactions,
   mockReply,
   REPO_PATH,
@@ -15,7 +16,7 @@ import {
   type TestApp,
 } from "../support/app.ts";
 import { useCluster } from "../support/cluster.ts";
-import { makeRepo, type TestRepo } from "../support/git-repo.ts";
+import { makeRepo, type TestRepo, testMerge } from "../support/git-repo.ts";
 import type { GitHubMock } from "../support/github.ts";
 import { issueCommentEvent, pullRequestEvent, pushEvent } from "../support/webhooks.ts";
 
@@ -325,20 +326,30 @@ describe("GitHub App end to end", () => {
     );
   });
 
-  it("a pull request gets a preview check run of what merging would change", async () => {
+  it("a pull request gets a preview of merging it (dev only: prod's previews are opt-in), with no buttons", async () => {
+    const base = repo.head();
     const head = repo.commit({ "dev/app.yaml": manifests("1.29") }, "pr change");
     repo.git("reset", "-q", "--hard", "HEAD~1");
-    mockTarball(app.mock, repo, head);
-    captureGitHubWrites(app.mock, {}, captured, { checks: 2, statuses: {} });
+    const merge = testMerge(repo, base, head);
+    mockPull(app.mock, 8, { head, mergeCommit: merge });
+    mockTarball(app.mock, repo, merge);
+    captureGitHubWrites(app.mock, {}, captured, { checks: 1, statuses: {} });
     await app.probot.receive(
       pullRequestEvent("opened", { number: 8, headSha: head, sender: { login: "alice" } }),
     );
     await app.settle();
     app.mock.assertDone();
     const previews = captured.checks.filter((c) => c.head_sha === head);
-    const dev = previews.find((c) => c.name === "syncward / dev");
+    assert.deepEqual(
+      previews.map((c) => c.name),
+      ["syncward preview / dev"],
+      "prod (production, approval) is not previewed",
+    );
+    const dev = previews[0];
     assert.match(dev?.output?.title ?? "", /^Preview: 0 to create, 2 to change, 0 to prune$/);
     assert.match(dev?.output?.summary ?? "", /nginx:1\.29/);
+    assert.match(dev?.output?.summary ?? "", new RegExp(`test merge \`${merge.slice(0, 7)}\``));
+    assert.equal((dev as { actions?: unknown }).actions, undefined, "a preview has no Sync button");
     assert.equal(
       (
         (await cluster.client.get("v1", "ConfigMap", devNs, "settings")) as unknown as {
@@ -348,5 +359,20 @@ describe("GitHub App end to end", () => {
       "1.27",
       "a preview changes nothing",
     );
+  });
+
+  it("a pull request from a fork gets no preview: nothing is read from GitHub or the cluster", async () => {
+    const seen = app.mock.requests.length;
+    await app.probot.receive(
+      pullRequestEvent("opened", {
+        number: 9,
+        headSha: "f".repeat(40),
+        fork: true,
+        sender: { login: "mallory" },
+      }),
+    );
+    await app.settle();
+    app.mock.assertDone();
+    assert.equal(app.mock.requests.length, seen, "no request for a fork's pull request");
   });
 });

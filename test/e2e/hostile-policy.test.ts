@@ -108,7 +108,7 @@ describe("a ClusterRoleBinding to cluster-admin (and a RoleBinding in kube-syste
       pullRequestEvent("opened", { number: 7, headSha: head, sender: { login: "mallory" } }),
     );
     await app.settle();
-    const preview = checksFor(head).find((c) => c.name === "syncward / dev");
+    const preview = checksFor(head).find((c) => c.name === "syncward preview / dev");
     assert.equal(preview?.conclusion, "failure");
     assert.equal(preview?.output?.title, "Policy violations");
     assert.match(

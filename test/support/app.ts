@@ -136,3 +136,28 @@ export function mockNoEarlierDeployments(mock: GitHubMock, env: string): void {
     .query((q) => q.environment === env)
     .reply(200, []);
 }
+
+/**
+ * GitHub's answer to reading pull request `number`: its head, and GitHub's test merge commit while
+ * it merges cleanly (`mergeable: null` while GitHub is still computing it). `fork` puts the head
+ * in another repository.
+ */
+export function mockPull(
+  mock: GitHubMock,
+  number: number,
+  o: { head: string; mergeCommit?: string; mergeable?: boolean | null; fork?: boolean; base?: string },
+  times = 1,
+): void {
+  const mergeable = o.mergeable === undefined ? o.mergeCommit !== undefined : o.mergeable;
+  mock.api
+    .get(`${REPO_PATH}/pulls/${number}`)
+    .times(times)
+    .reply(200, {
+      number,
+      state: "open",
+      mergeable,
+      merge_commit_sha: mergeable ? (o.mergeCommit ?? null) : null,
+      head: { sha: o.head, ref: `feature-${number}`, repo: { id: o.fork ? 4242 : 1296269 } },
+      base: { ref: o.base ?? "main", repo: { id: 1296269 } },
+    });
+}

@@ -40,3 +40,12 @@ export function makeRepo(files: Record<string, string | null> = {}, branch = "ma
   if (Object.keys(files).length > 0) repo.commit(files, "initial");
   return repo;
 }
+
+/**
+ * GitHub's test merge of a pull request: `head` merged into `base` as a commit that no branch
+ * points at (GitHub keeps it at refs/pull/N/merge). Throws when the two conflict.
+ */
+export function testMerge(repo: TestRepo, base: string, head: string): string {
+  const tree = repo.git("merge-tree", "--write-tree", base, head).trim().split("\n")[0] as string;
+  return repo.git("commit-tree", tree, "-p", base, "-p", head, "-m", "test merge").trim();
+}

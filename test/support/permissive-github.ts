@@ -58,9 +58,15 @@ export function answerEverything(mock: GitHubMock, config: string, repoDir: stri
   api.patch(/\/issues\/comments\/\d+$/).reply(200, () => ({ id }));
   api.get(/\/issues\/\d+\/comments/).reply(200, []);
   // The pull request commented on proposes the deployed commit: `/diff` shows the drift alone.
-  api
-    .get(/\/pulls\/\d+$/)
-    .reply(200, { number: 7, merged: false, merge_commit_sha: null, head: { sha: prHead } });
+  // GitHub's test merge of it is taken to be the same commit (the branch is up to date).
+  api.get(/\/pulls\/\d+$/).reply(200, {
+    number: 7,
+    merged: false,
+    mergeable: true,
+    merge_commit_sha: prHead,
+    head: { sha: prHead, repo: { id: 1296269 } },
+    base: { ref: "main", repo: { id: 1296269 } },
+  });
   api.get(/\/collaborators\/[^/]+\/permission$/).reply(200, {
     permission: "write",
     role_name: "write",

@@ -157,6 +157,8 @@ export interface PullRequestOptions extends EventOptions {
   merged?: boolean;
   mergeCommitSha?: string;
   draft?: boolean;
+  /** The head lives in a fork (another repository, another owner). */
+  fork?: boolean;
 }
 
 /** A pull_request event. `closed` is a merge unless `merged: false`. */
@@ -177,7 +179,14 @@ export function pullRequestEvent(
   const head = obj(pr.head);
   head.sha = headSha;
   head.ref = o.headRef ?? `feature-${number}`;
-  head.label = `${o.owner ?? DEFAULT_OWNER}:${head.ref}`;
+  head.label = `${o.fork ? "outsider" : (o.owner ?? DEFAULT_OWNER)}:${head.ref}`;
+  if (o.fork) {
+    const fork = structuredClone(obj(head.repo));
+    fork.id = Number(fork.id) + 1;
+    fork.full_name = `outsider/${String(fork.name)}`;
+    fork.fork = true;
+    head.repo = fork;
+  }
   const base = obj(pr.base);
   base.sha = o.baseSha ?? fakeSha(`pr ${number} base`);
   base.ref = o.baseRef ?? DEFAULT_BRANCH;
