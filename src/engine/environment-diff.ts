@@ -17,16 +17,23 @@ function stub(obj: KubeObject): KubeObject {
   };
 }
 
-/** The same placeholder for every data value: equal and different values look alike. */
+/**
+ * The same placeholder for every value, in `data` (stringData folded in, as the API server does):
+ * equal and different values look alike, and only added or removed keys show.
+ */
 function withoutValues(obj: KubeObject): KubeObject {
-  const copy: KubeObject = { ...obj };
+  const keys = new Set<string>();
   for (const field of ["data", "stringData"] as const) {
     const map = obj[field];
-    if (map && typeof map === "object" && !Array.isArray(map))
-      copy[field] = Object.fromEntries(Object.keys(map).map((k) => [k, "(not compared)"]));
+    if (map && typeof map === "object" && !Array.isArray(map)) for (const k of Object.keys(map)) keys.add(k);
   }
-  return copy;
+  const { stringData: _folded, ...copy } = obj;
+  if (keys.size > 0) copy.data = Object.fromEntries([...keys].map((k) => [k, NOT_COMPARED]));
+  return copy as KubeObject;
 }
+
+/** base64 of "(not compared)". */
+const NOT_COMPARED = Buffer.from("(not compared)").toString("base64");
 
 export interface EnvironmentDiffOptions {
   /**

@@ -172,7 +172,12 @@ export function blindSecrets(result: SyncResult, plan: Plan): SyncResult {
   const where = (namespace: string | undefined, name: string) => `${namespace ?? ""}/${name}`;
   const existingNames = new Set(existing.map((t) => where(t.obj.metadata.namespace, t.obj.metadata.name)));
   const kept = result.resources.filter(
-    (r) => !(isSecretRow(r) && r.action === "configured" && existingNames.has(where(r.namespace, r.name))),
+    (r) =>
+      !(
+        isSecretRow(r) &&
+        (r.action === "configured" || r.action === "unchanged") &&
+        existingNames.has(where(r.namespace, r.name))
+      ),
   );
   const hidden: ResourceResult[] = existing.map((t) => {
     const key = keyOf(t.obj);
@@ -193,7 +198,7 @@ export function blindSecrets(result: SyncResult, plan: Plan): SyncResult {
     created: count("created"),
     configured: count("configured"),
     skipped: count("skipped"),
-    unchanged: 0,
+    unchanged: count("unchanged"),
   };
   const message =
     result.phase === "Succeeded"

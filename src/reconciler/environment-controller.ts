@@ -722,6 +722,9 @@ export class EnvironmentController {
    * replica without the app's lease it is handed over (see HandedOverSync) and `handedOver` is set.
    */
   sync(request: ManualSync): Promise<SyncOutcome & { handedOver?: boolean }> {
+    // A dry run writes nothing, so it need not wait for the passes, nor make them wait for it
+    // (a preview must never hold up a sync or a self-heal).
+    if (request.dryRun) return this.syncNow(request);
     return this.serialize(() => this.syncNow(request));
   }
 

@@ -425,6 +425,49 @@ describe("reconcile loop", () => {
     );
   });
 
+  it("a dry run (a PR preview) neither waits behind a pass under way nor holds it up", async () => {
+    let release = () => {};
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let reading = false;
+    const { ns, repo, controller } = await setup(
+      { syncPolicy: { automated: {} } },
+      { "app/cm.yaml": cm("1") },
+      0,
+      // The pass stops while it reads the branch, until released.
+      (source) => ({
+        description: source.description,
+        resolve: (ref) => source.resolve(ref),
+        tree: (sha) => source.tree(sha),
+        head: async (branch) => {
+          reading = true;
+          await gate;
+          return source.head(branch);
+        },
+      }),
+    );
+    controller.start();
+    try {
+      await eventually("the pass to read the branch", async () => reading);
+      const preview = await controller.sync({
+        trigger: "comment",
+        actor: "preview",
+        revision: repo.head(),
+        dryRun: true,
+      });
+      assert.equal(preview.phase, "Succeeded", preview.message);
+      assert.equal(preview.dryRun, true);
+      assert.equal(preview.writes, 0);
+      assert.equal(await dataOf(ns), undefined, "the pass is still held; the preview applied nothing");
+      release();
+      await eventually("the pass to sync", async () => (await dataOf(ns)) === "1");
+    } finally {
+      release();
+      await controller.stop();
+    }
+  });
+
   it("a pass that was under way when the controller stopped (lease lost) does not go on to sync", async () => {
     let stopping: Promise<void> | undefined;
     const { ns, store, controller } = await setup(

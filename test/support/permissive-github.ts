@@ -9,10 +9,10 @@ const b64 = (s: string) => Buffer.from(s).toString("base64");
 /**
  * GitHub as the app meets it, permissive: every request it makes answered (and recorded by the
  * mock), none refused: the config is `config`, tarballs come from the git repository `repoDir`, and
- * pull requests propose `prHead`. For tests that scan or pick from what the app sent rather than
+ * pull requests propose `prHead` (if given). For tests that scan or pick from what the app sent rather than
  * count its requests.
  */
-export function answerEverything(mock: GitHubMock, config: string, repoDir: string, prHead: string): void {
+export function answerEverything(mock: GitHubMock, config: string, repoDir: string, prHead?: string): void {
   let id = 9000;
   const api = mock.api.persist();
   api
@@ -58,15 +58,17 @@ export function answerEverything(mock: GitHubMock, config: string, repoDir: stri
   api.patch(/\/issues\/comments\/\d+$/).reply(200, () => ({ id }));
   api.get(/\/issues\/\d+\/comments/).reply(200, []);
   // The pull request commented on proposes the deployed commit: `/diff` shows the drift alone.
-  // GitHub's test merge of it is taken to be the same commit (the branch is up to date).
-  api.get(/\/pulls\/\d+$/).reply(200, {
-    number: 7,
-    merged: false,
-    mergeable: true,
-    merge_commit_sha: prHead,
-    head: { sha: prHead, repo: { id: 1296269 } },
-    base: { ref: "main", repo: { id: 1296269 } },
-  });
+  // GitHub's test merge of it is taken to be the same commit (the branch is up to date). Without
+  // `prHead` the test mocks its pull requests itself.
+  if (prHead)
+    api.get(/\/pulls\/\d+$/).reply(200, {
+      number: 7,
+      merged: false,
+      mergeable: true,
+      merge_commit_sha: prHead,
+      head: { sha: prHead, repo: { id: 1296269 } },
+      base: { ref: "main", repo: { id: 1296269 } },
+    });
   api.get(/\/collaborators\/[^/]+\/permission$/).reply(200, {
     permission: "write",
     role_name: "write",
