@@ -37,7 +37,7 @@ describe("pull-request previews", () => {
       .filter((c) => c.head_sha === sha);
   const deploymentsMade = () =>
     app.mock.requests.filter((r) => r.method === "POST" && /\/deployments$/.test(r.url)).length;
-  const valueOf = async (name: string) =>
+  const liveValue = async (name: string) =>
     ((await cluster.client.get("v1", "ConfigMap", ns, name)) as { data?: { v?: string } } | undefined)?.data
       ?.v;
 
@@ -72,11 +72,11 @@ describe("pull-request previews", () => {
     answerEverything(app.mock, config, repo.dir);
     const first = repo.head();
     await push(first, "0".repeat(40), ["app/settings.yaml"]);
-    assert.equal(await valueOf("other"), "a", "the first commit is deployed");
+    assert.equal(await liveValue("other"), "a", "the first commit is deployed");
     // Someone else's change lands on main after the pull requests below branched off.
     main = repo.commit({ "app/other.yaml": configMap("other", "b") }, "other: b");
     await push(main, first, ["app/other.yaml"]);
-    assert.equal(await valueOf("other"), "b", "main is deployed");
+    assert.equal(await liveValue("other"), "b", "main is deployed");
   });
 
   after(async () => {
@@ -101,7 +101,7 @@ describe("pull-request previews", () => {
     assert.match(diff, /- {2}v: "1"\n\+ {2}v: "2"/);
     assert.doesNotMatch(diff, /other/, "main's own change is not shown as being reverted");
     assert.match(shown, /\| other \| Synced \|/);
-    assert.equal(await valueOf("settings"), "1", "a preview changes nothing");
+    assert.equal(await liveValue("settings"), "1", "a preview changes nothing");
   });
 
   it("a right and a wrong guess of a Secret's value get the same preview", async () => {
@@ -147,7 +147,7 @@ describe("pull-request previews", () => {
       "previewed again",
     );
     assert.equal(deploymentsMade(), deployments, "no deployment");
-    assert.equal(await valueOf("settings"), "1", "nothing applied");
+    assert.equal(await liveValue("settings"), "1", "nothing applied");
   });
 
   it("a pull request from a fork is not previewed; its Re-run does nothing either", async () => {
@@ -158,6 +158,6 @@ describe("pull-request previews", () => {
     await app.probot.receive(checkRunEvent("rerequested", { name: "syncward preview / dev", headSha: head }));
     await app.settle();
     assert.equal(app.mock.requests.length, seen, "nothing asked of GitHub");
-    assert.equal(await valueOf("settings"), "1");
+    assert.equal(await liveValue("settings"), "1");
   });
 });
