@@ -14,6 +14,7 @@ import {
   type CommentPayload,
   onCheckRun,
   onIssueComment,
+  onPullRequestConfig,
   onPullRequestMerged,
   onPullRequestPreview,
   onPush,
@@ -70,9 +71,10 @@ export function syncwardApp(
     on("push", (gh, payload) =>
       onPush(runtimes, gh, payload as unknown as PushPayload, deps.cacheDir, mergedPulls),
     );
-    on(["pull_request.opened", "pull_request.synchronize", "pull_request.reopened"], (gh, payload) =>
-      onPullRequestPreview(runtimes, gh, payload as unknown as PullRequestPayload),
-    );
+    on(["pull_request.opened", "pull_request.synchronize", "pull_request.reopened"], async (gh, payload) => {
+      await onPullRequestConfig(runtimes, gh, payload as unknown as PullRequestPayload);
+      await onPullRequestPreview(runtimes, gh, payload as unknown as PullRequestPayload);
+    });
     on("pull_request.closed", (gh, payload) =>
       onPullRequestMerged(runtimes, gh, payload as unknown as PullRequestPayload, mergedPulls),
     );

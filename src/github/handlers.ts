@@ -5,13 +5,14 @@ import { join } from "node:path";
 import { ConfigError } from "../config/load.ts";
 import { includedDirs } from "../source/includes.ts";
 import { allows, permissionOf } from "./authorize.ts";
+import { parseCommands } from "./commands.ts";
 import { handleCommentCommands } from "./comment-commands.ts";
-import { fenced } from "./markdown.ts";
+import { checkPullRequestConfig, reportConfigError } from "./config-check.ts";
+import { codeSpan, fenced } from "./markdown.ts";
 import type { Octokit } from "./octokit.ts";
 import { isForkPull, preview, previewsEnabled, previewTarget } from "./preview.ts";
 import { checkName, envFromCheckName, envFromPreviewCheckName } from "./reporter.ts";
-import { CONFIG_PATH, type RepoInfo, type RepoRuntime, type Runtimes } from "./runtime.ts";
-import { annotationsFor } from "./summary.ts";
+import { isConfigPath, type RepoInfo, type RepoRuntime, type Runtimes } from "./runtime.ts";
 import { truncateBytes } from "./truncate.ts";
 
 interface RepoPayload {
@@ -31,43 +32,6 @@ export function repoInfo(payload: RepoPayload): RepoInfo {
   };
 }
 
-/** An invalid config is reported on the commit that carries it, at file and line; nothing syncs. */
-export async function reportConfigError(
-  gh: Octokit,
-  info: RepoInfo,
-  sha: string,
-  err: ConfigError,
-): Promise<void> {
-  const problems = err.issues.map((i) => ({
-    file: CONFIG_PATH,
-    line: i.line,
-    message: `${i.path ? `${i.path}: ` : ""}${i.message}`,
-  }));
-  const [first, ...rest] = annotationsFor(problems);
-  const output = {
-    title: `Invalid ${CONFIG_PATH}: ${err.issues.length} problem(s)`,
-    summary: truncateBytes(`syncward did not act: fix the configuration.\n\n${fenced(err.message)}`, 65535),
-  };
-  const { data } = await gh.rest.checks.create({
-    owner: info.owner,
-    repo: info.repo,
-    name: "syncward / config",
-    head_sha: sha,
-    status: "completed",
-    conclusion: "failure",
-    completed_at: new Date().toISOString(),
-    output: { ...output, ...(first ? { annotations: first } : {}) },
-  });
-  for (const more of rest) {
-    await gh.rest.checks.update({
-      owner: info.owner,
-      repo: info.repo,
-      check_run_id: data.id,
-      output: { ...output, annotations: more },
-    });
-  }
-}
-
 /** The runtime for a payload's repository; config problems are reported at `sha` and give undefined. */
 export async function runtimeFor(
   runtimes: Runtimes,
@@ -81,7 +45,7 @@ export async function runtimeFor(
     return await runtimes.for(info, reload);
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
-    await reportConfigError(gh, info, sha, err);
+    await reportConfigError(gh, { owner: info.owner, repo: info.repo }, sha, err);
     return undefined;
   }
 }
@@ -110,7 +74,7 @@ export async function onPush(
     ...(c.modified ?? []),
     ...(c.removed ?? []),
   ]);
-  const configChanged = branch === payload.repository.default_branch && files.includes(CONFIG_PATH);
+  const configChanged = branch === payload.repository.default_branch && files.some(isConfigPath);
   const rt = await runtimeFor(runtimes, gh, payload, payload.after, configChanged);
   if (!rt) return [];
   rt.source.learnHead(branch, payload.after, payload.before);
@@ -167,6 +131,28 @@ export async function onPullRequestMerged(
   );
 }
 
+/** A pull request that changes the configuration gets it checked before merge (config-check.ts). */
+export async function onPullRequestConfig(
+  runtimes: Runtimes,
+  gh: Octokit,
+  payload: PullRequestPayload,
+): Promise<void> {
+  const info = repoInfo(payload);
+  await checkPullRequestConfig(
+    gh,
+    { owner: info.owner, repo: info.repo },
+    { number: payload.number, head: payload.pull_request.head.sha },
+    async () => {
+      try {
+        return (await runtimes.for(info))?.config;
+      } catch (err) {
+        if (err instanceof ConfigError) return undefined;
+        throw err;
+      }
+    },
+  );
+}
+
 /**
  * What merging would change in each environment tracking the base branch, as a preview check run
  * on the head commit. Fork pull requests and opt-in environments are left out (preview.ts).
@@ -218,12 +204,14 @@ export async function onIssueComment(
     rt = await runtimes.for(info);
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
+    // Only a comment that holds a command is answered ("LGTM" is not), once: edits are not read.
+    if (parseCommands(payload.comment.body, []).length === 0) return;
     await gh.rest.issues.createComment({
       owner: info.owner,
       repo: info.repo,
       issue_number: payload.issue.number,
       body: truncateBytes(
-        `syncward cannot act: ${CONFIG_PATH} on ${info.defaultBranch} is invalid.\n\n${fenced(err.message)}`,
+        `syncward cannot act: ${codeSpan(err.file)} on ${codeSpan(info.defaultBranch)} is invalid.\n\n${fenced(err.message)}`,
         65536,
       ),
     });

@@ -13,6 +13,12 @@ import { PreviewQueue } from "./preview.ts";
 import { GitHubReporter } from "./reporter.ts";
 
 export const CONFIG_PATH = ".github/syncward.yml";
+/** Where the config may be, in the order they are looked for (`.yml` wins when both exist). */
+export const CONFIG_PATHS = [CONFIG_PATH, ".github/syncward.yaml"] as const;
+
+export function isConfigPath(file: string): boolean {
+  return (CONFIG_PATHS as readonly string[]).includes(file);
+}
 
 export interface AppDeps {
   client: KubeClient;
@@ -114,23 +120,28 @@ export class RepoRuntime {
   }
 }
 
+/** The config file's text at `ref` and where it was found; undefined when there is none. */
+export async function readConfigText(
+  gh: Octokit,
+  repo: RepoRef,
+  ref: string,
+): Promise<{ path: string; text: string } | undefined> {
+  for (const path of CONFIG_PATHS) {
+    try {
+      const { data } = await gh.rest.repos.getContent({ ...repo, path, ref });
+      if (Array.isArray(data) || data.type !== "file" || !("content" in data)) continue;
+      return { path, text: Buffer.from(data.content, "base64").toString("utf8") };
+    } catch (err) {
+      if ((err as { status?: number }).status !== 404) throw err;
+    }
+  }
+  return undefined;
+}
+
 /** The config at the default branch's head; undefined when the repository has none. */
 export async function readConfig(gh: Octokit, info: RepoInfo): Promise<SyncwardConfig | undefined> {
-  let text: string;
-  try {
-    const { data } = await gh.rest.repos.getContent({
-      owner: info.owner,
-      repo: info.repo,
-      path: CONFIG_PATH,
-      ref: info.defaultBranch,
-    });
-    if (Array.isArray(data) || data.type !== "file" || !("content" in data)) return undefined;
-    text = Buffer.from(data.content, "base64").toString("utf8");
-  } catch (err) {
-    if ((err as { status?: number }).status === 404) return undefined;
-    throw err;
-  }
-  return parseConfig(text, CONFIG_PATH);
+  const found = await readConfigText(gh, { owner: info.owner, repo: info.repo }, info.defaultBranch);
+  return found && parseConfig(found.text, found.path);
 }
 
 /** Every repository's runtime, created on its first event and rebuilt when its config changes. */

@@ -53,9 +53,11 @@ describe("bootstrap", () => {
           "environments:\n  - {name: dev, source: {path: .}, destination: {namespace: shop}}\n",
         ).toString("base64"),
       });
+    // Neither .github/syncward.yml nor .github/syncward.yaml.
     mock.api
-      .get(/\/repos\/acme\/docs\/contents\/\.github(%2F|\/)syncward\.yml/)
+      .get(/\/repos\/acme\/docs\/contents\/\.github(%2F|\/)syncward\.ya?ml/)
       .query(true)
+      .times(2)
       .reply(404, { message: "Not Found" });
     const started = await bootstrap(
       probot,

@@ -22,17 +22,33 @@ const CONFIG = `environments:
 const app = useOfflineApp();
 const HEAD = "c".repeat(40);
 
+/** The pull request changes `files` (GitHub's list of a PR's files). */
+function mockFiles(files: string[]): void {
+  app()
+    .mock.api.get("/repos/acme/shop/pulls/7/files")
+    .query(true)
+    .reply(
+      200,
+      files.map((filename) => ({ filename, status: "modified" })),
+    );
+}
+
 const diffComment = (body: string, login: string) =>
   issueCommentEvent({ body, sender: { login, type: "User" }, commentId: 1001 });
 
 describe("previews that are refused before anything is read", () => {
-  it("a fork's pull request gets no preview: not even the config is read", async () => {
+  it("a fork's pull request gets no preview: only its changed files are listed (for the config check)", async () => {
+    mockFiles(["README.md"]);
     await app().probot.receive(pullRequestEvent("opened", { number: 7, headSha: HEAD, fork: true }));
     app().mock.assertDone();
-    assert.equal(app().mock.requests.length, 0);
+    assert.deepEqual(
+      app().mock.requests.map((r) => `${r.method} ${new URL(r.url).pathname}`),
+      ["GET /repos/acme/shop/pulls/7/files"],
+    );
   });
 
   it("only opt-in environments are previewed: production and approval-gated ones are left out", async () => {
+    mockFiles(["overlays/prod/kustomization.yaml"]);
     mockConfig(
       app().mock,
       CONFIG.replace(
@@ -43,9 +59,9 @@ describe("previews that are refused before anything is read", () => {
     await app().probot.receive(pullRequestEvent("opened", { number: 7, headSha: HEAD }));
     app().mock.assertDone();
     assert.deepEqual(
-      app().mock.requests.map((r) => r.method),
-      ["GET"],
-      "the config was read, and nothing else happened",
+      app().mock.requests.map((r) => `${r.method} ${new URL(r.url).pathname}`),
+      ["GET /repos/acme/shop/pulls/7/files", "GET /repos/acme/shop/contents/.github%2Fsyncward.yml"],
+      "the files were listed and the config read, and nothing else happened",
     );
   });
 

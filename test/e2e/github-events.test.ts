@@ -9,6 +9,7 @@ import {
   mockNoEarlierDeployments,
   mockPermission,
   mockPull,
+  mockPullFiles,
   REPO_PATH,
   startApp,
   type TestApp,
@@ -191,6 +192,7 @@ describe("GitHub App events end to end", () => {
     );
     repo.git("reset", "-q", "--hard", "HEAD~1");
     const merge = testMerge(repo, repo.head(), head);
+    mockPullFiles(app.mock, 13, ["auto/cm.yaml"]);
     mockPull(app.mock, 13, { head, mergeCommit: merge });
     mockTarball(app.mock, repo, merge);
     captureChecks(app.mock, checks, 2);

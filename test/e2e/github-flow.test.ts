@@ -9,6 +9,7 @@ import {
   mockNoEarlierDeployments,
   mockPermission,
   mockPull,
+  mockPullFiles,
   mockReactions,
   mockReply,
   REPO_PATH,
@@ -331,6 +332,7 @@ describe("GitHub App end to end", () => {
     const head = repo.commit({ "dev/app.yaml": manifests("1.29") }, "pr change");
     repo.git("reset", "-q", "--hard", "HEAD~1");
     const merge = testMerge(repo, base, head);
+    mockPullFiles(app.mock, 8, ["dev/app.yaml"]);
     mockPull(app.mock, 8, { head, mergeCommit: merge });
     mockTarball(app.mock, repo, merge);
     captureGitHubWrites(app.mock, {}, captured, { checks: 1, statuses: {} });
@@ -361,8 +363,9 @@ describe("GitHub App end to end", () => {
     );
   });
 
-  it("a pull request from a fork gets no preview: nothing is read from GitHub or the cluster", async () => {
-    const seen = app.mock.requests.length;
+  it("a pull request from a fork gets no preview: nothing is read from the cluster", async () => {
+    mockPullFiles(app.mock, 9, ["dev/app.yaml"]);
+    const seen = app.mock.requests.length + 1;
     await app.probot.receive(
       pullRequestEvent("opened", {
         number: 9,
@@ -373,6 +376,6 @@ describe("GitHub App end to end", () => {
     );
     await app.settle();
     app.mock.assertDone();
-    assert.equal(app.mock.requests.length, seen, "no request for a fork's pull request");
+    assert.equal(app.mock.requests.length, seen, "no request but the config check's list of files");
   });
 });

@@ -157,7 +157,8 @@ describe("pull-request previews", () => {
     // GitHub lists no pull request on a fork's check run.
     await app.probot.receive(checkRunEvent("rerequested", { name: "syncward preview / dev", headSha: head }));
     await app.settle();
-    assert.equal(app.mock.requests.length, seen, "nothing asked of GitHub");
+    const asked = app.mock.requests.slice(seen).map((r) => `${r.method} ${new URL(r.url).pathname}`);
+    assert.deepEqual(asked, ["GET /repos/acme/shop/pulls/11/files"], "only the config check's list of files");
     assert.equal(await liveValue("settings"), "1");
   });
 });

@@ -161,3 +161,14 @@ export function mockPull(
       base: { ref: o.base ?? "main", repo: { id: 1296269 } },
     });
 }
+
+/** GitHub's list of the files pull request `number` changes (the config check reads it). */
+export function mockPullFiles(mock: GitHubMock, number: number, files: string[]): void {
+  mock.api
+    .get(`${REPO_PATH}/pulls/${number}/files`)
+    .query(true)
+    .reply(
+      200,
+      files.map((filename) => ({ filename, status: "modified" })),
+    );
+}

@@ -69,6 +69,11 @@ export function answerEverything(mock: GitHubMock, config: string, repoDir: stri
       head: { sha: prHead, repo: { id: 1296269 } },
       base: { ref: "main", repo: { id: 1296269 } },
     });
+  // Pull requests change manifests, never the configuration.
+  api
+    .get(/\/pulls\/\d+\/files/)
+    .query(true)
+    .reply(200, [{ filename: "app/settings.yaml", status: "modified" }]);
   api.get(/\/collaborators\/[^/]+\/permission$/).reply(200, {
     permission: "write",
     role_name: "write",

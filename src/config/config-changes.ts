@@ -1,0 +1,125 @@
+// What a change of `.github/syncward.yml` would do, per environment, in words a reviewer reads
+// before merging: which fields change (old -> new) and which changes weaken a guard (approval,
+// production, allowed namespaces and kinds, command permissions, signatures). Pure.
+import type { EnvironmentConfig, SyncwardConfig } from "./types.ts";
+
+export interface EnvironmentChange {
+  env: string;
+  kind: "added" | "removed" | "changed";
+  /** `field: old -> new`, one per changed field (for "added", the new environment's outline). */
+  fields: string[];
+  /** Changes that loosen a guard; reviewers should look twice. */
+  weakens: string[];
+}
+
+/** The fields a reviewer cares about, in the order they are listed. */
+const FIELDS = [
+  "source",
+  "destination",
+  "production",
+  "syncPolicy",
+  "approval",
+  "commands",
+  "policy",
+  "syncWindows",
+  "ignoreDifferences",
+  "previews",
+  "environmentUrl",
+  "pollInterval",
+  "revisionHistoryLimit",
+] as const satisfies ReadonlyArray<keyof EnvironmentConfig>;
+
+const MAX_VALUE_CHARS = 120;
+
+function show(value: unknown): string {
+  if (value === undefined) return "(unset)";
+  const text = JSON.stringify(value);
+  return text.length > MAX_VALUE_CHARS ? `${text.slice(0, MAX_VALUE_CHARS - 1)}…` : text;
+}
+
+const RANK = { none: 0, read: 1, triage: 2, write: 3, maintain: 4, admin: 5 } as const;
+
+/** Guards that `after` loosens compared with `before`. */
+export function weakenedGuards(before: EnvironmentConfig, after: EnvironmentConfig): string[] {
+  const out: string[] = [];
+  const gated = Boolean(before.approval);
+  if (before.approval && !after.approval) out.push("approval removed: syncs no longer wait for /approve");
+  if (before.approval && after.approval) {
+    if (after.approval.minimum < before.approval.minimum)
+      out.push(`approval.minimum lowered from ${before.approval.minimum} to ${after.approval.minimum}`);
+    const added = [
+      ...after.approval.users.filter((u) => !before.approval?.users.includes(u)),
+      ...after.approval.teams.filter((t) => !before.approval?.teams.includes(t)),
+    ];
+    if (added.length > 0) out.push(`approvers added: ${added.join(", ")}`);
+    if (after.approval.allowAuthor && !before.approval.allowAuthor)
+      out.push("approval.allowAuthor turned on: authors may approve their own change");
+  }
+  if (before.production && !after.production) out.push("no longer marked production");
+  if (!before.syncPolicy.automated && after.syncPolicy.automated && (before.production || gated))
+    out.push("automated sync turned on");
+  if (after.syncPolicy.automated?.allowEmpty && !before.syncPolicy.automated?.allowEmpty)
+    out.push("allowEmpty turned on: an empty render may delete every object");
+  const newNamespaces = after.policy.namespaces.filter((n) => !before.policy.namespaces.includes(n));
+  if (newNamespaces.length > 0) out.push(`namespaces allowed: ${newNamespaces.join(", ")}`);
+  const kinds = (c: EnvironmentConfig) => c.policy.clusterResources.map((k) => `${k.group}/${k.kind}`);
+  const newKinds = kinds(after).filter((k) => !kinds(before).includes(k));
+  if (newKinds.length > 0) out.push(`cluster-scoped kinds allowed: ${newKinds.join(", ")}`);
+  if (before.policy.requireSignedCommits && !after.policy.requireSignedCommits)
+    out.push("requireSignedCommits turned off");
+  for (const [command, level] of Object.entries(after.commands)) {
+    const was = before.commands[command as keyof EnvironmentConfig["commands"]];
+    if (RANK[level as keyof typeof RANK] < RANK[was as keyof typeof RANK])
+      out.push(`/${command} now needs ${level} permission (was ${was})`);
+  }
+  if (before.destination.namespace !== after.destination.namespace)
+    out.push(`destination namespace moves to ${after.destination.namespace}`);
+  if (
+    (before.destination.context ?? "") !== (after.destination.context ?? "") ||
+    Boolean(before.destination.inCluster) !== Boolean(after.destination.inCluster)
+  )
+    out.push("destination cluster changes");
+  return out;
+}
+
+/** Every environment whose configuration `after` changes, added or removes. */
+export function configChanges(
+  before: SyncwardConfig | undefined,
+  after: SyncwardConfig,
+): EnvironmentChange[] {
+  const old = new Map((before?.environments ?? []).map((e) => [e.name, e]));
+  const changes: EnvironmentChange[] = [];
+  for (const env of after.environments) {
+    const was = old.get(env.name);
+    if (!was) {
+      changes.push({
+        env: env.name,
+        kind: "added",
+        fields: [
+          `destination: ${show(env.destination)}`,
+          `sync: ${env.syncPolicy.automated ? `automated ${show(env.syncPolicy.automated)}` : "manual"}`,
+          ...(env.approval ? [`approval: ${show(env.approval)}`] : []),
+          ...(env.production ? ["production: true"] : []),
+        ],
+        weakens: [],
+      });
+      continue;
+    }
+    const fields = FIELDS.filter((f) => JSON.stringify(was[f]) !== JSON.stringify(env[f])).map(
+      (f) => `${f}: ${show(was[f])} -> ${show(env[f])}`,
+    );
+    if (fields.length > 0)
+      changes.push({ env: env.name, kind: "changed", fields, weakens: weakenedGuards(was, env) });
+  }
+  const kept = new Set(after.environments.map((e) => e.name));
+  for (const env of before?.environments ?? []) {
+    if (!kept.has(env.name))
+      changes.push({
+        env: env.name,
+        kind: "removed",
+        fields: ["syncward stops syncing it; its objects stay in the cluster, unmanaged"],
+        weakens: env.production || env.approval ? ["a guarded environment is removed"] : [],
+      });
+  }
+  return changes;
+}

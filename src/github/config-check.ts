@@ -1,0 +1,138 @@
+// The `syncward / config` check run: a configuration that cannot be used is reported at file and
+// line on the commit that carries it (a push to the default branch), and a pull request that
+// changes the configuration gets its version checked before merge, with what merging would
+// change per environment and which guards it loosens. The check never deploys anything: the
+// configuration that counts is always the default branch's.
+import { configChanges, type EnvironmentChange } from "../config/config-changes.ts";
+import { ConfigError, parseConfig } from "../config/load.ts";
+import type { SyncwardConfig } from "../config/types.ts";
+import { codeSpan, fenced, inertText } from "./markdown.ts";
+import type { Octokit, RepoRef } from "./octokit.ts";
+import { isConfigPath, readConfigText } from "./runtime.ts";
+import { annotationsFor } from "./summary.ts";
+import { truncateBytes } from "./truncate.ts";
+
+export const CONFIG_CHECK = "syncward / config";
+
+type Conclusion = "success" | "failure" | "neutral";
+
+async function sendCheck(
+  gh: Octokit,
+  repo: RepoRef,
+  sha: string,
+  check: {
+    conclusion: Conclusion;
+    title: string;
+    summary: string;
+    problems?: Array<{ file: string; line?: number; message: string }>;
+  },
+): Promise<void> {
+  const [first, ...rest] = annotationsFor(check.problems ?? []);
+  const output = { title: truncateBytes(check.title, 255), summary: truncateBytes(check.summary, 65535) };
+  const { data } = await gh.rest.checks.create({
+    ...repo,
+    name: CONFIG_CHECK,
+    head_sha: sha,
+    status: "completed",
+    conclusion: check.conclusion,
+    completed_at: new Date().toISOString(),
+    output: { ...output, ...(first ? { annotations: first } : {}) },
+  });
+  for (const more of rest) {
+    await gh.rest.checks.update({ ...repo, check_run_id: data.id, output: { ...output, annotations: more } });
+  }
+}
+
+function problemsOf(err: ConfigError): Array<{ file: string; line?: number; message: string }> {
+  return err.issues.map((i) => ({
+    file: err.file,
+    line: i.line,
+    message: `${i.path ? `${i.path}: ` : ""}${i.message}`,
+  }));
+}
+
+/** An invalid config is reported on the commit that carries it, at file and line; nothing syncs. */
+export async function reportConfigError(
+  gh: Octokit,
+  repo: RepoRef,
+  sha: string,
+  err: ConfigError,
+): Promise<void> {
+  await sendCheck(gh, repo, sha, {
+    conclusion: "failure",
+    title: `Invalid ${err.file}: ${err.issues.length} problem(s)`,
+    summary: `syncward did not act: fix the configuration.\n\n${fenced(err.message)}`,
+    problems: problemsOf(err),
+  });
+}
+
+/** The per-environment account of a change, in markdown. */
+export function configChangesText(file: string, changes: EnvironmentChange[]): string {
+  if (changes.length === 0) return `${codeSpan(file)} is valid. Merging it changes no environment.`;
+  const sections = changes.map((c) => {
+    const lines = [
+      `#### ${inertText(c.env)} (${c.kind})`,
+      "",
+      ...c.fields.map((f) => `- ${codeSpan(f, 300)}`),
+    ];
+    if (c.weakens.length > 0)
+      lines.push("", `:warning: **Loosens a guard:** ${c.weakens.map((w) => codeSpan(w, 200)).join("; ")}`);
+    return lines.join("\n");
+  });
+  return [
+    `${codeSpan(file)} is valid. What merging it changes, per environment (the default branch's configuration applies until then):`,
+    ...sections,
+  ].join("\n\n");
+}
+
+/**
+ * Checks the configuration a pull request proposes, when it changes it. `current` is the default
+ * branch's configuration (undefined when there is none or it is invalid).
+ */
+export async function checkPullRequestConfig(
+  gh: Octokit,
+  repo: RepoRef,
+  pull: { number: number; head: string },
+  current: () => Promise<SyncwardConfig | undefined>,
+): Promise<void> {
+  const files = await gh.paginate(gh.rest.pulls.listFiles, {
+    ...repo,
+    pull_number: pull.number,
+    per_page: 100,
+  });
+  const touched = files.filter((f) => isConfigPath(f.filename) || isConfigPath(f.previous_filename ?? ""));
+  if (touched.length === 0) return;
+  const proposed = await readConfigText(gh, repo, pull.head);
+  if (!proposed) {
+    await sendCheck(gh, repo, pull.head, {
+      conclusion: "neutral",
+      title: "Configuration removed",
+      summary:
+        "This pull request removes syncward's configuration: once merged, syncward stops syncing every environment of this repository. Their objects stay in the cluster, unmanaged.",
+    });
+    return;
+  }
+  let after: SyncwardConfig;
+  try {
+    after = parseConfig(proposed.text, proposed.path);
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    await sendCheck(gh, repo, pull.head, {
+      conclusion: "failure",
+      title: `Invalid ${err.file}: ${err.issues.length} problem(s)`,
+      summary: `Merging this would leave syncward without a usable configuration: it would act on nothing until fixed.\n\n${fenced(err.message)}`,
+      problems: problemsOf(err),
+    });
+    return;
+  }
+  const changes = configChanges(await current(), after);
+  const loosened = changes.filter((c) => c.weakens.length > 0).map((c) => c.env);
+  await sendCheck(gh, repo, pull.head, {
+    conclusion: loosened.length > 0 ? "neutral" : "success",
+    title:
+      loosened.length > 0
+        ? `Valid; loosens the guards of ${loosened.join(", ")}`
+        : `Valid; changes ${changes.length} environment(s)`,
+    summary: configChangesText(proposed.path, changes),
+  });
+}

@@ -1,0 +1,182 @@
+// Config as code, checked: a pull request that changes `.github/syncward.yml` gets a
+// `syncward / config` check run of its version (errors at file and line, what it changes per
+// environment, which guards it loosens) and nothing deploys from it; `.github/syncward.yaml` is
+// read too; an invalid config on the default branch answers only comments that hold a command.
+// The cluster is unreachable: none of this may touch it.
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { mockConfig, mockPermission, mockReactions, mockReply, REPO_PATH } from "../support/app.ts";
+import { useOfflineApp } from "../support/comment-app.ts";
+import type { GitHubMock } from "../support/github.ts";
+import { issueCommentEvent, pullRequestEvent } from "../support/webhooks.ts";
+
+const app = useOfflineApp();
+const HEAD = "e".repeat(40);
+
+// Previews are off for both, so a pull request reads nothing from the cluster.
+const MAIN = `environments:
+  - name: dev
+    source: {path: overlays/dev}
+    destination: {namespace: shop-dev}
+    previews: false
+  - name: prod
+    source: {path: overlays/prod}
+    destination: {namespace: shop-prod}
+    production: true
+    syncPolicy: {automated: {prune: true}}
+    approval: {users: [carol], minimum: 1}
+`;
+
+interface CheckRun {
+  name: string;
+  head_sha: string;
+  conclusion: string;
+  actions?: unknown;
+  output: {
+    title: string;
+    summary: string;
+    annotations?: Array<{ path: string; start_line: number; message: string }>;
+  };
+}
+
+function fileContent(path: string, text: string) {
+  return {
+    type: "file",
+    encoding: "base64",
+    name: path.split("/").at(-1),
+    path,
+    content: Buffer.from(text).toString("base64"),
+    sha: "0".repeat(40),
+    size: text.length,
+  };
+}
+
+/** The PR's files, its version of the config, and the check run it gets (captured). */
+function mockPullRequestWithConfig(
+  mock: GitHubMock,
+  files: string[],
+  proposed?: string,
+): { check: () => CheckRun } {
+  mock.api
+    .get(`${REPO_PATH}/pulls/7/files`)
+    .query(true)
+    .reply(
+      200,
+      files.map((filename) => ({ filename, status: "modified" })),
+    );
+  let check: CheckRun | undefined;
+  if (proposed !== undefined) {
+    mock.api
+      .get(/\/contents\/\.github(%2F|\/)syncward\.yml/)
+      .query({ ref: HEAD })
+      .reply(200, fileContent(".github/syncward.yml", proposed));
+    mock.api
+      .post(`${REPO_PATH}/check-runs`, (body: CheckRun) => {
+        check = body;
+        return true;
+      })
+      .reply(201, { id: 77 });
+  }
+  return {
+    check: () => {
+      if (!check) throw new Error("no check run was sent");
+      return check;
+    },
+  };
+}
+
+const opened = () => pullRequestEvent("opened", { number: 7, headSha: HEAD, sender: { login: "alice" } });
+
+describe("syncward / config on pull requests", () => {
+  it("a typo in the proposed config fails the check at its line, naming the field", async () => {
+    const proposed = MAIN.replace("    source: {path: overlays/prod}", "    sourec: {path: overlays/prod}");
+    const sent = mockPullRequestWithConfig(app().mock, [".github/syncward.yml"], proposed);
+    mockConfig(app().mock, MAIN);
+    await app().probot.receive(opened());
+    app().mock.assertDone();
+    const check = sent.check();
+    assert.equal(check.name, "syncward / config");
+    assert.equal(check.head_sha, HEAD);
+    assert.equal(check.conclusion, "failure");
+    assert.equal(check.actions, undefined, "a config check has no buttons: it never deploys");
+    const annotation = check.output.annotations?.find((a) => /sourec/.test(a.message));
+    assert.equal(annotation?.path, ".github/syncward.yml");
+    assert.equal(annotation?.start_line, 7);
+    assert.match(
+      annotation?.message ?? "",
+      /environments\[1\]\.sourec: unknown field \(did you mean "source"\?\)/,
+    );
+  });
+
+  it("a proposed config that removes prod's approval is valid but flagged as loosening prod's guard", async () => {
+    const proposed = MAIN.replace("    approval: {users: [carol], minimum: 1}\n", "");
+    const sent = mockPullRequestWithConfig(app().mock, [".github/syncward.yml", "README.md"], proposed);
+    mockConfig(app().mock, MAIN);
+    await app().probot.receive(opened());
+    app().mock.assertDone();
+    const check = sent.check();
+    assert.equal(check.conclusion, "neutral");
+    assert.equal(check.output.title, "Valid; loosens the guards of prod");
+    assert.match(check.output.summary, /#### `prod` \(changed\)/);
+    assert.match(check.output.summary, /approval removed: syncs no longer wait for \/approve/);
+    assert.doesNotMatch(check.output.summary, /#### `dev`/, "dev does not change");
+  });
+
+  it("a pull request that does not touch the config gets no config check", async () => {
+    mockPullRequestWithConfig(app().mock, ["overlays/dev/deployment.yaml"]);
+    mockConfig(app().mock, MAIN);
+    await app().probot.receive(opened());
+    app().mock.assertDone();
+    assert.equal(
+      app().mock.requests.filter((r) => r.method === "POST").length,
+      0,
+      "nothing was sent: no check run, no preview",
+    );
+  });
+});
+
+describe("where the config is read from", () => {
+  it(".github/syncward.yaml is read when there is no .github/syncward.yml", async () => {
+    const mock = app().mock;
+    mock.api
+      .get(/\/contents\/\.github(%2F|\/)syncward\.yml/)
+      .query(true)
+      .reply(404, { message: "Not Found" });
+    mock.api
+      .get(/\/contents\/\.github(%2F|\/)syncward\.yaml/)
+      .query(true)
+      .reply(200, fileContent(".github/syncward.yaml", MAIN));
+    mockPermission(mock, "alice", "read");
+    mockReactions(mock, 1001, "rocket");
+    const reply = mockReply(mock, 7);
+    await app().probot.receive(
+      issueCommentEvent({ body: "/help", sender: { login: "alice", type: "User" }, commentId: 1001 }),
+    );
+    mock.assertDone();
+    assert.match(reply.body(), /`dev`, `prod`|dev.*prod/s);
+  });
+});
+
+describe("an invalid config on the default branch", () => {
+  const BROKEN = MAIN.replace("previews: false", "previewz: false");
+
+  it("a comment without a command gets no answer", async () => {
+    mockConfig(app().mock, BROKEN);
+    await app().probot.receive(
+      issueCommentEvent({ body: "LGTM, thanks!", sender: { login: "alice", type: "User" }, commentId: 1001 }),
+    );
+    app().mock.assertDone();
+    assert.equal(app().mock.requests.filter((r) => r.method === "POST").length, 0);
+  });
+
+  it("a comment with a command is answered once, naming the file and the field", async () => {
+    mockConfig(app().mock, BROKEN);
+    const reply = mockReply(app().mock, 7);
+    await app().probot.receive(
+      issueCommentEvent({ body: "/sync dev", sender: { login: "alice", type: "User" }, commentId: 1001 }),
+    );
+    app().mock.assertDone();
+    assert.match(reply.body(), /syncward cannot act: `\.github\/syncward\.yml` on `\w+` is invalid/);
+    assert.match(reply.body(), /environments\[0\]\.previewz: unknown field \(did you mean "previews"\?\)/);
+  });
+});

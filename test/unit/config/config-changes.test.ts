@@ -1,0 +1,116 @@
+// What a change of the configuration would do per environment, and which guards it loosens.
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { stringify } from "yaml";
+import { configChanges } from "../../../src/config/config-changes.ts";
+import { parseConfig } from "../../../src/config/load.ts";
+
+const prod = {
+  name: "prod",
+  source: { path: "prod" },
+  destination: { namespace: "shop-prod" },
+  production: true,
+  syncPolicy: { automated: { prune: true } },
+  approval: { users: ["carol"], teams: ["acme/sre"], minimum: 2 },
+  policy: { requireSignedCommits: true },
+};
+const config = (...environments: object[]) => parseConfig(stringify({ environments }));
+const before = config(prod);
+
+describe("configChanges: guards a change loosens", () => {
+  const cases: Array<[string, Record<string, unknown>, RegExp]> = [
+    ["approval removed", { approval: undefined }, /^approval removed/],
+    [
+      "fewer approvals",
+      { approval: { ...prod.approval, minimum: 1 } },
+      /approval\.minimum lowered from 2 to 1/,
+    ],
+    [
+      "an approver added",
+      { approval: { ...prod.approval, users: ["carol", "mallory"] } },
+      /approvers added: mallory/,
+    ],
+    ["authors may approve", { approval: { ...prod.approval, allowAuthor: true } }, /allowAuthor turned on/],
+    ["no longer production", { production: false }, /no longer marked production/],
+    ["allowEmpty", { syncPolicy: { automated: { prune: true, allowEmpty: true } } }, /allowEmpty turned on/],
+    [
+      "a namespace allowed",
+      { policy: { namespaces: ["shop-prod", "kube-system"], requireSignedCommits: true } },
+      /namespaces allowed: kube-system/,
+    ],
+    [
+      "a cluster kind allowed",
+      {
+        policy: {
+          clusterResources: [{ group: "rbac.authorization.k8s.io", kind: "ClusterRoleBinding" }],
+          requireSignedCommits: true,
+        },
+      },
+      /cluster-scoped kinds allowed: rbac\.authorization\.k8s\.io\/ClusterRoleBinding/,
+    ],
+    ["signatures off", { policy: { requireSignedCommits: false } }, /requireSignedCommits turned off/],
+    ["a command opened up", { commands: { sync: "read" } }, /\/sync now needs read permission \(was write\)/],
+    [
+      "another namespace",
+      { destination: { namespace: "kube-system" } },
+      /destination namespace moves to kube-system/,
+    ],
+    [
+      "another cluster",
+      { destination: { namespace: "shop-prod", context: "other" } },
+      /destination cluster changes/,
+    ],
+  ];
+  for (const [name, change, expected] of cases) {
+    it(name, () => {
+      const [c] = configChanges(before, config({ ...prod, ...change }));
+      assert.equal(c?.kind, "changed");
+      assert.ok(
+        c?.weakens.some((w) => expected.test(w)),
+        `${JSON.stringify(c?.weakens)} should match ${expected}`,
+      );
+    });
+  }
+
+  it("tightening a guard loosens nothing", () => {
+    const [c] = configChanges(before, config({ ...prod, approval: { ...prod.approval, minimum: 3 } }));
+    assert.deepEqual(c?.weakens, []);
+    assert.deepEqual(c?.fields, [
+      'approval: {"users":["carol"],"teams":["acme/sre"],"minimum":2,"allowAuthor":false} -> {"users":["carol"],"teams":["acme/sre"],"minimum":3,"allowAuthor":false}',
+    ]);
+  });
+
+  it("an unchanged environment is not listed", () => {
+    assert.deepEqual(configChanges(before, config(prod)), []);
+  });
+});
+
+describe("configChanges: environments added and removed", () => {
+  it("a new environment is outlined", () => {
+    const dev = { name: "dev", source: { path: "dev" }, destination: { namespace: "shop-dev" } };
+    const changes = configChanges(before, config(prod, dev));
+    assert.deepEqual(changes, [
+      {
+        env: "dev",
+        kind: "added",
+        fields: ['destination: {"namespace":"shop-dev","inCluster":false}', "sync: manual"],
+        weakens: [],
+      },
+    ]);
+  });
+
+  it("removing a guarded environment is flagged", () => {
+    const dev = { name: "dev", source: { path: "dev" }, destination: { namespace: "shop-dev" } };
+    const changes = configChanges(before, config(dev));
+    const removed = changes.find((c) => c.kind === "removed");
+    assert.equal(removed?.env, "prod");
+    assert.deepEqual(removed?.weakens, ["a guarded environment is removed"]);
+  });
+
+  it("without a configuration before, every environment is added", () => {
+    assert.deepEqual(
+      configChanges(undefined, before).map((c) => [c.env, c.kind]),
+      [["prod", "added"]],
+    );
+  });
+});
