@@ -26,6 +26,8 @@ export async function permissionOf(gh: Octokit, repo: RepoRef, username: string)
 export interface ApprovalCheck {
   ok: boolean;
   reason?: string;
+  /** Listed teams whose membership could not be read, each with its cause. */
+  unreadable?: string[];
 }
 
 /** May `login` approve a change authored by `author` under `rule`? Pure except team membership. */
@@ -46,22 +48,67 @@ export async function checkApprover(
   }
   if (rule.users.length === 0 && rule.teams.length === 0) return { ok: true };
   if (rule.users.some((u) => u.toLowerCase() === login.toLowerCase())) return { ok: true };
+  const unreadable: string[] = [];
   for (const team of rule.teams) {
     const [teamOrg, slug] = team.includes("/") ? (team.split("/", 2) as [string, string]) : [org, team];
-    try {
-      const { data } = await gh.rest.teams.getMembershipForUserInOrg({
-        org: teamOrg,
-        team_slug: slug,
-        username: login,
-      });
-      if (data.state === "active") return { ok: true };
-    } catch (err) {
-      if ((err as { status?: number }).status !== 404) throw err;
-    }
+    const problem = await teamMembership(gh, teamOrg, slug, login);
+    if (problem === "member") return { ok: true };
+    if (problem !== "not a member") unreadable.push(problem);
   }
   const who = [
     ...rule.users.map((u) => `@${u}`),
     ...rule.teams.map((t) => `@${t.includes("/") ? t : `${org}/${t}`}`),
   ];
-  return { ok: false, reason: `only ${who.join(", ")} may approve` };
+  const also = unreadable.length > 0 ? ` (and ${unreadable.join("; ")})` : "";
+  return { ok: false, reason: `only ${who.join(", ")} may approve${also}`, unreadable };
+}
+
+/**
+ * Whether `login` is an active member of team `org/slug`, or why that cannot be told. GitHub
+ * answers 404 both for "not a member" and for a team it does not show us, so a 404 is followed by
+ * a look at the team itself; a 403 means the installation may not read members.
+ */
+async function teamMembership(gh: Octokit, org: string, slug: string, login: string): Promise<string> {
+  try {
+    const { data } = await gh.rest.teams.getMembershipForUserInOrg({ org, team_slug: slug, username: login });
+    return data.state === "active" ? "member" : "not a member";
+  } catch (err) {
+    const status = (err as { status?: number }).status;
+    if (status === 403) return forbidden(org, slug);
+    if (status !== 404) throw err;
+  }
+  try {
+    await gh.rest.teams.getByName({ org, team_slug: slug });
+    return "not a member";
+  } catch (err) {
+    const status = (err as { status?: number }).status;
+    if (status === 403) return forbidden(org, slug);
+    if (status === 404)
+      return `team ${org}/${slug} does not exist or syncward cannot see it (check the spelling; a team of another organization needs syncward installed there)`;
+    throw err;
+  }
+}
+
+/** The listed teams (`org/slug`, or a slug of `org`) syncward cannot read, each with its cause. */
+export async function unreadableTeams(gh: Octokit, org: string, teams: readonly string[]): Promise<string[]> {
+  const out: string[] = [];
+  for (const team of new Set(teams)) {
+    const [teamOrg, slug] = team.includes("/") ? (team.split("/", 2) as [string, string]) : [org, team];
+    try {
+      await gh.rest.teams.getByName({ org: teamOrg, team_slug: slug });
+    } catch (err) {
+      const status = (err as { status?: number }).status;
+      if (status === 403) out.push(forbidden(teamOrg, slug));
+      else if (status === 404)
+        out.push(
+          `team ${teamOrg}/${slug} does not exist or syncward cannot see it (check the spelling; a team of another organization needs syncward installed there)`,
+        );
+      else throw err;
+    }
+  }
+  return out;
+}
+
+function forbidden(org: string, slug: string): string {
+  return `cannot read team ${org}/${slug}: 403; an owner of ${org} must accept syncward's "Members: read" permission`;
 }

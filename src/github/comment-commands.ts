@@ -38,6 +38,12 @@ interface Outcome {
 
 const short = (sha: string) => sha.slice(0, 7);
 
+function errorText(err: unknown): string {
+  const status = (err as { status?: number } | null)?.status;
+  const message = err instanceof Error ? err.message : String(err);
+  return status === undefined ? message : `${message} (${status})`;
+}
+
 export async function handleCommentCommands(
   rt: RepoRuntime,
   gh: Octokit,
@@ -57,7 +63,16 @@ export async function handleCommentCommands(
   } else {
     const permission = await permissionOf(gh, repo, event.login);
     for (const command of commands) {
-      outcomes.push(await runCommand(rt, gh, event, command, permission, envNames));
+      try {
+        outcomes.push(await runCommand(rt, gh, event, command, permission, envNames));
+      } catch (err) {
+        // Whatever failed, the person who asked hears why instead of a silent 👀.
+        rt.log.error({ err, command: command.type, pull: event.pullNumber }, "a comment command failed");
+        outcomes.push({
+          ok: false,
+          reply: `\`/${command.type}\` could not be run: ${codeSpan(errorText(err), 300)}. Nothing more was done; try again, or ask an admin to look at syncward's log.`,
+        });
+      }
     }
   }
   const ok = outcomes.every((o) => o.ok);

@@ -6,6 +6,7 @@
 import { configChanges, type EnvironmentChange } from "../config/config-changes.ts";
 import { ConfigError, parseConfig } from "../config/load.ts";
 import type { SyncwardConfig } from "../config/types.ts";
+import { unreadableTeams } from "./authorize.ts";
 import { codeSpan, fenced, inertText } from "./markdown.ts";
 import type { Octokit, RepoRef } from "./octokit.ts";
 import { isConfigPath, readConfigText } from "./runtime.ts";
@@ -127,12 +128,21 @@ export async function checkPullRequestConfig(
   }
   const changes = configChanges(await current(), after);
   const loosened = changes.filter((c) => c.weakens.length > 0).map((c) => c.env);
+  // An approver team syncward cannot read approves nothing: say so before it is relied on.
+  const teams = after.environments.flatMap((e) => e.approval?.teams ?? []);
+  const unreadable = await unreadableTeams(gh, repo.owner, teams);
+  const teamText =
+    unreadable.length > 0
+      ? `\n\n:warning: **Approver teams syncward cannot read** (their members could not approve):\n${unreadable.map((t) => `- ${codeSpan(t, 300)}`).join("\n")}`
+      : "";
   await sendCheck(gh, repo, pull.head, {
-    conclusion: loosened.length > 0 ? "neutral" : "success",
+    conclusion: loosened.length > 0 || unreadable.length > 0 ? "neutral" : "success",
     title:
       loosened.length > 0
         ? `Valid; loosens the guards of ${loosened.join(", ")}`
-        : `Valid; changes ${changes.length} environment(s)`,
-    summary: configChangesText(proposed.path, changes),
+        : unreadable.length > 0
+          ? `Valid; ${unreadable.length} approver team(s) cannot be read`
+          : `Valid; changes ${changes.length} environment(s)`,
+    summary: `${configChangesText(proposed.path, changes)}${teamText}`,
   });
 }

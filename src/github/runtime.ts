@@ -94,6 +94,10 @@ export class RepoRuntime {
     this.previews = new PreviewQueue(deps.log);
   }
 
+  get log(): Logger {
+    return this.deps.log;
+  }
+
   get ref(): RepoRef {
     return { owner: this.info.owner, repo: this.info.repo };
   }

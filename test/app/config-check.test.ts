@@ -122,6 +122,32 @@ describe("syncward / config on pull requests", () => {
     assert.doesNotMatch(check.output.summary, /#### `dev`/, "dev does not change");
   });
 
+  it("an approver team syncward cannot read is named on the check", async () => {
+    const proposed = MAIN.replace(
+      "approval: {users: [carol], minimum: 1}",
+      "approval: {users: [carol], teams: [acme/sre], minimum: 1}",
+    );
+    const sent = mockPullRequestWithConfig(app().mock, [".github/syncward.yml"], proposed);
+    mockConfig(app().mock, MAIN);
+    app()
+      .mock.api.get("/orgs/acme/teams/sre")
+      .reply(403, { message: "Resource not accessible by integration" });
+    await app().probot.receive(opened());
+    app().mock.assertDone();
+    const check = sent.check();
+    assert.equal(check.conclusion, "neutral");
+    assert.equal(
+      check.output.title,
+      "Valid; loosens the guards of prod",
+      "an added approver loosens the gate",
+    );
+    assert.match(check.output.summary, /approvers added: acme\/sre/);
+    assert.match(
+      check.output.summary,
+      /cannot read team acme\/sre: 403; an owner of acme must accept syncward's "Members: read" permission/,
+    );
+  });
+
   it("a pull request that does not touch the config gets no config check", async () => {
     mockPullRequestWithConfig(app().mock, ["overlays/dev/deployment.yaml"]);
     mockConfig(app().mock, MAIN);
