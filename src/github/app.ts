@@ -21,6 +21,12 @@ import {
   type PullRequestPayload,
   type PushPayload,
 } from "./handlers.ts";
+import {
+  onInstallation,
+  onInstallationRepositories,
+  onRepository,
+  startInstallation,
+} from "./installation-events.ts";
 import type { Octokit } from "./octokit.ts";
 import { forkPreviews } from "./preview.ts";
 import { type AppDeps, Runtimes } from "./runtime.ts";
@@ -84,6 +90,20 @@ export function syncwardApp(
     on(["check_run.requested_action", "check_run.rerequested"], (gh, payload) =>
       onCheckRun(runtimes, gh, payload as unknown as CheckRunPayload, app.log),
     );
+    on("installation", (gh, payload) =>
+      onInstallation(runtimes, gh, payload as unknown as Parameters<typeof onInstallation>[2], app.log),
+    );
+    on("installation_repositories", (gh, payload) =>
+      onInstallationRepositories(
+        runtimes,
+        gh,
+        payload as unknown as Parameters<typeof onInstallationRepositories>[2],
+        app.log,
+      ),
+    );
+    on(["repository.archived", "repository.unarchived", "repository.deleted"], (_gh, payload) =>
+      onRepository(runtimes, payload as unknown as Parameters<typeof onRepository>[1], app.log),
+    );
   };
 }
 
@@ -101,25 +121,10 @@ export async function bootstrap(
     const appClient = (await app.auth()) as unknown as Octokit;
     const installations = await appClient.paginate(appClient.rest.apps.listInstallations, { per_page: 100 });
     for (const installation of installations) {
-      const gh = await auth(installation.id);
-      const repos = await gh.paginate(gh.rest.apps.listReposAccessibleToInstallation, { per_page: 100 });
-      for (const r of repos) {
-        try {
-          const rt = await runtimes.for({
-            owner: r.owner.login,
-            repo: r.name,
-            installationId: installation.id,
-            htmlUrl: r.html_url,
-            defaultBranch: r.default_branch,
-          });
-          if (rt) started.push(r.full_name);
-        } catch (err) {
-          app.log.warn(
-            { err: String(err), repo: r.full_name },
-            "bootstrap: repository skipped (its config is invalid)",
-          );
-        }
-      }
+      if (installation.suspended_at) continue;
+      started.push(
+        ...(await startInstallation(runtimes, await auth(installation.id), installation.id, app.log)),
+      );
     }
     app.log.info({ repositories: started }, "bootstrap: reconcile loops started");
   } catch (err) {

@@ -148,6 +148,8 @@ export async function readConfig(gh: Octokit, info: RepoInfo): Promise<SyncwardC
   return found && parseConfig(found.text, found.path);
 }
 
+const keyOf = (owner: string, repo: string) => `${owner}/${repo}`.toLowerCase();
+
 /** Every repository's runtime, created on its first event and rebuilt when its config changes. */
 export class Runtimes {
   private readonly byRepo = new Map<string, RepoRuntime>();
@@ -157,8 +159,11 @@ export class Runtimes {
 
   /** The runtime of a repository, or undefined when it has no syncward config. Throws ConfigError for an invalid one. */
   async for(info: RepoInfo, reload = false): Promise<RepoRuntime | undefined> {
-    const key = `${info.owner}/${info.repo}`.toLowerCase();
+    const key = keyOf(info.owner, info.repo);
     const existing = this.byRepo.get(key);
+    // After an uninstall and a reinstall GitHub gives the installation a new id: every call of the
+    // runtime (reporter, source) asks for a token of the id it holds, so it must follow.
+    if (existing) existing.info.installationId = info.installationId;
     if (existing && !reload) return existing;
     let loading = this.pending.get(key);
     if (!loading) {
@@ -180,6 +185,27 @@ export class Runtimes {
 
   all(): RepoRuntime[] {
     return [...this.byRepo.values()];
+  }
+
+  /**
+   * Stops a repository's runtime for good (uninstalled, removed from the installation, archived,
+   * deleted): its leases are released and nothing more is written. Returns whether one ran.
+   */
+  async remove(owner: string, repo: string): Promise<boolean> {
+    const key = keyOf(owner, repo);
+    await this.pending.get(key)?.catch(() => undefined);
+    const runtime = this.byRepo.get(key);
+    if (!runtime) return false;
+    this.byRepo.delete(key);
+    await runtime.stop();
+    return true;
+  }
+
+  /** Stops every runtime of an installation (uninstalled or suspended); returns their names. */
+  async removeInstallation(installationId: number): Promise<string[]> {
+    const gone = this.all().filter((r) => r.info.installationId === installationId);
+    await Promise.all(gone.map((r) => this.remove(r.info.owner, r.info.repo)));
+    return gone.map((r) => `${r.info.owner}/${r.info.repo}`);
   }
 
   async stop(): Promise<void> {

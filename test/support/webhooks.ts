@@ -315,3 +315,50 @@ export function checkRunEvent(
   else delete p.requested_action;
   return event("check_run", p, o);
 }
+
+/** An `installation` event of GitHub's example, for installation `installationId`. */
+export function installationEvent(
+  action: "created" | "deleted" | "suspend" | "unsuspend" | "new_permissions_accepted",
+  o: EventOptions = {},
+): EmitterWebhookEvent<"installation"> {
+  const p = example("installation", action);
+  const installation = obj(p.installation);
+  installation.id = o.installationId ?? DEFAULT_INSTALLATION_ID;
+  obj(installation.account).login = o.owner ?? DEFAULT_OWNER;
+  return event("installation", p, o);
+}
+
+/** Repositories (`owner/name`) added to or removed from an installation, from GitHub's example. */
+export function installationRepositoriesEvent(
+  action: "added" | "removed",
+  repos: string[],
+  o: EventOptions = {},
+): EmitterWebhookEvent<"installation_repositories"> {
+  const p = example("installation_repositories", action);
+  const template = obj((p.repositories_added as unknown[])[0] ?? (p.repositories_removed as unknown[])[0]);
+  const entries = repos.map((fullName, i) => ({
+    ...template,
+    id: 9000 + i,
+    name: fullName.split("/")[1],
+    full_name: fullName,
+  }));
+  p.repositories_added = action === "added" ? entries : [];
+  p.repositories_removed = action === "removed" ? entries : [];
+  obj(p.installation).id = o.installationId ?? DEFAULT_INSTALLATION_ID;
+  return event("installation_repositories", p, o);
+}
+
+/**
+ * A `repository` event. GitHub's examples have no archived, unarchived or deleted ones: those
+ * start from the `edited` example, whose repository object has the same shape.
+ */
+export function repositoryEvent(
+  action: "archived" | "unarchived" | "deleted" | "renamed",
+  o: EventOptions = {},
+): EmitterWebhookEvent<"repository"> {
+  const p = patch(example("repository", action === "renamed" ? "renamed" : "edited"), o);
+  p.action = action;
+  delete p.changes;
+  if (action === "archived") obj(p.repository).archived = true;
+  return event("repository", p, o);
+}
