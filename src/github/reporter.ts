@@ -102,6 +102,12 @@ export class GitHubReporter {
   /** (env, sha) whose deployment was asked for: a retry looks it up instead of making a second. */
   private readonly attempted = new BoundedMap<string, true>(REMEMBERED);
   private readonly pulls = new BoundedMap<string, number>(REMEMBERED);
+  /** Deploy check runs by (env, sha): a later report of the same commit updates the run, never duplicates it. */
+  private readonly checkRuns = new BoundedMap<string, number>(REMEMBERED);
+  /** Per environment: the deployment waiting for approval, made inactive when a newer commit supersedes it. */
+  private readonly waiting = new Map<string, { sha: string; id: number }>();
+  /** Per production environment: the deployment last reported successful, made inactive by the next. */
+  private readonly active = new Map<string, number>();
   private readonly comments = new BoundedMap<
     number,
     {
@@ -169,18 +175,19 @@ export class GitHubReporter {
   private async report(event: ReconcilerEvent): Promise<void> {
     const gh = await this.o.octokit();
     switch (event.type) {
-      case "syncStarted":
-        await this.deploymentProgress(
-          gh,
-          event.env,
-          event.revision,
-          "in_progress",
-          `syncing ${event.changes} change(s)`,
-        );
+      case "syncStarted": {
+        await this.supersede(gh, event.env, event.revision);
+        const description = `syncing ${event.changes} change(s)`;
+        await this.deploymentProgress(gh, event.env, event.revision, "in_progress", description);
+        await this.checkStarted(gh, event.env, event.revision, description, event.planned ?? []);
         return;
+      }
       case "awaitingApproval": {
+        await this.supersede(gh, event.env, event.revision);
         const description = `waiting for approval (${event.approvals.length}/${event.needed})`;
         await this.deploymentProgress(gh, event.env, event.revision, "queued", description);
+        const record = this.deployments.get(this.deploymentKey(event.env, event.revision));
+        if (record) this.waiting.set(event.env, { sha: event.revision, id: record.id });
         await this.check(gh, event.env, event.revision, { awaitingApproval: { revision: event.revision } });
         const pr = this.pulls.get(event.revision);
         if (pr !== undefined) {
@@ -251,7 +258,7 @@ export class GitHubReporter {
     status: "queued" | "in_progress",
     description: string,
   ): Promise<void> {
-    const record = await this.deploymentFor(gh, envName, sha, description);
+    const record = await this.deploymentFor(gh, envName, sha, description, status);
     // A finished deployment that syncs again (a failed one retried by `/sync`) shows the new try.
     if (status === "in_progress" && record.status !== "in_progress") {
       await this.deploymentStatus(gh, record.id, "in_progress", description, this.checksUrl(sha));
@@ -268,6 +275,8 @@ export class GitHubReporter {
     envName: string,
     sha: string,
     description: string,
+    /** The status it starts in: one that starts right away skips `queued`. */
+    first: "queued" | "in_progress" = "queued",
   ): Promise<DeploymentRecord> {
     const key = this.deploymentKey(envName, sha);
     const known = this.deployments.get(key);
@@ -297,9 +306,9 @@ export class GitHubReporter {
     });
     if (!("id" in data))
       throw new Error(`GitHub did not create a deployment for ${sha}: ${JSON.stringify(data).slice(0, 200)}`);
-    const record: DeploymentRecord = { id: data.id, status: "queued" };
+    const record: DeploymentRecord = { id: data.id, status: first };
     this.deployments.set(key, record);
-    await this.deploymentStatus(gh, record.id, "queued", description, this.checksUrl(sha));
+    await this.deploymentStatus(gh, record.id, first, description, this.checksUrl(sha));
     return record;
   }
 
@@ -342,6 +351,36 @@ export class GitHubReporter {
     );
     record.status = "done";
     this.owed.delete(key);
+    if (this.waiting.get(envName)?.sha === sha) this.waiting.delete(envName);
+    // GitHub's auto_inactive skips production environments: syncward retires the one it replaces.
+    if (state === "success" && this.env(envName).production) {
+      const previous = this.active.get(envName);
+      this.active.set(envName, record.id);
+      if (previous !== undefined && previous !== record.id)
+        await this.deploymentStatus(
+          gh,
+          previous,
+          "inactive",
+          `replaced by ${sha.slice(0, 7)}`,
+          this.checksUrl(sha),
+        );
+    }
+  }
+
+  /** A deployment still waiting for approval of another commit is over: the newer one replaces it. */
+  private async supersede(gh: Octokit, envName: string, sha: string): Promise<void> {
+    const waiting = this.waiting.get(envName);
+    if (!waiting || waiting.sha === sha) return;
+    this.waiting.delete(envName);
+    const record = this.deployments.get(this.deploymentKey(envName, waiting.sha));
+    if (record) record.status = "done";
+    await this.deploymentStatus(
+      gh,
+      waiting.id,
+      "inactive",
+      `superseded by ${sha.slice(0, 7)}`,
+      this.checksUrl(waiting.sha),
+    );
   }
 
   private checksUrl(sha: string): string {
@@ -351,7 +390,7 @@ export class GitHubReporter {
   private async deploymentStatus(
     gh: Octokit,
     id: number,
-    state: "queued" | "in_progress" | "success" | "failure" | "error",
+    state: "queued" | "in_progress" | "success" | "failure" | "error" | "inactive",
     description: string,
     logUrl: string,
     environmentUrl?: string,
@@ -418,6 +457,7 @@ export class GitHubReporter {
       status: "completed",
       conclusion,
       completed_at: new Date().toISOString(),
+      details_url: this.detailsUrl(env, sha),
       output: {
         title: truncateBytes(
           what.title ?? (failed ? "Render failed" : what.outOfSync ? "OutOfSync" : output.title),
@@ -429,15 +469,64 @@ export class GitHubReporter {
       },
       ...(what.preview ? {} : { actions: checkActions(Boolean(state.freeze)) }),
     };
-    const { data } = await gh.rest.checks.create(params);
+    // A deploy check run of this commit already shown (started, waiting, synced) is updated, so
+    // the commit shows one run per environment; previews are always their own run.
+    const key = this.deploymentKey(envName, sha);
+    const known = what.preview ? undefined : this.checkRuns.get(key);
+    let id: number;
+    let url: string | null | undefined;
+    if (known !== undefined) {
+      const { name: _name, head_sha: _sha, owner: _owner, repo: _repo, ...changes } = params;
+      const { data } = await gh.rest.checks.update({ ...this.o.repo, check_run_id: known, ...changes });
+      id = known;
+      url = data.html_url;
+    } else {
+      const { data } = await gh.rest.checks.create(params);
+      id = data.id;
+      url = data.html_url;
+      if (!what.preview) this.checkRuns.set(key, id);
+    }
     for (const more of chunks.slice(1)) {
       await gh.rest.checks.update({
         ...this.o.repo,
-        check_run_id: data.id,
+        check_run_id: id,
         output: { title: params.output?.title ?? "", summary, annotations: more },
       });
     }
-    return data.html_url ?? undefined;
+    return url ?? undefined;
+  }
+
+  /** A sync started: its check run shows at once, in progress, with what it will do. */
+  private async checkStarted(
+    gh: Octokit,
+    envName: string,
+    sha: string,
+    description: string,
+    planned: string[],
+  ): Promise<void> {
+    const env = this.env(envName);
+    const list = planned.length > 0 ? `\n\n${fenced(planned.join("\n"))}` : "";
+    const { data } = await gh.rest.checks.create({
+      ...this.o.repo,
+      name: checkName(envName),
+      head_sha: sha,
+      status: "in_progress",
+      started_at: new Date().toISOString(),
+      details_url: this.detailsUrl(env, sha),
+      output: {
+        title: truncateBytes(`Syncing: ${description}`, 255),
+        summary: truncateBytes(
+          `syncward is syncing **${envName}** to \`${sha.slice(0, 7)}\`; this run completes with the result.${list}`,
+          65535,
+        ),
+      },
+    });
+    this.checkRuns.set(this.deploymentKey(envName, sha), data.id);
+  }
+
+  /** Where "Details" leads: the environment's own URL, else the commit's checks on GitHub. */
+  private detailsUrl(env: EnvironmentConfig, sha: string): string {
+    return env.environmentUrl ?? this.checksUrl(sha);
   }
 
   private async updateComment(

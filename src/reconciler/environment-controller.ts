@@ -4,6 +4,7 @@
 
 import { formatDuration } from "../config/duration.ts";
 import type { EnvironmentConfig } from "../config/types.ts";
+import type { Plan } from "../engine/plan.ts";
 import { errorMessage } from "../engine/resource-results.ts";
 import { syncWithRetry } from "../engine/retry.ts";
 import {
@@ -16,7 +17,7 @@ import {
 } from "../engine/sync.ts";
 import type { KubeClient } from "../kube/client.ts";
 import { isTransient, KubeApiError } from "../kube/errors.ts";
-import { type KubeObject, keyOf, keyString } from "../kube/object.ts";
+import { type KubeObject, keyOf, keyString, kubectlName } from "../kube/object.ts";
 import { SourceError } from "../source/errors.ts";
 import { type RenderedSource, render } from "../source/render.ts";
 import { appendHistory } from "../state/history.ts";
@@ -627,6 +628,7 @@ export class EnvironmentController {
                 trigger: lastTrigger,
                 actor,
                 changes,
+                planned: plannedLines(plan),
               });
             },
           }),
@@ -912,6 +914,17 @@ export class EnvironmentController {
     );
     return { revision: sha, assessment, rendered, state };
   }
+}
+
+/** What a plan will do, one kubectl-style line per object (the first 50), for live check runs. */
+function plannedLines(plan: Plan): string[] {
+  const lines = [
+    ...plan.steps
+      .flatMap((st) => st.tasks)
+      .map((t) => `${kubectlName(keyOf(t.obj))} ${t.action === "create" ? "create" : "configure"}`),
+    ...plan.prunes.map((p) => `${kubectlName(keyOf(p.live))} prune`),
+  ];
+  return lines.slice(0, 50);
 }
 
 function historyEntryOf(

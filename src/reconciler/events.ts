@@ -41,7 +41,14 @@ export type ReconcilerEvent =
       approvals: string[];
       needed: number;
     })
-  | (Base & { type: "syncStarted"; trigger: Trigger; actor: string; changes: number })
+  | (Base & {
+      type: "syncStarted";
+      trigger: Trigger;
+      actor: string;
+      changes: number;
+      /** What the sync will do, kubectl-style (`deployment.apps/web configure`), at most 50. */
+      planned?: string[];
+    })
   | (Base & { type: "orphans"; orphans: Array<{ object: string; risk?: string }> });
 
 export type Emit = (event: ReconcilerEvent) => void;

@@ -177,10 +177,26 @@ describe("GitHub reporter", () => {
     );
   });
 
-  it("a failed deployment synced again by hand gets the new try's statuses, on the same deployment", async () => {
+  it("a failed deployment synced again by hand gets the new try's statuses, on the same deployment, and each try a live check run", async () => {
     const r = await reporter();
-    capture();
-    capture();
+    const runs: string[] = [];
+    mock.api
+      .post(`${REPO_PATH}/check-runs`, (b: { status: string }) => {
+        runs.push(`create ${b.status}`);
+        return true;
+      })
+      .times(2)
+      .reply(201, () => ({ id: 100 + runs.length, html_url: "https://github.com/acme/shop/runs/1" }));
+    mock.api
+      .patch(/\/check-runs\/\d+$/, (b: { status: string; conclusion: string }) => {
+        runs.push(`update ${b.status} ${b.conclusion}`);
+        return true;
+      })
+      .times(2)
+      .reply(200, (uri: string) => ({
+        id: Number(uri.split("/").at(-1)),
+        html_url: "https://github.com/acme/shop/runs/1",
+      }));
     mock.api
       .get(`${REPO_PATH}/deployments`)
       .query({ sha, environment: "dev", per_page: "100" })
@@ -192,7 +208,7 @@ describe("GitHub reporter", () => {
         states.push(b.state);
         return true;
       })
-      .times(5)
+      .times(4)
       .reply(201, { id: 1 });
     for (const phase of ["Failed", "Succeeded"] as const) {
       r.handle({
@@ -227,7 +243,14 @@ describe("GitHub reporter", () => {
       await r.idle();
     }
     mock.assertDone();
-    assert.deepEqual(states, ["queued", "in_progress", "failure", "in_progress", "success"]);
+    // A deployment that starts at once skips `queued`.
+    assert.deepEqual(states, ["in_progress", "failure", "in_progress", "success"]);
+    assert.deepEqual(runs, [
+      "create in_progress",
+      "update completed failure",
+      "create in_progress",
+      "update completed neutral", // the fixture's result lists no object: never a green 0/0
+    ]);
   });
 });
 
