@@ -16,7 +16,7 @@ async function run(argv: string[]): Promise<{ code: number; out: string[]; err: 
   return { code, out, err };
 }
 
-const USAGE = "usage: syncward health [-o json] FILE...";
+const USAGE = "usage: syncward health [--config FILE] [-o json] FILE...";
 
 describe("syncward health", () => {
   test("multi-document file: one line per object, '-' for kinds without health, empty documents skipped", async () => {
@@ -36,7 +36,7 @@ describe("syncward health", () => {
     assert.deepEqual(r.out, [
       "Namespace/shop: Healthy",
       'Pod/web-5c8f7d9b44-x2k9p: Degraded container "web" is in CrashLoopBackOff: back-off 2m40s restarting failed container=web pod=web-5c8f7d9b44-x2k9p_shop',
-      "HorizontalPodAutoscaler/web: Progressing Waiting to autoscale",
+      "HorizontalPodAutoscaler/web: Progressing Waiting to Autoscale",
     ]);
   });
 
@@ -83,7 +83,7 @@ describe("syncward health", () => {
         name: "web",
         namespace: "shop",
         status: "Progressing",
-        message: "Waiting to autoscale",
+        message: "Waiting to Autoscale",
       },
     ]);
   });
