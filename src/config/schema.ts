@@ -650,6 +650,9 @@ export const configErrorMap: z.core.$ZodErrorMap = (issue) => {
       return issue.keys.map(() => "unknown field").join("\n");
     case "invalid_union":
       return `is not valid (got ${describeInput(issue.input)})`;
+    case "invalid_key":
+      // A record key (resourceCustomizations): the key's own check phrased the problem.
+      return issue.issues[0]?.message;
     default:
       return undefined;
   }

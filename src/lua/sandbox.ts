@@ -43,6 +43,8 @@ export function newSandbox(useOpenLibs: boolean): LuaState {
   const L = lauxlib.luaL_newstate();
   if (useOpenLibs) {
     lualib.luaL_openlibs(L);
+    // fengari's io is small (write, and the standard streams; no io.open), and not in openlibs.
+    open(L, "io", lualib.luaopen_io);
   } else {
     open(L, "_G", lualib.luaopen_base);
     open(L, "package", lualib.luaopen_package);

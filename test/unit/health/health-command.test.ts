@@ -179,4 +179,36 @@ describe("syncward health", () => {
     assert.deepEqual(r.out, [USAGE]);
     assert.deepEqual(r.err, []);
   });
+  test("--config applies the config's Lua checks; without it the built-in rules answer", async () => {
+    const cert = join(FIXTURES, "certificate-issuance-failed.yaml");
+    const issuing = join(FIXTURES, "certificate-issuing.yaml");
+    const builtIn = await run([cert, issuing]);
+    assert.deepEqual(builtIn.out, [
+      'Certificate/shop-tls: Degraded Issuing: Failed: The certificate request has failed to complete and will be retried: Failed to wait for order resource "shop-tls-1-3412" to become ready: order is in "invalid" state',
+      "Certificate/shop-tls: Progressing Issuing certificate as Secret does not exist",
+    ]);
+    const custom = await run(["--config", file("syncward-lua.yml"), "-o", "json", cert, issuing]);
+    assert.equal(custom.code, EXIT.ok);
+    assert.deepEqual(
+      JSON.parse(custom.out.join("\n")).map((r: { status: string; message: string }) => [
+        r.status,
+        r.message,
+      ]),
+      [
+        ["Degraded", "custom: not issuing"],
+        ["Progressing", "custom: issuing"],
+      ],
+    );
+  });
+
+  test("--config with a script that does not compile fails before reading objects, naming file and line", async () => {
+    const r = await run([`--config=${file("syncward-bad-lua.yml")}`, file("app.yaml")]);
+    assert.equal(r.code, EXIT.error);
+    assert.deepEqual(r.out, []);
+    assert.equal(r.err.length, 1);
+    assert.match(
+      r.err[0] ?? "",
+      /syncward-bad-lua\.yml: resourceCustomizations\["cert-manager.io\/Certificate"\]\["health.lua"\]: Lua does not compile \(line 2 of the script\): '}' expected \(to close '{' at line 1\) near <eof>/,
+    );
+  });
 });
