@@ -36,6 +36,9 @@ declare module "fengari" {
     lua_setmetatable(L: LuaState, idx: number): void;
     lua_setupvalue(L: LuaState, funcindex: number, n: number): unknown;
     lua_rawgeti(L: LuaState, idx: number, n: number): number;
+    lua_rawget(L: LuaState, idx: number): number;
+    lua_rawset(L: LuaState, idx: number): void;
+    lua_topointer(L: LuaState, idx: number): unknown;
     lua_type(L: LuaState, idx: number): number;
     lua_typename(L: LuaState, t: number): LuaString;
     lua_tojsstring(L: LuaState, idx: number): string;

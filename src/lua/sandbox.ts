@@ -5,6 +5,7 @@
 // Argo CD call.
 
 import { type LuaState, lauxlib, lua, lualib, to_luastring } from "fengari";
+import { JsonPusher } from "./convert.ts";
 
 /** Lua 5.1 names that Lua 5.3 renamed or removed, and loaders limited to source text. */
 const COMPAT_51 = `
@@ -28,6 +29,13 @@ load = function(chunk, name, mode, env)
   return rawload(chunk, name, "t", env)
 end
 loadstring = function(s, name) return rawload(s, name, "t") end
+-- Objects arrive as tables filled on first read (convert.ts): next() fills them before it looks.
+local rawnext, fill = next, __fill
+__fill = nil
+next = function(t, k)
+  if k == nil then fill(t) end
+  return rawnext(t, k)
+end
 `;
 
 /** Globals that read files or the process, removed from the sandbox. */
@@ -38,8 +46,14 @@ function open(L: LuaState, name: string, opener: (L: LuaState) => number): void 
   lua.lua_pop(L, 1);
 }
 
+export interface Sandbox {
+  L: LuaState;
+  /** Pushes a JSON value as scripts see it (see convert.ts). */
+  json: JsonPusher;
+}
+
 /** A fresh state with the libraries a script may use. Throws when the setup itself fails (a bug). */
-export function newSandbox(useOpenLibs: boolean): LuaState {
+export function newSandbox(useOpenLibs: boolean): Sandbox {
   const L = lauxlib.luaL_newstate();
   if (useOpenLibs) {
     lualib.luaL_openlibs(L);
@@ -58,8 +72,9 @@ export function newSandbox(useOpenLibs: boolean): LuaState {
   // print writes to syncward's stdout (a JSON answer, a log stream): scripts keep calling it, silently.
   lua.lua_pushjsfunction(L, () => 0);
   lua.lua_setglobal(L, "print");
+  const json = new JsonPusher(L);
   run(L, COMPAT_51, "=compat");
-  return L;
+  return { L, json };
 }
 
 /** `os` with only the clock readers, `require` only for preloaded modules, no file loaders. */

@@ -5,7 +5,7 @@
 
 import { type LuaState, lauxlib, lua, to_luastring } from "fengari";
 import type { KubeObject } from "../../kube/object.ts";
-import { pushJson, stringField, typeName } from "../../lua/convert.ts";
+import { type JsonPusher, stringField, typeName } from "../../lua/convert.ts";
 import { newSandbox } from "../../lua/sandbox.ts";
 import { splitLine } from "../../lua/syntax.ts";
 import type { Health, HealthStatus } from "../result.ts";
@@ -44,6 +44,7 @@ export class LuaCompileError extends Error {
 
 export class HealthScript {
   private readonly L: LuaState;
+  private readonly json: JsonPusher;
   private readonly fnRef: number;
   private readonly envMetaRef: number;
 
@@ -55,7 +56,9 @@ export class HealthScript {
     useOpenLibs: boolean,
     private readonly budget: ScriptBudget = DEFAULT_BUDGET,
   ) {
-    this.L = newSandbox(useOpenLibs);
+    const sandbox = newSandbox(useOpenLibs);
+    this.L = sandbox.L;
+    this.json = sandbox.json;
     const L = this.L;
     if (lauxlib.luaL_loadbufferx(L, to_luastring(source), null, "=health.lua", "t") !== lua.LUA_OK) {
       const { line, text } = splitLine(lua.lua_tojsstring(L, -1));
@@ -94,8 +97,7 @@ export class HealthScript {
       lua.lua_createtable(L, 0, 4);
       lua.lua_rawgeti(L, lua.LUA_REGISTRYINDEX, this.envMetaRef);
       lua.lua_setmetatable(L, -2);
-      // managedFields is large, and no health notion lives in it: it is not copied into Lua.
-      pushJson(L, obj, (key, depth) => depth === 1 && key === "managedFields");
+      this.json.push(obj);
       lua.lua_setfield(L, -2, "obj");
       lua.lua_setupvalue(L, -2, 1); // the chunk's _ENV
       if (lua.lua_pcall(L, 0, 1, 0) !== lua.LUA_OK) {

@@ -104,6 +104,37 @@ describe("Lua health checks", () => {
     assert.equal(custom.assess(obj("v1", "Pod"))?.message, "1");
   });
 
+  test("objects read as plain tables: pairs, next, #, identity and every field (managedFields too)", () => {
+    const custom = compileHealthChecks({
+      Pod: {
+        "health.lua": `local keys = {}
+for k, v in pairs(obj.metadata.labels) do keys[#keys + 1] = k .. "=" .. v end
+table.sort(keys)
+local parts = {
+  table.concat(keys, ","),
+  tostring(next(obj.spec) ~= nil),
+  tostring(next(obj.spec.empty) == nil),
+  tostring(#obj.spec.containers),
+  tostring(obj.status == obj.status),
+  obj.metadata.managedFields[1].manager,
+  tostring(obj.spec.missing),
+  tostring(obj.spec.ratio),
+}
+return { status = "Healthy", message = table.concat(parts, " ") }`,
+      },
+    });
+    const pod = obj("v1", "Pod", {
+      spec: { containers: [{ name: "a" }, { name: "b" }], empty: {}, ratio: 0.5 },
+      status: { phase: "Running" },
+    });
+    pod.metadata.labels = { tier: "web", app: "shop" };
+    pod.metadata.managedFields = [{ manager: "syncward" }];
+    assert.deepEqual(custom.assess(pod), {
+      status: "Healthy",
+      message: "app=shop,tier=web true true 2 true syncward nil 0.5",
+    });
+  });
+
   test("scripts are compiled once per config: the same customizations give the same checks", () => {
     assert.equal(compileHealthChecks(CUSTOM), checks);
   });
