@@ -6,8 +6,9 @@
 //   script, besides a Deployment script and a Certificate script.
 // - `health-resync`: a no-op resync of 1,000 objects on the cluster with and without that Lua
 //   config, alternating, each side with a warm client (a running controller's view).
-import { rmSync } from "node:fs";
+import { readFileSync, rmSync } from "node:fs";
 import { loadavg } from "node:os";
+import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { stringify } from "yaml";
 import { parseConfig } from "../src/config/load.ts";
@@ -46,27 +47,11 @@ hs.message = st.availableReplicas .. " available"
 return hs
 `;
 
-const CERTIFICATE_LUA = `hs = {}
-if obj.status ~= nil and obj.status.conditions ~= nil then
-  for i, c in ipairs(obj.status.conditions) do
-    if c.type == "Issuing" and c.status == "True" then
-      hs.status = "Progressing"
-      hs.message = c.message
-      return hs
-    end
-  end
-  for i, c in ipairs(obj.status.conditions) do
-    if c.type == "Ready" then
-      hs.status = c.status == "True" and "Healthy" or "Degraded"
-      hs.message = c.message
-      return hs
-    end
-  end
-end
-hs.status = "Progressing"
-hs.message = "Waiting for certificate"
-return hs
-`;
+/** The Certificate-like check of the Lua unit tests. */
+const CERTIFICATE_LUA = readFileSync(
+  join(import.meta.dirname, "..", "test", "fixtures", "health", "lua", "certificate.lua"),
+  "utf8",
+);
 
 /** Every other kind: the Ready condition if there is one, else Healthy. */
 const WILDCARD_LUA = `if obj.status ~= nil and obj.status.conditions ~= nil then

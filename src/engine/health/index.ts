@@ -56,12 +56,13 @@ export { compileHealthChecks, customizationKey, type HealthChecks } from "./cust
  * are the config's compiled custom checks (compileHealthChecks); a kind they cover is theirs.
  */
 export function assessHealth(obj: KubeObject, checks?: HealthChecks): Health | undefined {
-  const custom = checks?.assess(obj);
-  if (custom) return custom;
   const rule = RULES.get(`${groupOf(obj.apiVersion)}/${obj.kind}`);
+  // As in Argo CD, an object being deleted is Pending deletion before any check runs, custom or not.
   if (obj.metadata.deletionTimestamp && !rule?.ownsDeletion) {
     return { status: "Progressing", message: "Pending deletion" };
   }
+  const custom = checks?.assess(obj);
+  if (custom) return custom;
   return (rule?.assess ?? conditionsHealth)(obj);
 }
 

@@ -85,6 +85,16 @@ describe("Lua health checks", () => {
     assert.deepEqual(assessHealth(paused, custom), { status: "Healthy", message: "judged by Lua" });
   });
 
+  test("an object being deleted is Pending deletion before its custom check runs, as in Argo CD", () => {
+    const custom = compileHealthChecks({
+      "apps/Deployment": { "health.lua": 'return { status = "Healthy", message = "judged by Lua" }' },
+    });
+    assert.deepEqual(assessHealth(loadFixture("deployment-pending-deletion.yaml"), custom), {
+      status: "Progressing",
+      message: "Pending deletion",
+    });
+  });
+
   test("core kinds are keyed by Kind alone, as in Argo CD; an exact key beats an earlier wildcard", () => {
     const custom = compileHealthChecks({
       "*": { "health.lua": 'return { status = "Degraded", message = "wildcard" }' },
