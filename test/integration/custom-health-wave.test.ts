@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import pino from "pino";
 import { stringify } from "yaml";
+import { main } from "../../src/cli/main.ts";
 import { parseConfig } from "../../src/config/load.ts";
 import type { ProgressEvent } from "../../src/engine/sync.ts";
 import type { KubeObject } from "../../src/kube/object.ts";
@@ -70,19 +71,27 @@ data: {a: b}
 `,
 };
 
+/** The config text: one environment, and the Gadget check when `script` is given. */
+function configText(
+  ns: string,
+  script: string | undefined,
+  syncPolicy: Record<string, unknown> = {},
+): string {
+  return stringify({
+    environments: [{ name: "dev", source: { path: "app" }, destination: { namespace: ns }, syncPolicy }],
+    ...(script ? { resourceCustomizations: { [`${group}/Gadget`]: { "health.lua": script } } } : {}),
+  });
+}
+
 function reconcilerFor(
   ns: string,
   stateNs: string,
   repoDir: string,
-  withCheck: boolean,
+  script: string | undefined,
   client = cluster.syncwardClient,
+  syncPolicy: Record<string, unknown> = {},
 ) {
-  const config = parseConfig(
-    stringify({
-      environments: [{ name: "dev", source: { path: "app" }, destination: { namespace: ns } }],
-      ...(withCheck ? { resourceCustomizations: { [`${group}/Gadget`]: { "health.lua": HEALTH_LUA } } } : {}),
-    }),
-  );
+  const config = parseConfig(configText(ns, script, syncPolicy));
   return new Reconciler({
     app: `gadgets-${ns}`,
     config,
@@ -139,7 +148,7 @@ describe("a custom resource judged by a Lua health check", () => {
     const stateNs = await cluster.namespace("lua-state");
     const client = account();
     const repo = makeRepo(manifests);
-    const reconciler = reconcilerFor(ns, stateNs, repo.dir, true, client);
+    const reconciler = reconcilerFor(ns, stateNs, repo.dir, HEALTH_LUA, client);
 
     const waiting: Array<Extract<ProgressEvent, { type: "waiting" }>> = [];
     const syncing = reconciler.controller("dev").sync({
@@ -184,11 +193,70 @@ describe("a custom resource judged by a Lua health check", () => {
     const stateNs = await cluster.namespace("nolua-state");
     const client = account();
     const repo = makeRepo(manifests);
-    const outcome = await reconcilerFor(ns, stateNs, repo.dir, false, client).controller("dev").sync({
+    const outcome = await reconcilerFor(ns, stateNs, repo.dir, undefined, client).controller("dev").sync({
       trigger: "cli",
       actor: "tester",
     });
     assert.equal(outcome.phase, "Succeeded", outcome.message);
     assert.ok(await cluster.client.get("v1", "ConfigMap", ns, "after"));
+  });
+
+  it("a script that loops forever holds its wave until the healthTimeout, which names the script's error", async () => {
+    const ns = await cluster.namespace("loop");
+    const stateNs = await cluster.namespace("loop-state");
+    const repo = makeRepo(manifests);
+    const outcome = await reconcilerFor(ns, stateNs, repo.dir, "while true do end", account(), {
+      healthTimeout: "2s",
+      retry: { limit: 0 },
+    })
+      .controller("dev")
+      .sync({ trigger: "cli", actor: "tester" });
+    assert.equal(outcome.phase, "Failed");
+    assert.match(
+      outcome.message,
+      new RegExp(
+        `timed out waiting for gadget\\.${group.replace(/\./g, "\\.")}/g1 to become healthy within 2s .*is Unknown: health\\.lua for ${group.replace(/\./g, "\\.")}/Gadget: exceeded its (time )?budget`,
+      ),
+    );
+    assert.equal(await cluster.client.get("v1", "ConfigMap", ns, "after"), undefined, "wave 1 not applied");
+  });
+
+  it("app get shows the health the script gives, from the repository's config", async () => {
+    const ns = await cluster.namespace("luacli");
+    const stateNs = await cluster.namespace("luacli-state");
+    const { kubeconfig } = cluster.syncwardClientWith([
+      { apiGroups: [group], resources: ["gadgets"], verbs: ["get", "list", "watch", "patch", "create"] },
+      ...(stateRbacFor("any").find((o) => o.kind === "Role") as unknown as { rules: PolicyRule[] }).rules,
+    ]);
+    const repo = makeRepo({
+      ".github/syncward.yml": configText(ns, HEALTH_LUA),
+      "app/gadget.yaml": manifests["app/gadget.yaml"],
+    });
+    const common = [
+      "--repo",
+      repo.dir,
+      "--kubeconfig",
+      kubeconfig,
+      "--app",
+      "gadgets",
+      "--state-namespace",
+      stateNs,
+    ];
+    const cli = async (args: string[]) => {
+      let out = "";
+      const code = await main(args, { out: (t) => (out += `${t}\n`), err: () => {}, isTTY: false });
+      return { code, out };
+    };
+    assert.equal((await cli(["app", "sync", "dev", ...common])).code, 0);
+    const healthOf = async () => {
+      const json = JSON.parse((await cli(["app", "get", "dev", "-o", "json", ...common])).out);
+      return json.resources.find((r: { name: string }) => r.name === "g1")?.health;
+    };
+    assert.equal(await healthOf(), "Progressing");
+    await cluster.client.request("PATCH", `/apis/${group}/v1/namespaces/${ns}/gadgets/g1/status`, {
+      body: { status: { phase: "Ready", attempts: 1 } },
+      contentType: "application/merge-patch+json",
+    });
+    assert.equal(await healthOf(), "Healthy");
   });
 });
