@@ -22,6 +22,13 @@ math.pow = math.pow or function(x, y)
 end
 math.mod = math.mod or math.fmod
 string.gfind = string.gfind or string.gmatch
+-- One call could allocate gigabytes where no instruction budget can stop it.
+local rawrep = string.rep
+string.rep = function(s, n, sep)
+  local size = #tostring(s) * math.max(n, 0) + (sep and #tostring(sep) * math.max(n - 1, 0) or 0)
+  if size > 16777216 then error("string.rep would make " .. math.floor(size) .. " bytes (limit 16 MiB)", 2) end
+  return rawrep(s, n, sep)
+end
 local rawload = load
 -- Text only: precompiled chunks are how sandboxes are escaped in C Lua; no reason to allow them.
 load = function(chunk, name, mode, env)

@@ -29,7 +29,7 @@ const STATUSES: ReadonlySet<string> = new Set<HealthStatus>([
 ]);
 
 /** Instructions between two checks of the budget. */
-const HOOK_EVERY = 10_000;
+const HOOK_EVERY = 1_000;
 
 export class LuaCompileError extends Error {
   override readonly name = "LuaCompileError";

@@ -202,6 +202,11 @@ return { status = "Healthy", message = table.concat(parts, " ") }`,
       message: /attempt to call a nil value \(global 'dofile'\)/,
     },
     {
+      name: "a script that asks for a gigabyte string",
+      lua: "local s = string.rep('x', 2^30)\nreturn { status = 'Healthy' }",
+      message: /health\.lua:1: string\.rep would make 1073741824 bytes \(limit 16 MiB\)/,
+    },
+    {
       name: "a script that recurses without end",
       lua: "local function f(n) return f(n + 1) + 1 end\nreturn { status = 'Healthy', message = f(1) }",
       message: /stack overflow|exceeded its budget/,
