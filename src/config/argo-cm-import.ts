@@ -34,9 +34,17 @@ function keyFromSplit(groupKind: string): string {
   return at < 0 ? groupKind : `${groupKind.slice(0, at)}/${groupKind.slice(at + 1)}`;
 }
 
-/** True when `data` is an argocd-cm ConfigMap (what import-argo dispatches on). */
-export function isArgoCdConfigMap(data: unknown): boolean {
+function isArgoCdConfigMap(data: unknown): boolean {
   return isObject(data) && data.kind === "ConfigMap" && data.apiVersion === "v1";
+}
+
+/** True when `text` is a v1 ConfigMap (what import-argo dispatches on); false for anything unreadable. */
+export function isArgoCdConfigMapText(text: string): boolean {
+  try {
+    return isArgoCdConfigMap(parseYamlSafely(text, "input").data);
+  } catch {
+    return false;
+  }
 }
 
 /**

@@ -1,7 +1,7 @@
 // `syncward import-argo FILE`: prints the syncward environment for an Argo CD Application, or the
 // `resourceCustomizations` (custom health checks) of an Argo CD `argocd-cm` ConfigMap.
 import { readFile } from "node:fs/promises";
-import { importArgoConfigMap } from "../../config/argo-cm-import.ts";
+import { importArgoConfigMap, isArgoCdConfigMapText } from "../../config/argo-cm-import.ts";
 import { ArgoImportError, importArgoApplication } from "../../config/argo-import.ts";
 import { UsageError } from "../context.ts";
 import { type CliIO, EXIT } from "../io.ts";
@@ -15,7 +15,7 @@ export async function importArgoCommand(argv: string[], io: CliIO): Promise<numb
   });
   try {
     // An argocd-cm is recognised by its kind; everything else is read as an Application.
-    if (/^kind:\s*["']?ConfigMap["']?\s*$/m.test(text)) {
+    if (isArgoCdConfigMapText(text)) {
       const cm = importArgoConfigMap(text);
       io.out(cm.yaml);
       for (const note of cm.notes) io.err(`note: ${note}`);
