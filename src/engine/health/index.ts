@@ -16,6 +16,7 @@ import { hpaHealth } from "./hpa.ts";
 import { ingressHealth } from "./ingress.ts";
 import { jobHealth } from "./job.ts";
 import { namespaceHealth } from "./namespace.ts";
+import { pdbHealth } from "./pdb.ts";
 import { podHealth } from "./pod.ts";
 import { pvcHealth } from "./pvc.ts";
 import { replicaSetHealth } from "./replicaset.ts";
@@ -47,6 +48,7 @@ const RULES: ReadonlyMap<string, HealthRule> = new Map<string, HealthRule>([
   ["apiregistration.k8s.io/APIService", { assess: apiServiceHealth }],
   ["apiextensions.k8s.io/CustomResourceDefinition", { assess: crdHealth, ownsDeletion: true }],
   ["argoproj.io/Rollout", { assess: rolloutHealth }],
+  ["policy/PodDisruptionBudget", { assess: pdbHealth }],
 ]);
 
 export { compileHealthChecks, customizationKey, type HealthChecks } from "./custom.ts";

@@ -489,6 +489,28 @@ const CASES: Case[] = [
     message: "dependency 'flux-system/infra' is not ready",
   },
 
+  // PodDisruptionBudget, as Argo CD's built-in check
+  {
+    fixture: "pdb-sufficient-pods.yaml",
+    status: "Healthy",
+    message: "PodDisruptionBudget has SufficientPods",
+  },
+  {
+    fixture: "pdb-insufficient-pods.yaml",
+    status: "Healthy",
+    message: "PodDisruptionBudget has InsufficientPods",
+  },
+  {
+    fixture: "pdb-sync-failed.yaml",
+    status: "Degraded",
+    message: 'PodDisruptionBudget has SyncFailed: found no controllers for pod "web-7d9c8b6f5-abcde"',
+  },
+  {
+    fixture: "pdb-no-status.yaml",
+    status: "Progressing",
+    message: "Waiting for the disruption controller's status",
+  },
+
   // Argo Rollouts
   { fixture: "rollout-healthy.yaml", status: "Healthy", message: null },
   { fixture: "rollout-paused-canary.yaml", status: "Suspended", message: "CanaryPauseStep" },
@@ -558,6 +580,7 @@ describe("assessHealth", () => {
       "namespace",
       "conditions",
       "rollout",
+      "pdb",
     ];
     for (const kind of kinds) {
       const situations = CASES.filter((c) => c.fixture.startsWith(`${kind}-`));
