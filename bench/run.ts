@@ -12,6 +12,7 @@ import { coldSync } from "./cold-sync.ts";
 import { controllerMemory } from "./controller-memory.ts";
 import { diffPlanCpu } from "./diff-plan-cpu.ts";
 import { githubRequests } from "./github-requests.ts";
+import { healthLuaCpu, healthLuaResync } from "./health-lua.ts";
 import { coldBuildBench, planeBench } from "./plane.ts";
 import { selfHealLatency } from "./selfheal-latency.ts";
 import { type BenchContext, type BenchResult, type Measurement, ms, progress } from "./support.ts";
@@ -25,13 +26,24 @@ const BENCHMARKS: Record<
   selfheal: { needsCluster: true, run: selfHealLatency },
   webhook: { needsCluster: true, run: webhookLatency },
   diff: { needsCluster: false, run: diffPlanCpu },
+  health: { needsCluster: false, run: healthLuaCpu },
+  "health-resync": { needsCluster: true, run: healthLuaResync },
   memory: { needsCluster: true, run: controllerMemory },
   github: { needsCluster: true, run: githubRequests },
   plane: { needsCluster: false, run: () => planeBench() },
   build: { needsCluster: false, run: () => coldBuildBench() },
 };
 type Name = string;
-const DEFAULT: Name[] = ["diff", "webhook", "github", "selfheal", "sync", "memory"];
+const DEFAULT: Name[] = [
+  "diff",
+  "health",
+  "webhook",
+  "github",
+  "selfheal",
+  "sync",
+  "health-resync",
+  "memory",
+];
 
 const latestFile = join(import.meta.dirname, "results", "latest.json");
 /** `--quick` results go elsewhere, so a fast check never replaces the figures of a full run. */

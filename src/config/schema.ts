@@ -9,6 +9,7 @@
 // - unknown fields and unknown sync options are errors (Argo CD ignores them);
 // - sync windows belong to the environment (Argo CD: to the AppProject, matched by name).
 import { z } from "zod";
+import { luaSyntaxProblem } from "../lua/syntax.ts";
 import { didYouMeanHint } from "./did-you-mean.ts";
 import { DURATION_PATTERN, formatDuration, parseDuration } from "./duration.ts";
 import { scheduleProblem, timeZoneProblem } from "./schedule.ts";
@@ -476,12 +477,55 @@ const environment = strictObject({
   }))
   .describe("One destination of this repository's manifests.");
 
+// ---------------------------------------------------------------------------------------------
+// resourceCustomizations (Argo CD's `resource.customizations`: custom health checks in Lua)
+
+const customizationKeyText =
+  'must be "group/Kind" as in Argo CD\'s resource.customizations ("Kind" alone for the core group; "*" and "?" match any characters)';
+
+const customizationKey = z.string().regex(/^(?:[^\s/]+\/)?[^\s/]+$/, {
+  error: (issue) => `${JSON.stringify(issue.input)} ${customizationKeyText}`,
+});
+
+const healthLua = z
+  .string()
+  .check(
+    z.superRefine((source, ctx) => {
+      const problem = luaSyntaxProblem(source);
+      if (!problem) return;
+      const where = problem.line === undefined ? "" : ` (line ${problem.line} of the script)`;
+      ctx.addIssue({
+        code: "custom",
+        input: source,
+        message: `Lua does not compile${where}: ${problem.message}`,
+      });
+    }),
+  )
+  .describe(
+    "Lua health check, as in Argo CD: receives `obj` and returns a table with `status` and `message`.",
+  );
+
+const resourceCustomization = strictObject({
+  "health.lua": healthLua.optional(),
+  "health.lua.useOpenLibs": z
+    .boolean()
+    .optional()
+    .describe("Give the script the full Lua standard library (os, io, require of files); default false."),
+}).describe("How syncward treats one kind, with Argo CD's key names.");
+
+const resourceCustomizations = z
+  .record(customizationKey, resourceCustomization)
+  .describe(
+    "Custom health checks keyed \"group/Kind\" as in Argo CD's argocd-cm resource.customizations; a check wins over syncward's built-in rule for its kind.",
+  );
+
 /** The whole `.github/syncward.yml`. Use safeParseConfig(), which adds the checks across environments. */
 export const configSchema = strictObject({
   environments: z
     .array(environment)
     .min(1, { error: "must list at least one environment" })
     .describe("The environments this repository deploys to."),
+  resourceCustomizations: resourceCustomizations.optional(),
 });
 
 /** A problem found in a config, before it is given a file name. */
@@ -612,6 +656,9 @@ export const configErrorMap: z.core.$ZodErrorMap = (issue) => {
       return issue.keys.map(() => "unknown field").join("\n");
     case "invalid_union":
       return `is not valid (got ${describeInput(issue.input)})`;
+    case "invalid_key":
+      // A record key (resourceCustomizations): the key's own check phrased the problem.
+      return issue.issues[0]?.message;
     default:
       return undefined;
   }
@@ -632,3 +679,6 @@ export type SchemaMatchesTypes = [
   Assert<Same<z.output<typeof syncWindow>, SyncWindow>>,
   Assert<Same<z.output<typeof approval>, ApprovalRule>>,
 ];
+
+/** `resourceCustomizations` alone, for the argocd-cm import's check of what it produced. */
+export const resourceCustomizationsSchema = resourceCustomizations;

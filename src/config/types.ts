@@ -5,7 +5,19 @@
 
 export interface SyncwardConfig {
   environments: EnvironmentConfig[];
+  /** Argo CD's `resource.customizations`, keyed `group/Kind` (wildcards allowed); absent when none. */
+  resourceCustomizations?: ResourceCustomizations;
 }
+
+/** One kind's customization, with Argo CD's key names. */
+export interface ResourceCustomization {
+  /** Lua script that receives `obj` and returns `{status, message}`. */
+  "health.lua"?: string;
+  /** Give the script every Lua library (`os`, `io`, `require` of files), as Argo CD does. */
+  "health.lua.useOpenLibs"?: boolean;
+}
+
+export type ResourceCustomizations = Record<string, ResourceCustomization>;
 
 export interface EnvironmentConfig {
   name: string;

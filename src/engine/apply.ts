@@ -126,7 +126,7 @@ export async function applySteps(
           resourceOf(task.obj, {
             status: "Synced",
             action,
-            health: assessHealth(after),
+            health: assessHealth(after, target.health),
             drifted: task.drifted.length > 0 ? task.drifted : undefined,
             wave: step.wave,
             message: `${name} ${action}${task.sharedWith ? ` (taken over from ${task.sharedWith})` : ""}`,
@@ -168,7 +168,7 @@ export async function applySteps(
             .filter((s) => s.wave === step.wave && s.phase === step.phase)
             .flatMap((s) => s.tasks.map((t) => t.obj))
         : applied;
-      const problem = await waitHealthy(client, toWait, request, step.wave);
+      const problem = await waitHealthy(client, toWait, request, step.wave, target.health);
       if (problem) {
         skipAll(rest, problem, resources);
         return { message: problem, retryable: false };

@@ -8,7 +8,7 @@ import { isTransient } from "../kube/errors.ts";
 import { type KubeObject, keyOf, keyString, kubectlName } from "../kube/object.ts";
 import { applySteps, ensureNamespace, runSyncFailHooks } from "./apply.ts";
 import { type Assessment, assess } from "./assess.ts";
-import { assessHealth } from "./health/index.ts";
+import { assessHealth, type HealthChecks } from "./health/index.ts";
 import type { KindRef } from "./live.ts";
 import type { Plan } from "./plan.ts";
 import { ValidationError } from "./prepare.ts";
@@ -23,6 +23,8 @@ export interface SyncTarget {
   /** `<app>.<environment>`: names the owner in tracking annotations and labels. */
   instance: string;
   env: EnvironmentConfig;
+  /** The config's compiled custom health checks (resourceCustomizations); absent: built-in rules only. */
+  health?: HealthChecks;
 }
 
 export type ProgressEvent =
@@ -135,7 +137,7 @@ export async function syncEnvironment(
       resourceOf(t.obj, {
         status: "Synced",
         action: "unchanged",
-        health: healthOf(t.live),
+        health: healthOf(t.live, target.health),
         message: `${kubectlName(keyOf(t.obj))} unchanged`,
       }),
     );
@@ -145,7 +147,7 @@ export async function syncEnvironment(
       resourceOf(p.live, {
         status: "OutOfSync",
         action: "would prune",
-        health: healthOf(p.live),
+        health: healthOf(p.live, target.health),
         message: `${kubectlName(keyOf(p.live))} requires pruning (prune is off)`,
       }),
     );
@@ -216,6 +218,7 @@ export async function syncEnvironment(
         pending.map((t) => t.obj),
         request,
         -1,
+        target.health,
       );
       if (waited) return finish("Failed", waited, false, inventory);
     }
@@ -253,6 +256,6 @@ function mergeInventory(previous: KindRef[], tracked: KubeObject[]): KindRef[] {
   return [...kinds.values()];
 }
 
-function healthOf(obj: KubeObject | undefined): Health | undefined {
-  return obj ? assessHealth(obj) : undefined;
+function healthOf(obj: KubeObject | undefined, checks: HealthChecks | undefined): Health | undefined {
+  return obj ? assessHealth(obj, checks) : undefined;
 }

@@ -4,7 +4,7 @@ import type { KubeClient } from "../kube/client.ts";
 import { type KubeObject, keyOf, kubectlName } from "../kube/object.ts";
 import { mapLimit } from "../util/map-limit.ts";
 import { sleep } from "../util/sleep.ts";
-import { assessHealth } from "./health/index.ts";
+import { assessHealth, type HealthChecks } from "./health/index.ts";
 import type { Health } from "./result.ts";
 import type { SyncRequest } from "./sync.ts";
 
@@ -17,6 +17,8 @@ export async function waitHealthy(
   objects: KubeObject[],
   request: SyncRequest,
   wave: number,
+  /** The config's custom health checks; absent: built-in rules only. */
+  checks?: HealthChecks,
 ): Promise<string | undefined> {
   const timeoutMs = request.healthTimeoutMs ?? DEFAULT_HEALTH_TIMEOUT_MS;
   const deadline = Date.now() + timeoutMs;
@@ -24,7 +26,7 @@ export async function waitHealthy(
   while (pending.length > 0) {
     const states = await mapLimit(pending, 16, async (o) => {
       const live = await client.get(o.apiVersion, o.kind, o.metadata.namespace, o.metadata.name);
-      return { o, health: live ? assessHealth(live) : ({ status: "Missing" } as Health) };
+      return { o, health: live ? assessHealth(live, checks) : ({ status: "Missing" } as Health) };
     });
     const degraded = states.find((s) => s.health?.status === "Degraded");
     if (degraded)

@@ -4,6 +4,7 @@
 
 import { formatDuration } from "../config/duration.ts";
 import type { EnvironmentConfig } from "../config/types.ts";
+import type { HealthChecks } from "../engine/health/index.ts";
 import type { Plan } from "../engine/plan.ts";
 import { errorMessage } from "../engine/resource-results.ts";
 import { syncWithRetry } from "../engine/retry.ts";
@@ -53,6 +54,8 @@ export interface ControllerOptions {
   /** Override env.pollInterval (ms); 0 disables polling. */
   pollIntervalMs?: number;
   healthTimeoutMs?: number;
+  /** The config's compiled custom health checks (resourceCustomizations). */
+  health?: HealthChecks;
   /**
    * Why this replica must not write to the cluster now (another replica holds the lease), or
    * undefined. Explicit syncs are refused while it says so; dry runs still answer.
@@ -107,7 +110,7 @@ export class EnvironmentController {
 
   constructor(private readonly o: ControllerOptions) {
     this.instance = instanceName(o.app, o.env.name);
-    this.target = { instance: this.instance, env: o.env };
+    this.target = { instance: this.instance, env: o.env, health: o.health };
     this.gate = new ApprovalGate({
       env: o.env,
       store: o.store,
@@ -119,6 +122,11 @@ export class EnvironmentController {
 
   get env(): EnvironmentConfig {
     return this.o.env;
+  }
+
+  /** The custom health checks every health reading of this environment uses. */
+  get health(): HealthChecks | undefined {
+    return this.o.health;
   }
 
   start(): void {

@@ -4,6 +4,7 @@
 // replica dies, another takes the app over within the lease duration.
 import { findEnvironment } from "../config/load.ts";
 import type { SyncwardConfig } from "../config/types.ts";
+import { compileHealthChecks } from "../engine/health/index.ts";
 import type { KubeClient } from "../kube/client.ts";
 import { LeaseLock, leaseNameFor } from "../state/lease.ts";
 import { INSTANCE_ANNOTATION, STATE_LABEL, StateStore } from "../state/store.ts";
@@ -40,6 +41,7 @@ export class Reconciler {
 
   constructor(private readonly o: ReconcilerOptions) {
     this.store = new StateStore(o.client, o.stateNamespace);
+    const health = compileHealthChecks(o.config.resourceCustomizations);
     for (const env of o.config.environments) {
       this.controllers.set(
         env.name,
@@ -53,6 +55,7 @@ export class Reconciler {
           log: o.log,
           pollIntervalMs: o.pollIntervalMs,
           watch: o.watch,
+          health,
           standby: () => this.standby(env.name),
         }),
       );

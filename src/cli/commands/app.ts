@@ -232,7 +232,7 @@ async function get(ctx: CliContext, c: EnvironmentController, io: CliIO, asJson:
     const key = `${k.group}/${k.kind}:${k.namespace}/${k.name}`;
     const task = pending.get(key);
     const live = assessment.live.get(key);
-    const health = live ? assessHealth(live) : { status: "Missing" as const };
+    const health = live ? assessHealth(live, c.health) : { status: "Missing" as const };
     const message = !task
       ? ""
       : task.action === "create"
@@ -258,7 +258,7 @@ async function get(ctx: CliContext, c: EnvironmentController, io: CliIO, asJson:
       namespace: k.namespace,
       name: k.name,
       status: "OutOfSync",
-      health: assessHealth(p.live)?.status ?? "",
+      health: assessHealth(p.live, c.health)?.status ?? "",
       message: "requires pruning",
     });
   }

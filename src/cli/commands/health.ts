@@ -1,14 +1,16 @@
-// `syncward health [-o json] FILE...`: the health syncward reads from live objects saved with
-// `kubectl get -o yaml` (one object, several documents, or a `kind: List`), one line per object.
+// `syncward health [--config FILE] [-o json] FILE...`: the health syncward reads from live objects
+// saved with `kubectl get -o yaml` (one object, several documents, or a `kind: List`), one line per
+// object; with `--config`, the config's custom Lua checks (resourceCustomizations) are applied too.
 
 import { readFile } from "node:fs/promises";
 import { type Document, isMap, LineCounter, parseAllDocuments } from "yaml";
-import { assessHealth } from "../../engine/health/index.ts";
+import { ConfigError, loadConfigFile } from "../../config/load.ts";
+import { assessHealth, compileHealthChecks, type HealthChecks } from "../../engine/health/index.ts";
 import type { HealthStatus } from "../../engine/result.ts";
 import type { KubeObject } from "../../kube/object.ts";
 import { type CliIO, EXIT } from "../io.ts";
 
-const USAGE = "usage: syncward health [-o json] FILE...";
+const USAGE = "usage: syncward health [--config FILE] [-o json] FILE...";
 
 type Output = "text" | "json";
 
@@ -32,6 +34,17 @@ export async function healthCommand(argv: string[], io: CliIO): Promise<number> 
     return EXIT.error;
   }
 
+  let checks: HealthChecks | undefined;
+  if (args.config !== undefined) {
+    try {
+      checks = compileHealthChecks((await loadConfigFile(args.config)).resourceCustomizations);
+    } catch (err) {
+      if (!(err instanceof ConfigError)) throw err;
+      io.err(err.message);
+      return EXIT.error;
+    }
+  }
+
   const objects: KubeObject[] = [];
   const problems: string[] = [];
   for (const file of args.files) {
@@ -52,7 +65,7 @@ export async function healthCommand(argv: string[], io: CliIO): Promise<number> 
     return EXIT.error;
   }
 
-  const rows = objects.map(toRow);
+  const rows = objects.map((obj) => toRow(obj, checks));
   if (args.output === "json") {
     io.out(JSON.stringify(rows, null, 2));
   } else {
@@ -61,8 +74,15 @@ export async function healthCommand(argv: string[], io: CliIO): Promise<number> 
   return EXIT.ok;
 }
 
-function parseArgs(argv: string[]): { output: Output; files: string[] } | { error: string } | { help: true } {
+interface HealthArgs {
+  output: Output;
+  files: string[];
+  config?: string;
+}
+
+function parseArgs(argv: string[]): HealthArgs | { error: string } | { help: true } {
   let output: Output = "text";
+  let config: string | undefined;
   const files: string[] = [];
   let options = true;
   for (let i = 0; i < argv.length; i++) {
@@ -76,6 +96,11 @@ function parseArgs(argv: string[]): { output: Output; files: string[] } | { erro
       continue;
     }
     if (arg === "-h" || arg === "--help") return { help: true };
+    if (arg === "--config" || arg.startsWith("--config=")) {
+      config = arg === "--config" ? argv[++i] : arg.slice("--config=".length);
+      if (!config) return { error: "--config needs a file" };
+      continue;
+    }
     let value: string | undefined;
     if (arg === "-o" || arg === "--output") {
       value = argv[++i];
@@ -92,7 +117,7 @@ function parseArgs(argv: string[]): { output: Output; files: string[] } | { erro
     output = value;
   }
   if (files.length === 0) return { error: "no files given" };
-  return { output, files };
+  return config === undefined ? { output, files } : { output, files, config };
 }
 
 function readErrorText(err: unknown): string {
@@ -198,8 +223,8 @@ function firstLine(message: string): string {
   return (message.split("\n")[0] ?? message).replace(/ at line \d+, column \d+:?$/, "");
 }
 
-function toRow(obj: KubeObject): HealthRow {
-  const health = assessHealth(obj);
+function toRow(obj: KubeObject, checks: HealthChecks | undefined): HealthRow {
+  const health = assessHealth(obj, checks);
   return {
     kind: obj.kind,
     name: obj.metadata.name,

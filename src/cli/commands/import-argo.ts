@@ -1,16 +1,26 @@
-// `syncward import-argo FILE`: prints the syncward environment for an Argo CD Application.
+// `syncward import-argo FILE`: prints the syncward environment for an Argo CD Application, or the
+// `resourceCustomizations` (custom health checks) of an Argo CD `argocd-cm` ConfigMap.
 import { readFile } from "node:fs/promises";
+import { importArgoConfigMap, isArgoCdConfigMapText } from "../../config/argo-cm-import.ts";
 import { ArgoImportError, importArgoApplication } from "../../config/argo-import.ts";
 import { UsageError } from "../context.ts";
 import { type CliIO, EXIT } from "../io.ts";
 
 export async function importArgoCommand(argv: string[], io: CliIO): Promise<number> {
   const [file] = argv;
-  if (!file || argv.length > 1) throw new UsageError("usage: syncward import-argo APPLICATION.yaml");
+  if (!file || argv.length > 1)
+    throw new UsageError("usage: syncward import-argo APPLICATION.yaml|argocd-cm.yaml");
   const text = await readFile(file, "utf8").catch(() => {
     throw new UsageError(`cannot read ${file}`);
   });
   try {
+    // An argocd-cm is recognised by its kind; everything else is read as an Application.
+    if (isArgoCdConfigMapText(text)) {
+      const cm = importArgoConfigMap(text);
+      io.out(cm.yaml);
+      for (const note of cm.notes) io.err(`note: ${note}`);
+      return EXIT.ok;
+    }
     const imported = importArgoApplication(text);
     io.out("# paste under `environments:` in .github/syncward.yml");
     io.out(imported.yaml);

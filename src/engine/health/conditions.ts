@@ -3,7 +3,16 @@
 
 import type { KubeObject } from "../../kube/object.ts";
 import type { Health } from "../result.ts";
-import { type Fields, generation, isFields, list, optionalNumber, status, text } from "./fields.ts";
+import {
+  type Fields,
+  generation,
+  isFields,
+  joinParts,
+  list,
+  optionalNumber,
+  status,
+  text,
+} from "./fields.ts";
 
 export interface Condition {
   type: string;
@@ -48,13 +57,34 @@ export function isFalse(condition: Condition | undefined): boolean {
   return condition?.status === "False";
 }
 
+/** Condition types whose `True` means the resource failed (kstatus' Stalled, and common spellings). */
+const FAILURE_TYPES = new Set(["Stalled", "Failed", "Failure", "Degraded", "Error"]);
+
+/** Reasons that say something went wrong rather than "not done yet" (ReconcileError, InvalidSpec, ...). */
+const FAILURE_REASON =
+  /fail|error|invalid|denied|forbidden|unauthori[sz]ed|backoff|exceeded|exhausted|rejected/i;
+
+/** A condition other than `ready` that reports a failure, if any. */
+function failingCondition(conditions: Condition[], ready: Condition): Condition | undefined {
+  return conditions.find(
+    (c) =>
+      c !== ready &&
+      ((FAILURE_TYPES.has(c.type) && isTrue(c)) || (isFalse(c) && FAILURE_REASON.test(c.reason))),
+  );
+}
+
 /**
- * Generic rule for kinds syncward has no specific rule for (mostly custom resources).
- * `Ready` (or else `Available`): True -> Healthy, False -> Degraded, Unknown -> Progressing.
+ * Generic rule for kinds syncward has no specific rule for (mostly custom resources); Argo CD has
+ * none and shows such resources without health. `Ready` (or else `Available`) decides:
+ * - True: Healthy;
+ * - a status (or condition) written for an older `metadata.generation`: Progressing;
+ * - another condition reporting failure (Stalled/Failed/Degraded/Error True, or any condition
+ *   False with a failure reason such as Crossplane's `Synced: ReconcileError`): Degraded;
+ * - `Reconciling: True` (the kstatus convention Flux uses): Progressing;
+ * - False with a failure reason (matching FAILURE_REASON): Degraded;
+ * - False for any other reason (cert-manager still issuing, Crossplane `Creating`), or Unknown:
+ *   Progressing. A resource that stays there runs into the wave's health timeout.
  * Without either condition the kind has no health notion: undefined.
- * Two refinements keep a controller's stale or in-flight status from being read as final:
- * a status (or condition) written for an older `metadata.generation` is Progressing, and
- * `Reconciling: True` (the kstatus convention Flux uses) turns a not-ready resource into Progressing.
  */
 export function conditionsHealth(obj: KubeObject): Health | undefined {
   const conditions = conditionsOf(obj);
@@ -73,6 +103,13 @@ export function conditionsHealth(obj: KubeObject): Health | undefined {
   if (isTrue(ready))
     return ready.message ? { status: "Healthy", message: ready.message } : { status: "Healthy" };
 
+  const failing = failingCondition(conditions, ready);
+  if (failing) {
+    return {
+      status: "Degraded",
+      message: joinParts(`${failing.type}: ${failing.reason || failing.status}`, failing.message),
+    };
+  }
   const reconciling = findCondition(conditions, "Reconciling");
   if (isTrue(reconciling)) {
     return {
@@ -80,8 +117,8 @@ export function conditionsHealth(obj: KubeObject): Health | undefined {
       message: reconciling?.message || ready.message || `${ready.type} is not yet True`,
     };
   }
-  if (isFalse(ready)) {
-    return { status: "Degraded", message: ready.message || ready.reason || `${ready.type} is False` };
+  if (isFalse(ready) && FAILURE_REASON.test(ready.reason)) {
+    return { status: "Degraded", message: joinParts(ready.reason, ready.message) };
   }
   return {
     status: "Progressing",

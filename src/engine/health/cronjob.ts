@@ -1,5 +1,7 @@
-// batch/CronJob, after Argo CD's built-in CronJob health script: a CronJob is judged by its
-// last run, since its own status only records when runs were scheduled and succeeded.
+// batch/CronJob, as Argo CD's built-in CronJob health check judges it: by its last run, since
+// its own status only records when runs were scheduled and succeeded. A CronJob that has never
+// succeeded is Healthy with a warning (its first run may still be to come, or be retried), and
+// one whose last finished run failed is Degraded until a later run succeeds.
 
 import type { KubeObject } from "../../kube/object.ts";
 import type { Health } from "../result.ts";
@@ -11,27 +13,25 @@ function time(value: string): number {
 }
 
 export function cronJobHealth(obj: KubeObject): Health {
-  if (spec(obj).suspend === true) return { status: "Suspended", message: "CronJob is suspended" };
-  if (!isFields(obj.status)) return { status: "Progressing", message: "Waiting for the CronJob controller" };
+  if (spec(obj).suspend === true) return { status: "Suspended", message: "CronJob is Suspended" };
+  if (!isFields(obj.status)) return { status: "Progressing", message: "Waiting for CronJob" };
 
   const st = obj.status;
   const lastSchedule = text(st, "lastScheduleTime");
   const lastSuccess = text(st, "lastSuccessfulTime");
-  const active = list(st, "active").filter(isFields);
   if (!lastSchedule) return { status: "Healthy", message: "CronJob has not been scheduled yet" };
-
+  if (!lastSuccess) {
+    return {
+      status: "Healthy",
+      message: `CronJob has never completed successfully (last scheduled ${lastSchedule}); it may not be healthy`,
+    };
+  }
+  const active = list(st, "active").filter(isFields);
   if (active.length > 0) {
-    // While a run is in progress its outcome is unknown; the last finished run may have failed.
     const names = active.map((ref) => text(ref, "name")).filter((n) => n !== "");
     return {
       status: "Healthy",
-      message: `Job ${names.join(", ") || "run"} is running (scheduled ${lastSchedule})`,
-    };
-  }
-  if (!lastSuccess) {
-    return {
-      status: "Degraded",
-      message: `CronJob ran (last at ${lastSchedule}) but has never completed successfully`,
+      message: `Job ${names.join(", ") || "run"} is running; the last finished run may not have succeeded`,
     };
   }
   if (time(lastSuccess) < time(lastSchedule)) {
@@ -40,5 +40,5 @@ export function cronJobHealth(obj: KubeObject): Health {
       message: `CronJob has not completed its last run successfully (scheduled ${lastSchedule}, last success ${lastSuccess})`,
     };
   }
-  return { status: "Healthy", message: `Last run completed successfully at ${lastSuccess}` };
+  return { status: "Healthy", message: `CronJob completed its last run successfully at ${lastSuccess}` };
 }

@@ -271,8 +271,9 @@ const CASES: Case[] = [
   { fixture: "job-resumed.yaml", status: "Progressing", message: "Job is running: 1 active" },
 
   // CronJob
-  { fixture: "cronjob-suspended.yaml", status: "Suspended", message: "CronJob is suspended" },
-  { fixture: "cronjob-no-status.yaml", status: "Progressing", message: "Waiting for the CronJob controller" },
+  // CronJob, as Argo CD's built-in check
+  { fixture: "cronjob-suspended.yaml", status: "Suspended", message: "CronJob is Suspended" },
+  { fixture: "cronjob-no-status.yaml", status: "Progressing", message: "Waiting for CronJob" },
   {
     fixture: "cronjob-never-scheduled.yaml",
     status: "Healthy",
@@ -281,12 +282,14 @@ const CASES: Case[] = [
   {
     fixture: "cronjob-running.yaml",
     status: "Healthy",
-    message: "Job nightly-report-29014560 is running (scheduled 2025-03-03T02:00:00Z)",
+    message: "Job nightly-report-29014560 is running; the last finished run may not have succeeded",
   },
   {
+    // A first run that failed is not Degraded forever: the next one may succeed (Argo CD: Healthy).
     fixture: "cronjob-never-succeeded.yaml",
-    status: "Degraded",
-    message: "CronJob ran (last at 2025-03-03T02:00:00Z) but has never completed successfully",
+    status: "Healthy",
+    message:
+      "CronJob has never completed successfully (last scheduled 2025-03-03T02:00:00Z); it may not be healthy",
   },
   {
     fixture: "cronjob-last-run-failed.yaml",
@@ -297,14 +300,14 @@ const CASES: Case[] = [
   {
     fixture: "cronjob-last-run-succeeded.yaml",
     status: "Healthy",
-    message: "Last run completed successfully at 2025-03-03T02:00:41Z",
+    message: "CronJob completed its last run successfully at 2025-03-03T02:00:41Z",
   },
 
-  // HorizontalPodAutoscaler
+  // HorizontalPodAutoscaler, as gitops-engine: the first known condition decides
   {
     fixture: "hpa-v2-healthy.yaml",
     status: "Healthy",
-    message: "the HPA was able to successfully calculate a replica count",
+    message: "the desired count is within the acceptable range",
   },
   {
     fixture: "hpa-v2-scaling-limited.yaml",
@@ -314,33 +317,43 @@ const CASES: Case[] = [
   {
     fixture: "hpa-v2-failed-get-scale.yaml",
     status: "Degraded",
-    message: "FailedGetScale: the HPA controller was unable to get the target's current scale",
+    message: "the HPA controller was unable to get the target's current scale",
   },
   {
     fixture: "hpa-v2-metrics-unavailable.yaml",
     status: "Degraded",
-    message: "FailedGetResourceMetric: the HPA was unable to compute the replica count",
+    message: "the HPA was unable to compute the replica count",
+  },
+  {
+    // The issue's case: SucceededRescale comes first, so metrics not served yet do not fail the wave.
+    fixture: "hpa-v2-rescaled-metrics-pending.yaml",
+    status: "Healthy",
+    message: "the HPA controller was able to update the target scale to 2",
   },
   {
     fixture: "hpa-v2-scaling-disabled.yaml",
     status: "Healthy",
     message: "scaling is disabled since the replica count of the target is zero",
   },
-  { fixture: "hpa-v2-no-conditions.yaml", status: "Progressing", message: "Waiting to autoscale" },
-  { fixture: "hpa-v2-just-created.yaml", status: "Progressing", message: "Waiting to autoscale" },
+  { fixture: "hpa-v2-no-conditions.yaml", status: "Progressing", message: "Waiting to Autoscale" },
+  { fixture: "hpa-v2-just-created.yaml", status: "Progressing", message: "Waiting to Autoscale" },
+  { fixture: "hpa-v2-scaling-active-unknown.yaml", status: "Progressing", message: "Waiting to Autoscale" },
   {
-    fixture: "hpa-v2-scaling-active-unknown.yaml",
-    status: "Progressing",
-    message: "Waiting to autoscale: AwaitingMetrics: waiting for the first metrics to be collected",
+    fixture: "hpa-v2-backoff.yaml",
+    status: "Healthy",
+    message: "the desired count is within the acceptable range",
   },
-  { fixture: "hpa-v2-backoff.yaml", status: "Healthy", message: "Waiting out the scaling backoff window" },
-  { fixture: "hpa-v1-healthy.yaml", status: "Healthy", message: "successfully calculate a replica count" },
+  {
+    fixture: "hpa-v1-healthy.yaml",
+    status: "Healthy",
+    message: "the desired count is within the acceptable range",
+  },
   {
     fixture: "hpa-v1-invalid-selector.yaml",
     status: "Degraded",
-    message: "InvalidSelector: the HPA target's scale is missing a selector",
+    message: "the HPA target's scale is missing a selector",
   },
-  { fixture: "hpa-v1-no-annotation.yaml", status: "Progressing", message: "Waiting to autoscale" },
+  { fixture: "hpa-v1-no-annotation.yaml", status: "Progressing", message: "Waiting to Autoscale" },
   {
     fixture: "hpa-v1-garbled-annotation.yaml",
     status: "Unknown",
@@ -416,8 +429,9 @@ const CASES: Case[] = [
     message: "Certificate is up to date and has not expired",
   },
   {
+    // Ready False for a reason that is not a failure: still working on it.
     fixture: "conditions-ready-false.yaml",
-    status: "Degraded",
+    status: "Progressing",
     message: "Issuing certificate as Secret does not exist",
   },
   {
@@ -438,10 +452,84 @@ const CASES: Case[] = [
   { fixture: "conditions-available-true.yaml", status: "Healthy", message: null },
   {
     fixture: "conditions-available-false.yaml",
-    status: "Degraded",
+    status: "Progressing",
     message: "shard 0: pod prometheus-main-1: containers with unready status: [prometheus]",
   },
   { fixture: "conditions-no-ready.yaml", status: undefined, message: null },
+  // Custom resources through the generic condition rule
+  {
+    fixture: "certificate-issuing.yaml",
+    status: "Progressing",
+    message: "Issuing certificate as Secret does not exist",
+  },
+  {
+    fixture: "certificate-issuance-failed.yaml",
+    status: "Degraded",
+    message: "Issuing: Failed: The certificate request has failed to complete and will be retried",
+  },
+  { fixture: "bucket-creating.yaml", status: "Progressing", message: "Creating" },
+  {
+    fixture: "bucket-reconcile-error.yaml",
+    status: "Degraded",
+    message: "Synced: ReconcileError: create failed: failed to create the Bucket",
+  },
+  {
+    fixture: "kustomization-build-failed.yaml",
+    status: "Degraded",
+    message: "BuildFailed: kustomize build failed",
+  },
+  {
+    fixture: "kustomization-stalled.yaml",
+    status: "Degraded",
+    message: "Stalled: DependencyNotReady: dependency not ready: retrying in 30s",
+  },
+  {
+    fixture: "kustomization-waiting-for-dependency.yaml",
+    status: "Progressing",
+    message: "dependency 'flux-system/infra' is not ready",
+  },
+
+  // PodDisruptionBudget, as Argo CD's built-in check
+  {
+    fixture: "pdb-sufficient-pods.yaml",
+    status: "Healthy",
+    message: "PodDisruptionBudget has SufficientPods",
+  },
+  {
+    fixture: "pdb-insufficient-pods.yaml",
+    status: "Healthy",
+    message: "PodDisruptionBudget has InsufficientPods",
+  },
+  {
+    fixture: "pdb-sync-failed.yaml",
+    status: "Degraded",
+    message: 'PodDisruptionBudget has SyncFailed: found no controllers for pod "web-7d9c8b6f5-abcde"',
+  },
+  {
+    fixture: "pdb-no-status.yaml",
+    status: "Progressing",
+    message: "Waiting for the disruption controller's status",
+  },
+
+  // Argo Rollouts
+  { fixture: "rollout-healthy.yaml", status: "Healthy", message: null },
+  { fixture: "rollout-paused-canary.yaml", status: "Suspended", message: "CanaryPauseStep" },
+  {
+    fixture: "rollout-aborted.yaml",
+    status: "Degraded",
+    message: "Rollout is aborted: RolloutAborted: Rollout aborted update to revision 5",
+  },
+  { fixture: "rollout-progressing.yaml", status: "Progressing", message: "more replicas need to be updated" },
+  {
+    fixture: "rollout-spec-not-observed.yaml",
+    status: "Progressing",
+    message: "Waiting for rollout spec update to be observed",
+  },
+  {
+    fixture: "rollout-invalid-spec.yaml",
+    status: "Degraded",
+    message: 'The Rollout "checkout" is invalid: spec.strategy.canary.steps[1].pause.duration',
+  },
   { fixture: "configmap-no-health.yaml", status: undefined, message: null },
   { fixture: "configmap-pending-deletion.yaml", status: "Progressing", message: "Pending deletion" },
 ];
@@ -491,6 +579,8 @@ describe("assessHealth", () => {
       "crd",
       "namespace",
       "conditions",
+      "rollout",
+      "pdb",
     ];
     for (const kind of kinds) {
       const situations = CASES.filter((c) => c.fixture.startsWith(`${kind}-`));

@@ -16,7 +16,7 @@ async function run(argv: string[]): Promise<{ code: number; out: string[]; err: 
   return { code, out, err };
 }
 
-const USAGE = "usage: syncward health [-o json] FILE...";
+const USAGE = "usage: syncward health [--config FILE] [-o json] FILE...";
 
 describe("syncward health", () => {
   test("multi-document file: one line per object, '-' for kinds without health, empty documents skipped", async () => {
@@ -36,7 +36,7 @@ describe("syncward health", () => {
     assert.deepEqual(r.out, [
       "Namespace/shop: Healthy",
       'Pod/web-5c8f7d9b44-x2k9p: Degraded container "web" is in CrashLoopBackOff: back-off 2m40s restarting failed container=web pod=web-5c8f7d9b44-x2k9p_shop',
-      "HorizontalPodAutoscaler/web: Progressing Waiting to autoscale",
+      "HorizontalPodAutoscaler/web: Progressing Waiting to Autoscale",
     ]);
   });
 
@@ -83,7 +83,7 @@ describe("syncward health", () => {
         name: "web",
         namespace: "shop",
         status: "Progressing",
-        message: "Waiting to autoscale",
+        message: "Waiting to Autoscale",
       },
     ]);
   });
@@ -178,5 +178,37 @@ describe("syncward health", () => {
     assert.equal(r.code, EXIT.ok);
     assert.deepEqual(r.out, [USAGE]);
     assert.deepEqual(r.err, []);
+  });
+  test("--config applies the config's Lua checks; without it the built-in rules answer", async () => {
+    const cert = join(FIXTURES, "certificate-issuance-failed.yaml");
+    const issuing = join(FIXTURES, "certificate-issuing.yaml");
+    const builtIn = await run([cert, issuing]);
+    assert.deepEqual(builtIn.out, [
+      'Certificate/shop-tls: Degraded Issuing: Failed: The certificate request has failed to complete and will be retried: Failed to wait for order resource "shop-tls-1-3412" to become ready: order is in "invalid" state',
+      "Certificate/shop-tls: Progressing Issuing certificate as Secret does not exist",
+    ]);
+    const custom = await run(["--config", file("syncward-lua.yml"), "-o", "json", cert, issuing]);
+    assert.equal(custom.code, EXIT.ok);
+    assert.deepEqual(
+      JSON.parse(custom.out.join("\n")).map((r: { status: string; message: string }) => [
+        r.status,
+        r.message,
+      ]),
+      [
+        ["Degraded", "custom: not issuing"],
+        ["Progressing", "custom: issuing"],
+      ],
+    );
+  });
+
+  test("--config with a script that does not compile fails before reading objects, naming file and line", async () => {
+    const r = await run([`--config=${file("syncward-bad-lua.yml")}`, file("app.yaml")]);
+    assert.equal(r.code, EXIT.error);
+    assert.deepEqual(r.out, []);
+    assert.equal(r.err.length, 1);
+    assert.match(
+      r.err[0] ?? "",
+      /syncward-bad-lua\.yml: resourceCustomizations\["cert-manager.io\/Certificate"\]\["health.lua"\]: Lua does not compile \(line 2 of the script\): '}' expected \(to close '{' at line 1\) near <eof>/,
+    );
   });
 });
