@@ -21,6 +21,7 @@ export function environmentDiff(plan: Plan, env: EnvironmentConfig): string {
   for (const task of plan.steps.flatMap((s) => s.tasks)) {
     const text = renderDiff(task.obj, task.live ?? stub(task.obj), {
       ignoreDifferences: env.ignoreDifferences,
+      trustedManagers: env.trustedManagers,
       ignoreMetadataKeys: OWN_METADATA,
     });
     if (text) parts.push(text.trimEnd());

@@ -6,6 +6,7 @@ import { formatDuration } from "../config/duration.ts";
 import type { EnvironmentConfig } from "../config/types.ts";
 import { errorMessage } from "../engine/resource-results.ts";
 import { syncWithRetry } from "../engine/retry.ts";
+import { compareOptionsFor, revertTrail } from "../engine/revert/index.ts";
 import {
   assess,
   outcomeWithoutWork,
@@ -256,6 +257,7 @@ export class EnvironmentController {
     mutate: (s: EnvironmentState) => void,
     drifted?: string[],
     { retried, omitted }: RetriedAttempts = { retried: [], omitted: 0 },
+    extra: Partial<HistoryEntry> = {},
   ): Promise<{ state: EnvironmentState; entry: HistoryEntry }> {
     let entry!: HistoryEntry;
     const state = await this.o.store.update(this.instance, (s) => {
@@ -265,6 +267,7 @@ export class EnvironmentController {
           ...historyEntryOf(trigger, actor, outcome, drifted),
           ...(retried.length > 0 ? { retried } : {}),
           ...(omitted > 0 ? { retriedOmitted: omitted } : {}),
+          ...extra,
         },
         this.o.env.revisionHistoryLimit,
       );
@@ -371,7 +374,7 @@ export class EnvironmentController {
       await this.heal(
         head,
         rendered,
-        drifted.map((t) => ({ key: t.key, paths: t.drifted, live: live.get(t.key) })),
+        drifted.map((t) => ({ key: t.key, paths: t.drifted, live: live.get(t.key), obj: t.obj })),
         policy.prune,
         state,
       );
@@ -462,16 +465,23 @@ export class EnvironmentController {
   private async heal(
     head: string,
     rendered: RenderedSource,
-    drifted: Array<{ key: string; paths: string[]; live?: KubeObject }>,
+    drifted: Array<{ key: string; paths: string[]; live?: KubeObject; obj?: KubeObject }>,
     prune: boolean,
     state: EnvironmentState,
   ): Promise<void> {
+    const options = compareOptionsFor(this.o.env);
+    const trails = new Map(
+      drifted.map((d) => [d.key, d.live && d.obj ? revertTrail(d.key, d.obj, d.live, options) : []]),
+    );
+    // Backing off is for fights with trusted managers: an untrusted change is reverted at once, every time.
+    const untrusted = (key: string) => trails.get(key)?.some((r) => !r.trusted) ?? false;
+    const fought = (key: string) => trails.get(key)?.some((r) => r.trusted) ?? true;
     // The policy may have changed while this pass looked (a freeze from the CLI or another
     // replica): check again right before writing, so a frozen environment is never healed.
     const fresh = await this.o.store.load(this.instance);
     if (!effectivePolicy(this.o.env, fresh).selfHeal) return;
     const now = Date.now();
-    const due = drifted.filter((d) => nextHealAt(fresh.selfHeals[d.key]) <= now);
+    const due = drifted.filter((d) => untrusted(d.key) || nextHealAt(fresh.selfHeals[d.key]) <= now);
     const later = drifted.filter((d) => !due.includes(d));
     if (later.length > 0)
       this.wakeAt(new Date(Math.min(...later.map((d) => nextHealAt(fresh.selfHeals[d.key])))));
@@ -479,6 +489,7 @@ export class EnvironmentController {
     const fields = due.flatMap((d) =>
       d.paths.length > 0 ? d.paths.map((p) => `${d.key} ${p}`) : [`${d.key} (missing)`],
     );
+    const reverted = due.flatMap((d) => trails.get(d.key) ?? []);
     const outcome = await syncEnvironment(
       this.o.client,
       this.target,
@@ -497,6 +508,7 @@ export class EnvironmentController {
       outcome,
       (s) => {
         for (const d of due) {
+          if (!fought(d.key)) continue;
           const counter = recordHeal(s.selfHeals[d.key], head, new Date());
           s.selfHeals[d.key] = counter;
           if (isFight(counter))
@@ -505,7 +517,15 @@ export class EnvironmentController {
         s.syncStatus = outcome.phase === "Succeeded" ? "Synced" : "OutOfSync";
       },
       fields,
+      undefined,
+      reverted.length > 0 ? { reverted } : {},
     );
+    const risky = reverted.filter((r) => r.security);
+    if (risky.length > 0)
+      this.o.log.warn(
+        { instance: this.instance, revision: head, reverted: risky, result: outcome.phase },
+        `self-heal reverted security-relevant changes: ${risky.map((r) => `${r.object} ${r.path} (${r.security}) by ${r.manager ?? "an unknown manager"}`).join("; ")}`,
+      );
     this.o.log.info(
       { instance: this.instance, revision: head, drifted: fields, result: outcome.phase },
       "self-heal",
@@ -518,6 +538,7 @@ export class EnvironmentController {
       drifted: fields,
       outcome,
       entry,
+      reverted,
     });
     for (const f of fights) {
       const fight = driftFight(f);

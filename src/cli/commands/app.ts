@@ -2,10 +2,11 @@
 // local checkout and the current kubeconfig context.
 import { userInfo } from "node:os";
 import { parseArgs } from "node:util";
+import { fieldManagersOf } from "../../engine/diff/index.ts";
 import { environmentDiff } from "../../engine/environment-diff.ts";
 import { assessHealth, worstHealth } from "../../engine/health/index.ts";
 import type { SyncOutcome } from "../../engine/sync.ts";
-import { keyOf } from "../../kube/object.ts";
+import { type KubeObject, keyOf } from "../../kube/object.ts";
 import type { EnvironmentController } from "../../reconciler/environment-controller.ts";
 import { effectivePolicy } from "../../reconciler/policy.ts";
 import { evaluateWindows } from "../../reconciler/sync-windows.ts";
@@ -238,7 +239,7 @@ async function get(ctx: CliContext, c: EnvironmentController, io: CliIO, asJson:
       : task.action === "create"
         ? "missing from the cluster"
         : task.drifted.length > 0
-          ? `drifted: ${task.drifted.join(", ")}`
+          ? `drifted: ${task.drifted.map((p) => withManagers(p, task.live)).join(", ")}`
           : "changed in Git";
     return {
       group: k.group,
@@ -312,4 +313,10 @@ async function get(ctx: CliContext, c: EnvironmentController, io: CliIO, asJson:
     ),
   );
   return EXIT.ok;
+}
+
+/** `/spec/replicas (by kubectl)`: who changed a drifted field, from the live object's managedFields. */
+function withManagers(pointer: string, live: KubeObject | undefined): string {
+  const managers = live ? fieldManagersOf(live, pointer).filter((m) => m !== "syncward") : [];
+  return managers.length > 0 ? `${pointer} (by ${managers.join(", ")})` : pointer;
 }

@@ -6,3 +6,5 @@ export {
   removeForeignAdditions,
   untrustedDrift,
 } from "./revert.ts";
+export { securityReason } from "./security.ts";
+export { maskedValue, type RevertedChange, revertTrail } from "./trail.ts";
