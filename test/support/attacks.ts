@@ -49,9 +49,17 @@ const spec = (live: Live) => live.spec.template.spec;
 
 /** `kubectl get -o json`, change it, `kubectl replace`: what `kubectl edit` does, without an editor. */
 function editStyle(ns: string, change: (obj: Live) => void): void {
-  const obj = JSON.parse(kubectl(["-n", ns, "get", "deployment/web", "-o", "json"])) as Live;
-  change(obj);
-  kubectl(["-n", ns, "replace", "-f", "-"], JSON.stringify(obj));
+  for (let attempt = 1; ; attempt++) {
+    const obj = JSON.parse(kubectl(["-n", ns, "get", "deployment/web", "-o", "json"])) as Live;
+    change(obj);
+    try {
+      kubectl(["-n", ns, "replace", "-f", "-"], JSON.stringify(obj));
+      return;
+    } catch (err) {
+      // The Deployment controller wrote status in between: as kubectl edit would, try again.
+      if (attempt >= 5 || !String(err).includes("the object has been modified")) throw err;
+    }
+  }
 }
 
 export const ATTACKS: Attack[] = [

@@ -74,13 +74,17 @@ function withAdditions(desired: KubeObject, live: KubeObject, differences: Diffe
   return out;
 }
 
-/** Who added what Git does not declare: one comment line each, under the diff. */
+/** Who made each change (from managedFields), one comment line each, under the diff. */
 function addedBy(differences: Difference[]): string {
-  const lines = differences
-    .filter((d) => (d.kind === "added" || d.kind === "extra") && d.owners?.length)
-    .map(
-      (d) =>
-        `# ${d.path}: added by ${(d.owners ?? []).map((o) => `${o.manager} (${o.operation}${o.subresource ? ` ${o.subresource}` : ""})`).join(", ")}; not in Git, a sync removes it\n`,
-    );
-  return lines.join("");
+  return differences
+    .filter((d) => d.owners?.length)
+    .map((d) => {
+      const who = (d.owners ?? [])
+        .map((o) => `${o.manager} (${o.operation}${o.subresource ? ` ${o.subresource}` : ""})`)
+        .join(", ");
+      return d.kind === "changed"
+        ? `# ${d.path}: changed by ${who}; a sync restores Git's value\n`
+        : `# ${d.path}: added by ${who}; not in Git, a sync removes it\n`;
+    })
+    .join("");
 }
