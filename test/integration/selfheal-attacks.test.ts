@@ -240,5 +240,57 @@ spec:
   });
 });
 
+describe("what cannot be reverted is said so, and stays OutOfSync", () => {
+  it("an ephemeral container added by kubectl debug (immutable) fails the heal with a reason", async () => {
+    const pod = `apiVersion: v1
+kind: Pod
+metadata: {name: bare}
+spec:
+  containers: [{name: c, image: "nginx:1.27"}]
+`;
+    const { ns, store, controller } = await start(
+      { "deploy/pod.yaml": pod },
+      { syncPolicy: { automated: { selfHeal: true } } },
+      cluster.client,
+    );
+    try {
+      await eventually(
+        "first sync",
+        async () => (await store.load(controller.instance)).syncStatus === "Synced",
+      );
+      await controller.idle();
+      kubectl(["-n", ns, "debug", "pod/bare", "--image=busybox:1", "-c", "dbg", "--profile=general"]);
+      const heal = await eventually(
+        "a failed heal",
+        async () => (await store.load(controller.instance)).history.find((h) => h.trigger === "selfHeal"),
+        15_000,
+      );
+      assert.equal(heal.result, "Failed");
+      assert.match(heal.message, /cannot remove \/spec\/ephemeralContainers \(kubectl\)/);
+      assert.deepEqual(
+        heal.reverted?.map((r) => [r.path, r.manager, r.operation, r.security]),
+        [
+          [
+            "/spec/ephemeralContainers",
+            "kubectl",
+            "Update ephemeralcontainers",
+            "new container, image busybox:1, added capabilities",
+          ],
+        ],
+      );
+      await controller.idle();
+      assert.equal((await store.load(controller.instance)).syncStatus, "OutOfSync");
+      const { assessment } = await controller.inspect();
+      assert.deepEqual(
+        assessment.plan.steps.flatMap((st) => st.tasks.map((t) => t.drifted)),
+        [["/spec/ephemeralContainers"]],
+        "app get still shows the drift",
+      );
+    } finally {
+      await controller.stop();
+    }
+  });
+});
+
 const PRIVILEGED =
   '[{"op":"add","path":"/spec/template/spec/containers/0/securityContext","value":{"privileged":true}}]';
