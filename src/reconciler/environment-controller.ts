@@ -27,7 +27,7 @@ import type { EnvironmentState, HandedOverSync, HistoryEntry, Trigger } from "..
 import { ApprovalGate } from "./approval-gate.ts";
 import { driftFight, healBackoffMs, isFight, nextHealAt, recordHeal } from "./drift-fight.ts";
 import type { Emit } from "./events.ts";
-import { findOrphans, type Orphan } from "./orphans.ts";
+import { findOrphans, mayBeOrphan, type Orphan, RISKY_KINDS } from "./orphans.ts";
 import { effectivePolicy } from "./policy.ts";
 import type { RevisionSource } from "./revision-source.ts";
 import { evaluateWindows } from "./sync-windows.ts";
@@ -92,6 +92,7 @@ export class EnvironmentController {
   private pollTimer: NodeJS.Timeout | undefined;
   private wakeTimer: NodeJS.Timeout | undefined;
   private watcher: ManagedWatch | undefined;
+  private undeclared: ManagedWatch | undefined;
   private stopped = false;
   /**
    * One per sync that writes, aborted by stop(): it makes no further attempt (the lease may be
@@ -147,6 +148,16 @@ export class EnvironmentController {
         this.o.log,
         () => this.nudge("selfHeal", "syncward"),
       );
+      // A risky object nobody declared (a DaemonSet, a privileged Pod) is reported within seconds.
+      this.undeclared = new ManagedWatch(
+        this.o.client,
+        this.instance,
+        this.o.env.policy.namespaces,
+        this.o.log,
+        () => void this.serialize(() => this.rescanOrphans()),
+        { undeclared: true, accept: (obj) => mayBeOrphan(obj, this.instance) },
+      );
+      this.undeclared.ensureKinds(RISKY_KINDS);
     }
     this.nudge("poll", "syncward");
   }
@@ -157,6 +168,7 @@ export class EnvironmentController {
     clearTimeout(this.pollTimer);
     clearTimeout(this.wakeTimer);
     this.watcher?.stop();
+    this.undeclared?.stop();
     for (const sync of this.writing) sync.abort();
     await this.chain.catch(() => undefined);
   }
@@ -449,6 +461,20 @@ export class EnvironmentController {
       }
     }
     return this.orphans;
+  }
+
+  /** An undeclared object appeared or changed: scan again at the revision being tracked. */
+  private async rescanOrphans(): Promise<void> {
+    if (this.stopped) return;
+    try {
+      const head = await this.o.source.head(this.o.env.source.branch);
+      await this.scanOrphans(head, await this.desiredAt(head));
+    } catch (err) {
+      this.o.log.debug(
+        { err: String(err), instance: this.instance },
+        "orphan scan after a watch event failed",
+      );
+    }
   }
 
   private wakeAt(when: Date | undefined): void {
