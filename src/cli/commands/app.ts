@@ -144,7 +144,11 @@ export async function appCommand(argv: string[], io: CliIO): Promise<number> {
       case "history": {
         const state = await ctx.reconciler.store.load(controller.instance);
         if (asJson) json(io, state.history);
-        else io.out(table(["ID", "DATE", "REVISION", "TRIGGER", "ACTOR", "RESULT"], historyRows(state)));
+        else {
+          io.out(table(["ID", "DATE", "REVISION", "TRIGGER", "ACTOR", "RESULT"], historyRows(state)));
+          const reverts = revertLines(state);
+          if (reverts.length > 0) io.out(`\nREVERTED\n${reverts.join("\n")}`);
+        }
         return EXIT.ok;
       }
       case "set": {
@@ -319,4 +323,14 @@ async function get(ctx: CliContext, c: EnvironmentController, io: CliIO, asJson:
 function withManagers(pointer: string, live: KubeObject | undefined): string {
   const managers = live ? fieldManagersOf(live, pointer).filter((m) => m !== "syncward") : [];
   return managers.length > 0 ? `${pointer} (by ${managers.join(", ")})` : pointer;
+}
+
+/** `#2 /spec/replicas: kubectl (Update scale) at ...`, with a SECURITY mark where it matters. */
+function revertLines(state: EnvironmentState): string[] {
+  return state.history.flatMap((h) =>
+    (h.reverted ?? []).map(
+      (r) =>
+        `#${h.id} ${r.object} ${r.path}: ${r.manager ?? "unknown manager"}${r.operation ? ` (${r.operation})` : ""}${r.at ? ` at ${r.at}` : ""}${r.value !== undefined ? ` was ${r.value}` : ""}${r.security ? ` [SECURITY: ${r.security}]` : ""}`,
+    ),
+  );
 }
