@@ -68,17 +68,18 @@ export async function removeForeignAdditions(
       });
     } catch (err) {
       if (!(err instanceof KubeApiError) || (err.status !== 422 && err.status !== 409)) throw err;
-      const stale = /test|resourceVersion|modified/i.test(err.message);
-      if (!stale || attempt >= 3)
+      // A failed `test` answers a bare 422 ("the server rejected our request..."): tell it from a
+      // refused removal (an immutable field) by whether the object changed since it was read.
+      const before: KubeObject = current;
+      const { apiVersion, kind, metadata } = before;
+      current = await client.get(apiVersion, kind, metadata.namespace, metadata.name);
+      const stale = current?.metadata.resourceVersion !== metadata.resourceVersion;
+      const name = kubectlName(keyOf(before));
+      if (!stale) throw new RevertError(`${name}: cannot remove ${describe(removals)}: ${err.message}`);
+      if (attempt >= 3)
         throw new RevertError(
-          `${kubectlName(keyOf(current))}: cannot remove ${describe(removals)}: ${err.message}`,
+          `${name} kept changing while ${describe(removals)} was being removed (3 tries); the next pass tries again`,
         );
-      current = await client.get(
-        current.apiVersion,
-        current.kind,
-        current.metadata.namespace,
-        current.metadata.name,
-      );
     }
   }
   return undefined;
