@@ -8,19 +8,7 @@ import type { KubeObject } from "../../../src/kube/object.ts";
 import { type Any, edit, fixture, rule } from "./fixtures.ts";
 
 const attacked = fixture("deployment.live-attacked.yaml");
-const git: KubeObject = {
-  apiVersion: "apps/v1",
-  kind: "Deployment",
-  metadata: { name: "web", namespace: "shop", labels: { app: "web" } },
-  spec: {
-    replicas: 2,
-    selector: { matchLabels: { app: "web" } },
-    template: {
-      metadata: { labels: { app: "web" } },
-      spec: { containers: [{ name: "web", image: "nginx:1.27" }] },
-    },
-  },
-};
+const git = fixture("deployment.desired-web.yaml");
 
 const ALL_BUT_VOLUMES = [
   "changed /spec/replicas kubectl",

@@ -7,19 +7,7 @@ import type { KubeObject } from "../../../src/kube/object.ts";
 import { fixture } from "../diff/fixtures.ts";
 
 const attacked = fixture("deployment.live-attacked.yaml");
-const git: KubeObject = {
-  apiVersion: "apps/v1",
-  kind: "Deployment",
-  metadata: { name: "web", namespace: "shop", labels: { app: "web" } },
-  spec: {
-    replicas: 2,
-    selector: { matchLabels: { app: "web" } },
-    template: {
-      metadata: { labels: { app: "web" } },
-      spec: { containers: [{ name: "web", image: "nginx:1.27" }] },
-    },
-  },
-};
+const git = fixture("deployment.desired-web.yaml");
 
 describe("removalPatch", () => {
   it("tests the resourceVersion, removes later list positions first, and takes serviceAccount along", () => {
