@@ -28,6 +28,11 @@ export function attributeDifferences(
   if (!Array.isArray(live.metadata?.managedFields) || live.metadata.managedFields.length === 0)
     return differences;
   const trusted = trustedFor(desired, live, options);
+  // The common case, an object only syncward and Kubernetes' controllers wrote: nothing to add.
+  const untrusted = live.metadata.managedFields.some(
+    (e) => e.subresource !== "status" && !isTrustedManager(e.manager ?? "", trusted),
+  );
+  if (!untrusted && differences.every((d) => d.kind === "missing")) return differences;
   const out: Difference[] = [];
   for (const d of differences) {
     if (d.kind === "missing") {
@@ -41,6 +46,7 @@ export function attributeDifferences(
     if (d.kind === "extra" && owners.every((o) => isTrustedManager(o.manager, trusted))) continue;
     out.push(owners.length > 0 ? { ...d, owners } : d);
   }
+  if (!untrusted) return out;
   const keys = options.ignoreMetadataKeys ?? [];
   const d = normalizeObject(desired, keys);
   const rules = rulesFor(options.ignoreDifferences ?? [], desired, live);
