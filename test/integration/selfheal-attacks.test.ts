@@ -209,6 +209,29 @@ describe("trusted managers and admission are not drift", () => {
     }
   });
 
+  it("a Secret with `data: {key: null}` in Git reads Synced after its sync (null declares nothing)", async () => {
+    const secret =
+      "apiVersion: v1\nkind: Secret\nmetadata: {name: creds}\ndata: {user: YWRtaW4=, unset: null}\n";
+    const { store, controller } = await start(
+      { "deploy/secret.yaml": secret },
+      { syncPolicy: { automated: { selfHeal: true } } },
+    );
+    try {
+      await eventually("first sync", async () => (await store.load(controller.instance)).lastSyncedRevision);
+      await controller.idle();
+      const { assessment } = await controller.inspect();
+      assert.deepEqual(
+        assessment.plan.steps.flatMap((st) => st.tasks.map((t) => `${t.key} ${t.drifted.join(",")}`)),
+        [],
+      );
+      const state = await store.load(controller.instance);
+      assert.equal(state.syncStatus, "Synced");
+      assert.equal(state.history.length, 1, "no heal");
+    } finally {
+      await controller.stop();
+    }
+  });
+
   it("a bare Pod whose list admission extended (default tolerations) reads Synced", async () => {
     const pod = `apiVersion: v1
 kind: Pod
