@@ -1,9 +1,14 @@
 // The pure parts of reverting: the removal patch, security flags, and the trail history keeps.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { describeEvent } from "../../../src/cli/commands/controller.ts";
 import { maskedValue, revertTrail, securityReason } from "../../../src/engine/revert/index.ts";
 import { removalPatch } from "../../../src/engine/revert/removal-patch.ts";
+import type { RevertedChange } from "../../../src/engine/revert/trail.ts";
+import type { SyncOutcome } from "../../../src/engine/sync.ts";
 import type { KubeObject } from "../../../src/kube/object.ts";
+import type { ReconcilerEvent } from "../../../src/reconciler/events.ts";
+import type { HistoryEntry } from "../../../src/state/types.ts";
 import { fixture } from "../diff/fixtures.ts";
 
 const attacked = fixture("deployment.live-attacked.yaml");
@@ -126,5 +131,33 @@ describe("revertTrail", () => {
     assert.equal(maskedValue(secret, "/data/password", "c2VjcmV0"), "********");
     assert.equal(maskedValue(git, "/spec/template/spec/containers/0/env/0/value", "hunter2"), "********");
     assert.equal(maskedValue(git, "/spec/replicas", 10), "10");
+  });
+});
+
+describe("the controller's line for a self-heal", () => {
+  it("adds what matters for security, and nothing when nothing does", () => {
+    const heal = (reverted: RevertedChange[]): ReconcilerEvent => ({
+      type: "selfHealed",
+      instance: "shop.dev",
+      env: "dev",
+      revision: "0123456789abcdef0123456789abcdef01234567",
+      drifted: ["apps/Deployment:shop/web /spec/template/spec/containers/0/securityContext"],
+      outcome: { phase: "Succeeded" } as SyncOutcome,
+      entry: {} as HistoryEntry,
+      reverted,
+    });
+    const privileged: RevertedChange = {
+      object: "apps/Deployment:shop/web",
+      path: "/spec/template/spec/containers/0/securityContext",
+      kind: "added",
+      manager: "kubectl-patch",
+      trusted: false,
+      security: "privileged",
+    };
+    assert.equal(
+      describeEvent(heal([privileged])),
+      "[dev] 0123456 self-heal: reverted apps/Deployment:shop/web /spec/template/spec/containers/0/securityContext (Succeeded) SECURITY: privileged at /spec/template/spec/containers/0/securityContext by kubectl-patch",
+    );
+    assert.doesNotMatch(describeEvent(heal([{ ...privileged, security: undefined }])), /SECURITY/);
   });
 });
