@@ -77,6 +77,49 @@ describe("additions by untrusted field managers", () => {
       expected: ALL_BUT_VOLUMES,
     },
     {
+      name: "host namespaces, nodeSelector, tolerations and automountServiceAccountToken added by hand",
+      live: edit(fixture("deployment.live-attacked.yaml"), (o: Any) => {
+        o.metadata.managedFields = o.metadata.managedFields.slice(0, 1);
+        o.spec.replicas = 2;
+        o.spec.template.spec.containers.splice(0, 1);
+        const web = o.spec.template.spec.containers[0];
+        delete web.env;
+        delete web.securityContext;
+        for (const k of ["serviceAccount", "serviceAccountName", "volumes"]) delete o.spec.template.spec[k];
+        Object.assign(o.spec.template.spec, {
+          hostNetwork: true,
+          hostPID: true,
+          nodeSelector: { "kubernetes.io/hostname": "node-1" },
+          tolerations: [{ operator: "Exists" }],
+          automountServiceAccountToken: true,
+        });
+        o.metadata.managedFields.push({
+          manager: "kubectl-edit",
+          operation: "Update",
+          fieldsV1: {
+            "f:spec": {
+              "f:template": {
+                "f:spec": {
+                  "f:hostNetwork": {},
+                  "f:hostPID": {},
+                  "f:nodeSelector": {},
+                  "f:tolerations": {},
+                  "f:automountServiceAccountToken": {},
+                },
+              },
+            },
+          },
+        });
+      }),
+      expected: [
+        "added /spec/template/spec/automountServiceAccountToken kubectl-edit",
+        "added /spec/template/spec/hostNetwork kubectl-edit",
+        "added /spec/template/spec/hostPID kubectl-edit",
+        "added /spec/template/spec/nodeSelector kubectl-edit",
+        "added /spec/template/spec/tolerations kubectl-edit",
+      ],
+    },
+    {
       name: "kubectl rollout restart's restartedAt annotation is never drift",
       live: edit(fixture("deployment.live-attacked.yaml"), (o: Any) => {
         o.metadata.managedFields = o.metadata.managedFields.slice(0, 1);
