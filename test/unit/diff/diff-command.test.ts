@@ -81,6 +81,21 @@ const cases: Case[] = [
     code: EXIT.ok,
   },
   {
+    name: "--env mesh trusts kubectl-edit (trustedManagers): the sidecar it added is not drift",
+    argv: [
+      "--desired",
+      f("deployment.desired.yaml"),
+      "--live",
+      f("deployment.live-edited.yaml"),
+      "--config",
+      f("syncward.yml"),
+      "--env",
+      "mesh",
+    ],
+    code: EXIT.ok,
+    out: "",
+  },
+  {
     name: "--config alone uses the first environment (dev ignores nothing)",
     argv: [
       "--desired",
