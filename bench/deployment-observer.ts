@@ -12,6 +12,10 @@ export interface ObservedEvent {
   replicas: number;
   readyReplicas: number;
   statusReplicas: number;
+  /** Containers in the pod template (an added sidecar makes it 2). */
+  containers: number;
+  /** Some container of the pod template is privileged. */
+  privileged: boolean;
 }
 
 export class DeploymentObserver {
@@ -42,7 +46,11 @@ export class DeploymentObserver {
             { namespace: this.namespace, resourceVersion, signal },
             (_type, obj) => {
               if (obj.metadata.name !== this.name) return;
-              const spec = obj.spec as { replicas?: number };
+              const spec = obj.spec as {
+                replicas?: number;
+                template?: { spec?: { containers?: Array<{ securityContext?: { privileged?: boolean } }> } };
+              };
+              const containers = spec.template?.spec?.containers ?? [];
               const status = (obj.status ?? {}) as { replicas?: number; readyReplicas?: number };
               this.events.push({
                 at: performance.now(),
@@ -50,6 +58,8 @@ export class DeploymentObserver {
                 replicas: spec.replicas ?? 1,
                 readyReplicas: status.readyReplicas ?? 0,
                 statusReplicas: status.replicas ?? 0,
+                containers: containers.length,
+                privileged: containers.some((c) => c.securityContext?.privileged === true),
               });
               for (const wake of this.waiters) wake();
             },

@@ -430,6 +430,12 @@ const environment = strictObject({
     .array(ignoreDifference)
     .describe("Differences between Git and the cluster to ignore (default none).")
     .default([]),
+  trustedManagers: z
+    .array(nonEmpty())
+    .default([])
+    .describe(
+      "Field managers (as in metadata.managedFields; * and ? globs) whose additions to managed objects are not drift, beyond Kubernetes' own controllers: an autoscaler, a service-mesh injector, cert-manager's cainjector. A trusted manager that changes a field Git declares is still reverted, with backoff (default none).",
+    ),
   syncWindows: z
     .array(syncWindow)
     .describe("Windows that allow or deny syncs (default none: always allowed).")

@@ -30,6 +30,8 @@ export interface EnvironmentConfig {
   };
   syncPolicy: SyncPolicy;
   ignoreDifferences: IgnoreDifference[];
+  /** Field managers (globs) whose additions are not drift, beyond Kubernetes' own controllers. */
+  trustedManagers: string[];
   syncWindows: SyncWindow[];
   approval?: ApprovalRule;
   /** Repository permission each PR comment command needs. */

@@ -11,6 +11,7 @@ import { assessHealth } from "./health/index.ts";
 import type { ApplyTask, Plan } from "./plan.ts";
 import { errorMessage, resourceOf, skipAll } from "./resource-results.ts";
 import type { ResourceResult, SyncResult } from "./result.ts";
+import { assertReverted, removeForeignAdditions } from "./revert/index.ts";
 import type { SyncRequest, SyncTarget } from "./sync.ts";
 import { waitHealthy } from "./wait.ts";
 
@@ -44,7 +45,9 @@ export async function applyOne(
     obj = ignoredValuesFromLive(obj, task.live, env.ignoreDifferences);
   }
   try {
-    return await client.apply(obj, { fieldValidation });
+    // What untrusted managers added survives an apply (it is theirs): remove it first, then check the result.
+    if (task.live) await removeForeignAdditions(client, task.obj, task.live, env);
+    return assertReverted(task.obj, await client.apply(obj, { fieldValidation }), env);
   } catch (err) {
     if (err instanceof KubeApiError && err.immutableField && (force || env.syncPolicy.syncOptions.Replace)) {
       const k = keyOf(obj);

@@ -9,16 +9,18 @@ import { compareObjects } from "./diff/index.ts";
 import { fetchLive } from "./live.ts";
 import { type Plan, planSync } from "./plan.ts";
 import { type PreparedObject, prepareObjects } from "./prepare.ts";
+import { compareOptionsFor } from "./revert/index.ts";
 import type { SyncRequest, SyncTarget } from "./sync.ts";
 import { withTracking } from "./tracking.ts";
 
 export function comparerFor(env: EnvironmentConfig) {
   return (desired: KubeObject, live: KubeObject) => {
-    const c = compareObjects(desired, live, { ignoreDifferences: env.ignoreDifferences });
+    const c = compareObjects(desired, live, compareOptionsFor(env));
     return {
       inSync: c.inSync,
       paths: c.differences.map((d) => d.path),
-      extraItems: c.differences.some((d) => d.kind === "extra"),
+      // A dry-run apply keeps what another manager added: it cannot clear such drift.
+      extraItems: c.differences.some((d) => d.kind === "extra" || d.kind === "added"),
     };
   };
 }

@@ -55,6 +55,7 @@ export function environmentDiff(
     const live = task.live && blind ? withoutValues(task.live) : task.live;
     const text = renderDiff(desired, live ?? stub(task.obj), {
       ignoreDifferences: env.ignoreDifferences,
+      trustedManagers: env.trustedManagers,
       ignoreMetadataKeys: OWN_METADATA,
     });
     if (text) parts.push(text.trimEnd());

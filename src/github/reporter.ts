@@ -8,6 +8,7 @@
 import type { EnvironmentConfig } from "../config/types.ts";
 import { environmentDiff } from "../engine/environment-diff.ts";
 import type { SyncResult } from "../engine/result.ts";
+import type { RevertedChange } from "../engine/revert/trail.ts";
 import { isTransient as isTransientKubeError } from "../kube/errors.ts";
 import type { Logger } from "../reconciler/environment-controller.ts";
 import type { DriftFight, ReconcilerEvent } from "../reconciler/events.ts";
@@ -39,6 +40,7 @@ const REPORTED = new Set<ReconcilerEvent["type"]>([
   "driftFight",
   "outOfSync",
   "renderError",
+  "orphans",
 ]);
 const DEPLOYING = new Set<ReconcilerEvent["type"]>(["syncStarted", "awaitingApproval", "synced"]);
 const COMMENT_MARKER = "syncward:summary";
@@ -222,10 +224,16 @@ export class GitHubReporter {
         await this.check(gh, event.env, event.revision, {
           result: event.outcome,
           note: `Self-heal reverted out-of-band changes: ${event.drifted.join(", ")}`,
+          reverted: event.reverted,
         });
         return;
       case "driftFight":
         await this.check(gh, event.env, event.revision, { alert: toAlert(event.fight) });
+        return;
+      case "orphans":
+        // Only risky undeclared objects are worth a check run; the rest shows in `app get`.
+        if (event.orphans.some((o) => o.risk))
+          await this.check(gh, event.env, event.revision, { riskyOrphans: event.orphans });
         return;
       case "outOfSync": {
         const controller = this.o.reconciler.controller(event.env);
@@ -417,6 +425,8 @@ export class GitHubReporter {
       diff?: string;
       alert?: DriftFightAlert;
       awaitingApproval?: { revision: string };
+      reverted?: RevertedChange[];
+      riskyOrphans?: Array<{ object: string; risk?: string }>;
       problems?: Array<{ file?: string; line?: number; message: string }>;
       note?: string;
       outOfSync?: boolean;
@@ -439,6 +449,8 @@ export class GitHubReporter {
       effectivePolicy: policy.label,
       alert: what.alert,
       awaitingApproval: what.awaitingApproval,
+      reverted: what.reverted,
+      riskyOrphans: what.riskyOrphans,
     });
     const chunks = annotationsFor(what.problems ?? []);
     const failed = (what.problems?.length ?? 0) > 0;

@@ -3,6 +3,7 @@
 // environment. No Octokit here: handlers send what these functions return.
 import type { EnvironmentConfig } from "../config/types.ts";
 import type { HealthStatus, ResourceResult, SyncResult } from "../engine/result.ts";
+import type { RevertedChange } from "../engine/revert/trail.ts";
 import type { EnvironmentState, HistoryEntry } from "../state/types.ts";
 import { clipChars, codeSpan, fenceFor, inertInline, tableCell } from "./markdown.ts";
 import { byteLength, truncateBytes } from "./truncate.ts";
@@ -59,6 +60,10 @@ export interface CheckRunOutputInput {
   effectivePolicy: string;
   alert?: DriftFightAlert;
   awaitingApproval?: ApprovalWait;
+  /** What a self-heal reverted, with who had made each change (values already masked). */
+  reverted?: RevertedChange[];
+  /** Objects Git does not declare in the environment's namespaces that look risky (left alone). */
+  riskyOrphans?: Array<{ object: string; risk?: string }>;
 }
 
 export interface CheckRunOutput {
@@ -99,6 +104,8 @@ export function checkRunOutput(
   const alerts = [
     ...(input.alert === undefined ? [] : [driftFightSection(input.alert)]),
     ...(input.awaitingApproval === undefined ? [] : [approvalSection(input, input.awaitingApproval)]),
+    ...(input.reverted?.length ? [revertedSection(input.reverted)] : []),
+    ...(input.riskyOrphans?.some((o) => o.risk) ? [riskyOrphansSection(input.riskyOrphans)] : []),
   ];
   const history = historyTable(
     input.state.history
@@ -307,6 +314,40 @@ function driftFightSection(alert: DriftFightAlert): string {
     `${fence}yaml`,
     alert.ignoreSnippet.replace(/\n+$/, ""),
     fence,
+  ].join("\n");
+}
+
+function revertedSection(reverted: RevertedChange[]): string {
+  const risky = reverted.filter((r) => r.security);
+  const rows = reverted.map((r) =>
+    [
+      r.security ? `⚠️ ${tableCell(r.security)}` : "",
+      codeCell(r.object),
+      codeCell(r.path),
+      r.manager ? `${codeCell(r.manager)} ${tableCell(r.operation ?? "")}` : "unknown",
+      r.at ? date(r.at) : "",
+      r.value === undefined ? "" : codeCell(clipChars(r.value, 80)),
+    ].join(" | "),
+  );
+  return [
+    risky.length > 0
+      ? `#### ⚠️ Self-heal reverted ${plural(risky.length, "security-relevant change")}`
+      : "#### Self-heal reverted out-of-band changes",
+    "",
+    "| Security | Object | Path | Changed by | When | Live value |",
+    "|---|---|---|---|---|---|",
+    ...rows.map((r) => `| ${r} |`),
+  ].join("\n");
+}
+
+function riskyOrphansSection(orphans: Array<{ object: string; risk?: string }>): string {
+  const risky = orphans.filter((o) => o.risk);
+  return [
+    `#### ⚠️ ${plural(risky.length, "risky object")} not declared in Git`,
+    "",
+    ...risky.map((o) => `- ${code(o.object)}: ${inline(o.risk ?? "")}`),
+    "",
+    "Left alone (self-heal is the reset button, not the lock): delete them if nobody should have created them, and prevent them with admission control.",
   ].join("\n");
 }
 

@@ -2,7 +2,7 @@
 // tests and several Probot instances in one process never share or double-register series.
 // The reconciler's events feed it (`recordEvent`); the GitHub layer counts its requests
 // (`countGitHubRequest`); the Kubernetes client's own request counters are read at scrape time.
-import { Counter, collectDefaultMetrics, Histogram, Registry } from "prom-client";
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
 import type { ReconcilerEvent } from "../reconciler/events.ts";
 
 export interface MetricsOptions {
@@ -59,6 +59,18 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     labelNames: ["environment"] as const,
     registers: [registry],
   });
+  const securityReverts = new Counter({
+    name: "syncward_security_reverts_total",
+    help: "Security-relevant out-of-band changes reverted (a new container or image, privileged, host namespaces, hostPath, added capabilities, a changed ServiceAccount), by environment and the field manager that made them.",
+    labelNames: ["environment", "manager"] as const,
+    registers: [registry],
+  });
+  const riskyOrphans = new Gauge({
+    name: "syncward_risky_undeclared_objects",
+    help: "Objects in an environment's namespaces that Git does not declare and that look risky (a DaemonSet, a privileged or hostPath Pod, a powerful binding): left alone, reported.",
+    labelNames: ["environment"] as const,
+    registers: [registry],
+  });
   const events = new Counter({
     name: "syncward_reconciler_events_total",
     help: "Every event the reconciler emitted, by type (synced, selfHealed, outOfSync, renderError, stuck, ...).",
@@ -104,6 +116,11 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
           recordOperation(environment, "selfHeal", event.outcome);
           selfHeals.inc({ environment });
           drift.inc({ environment });
+          for (const r of event.reverted ?? [])
+            if (r.security) securityReverts.inc({ environment, manager: r.manager ?? "unknown" });
+          break;
+        case "orphans":
+          riskyOrphans.set({ environment }, event.orphans.filter((o) => o.risk).length);
           break;
         case "outOfSync":
           if (event.drifted.length > 0 || event.requiresPruning.length > 0) drift.inc({ environment });

@@ -8,6 +8,7 @@ import type { HealthChecks } from "../engine/health/index.ts";
 import type { Plan } from "../engine/plan.ts";
 import { errorMessage } from "../engine/resource-results.ts";
 import { syncWithRetry } from "../engine/retry.ts";
+import { compareOptionsFor, revertTrail } from "../engine/revert/index.ts";
 import {
   assess,
   outcomeWithoutWork,
@@ -28,7 +29,7 @@ import type { EnvironmentState, HandedOverSync, HistoryEntry, Trigger } from "..
 import { ApprovalGate } from "./approval-gate.ts";
 import { driftFight, healBackoffMs, isFight, nextHealAt, recordHeal } from "./drift-fight.ts";
 import type { Emit } from "./events.ts";
-import { findOrphans, type Orphan } from "./orphans.ts";
+import { findOrphans, mayBeOrphan, type Orphan, RISKY_KINDS } from "./orphans.ts";
 import { effectivePolicy } from "./policy.ts";
 import type { RevisionSource } from "./revision-source.ts";
 import { evaluateWindows } from "./sync-windows.ts";
@@ -95,6 +96,7 @@ export class EnvironmentController {
   private pollTimer: NodeJS.Timeout | undefined;
   private wakeTimer: NodeJS.Timeout | undefined;
   private watcher: ManagedWatch | undefined;
+  private undeclared: ManagedWatch | undefined;
   private stopped = false;
   /**
    * One per sync that writes, aborted by stop(): it makes no further attempt (the lease may be
@@ -155,6 +157,16 @@ export class EnvironmentController {
         this.o.log,
         () => this.nudge("selfHeal", "syncward"),
       );
+      // A risky object nobody declared (a DaemonSet, a privileged Pod) is reported within seconds.
+      this.undeclared = new ManagedWatch(
+        this.o.client,
+        this.instance,
+        this.o.env.policy.namespaces,
+        this.o.log,
+        () => void this.serialize(() => this.rescanOrphans()),
+        { undeclared: true, accept: (obj) => mayBeOrphan(obj, this.instance) },
+      );
+      this.undeclared.ensureKinds(RISKY_KINDS);
     }
     this.nudge("poll", "syncward");
   }
@@ -165,6 +177,7 @@ export class EnvironmentController {
     clearTimeout(this.pollTimer);
     clearTimeout(this.wakeTimer);
     this.watcher?.stop();
+    this.undeclared?.stop();
     for (const sync of this.writing) sync.abort();
     await this.chain.catch(() => undefined);
   }
@@ -265,6 +278,7 @@ export class EnvironmentController {
     mutate: (s: EnvironmentState) => void,
     drifted?: string[],
     { retried, omitted }: RetriedAttempts = { retried: [], omitted: 0 },
+    extra: Partial<HistoryEntry> = {},
   ): Promise<{ state: EnvironmentState; entry: HistoryEntry }> {
     let entry!: HistoryEntry;
     const state = await this.o.store.update(this.instance, (s) => {
@@ -274,6 +288,7 @@ export class EnvironmentController {
           ...historyEntryOf(trigger, actor, outcome, drifted),
           ...(retried.length > 0 ? { retried } : {}),
           ...(omitted > 0 ? { retriedOmitted: omitted } : {}),
+          ...extra,
         },
         this.o.env.revisionHistoryLimit,
       );
@@ -380,7 +395,7 @@ export class EnvironmentController {
       await this.heal(
         head,
         rendered,
-        drifted.map((t) => ({ key: t.key, paths: t.drifted, live: live.get(t.key) })),
+        drifted.map((t) => ({ key: t.key, paths: t.drifted, live: live.get(t.key), obj: t.obj })),
         policy.prune,
         state,
       );
@@ -457,6 +472,20 @@ export class EnvironmentController {
     return this.orphans;
   }
 
+  /** An undeclared object appeared or changed: scan again at the revision being tracked. */
+  private async rescanOrphans(): Promise<void> {
+    if (this.stopped) return;
+    try {
+      const head = await this.o.source.head(this.o.env.source.branch);
+      await this.scanOrphans(head, await this.desiredAt(head));
+    } catch (err) {
+      this.o.log.debug(
+        { err: String(err), instance: this.instance },
+        "orphan scan after a watch event failed",
+      );
+    }
+  }
+
   private wakeAt(when: Date | undefined): void {
     clearTimeout(this.wakeTimer);
     if (!when) return;
@@ -471,16 +500,23 @@ export class EnvironmentController {
   private async heal(
     head: string,
     rendered: RenderedSource,
-    drifted: Array<{ key: string; paths: string[]; live?: KubeObject }>,
+    drifted: Array<{ key: string; paths: string[]; live?: KubeObject; obj?: KubeObject }>,
     prune: boolean,
     state: EnvironmentState,
   ): Promise<void> {
+    const options = compareOptionsFor(this.o.env);
+    const trails = new Map(
+      drifted.map((d) => [d.key, d.live && d.obj ? revertTrail(d.key, d.obj, d.live, options) : []]),
+    );
+    // Backing off is for fights with trusted managers: an untrusted change is reverted at once, every time.
+    const untrusted = (key: string) => trails.get(key)?.some((r) => !r.trusted) ?? false;
+    const fought = (key: string) => trails.get(key)?.some((r) => r.trusted) ?? true;
     // The policy may have changed while this pass looked (a freeze from the CLI or another
     // replica): check again right before writing, so a frozen environment is never healed.
     const fresh = await this.o.store.load(this.instance);
     if (!effectivePolicy(this.o.env, fresh).selfHeal) return;
     const now = Date.now();
-    const due = drifted.filter((d) => nextHealAt(fresh.selfHeals[d.key]) <= now);
+    const due = drifted.filter((d) => untrusted(d.key) || nextHealAt(fresh.selfHeals[d.key]) <= now);
     const later = drifted.filter((d) => !due.includes(d));
     if (later.length > 0)
       this.wakeAt(new Date(Math.min(...later.map((d) => nextHealAt(fresh.selfHeals[d.key])))));
@@ -488,6 +524,7 @@ export class EnvironmentController {
     const fields = due.flatMap((d) =>
       d.paths.length > 0 ? d.paths.map((p) => `${d.key} ${p}`) : [`${d.key} (missing)`],
     );
+    const reverted = due.flatMap((d) => trails.get(d.key) ?? []);
     const outcome = await syncEnvironment(
       this.o.client,
       this.target,
@@ -506,6 +543,7 @@ export class EnvironmentController {
       outcome,
       (s) => {
         for (const d of due) {
+          if (!fought(d.key)) continue;
           const counter = recordHeal(s.selfHeals[d.key], head, new Date());
           s.selfHeals[d.key] = counter;
           if (isFight(counter))
@@ -514,7 +552,15 @@ export class EnvironmentController {
         s.syncStatus = outcome.phase === "Succeeded" ? "Synced" : "OutOfSync";
       },
       fields,
+      undefined,
+      reverted.length > 0 ? { reverted } : {},
     );
+    const risky = reverted.filter((r) => r.security);
+    if (risky.length > 0)
+      this.o.log.warn(
+        { instance: this.instance, revision: head, reverted: risky, result: outcome.phase },
+        `self-heal reverted security-relevant changes: ${risky.map((r) => `${r.object} ${r.path} (${r.security}) by ${r.manager ?? "an unknown manager"}`).join("; ")}`,
+      );
     this.o.log.info(
       { instance: this.instance, revision: head, drifted: fields, result: outcome.phase },
       "self-heal",
@@ -527,6 +573,7 @@ export class EnvironmentController {
       drifted: fields,
       outcome,
       entry,
+      reverted,
     });
     for (const f of fights) {
       const fight = driftFight(f);

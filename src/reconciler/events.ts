@@ -1,5 +1,6 @@
 // What the reconciler tells the world. The GitHub layer, the CLI, metrics and logs subscribe;
 // the reconciler knows none of them.
+import type { RevertedChange } from "../engine/revert/trail.ts";
 import type { SyncOutcome } from "../engine/sync.ts";
 import type { HistoryEntry, Trigger } from "../state/types.ts";
 
@@ -24,7 +25,14 @@ interface Base {
 
 export type ReconcilerEvent =
   | (Base & { type: "synced"; trigger: Trigger; actor: string; outcome: SyncOutcome; entry: HistoryEntry })
-  | (Base & { type: "selfHealed"; drifted: string[]; outcome: SyncOutcome; entry: HistoryEntry })
+  | (Base & {
+      type: "selfHealed";
+      drifted: string[];
+      outcome: SyncOutcome;
+      entry: HistoryEntry;
+      /** What was reverted, who had changed it, and which changes matter for security. */
+      reverted?: RevertedChange[];
+    })
   | (Base & { type: "driftFight"; fight: DriftFight })
   | (Base & { type: "outOfSync"; drifted: string[]; requiresPruning: string[]; reason: string })
   | (Base & {

@@ -30,6 +30,16 @@ const SCANNED: Array<[string, string]> = [
   ["rbac.authorization.k8s.io/v1", "RoleBinding"],
 ];
 
+/** Kinds an undeclared object of which can be risky: watched, so it is reported within seconds. */
+export const RISKY_KINDS = SCANNED.filter(([, kind]) =>
+  ["DaemonSet", "Deployment", "StatefulSet", "Job", "CronJob", "Pod", "RoleBinding"].includes(kind),
+).map(([apiVersion, kind]) => ({ apiVersion, kind }));
+
+/** An event worth a scan: an object nobody owns that this environment does not manage. */
+export function mayBeOrphan(obj: KubeObject, instance: string): boolean {
+  return !obj.metadata.ownerReferences?.length && managingInstance(obj) !== instance;
+}
+
 const POWERFUL_ROLES = new Set(["cluster-admin", "admin", "edit"]);
 
 /** Objects every namespace has, created by Kubernetes itself. */

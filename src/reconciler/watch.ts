@@ -5,6 +5,7 @@
 import { INSTANCE_LABEL } from "../engine/tracking.ts";
 import type { KubeClient } from "../kube/client.ts";
 import { KubeApiError } from "../kube/errors.ts";
+import type { KubeObject } from "../kube/object.ts";
 import { sleep } from "../util/sleep.ts";
 
 interface WatchLogger {
@@ -25,6 +26,11 @@ export class ManagedWatch {
     private readonly namespaces: string[],
     private readonly log: WatchLogger,
     private readonly onChange: () => void,
+    /**
+     * Which objects to watch: by default those of this instance (its label). `undeclared` watches
+     * every object of the kinds, and only events `accept` keeps nudge.
+     */
+    private readonly scope: { undeclared?: boolean; accept?: (obj: KubeObject) => boolean } = {},
   ) {}
 
   /** Starts watching any kind not yet watched. */
@@ -63,7 +69,8 @@ export class ManagedWatch {
 
   private async loop(apiVersion: string, kind: string, namespace: string | undefined): Promise<void> {
     const signal = this.abort.signal;
-    const labelSelector = `${INSTANCE_LABEL}=${this.instance}`;
+    const labelSelector = this.scope.undeclared ? undefined : `${INSTANCE_LABEL}=${this.instance}`;
+    const accept = this.scope.accept;
     let rv: string | undefined;
     let failures = 0;
     while (!signal.aborted) {
@@ -74,7 +81,9 @@ export class ManagedWatch {
           apiVersion,
           kind,
           { namespace, labelSelector, resourceVersion: rv, signal },
-          () => this.changed(),
+          (_type, obj) => {
+            if (!accept || accept(obj)) this.changed();
+          },
         );
         failures = 0;
       } catch (err) {
@@ -85,6 +94,11 @@ export class ManagedWatch {
           rv = undefined;
           this.changed();
           continue;
+        }
+        if (this.scope.undeclared && err instanceof KubeApiError && err.status === 403) {
+          // Not allowed to watch what it does not manage: the periodic scan reports what it can list.
+          this.log.debug({ kind, namespace }, "not allowed to watch undeclared objects of this kind");
+          return;
         }
         failures++;
         this.log.warn({ err: String(err), kind, namespace }, "watch failed; retrying");

@@ -1,5 +1,6 @@
 // Durable per-environment state, as stored in the cluster and shown by the CLI and GitHub.
 import type { OperationPhase } from "../engine/result.ts";
+import type { RevertedChange } from "../engine/revert/trail.ts";
 
 export type Trigger = "push" | "merge" | "comment" | "selfHeal" | "retry" | "poll" | "cli";
 
@@ -15,6 +16,11 @@ export interface HistoryEntry {
   counts: { created: number; configured: number; pruned: number; failed: number };
   /** For self-heals: `apps/Deployment:shop/web /spec/replicas`. */
   drifted?: string[];
+  /**
+   * For self-heals: every reverted path with the field manager, operation and time of the change
+   * and its masked live value; security-relevant ones carry `security`.
+   */
+  reverted?: RevertedChange[];
   /** Attempts of this operation that failed and were retried (an outage, a 5xx), oldest first. */
   retried?: FailedAttempt[];
   /** How many retried attempts are left out of `retried` (it keeps the first 3 and the last 10). */

@@ -177,6 +177,90 @@ describe("GitHub reporter", () => {
     );
   });
 
+  it("flags a security-relevant revert on the check run of the current revision", async () => {
+    const r = await reporter();
+    const seen = capture();
+    const now = new Date().toISOString();
+    r.handle({
+      type: "selfHealed",
+      instance: "acme-shop.dev",
+      env: "dev",
+      revision: sha,
+      drifted: ["apps/Deployment:shop/web /spec/template/spec/containers/1"],
+      outcome: {
+        revision: sha,
+        phase: "Succeeded",
+        message: "0 created, 1 configured",
+        startedAt: now,
+        finishedAt: now,
+        writes: 2,
+        dryRun: false,
+        inventory: [],
+        retryable: false,
+        totals: { created: 0, configured: 1, unchanged: 0, pruned: 0, failed: 0, skipped: 0 },
+        resources: [],
+      },
+      entry: {
+        id: 2,
+        startedAt: now,
+        finishedAt: now,
+        revision: sha,
+        trigger: "selfHeal",
+        actor: "syncward",
+        result: "Succeeded",
+        message: "",
+        counts: { created: 0, configured: 1, pruned: 0, failed: 0 },
+      },
+      reverted: [
+        {
+          object: "apps/Deployment:shop/web",
+          path: "/spec/template/spec/containers/1",
+          kind: "extra",
+          manager: "kubectl-patch",
+          operation: "Update",
+          at: now,
+          value: '{"name":"miner","image":"evil:1"}',
+          trusted: false,
+          security: "new container, image evil:1",
+        },
+      ],
+    });
+    await r.idle();
+    mock.assertDone();
+    const summary = seen[0]?.output.summary ?? "";
+    assert.match(summary, /#### ⚠️ Self-heal reverted 1 security-relevant change/);
+    assert.match(
+      summary,
+      /⚠️ new container, image evil:1 \| `apps\/Deployment:shop\/web` \| `\/spec\/template\/spec\/containers\/1` \| `kubectl-patch` Update/,
+    );
+  });
+
+  it("reports risky undeclared objects on a check run, and stays quiet about harmless ones", async () => {
+    const r = await reporter();
+    const seen = capture();
+    r.handle({
+      type: "orphans",
+      instance: "acme-shop.dev",
+      env: "dev",
+      revision: sha,
+      orphans: [{ object: "configmap/notes in shop" }],
+    });
+    r.handle({
+      type: "orphans",
+      instance: "acme-shop.dev",
+      env: "dev",
+      revision: sha,
+      orphans: [{ object: "daemonset.apps/miner in shop", risk: "a DaemonSet runs on every node" }],
+    });
+    await r.idle();
+    mock.assertDone();
+    assert.equal(seen.length, 1, "one check run: the risky report");
+    assert.match(
+      seen[0]?.output.summary ?? "",
+      /1 risky object not declared in Git[\s\S]*daemonset\.apps\/miner in shop/,
+    );
+  });
+
   it("a failed deployment synced again by hand gets the new try's statuses, on the same deployment, and each try a live check run", async () => {
     const r = await reporter();
     const runs: string[] = [];

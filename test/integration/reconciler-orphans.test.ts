@@ -85,4 +85,69 @@ subjects: [{kind: ServiceAccount, name: robot, namespace: ${ns}}]
       await controller.stop();
     }
   });
+
+  it("flags a risky object created after the first scan within seconds (watch, no poll), and leaves it running", async () => {
+    const ns = await cluster.namespace("orph-watch");
+    const stateNs = await cluster.stateNamespace("orph-watch-state");
+    const repo = makeRepo({
+      "app/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: declared}\ndata: {a: b}\n",
+    });
+    const events: ReconcilerEvent[] = [];
+    const store = new StateStore(cluster.syncwardClient, stateNs);
+    const controller = new EnvironmentController({
+      app: "shop",
+      env: envConfig(ns, { source: { path: "app" }, syncPolicy: { automated: { selfHeal: true } } }),
+      client: cluster.syncwardClient,
+      store,
+      source: new LocalGitSource(repo.dir, mkdtempSync(join(tmpdir(), "syncward-trees-"))),
+      emit: (e) => events.push(e),
+      log: pino({ level: "silent" }),
+      // No polling after the first pass: only the watch can notice the new object.
+      pollIntervalMs: 0,
+    });
+    controller.start();
+    try {
+      await eventually(
+        "first sync",
+        async () => (await store.load(controller.instance)).syncStatus === "Synced",
+      );
+      await controller.idle();
+      kubectl(
+        ["-n", ns, "apply", "-f", "-"],
+        `apiVersion: apps/v1
+kind: DaemonSet
+metadata: {name: late-miner}
+spec:
+  selector: {matchLabels: {app: late-miner}}
+  template:
+    metadata: {labels: {app: late-miner}}
+    spec:
+      containers: [{name: m, image: busybox}]
+      volumes: [{name: root, hostPath: {path: /}}]
+`,
+      );
+      const report = await eventually(
+        "a report naming the new DaemonSet",
+        async () =>
+          events.find(
+            (e) =>
+              e.type === "orphans" &&
+              e.orphans.some((o) => o.object === `daemonset.apps/late-miner in ${ns}`),
+          ),
+        10_000,
+      );
+      if (report.type !== "orphans") return;
+      assert.match(
+        report.orphans.find((o) => o.object.startsWith("daemonset.apps/late-miner"))?.risk ?? "",
+        /DaemonSet runs on every node; mounts a hostPath volume/,
+      );
+      await controller.idle();
+      assert.ok(
+        await cluster.client.get("apps/v1", "DaemonSet", ns, "late-miner"),
+        "reported, never deleted",
+      );
+    } finally {
+      await controller.stop();
+    }
+  });
 });

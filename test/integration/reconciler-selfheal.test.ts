@@ -165,14 +165,30 @@ describe("reconciler self-heal", () => {
     }
   });
 
-  it("raises a drift-fight alert naming the field manager after 3 heals at one revision, and backs off", async () => {
-    const { ns, events, controller } = await setup({ syncPolicy: { automated: { selfHeal: true } } });
+  it("raises a drift-fight alert naming a trusted field manager after 3 heals at one revision, and backs off", async () => {
+    const { ns, events, controller } = await setup({
+      trustedManagers: ["my-autoscaler"],
+      syncPolicy: { automated: { selfHeal: true } },
+    });
+    // A trusted controller that keeps changing a field Git declares: a fight, not an intrusion.
+    const autoscale = (replicas: number) =>
+      kubectl([
+        "-n",
+        ns,
+        "patch",
+        "deployment/web",
+        "--subresource=scale",
+        "--field-manager=my-autoscaler",
+        "--type=merge",
+        "-p",
+        JSON.stringify({ spec: { replicas } }),
+      ]);
     controller.start();
     try {
       await eventually("first sync", async () => (await replicasOf(ns)) === 3);
       await controller.idle();
       for (let i = 0; i < 3; i++) {
-        kubectl(["-n", ns, "scale", "deployment/web", `--replicas=${8 + i}`]);
+        autoscale(8 + i);
         await eventually(
           `heal ${i + 1}`,
           async () => events.filter((e) => e.type === "selfHealed").length === i + 1,
@@ -187,20 +203,39 @@ describe("reconciler self-heal", () => {
       if (alert.type !== "driftFight") return;
       assert.equal(alert.fight.object, `deployment.apps/web in ${ns}`);
       assert.deepEqual(alert.fight.fields, ["/spec/replicas"]);
-      assert.ok(
-        alert.fight.managers.length > 0 && !alert.fight.managers.includes("syncward"),
-        `managers: ${alert.fight.managers}`,
-      );
+      assert.deepEqual(alert.fight.managers, ["my-autoscaler"]);
       assert.match(
         alert.fight.ignoreSnippet,
         /ignoreDifferences:[\s\S]*jsonPointers:[\s\S]*\/spec\/replicas/,
       );
       assert.ok(alert.fight.backoffMs >= 2000);
       // Backing off: the fourth change is not reverted at once.
-      kubectl(["-n", ns, "scale", "deployment/web", "--replicas=12"]);
+      autoscale(12);
       await new Promise((r) => setTimeout(r, 800));
       assert.equal(await replicasOf(ns), 12, "backed off");
       await eventually("healed after the backoff", async () => (await replicasOf(ns)) === 3, 15_000);
+    } finally {
+      await controller.stop();
+    }
+  });
+
+  it("never backs off from an untrusted manager: a person's fourth scale is reverted at once too", async () => {
+    const { ns, events, store, controller } = await setup({ syncPolicy: { automated: { selfHeal: true } } });
+    controller.start();
+    try {
+      await eventually("first sync", async () => (await replicasOf(ns)) === 3);
+      await controller.idle();
+      for (let i = 0; i < 4; i++) {
+        kubectl(["-n", ns, "scale", "deployment/web", `--replicas=${8 + i}`]);
+        await eventually(
+          `heal ${i + 1}`,
+          async () => events.filter((e) => e.type === "selfHealed").length === i + 1,
+          10_000,
+        );
+        await eventually("replicas back to 3", async () => (await replicasOf(ns)) === 3, 10_000);
+      }
+      assert.equal(events.filter((e) => e.type === "driftFight").length, 0);
+      assert.deepEqual((await store.load(controller.instance)).selfHeals, {}, "not counted as a fight");
     } finally {
       await controller.stop();
     }

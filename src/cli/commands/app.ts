@@ -2,10 +2,11 @@
 // local checkout and the current kubeconfig context.
 import { userInfo } from "node:os";
 import { parseArgs } from "node:util";
+import { fieldManagersOf } from "../../engine/diff/index.ts";
 import { environmentDiff } from "../../engine/environment-diff.ts";
 import { assessHealth, worstHealth } from "../../engine/health/index.ts";
 import type { SyncOutcome } from "../../engine/sync.ts";
-import { keyOf } from "../../kube/object.ts";
+import { type KubeObject, keyOf } from "../../kube/object.ts";
 import type { EnvironmentController } from "../../reconciler/environment-controller.ts";
 import { effectivePolicy } from "../../reconciler/policy.ts";
 import { evaluateWindows } from "../../reconciler/sync-windows.ts";
@@ -143,7 +144,11 @@ export async function appCommand(argv: string[], io: CliIO): Promise<number> {
       case "history": {
         const state = await ctx.reconciler.store.load(controller.instance);
         if (asJson) json(io, state.history);
-        else io.out(table(["ID", "DATE", "REVISION", "TRIGGER", "ACTOR", "RESULT"], historyRows(state)));
+        else {
+          io.out(table(["ID", "DATE", "REVISION", "TRIGGER", "ACTOR", "RESULT"], historyRows(state)));
+          const reverts = revertLines(state);
+          if (reverts.length > 0) io.out(`\nREVERTED\n${reverts.join("\n")}`);
+        }
         return EXIT.ok;
       }
       case "set": {
@@ -238,7 +243,7 @@ async function get(ctx: CliContext, c: EnvironmentController, io: CliIO, asJson:
       : task.action === "create"
         ? "missing from the cluster"
         : task.drifted.length > 0
-          ? `drifted: ${task.drifted.join(", ")}`
+          ? `drifted: ${task.drifted.map((p) => withManagers(p, task.live)).join(", ")}`
           : "changed in Git";
     return {
       group: k.group,
@@ -312,4 +317,20 @@ async function get(ctx: CliContext, c: EnvironmentController, io: CliIO, asJson:
     ),
   );
   return EXIT.ok;
+}
+
+/** `/spec/replicas (by kubectl)`: who changed a drifted field, from the live object's managedFields. */
+function withManagers(pointer: string, live: KubeObject | undefined): string {
+  const managers = live ? fieldManagersOf(live, pointer).filter((m) => m !== "syncward") : [];
+  return managers.length > 0 ? `${pointer} (by ${managers.join(", ")})` : pointer;
+}
+
+/** `#2 /spec/replicas: kubectl (Update scale) at ...`, with a SECURITY mark where it matters. */
+function revertLines(state: EnvironmentState): string[] {
+  return state.history.flatMap((h) =>
+    (h.reverted ?? []).map(
+      (r) =>
+        `#${h.id} ${r.object} ${r.path}: ${r.manager ?? "unknown manager"}${r.operation ? ` (${r.operation})` : ""}${r.at ? ` at ${r.at}` : ""}${r.value !== undefined ? ` was ${r.value}` : ""}${r.security ? ` [SECURITY: ${r.security}]` : ""}`,
+    ),
+  );
 }

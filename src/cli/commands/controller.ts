@@ -20,7 +20,7 @@ export function describeEvent(e: ReconcilerEvent): string {
     case "synced":
       return `${at} sync (${e.trigger} by ${e.actor}): ${e.outcome.phase}: ${e.outcome.message}`;
     case "selfHealed":
-      return `${at} self-heal: reverted ${e.drifted.join(", ")} (${e.outcome.phase})`;
+      return `${at} self-heal: reverted ${e.drifted.join(", ")} (${e.outcome.phase})${securityNote(e.reverted)}`;
     case "driftFight":
       return `${at} DRIFT FIGHT: ${e.fight.object} healed ${e.fight.heals} times in ${e.fight.windowMinutes} min; ${e.fight.fields.join(", ")} changed by ${e.fight.managers.join(", ") || "an unknown field manager"}; backing off ${Math.round(e.fight.backoffMs / 1000)}s. To stop fighting, add:\n${e.fight.ignoreSnippet}`;
     case "outOfSync":
@@ -82,4 +82,11 @@ export async function controllerCommand(argv: string[], io: CliIO): Promise<numb
   io.out("syncward controller: stopping");
   await ctx.close();
   return 0;
+}
+
+/** ` SECURITY: privileged by kubectl-patch; ...` for the reverts that matter, else "". */
+function securityNote(reverted: Array<{ path: string; manager?: string; security?: string }> = []): string {
+  const risky = reverted.filter((r) => r.security);
+  if (risky.length === 0) return "";
+  return ` SECURITY: ${risky.map((r) => `${r.security} at ${r.path} by ${r.manager ?? "an unknown manager"}`).join("; ")}`;
 }

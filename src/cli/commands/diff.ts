@@ -178,11 +178,14 @@ function pickPair(desired: KubeObject[], live: KubeObject[], args: DiffArgs): [K
   );
 }
 
-async function ignoreRules(args: DiffArgs): Promise<IgnoreDifference[]> {
-  if (args.config === undefined && args.env === undefined) return [];
+async function ignoreRules(
+  args: DiffArgs,
+): Promise<{ ignoreDifferences: IgnoreDifference[]; trustedManagers: string[] }> {
+  if (args.config === undefined && args.env === undefined)
+    return { ignoreDifferences: [], trustedManagers: [] };
   const config = await loadConfigFile(args.config ?? DEFAULT_CONFIG_FILE);
   const env = args.env !== undefined ? findEnvironment(config, args.env) : config.environments[0];
-  return env?.ignoreDifferences ?? [];
+  return { ignoreDifferences: env?.ignoreDifferences ?? [], trustedManagers: env?.trustedManagers ?? [] };
 }
 
 function summary(differences: Difference[], live: KubeObject): string {
@@ -226,8 +229,7 @@ export async function diffCommand(argv: string[], io: CliIO): Promise<number> {
       readObjects(args.live, "live"),
     ]);
     const [desired, live] = pickPair(desiredObjects, liveObjects, args);
-    const rules = await ignoreRules(args);
-    const options = { ignoreDifferences: rules };
+    const options = await ignoreRules(args);
     const comparison = compareObjects(desired, live, options);
     if (comparison.inSync) return EXIT.ok;
     const diff = renderDiff(desired, live, options);

@@ -62,7 +62,7 @@ function setAt(root: unknown, path: Path, value: unknown): void {
  * created; a list item is appended, and only as the last step (a field of an item desired does not
  * declare is not invented).
  */
-function addAt(root: unknown, at: Path, rest: Path, value: unknown): void {
+export function addAt(root: unknown, at: Path, rest: Path, value: unknown): void {
   let node = getAt(root, at);
   for (let i = 0; i < rest.length; i++) {
     const token = rest[i] as string | number;

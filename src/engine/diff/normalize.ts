@@ -13,7 +13,7 @@ const SERVER_METADATA = [
   "creationTimestamp",
   "selfLink",
 ];
-const SERVER_ANNOTATIONS = [
+export const SERVER_ANNOTATIONS = [
   "kubectl.kubernetes.io/last-applied-configuration",
   "deployment.kubernetes.io/revision",
 ];

@@ -3,10 +3,15 @@
 import { stringify } from "yaml";
 import type { KubeObject } from "../../kube/object.ts";
 import { keyOf, keyString } from "../../kube/object.ts";
+import { attributeDifferences } from "./attribute-differences.ts";
 import { ABSENT, compareTrees } from "./compare-values.ts";
+import { cloneJson } from "./deep-equal.ts";
+import { addAt } from "./ignored-values-from-live.ts";
+import { getAt, parsePointer, resolveTokens } from "./json-pointer.ts";
 import { unifiedDiff } from "./line-diff.ts";
+import { counterpartPath } from "./list-match.ts";
 import { prepareObjects } from "./prepare-objects.ts";
-import type { CompareOptions } from "./types.ts";
+import type { CompareOptions, Difference } from "./types.ts";
 
 export interface RenderDiffOptions extends CompareOptions {
   /** Lines of context around each change (default 3). */
@@ -26,8 +31,15 @@ export function toYaml(value: unknown): string {
  */
 export function renderDiff(desired: KubeObject, live: KubeObject, options: RenderDiffOptions = {}): string {
   const prepared = prepareObjects(desired, live, options);
-  const { differences, liveView } = compareTrees(prepared.desired, prepared.live, true, prepared.origins);
+  const plain = compareTrees(prepared.desired, prepared.live, false, prepared.origins).differences;
+  const differences = attributeDifferences(plain, desired, live, options);
   if (differences.length === 0) return "";
+  const { liveView } = compareTrees(
+    withAdditions(prepared.desired, prepared.live, differences),
+    prepared.live,
+    true,
+    prepared.origins,
+  );
   const key = keyOf(desired);
   if (!key.namespace) key.namespace = live.metadata?.namespace ?? "";
   const name = keyString(key);
@@ -39,8 +51,40 @@ export function renderDiff(desired: KubeObject, live: KubeObject, options: Rende
     options.context,
   );
   // Never "" when out of sync: should both sides ever render alike, say which fields differ.
-  return (
+  const body =
     text ||
-    `--- live/${name}\n+++ desired/${name}\n${differences.map((d) => `# ${d.kind} ${d.path}\n`).join("")}`
-  );
+    `--- live/${name}\n+++ desired/${name}\n${differences.map((d) => `# ${d.kind} ${d.path}\n`).join("")}`;
+  return body + addedBy(differences);
+}
+
+/**
+ * A copy of desired that also holds what untrusted managers added, so the live view shows it and
+ * the diff reads as its removal (which is what a sync does).
+ */
+function withAdditions(desired: KubeObject, live: KubeObject, differences: Difference[]): KubeObject {
+  const added = differences.filter((d) => d.kind === "added");
+  if (added.length === 0) return desired;
+  const out = cloneJson(desired);
+  for (const d of added) {
+    const tokens = resolveTokens(live, parsePointer(d.path));
+    if (!tokens) continue;
+    const cp = counterpartPath(tokens, live, out);
+    addAt(out, cp.path, tokens.slice(cp.matched), cloneJson(getAt(live, tokens)));
+  }
+  return out;
+}
+
+/** Who made each change (from managedFields), one comment line each, under the diff. */
+function addedBy(differences: Difference[]): string {
+  return differences
+    .filter((d) => d.owners?.length)
+    .map((d) => {
+      const who = (d.owners ?? [])
+        .map((o) => `${o.manager} (${o.operation}${o.subresource ? ` ${o.subresource}` : ""})`)
+        .join(", ");
+      return d.kind === "changed"
+        ? `# ${d.path}: changed by ${who}; a sync restores Git's value\n`
+        : `# ${d.path}: added by ${who}; not in Git, a sync removes it\n`;
+    })
+    .join("");
 }

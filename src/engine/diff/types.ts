@@ -1,7 +1,8 @@
 // The plain values the comparison produces: what every reporter (CLI, check run, history) renders.
 import type { IgnoreDifference } from "../../config/types.ts";
+import type { ChangeOwner } from "./foreign-fields.ts";
 
-export type DifferenceKind = "changed" | "missing" | "extra";
+export type DifferenceKind = "changed" | "missing" | "extra" | "added";
 
 export interface Difference {
   /**
@@ -11,10 +12,16 @@ export interface Difference {
    * so ask fieldManagersOf() about "changed" and "extra" paths only.
    */
   path: string;
-  /** changed: both have it, values differ; missing: desired declares it, live lacks it; extra: a list item only live has. */
+  /**
+   * changed: both have it, values differ; missing: desired declares it, live lacks it; extra: a
+   * list item only live has; added: a field or item Git does not declare that an untrusted field
+   * manager set (read from managedFields).
+   */
   kind: DifferenceKind;
   desired?: unknown;
   live?: unknown;
+  /** Who set the live value, syncward itself left out (only when live carries managedFields). */
+  owners?: ChangeOwner[];
 }
 
 export interface Comparison {
@@ -27,6 +34,11 @@ export interface CompareOptions {
   ignoreDifferences?: IgnoreDifference[];
   /** Annotation and label keys (glob patterns allowed: `*`, `?`) left out of the comparison. */
   ignoreMetadataKeys?: string[];
+  /**
+   * Field managers (globs) whose additions are not drift, beyond Kubernetes' own controllers
+   * (see trusted-managers.ts) and the matching rules' managedFieldsManagers.
+   */
+  trustedManagers?: string[];
 }
 
 /** A concrete location inside a JSON value: map keys are strings, list positions numbers. */

@@ -84,6 +84,7 @@ describe("importArgoApplication", () => {
           managedFieldsManagers: ["flagger"],
         },
       ],
+      trustedManagers: [],
       syncWindows: [],
       policy: { namespaces: ["payments"], clusterResources: [], requireSignedCommits: false },
       revisionHistoryLimit: 5,

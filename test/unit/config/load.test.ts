@@ -68,6 +68,7 @@ describe("parseConfig: valid files", () => {
             retry: { limit: 5, backoff: { duration: 5_000, factor: 2, maxDuration: 180_000 } },
           },
           ignoreDifferences: [],
+          trustedManagers: [],
           syncWindows: [],
           policy: { namespaces: ["payments-dev"], clusterResources: [], requireSignedCommits: false },
           revisionHistoryLimit: 10,
@@ -114,6 +115,7 @@ describe("parseConfig: valid files", () => {
           managedFieldsManagers: ["kube-controller-manager"],
         },
       ],
+      trustedManagers: [],
       syncWindows: [
         {
           kind: "allow",

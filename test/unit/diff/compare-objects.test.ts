@@ -25,7 +25,22 @@ const cases: Case[] = [
   {
     name: "replicas changed (HPA scaled to 5)",
     live: fixture("deployment.live-scaled.yaml"),
-    differences: [{ path: "/spec/replicas", kind: "changed", desired: 3, live: 5 }],
+    differences: [
+      {
+        path: "/spec/replicas",
+        kind: "changed",
+        desired: 3,
+        live: 5,
+        owners: [
+          {
+            manager: "kube-controller-manager",
+            operation: "Update",
+            time: "2025-06-02T10:02:44Z",
+            subresource: "scale",
+          },
+        ],
+      },
+    ],
   },
   {
     name: "image swapped",
@@ -56,6 +71,7 @@ const cases: Case[] = [
           terminationMessagePath: "/dev/termination-log",
           terminationMessagePolicy: "File",
         },
+        owners: [{ manager: "kubectl-edit", operation: "Update", time: "2025-06-02T11:30:12Z" }],
       },
     ],
   },
@@ -67,8 +83,9 @@ const cases: Case[] = [
     differences: [{ path: "/metadata/labels/app.kubernetes.io~1part-of", kind: "missing", desired: "shop" }],
   },
   {
-    name: "extra env var in live",
+    name: "extra env var in live (no managedFields: nobody to ask, so any extra item is drift)",
     live: edit(live, (o: Any) => {
+      delete o.metadata.managedFields;
       o.spec.template.spec.containers[0].env.push({ name: "DEBUG", value: "1" });
     }),
     differences: [
@@ -101,6 +118,7 @@ const cases: Case[] = [
       o.spec.template.spec.containers[0].args = ["--port", "8080"];
     }),
     live: edit(live, (o: Any) => {
+      delete o.metadata.managedFields;
       o.spec.template.spec.containers[0].args = ["--port", "8080", "--verbose"];
     }),
     differences: [{ path: "/spec/template/spec/containers/0/args/2", kind: "extra", live: "--verbose" }],
@@ -230,7 +248,15 @@ const cases: Case[] = [
     name: "Secret value changed: the difference carries masks, not values",
     desired: fixture("secret.desired.yaml"),
     live: fixture("secret.live-rotated.yaml"),
-    differences: [{ path: "/data/password", kind: "changed", desired: "++++++++", live: "++++++++++++" }],
+    differences: [
+      {
+        path: "/data/password",
+        kind: "changed",
+        desired: "++++++++",
+        live: "++++++++++++",
+        owners: [{ manager: "kubectl-client-side-apply", operation: "Update", time: "2025-06-01T17:40:11Z" }],
+      },
+    ],
   },
 ];
 

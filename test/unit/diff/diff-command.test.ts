@@ -30,6 +30,18 @@ interface Case {
   never?: string[];
 }
 
+/** Desired vs a live fixture, with the ignore rules and trusted managers of `env` in syncward.yml. */
+const againstEnv = (live: string, env: string) => [
+  "--desired",
+  f("deployment.desired.yaml"),
+  "--live",
+  f(live),
+  "--config",
+  f("syncward.yml"),
+  "--env",
+  env,
+];
+
 const cases: Case[] = [
   {
     name: "in sync: exit 0, prints nothing",
@@ -53,32 +65,20 @@ const cases: Case[] = [
   },
   {
     name: "--env prod ignores the HPA's replicas",
-    argv: [
-      "--desired",
-      f("deployment.desired.yaml"),
-      "--live",
-      f("deployment.live-scaled.yaml"),
-      "--config",
-      f("syncward.yml"),
-      "--env",
-      "prod",
-    ],
+    argv: againstEnv("deployment.live-scaled.yaml", "prod"),
     code: EXIT.ok,
     out: "",
   },
   {
     name: "--env prod ignores the sidecar by jq",
-    argv: [
-      "--desired",
-      f("deployment.desired.yaml"),
-      "--live",
-      f("deployment.live-edited.yaml"),
-      "--config",
-      f("syncward.yml"),
-      "--env",
-      "prod",
-    ],
+    argv: againstEnv("deployment.live-edited.yaml", "prod"),
     code: EXIT.ok,
+  },
+  {
+    name: "--env mesh trusts kubectl-edit (trustedManagers): the sidecar it added is not drift",
+    argv: againstEnv("deployment.live-edited.yaml", "mesh"),
+    code: EXIT.ok,
+    out: "",
   },
   {
     name: "--config alone uses the first environment (dev ignores nothing)",
@@ -94,31 +94,13 @@ const cases: Case[] = [
   },
   {
     name: "an unknown environment is an error with a hint",
-    argv: [
-      "--desired",
-      f("deployment.desired.yaml"),
-      "--live",
-      f("deployment.live.yaml"),
-      "--config",
-      f("syncward.yml"),
-      "--env",
-      "prd",
-    ],
+    argv: againstEnv("deployment.live.yaml", "prd"),
     code: EXIT.error,
     err: /unknown environment "prd" \(did you mean "prod"\?\)/,
   },
   {
     name: "a broken ignore rule is an error naming the expression",
-    argv: [
-      "--desired",
-      f("deployment.desired.yaml"),
-      "--live",
-      f("deployment.live.yaml"),
-      "--config",
-      f("syncward.yml"),
-      "--env",
-      "broken",
-    ],
+    argv: againstEnv("deployment.live.yaml", "broken"),
     code: EXIT.error,
     err: /jqPathExpressions "\.spec\.template\.spec\.containers\[" does not parse/,
   },

@@ -28,6 +28,7 @@ export function envConfig(overrides: Partial<EnvironmentConfig> = {}): Environme
       retry: { limit: 5, backoff: { duration: 5000, factor: 2, maxDuration: 180000 } },
     },
     ignoreDifferences: [],
+    trustedManagers: [],
     syncWindows: [],
     commands: {
       sync: "write",

@@ -196,6 +196,62 @@ describe("checkRunOutput: titles and status lines", () => {
     assert.equal(conclusionFor(resultOf(), alert), "failure");
   });
 
+  it("a self-heal that reverted security-relevant changes flags them, with manager, time and masked value", () => {
+    const out = checkRunOutput(
+      input({
+        result: resultOf(),
+        reverted: [
+          {
+            object: "apps/Deployment:shop/web",
+            path: "/spec/template/spec/containers/0/securityContext",
+            kind: "added",
+            manager: "kubectl-patch",
+            operation: "Update",
+            at: "2026-12-01T09:20:36Z",
+            value: '{"privileged":true}',
+            trusted: false,
+            security: "privileged",
+          },
+          {
+            object: "apps/Deployment:shop/web",
+            path: "/spec/template/spec/containers/0/env/0/value",
+            kind: "changed",
+            manager: "kubectl-set",
+            operation: "Update",
+            value: "********",
+            trusted: false,
+          },
+        ],
+      }),
+    );
+    assert.match(out.summary, /#### ⚠️ Self-heal reverted 1 security-relevant change\n/);
+    assert.match(
+      out.summary,
+      /\| ⚠️ privileged \| `apps\/Deployment:shop\/web` \| `\/spec\/template\/spec\/containers\/0\/securityContext` \| `kubectl-patch` Update \| 2026-12-01 09:20:36Z \| `\{"privileged":true\}` \|/,
+    );
+    assert.match(
+      out.summary,
+      /\| {2}\| `apps\/Deployment:shop\/web` \| `\/spec\/template\/spec\/containers\/0\/env\/0\/value` \| `kubectl-set` Update \| {2}\| `\*{8}` \|/,
+    );
+  });
+
+  it("risky undeclared objects are listed, with the reset-button advice", () => {
+    const out = checkRunOutput(
+      input({
+        riskyOrphans: [
+          { object: "daemonset.apps/miner in shop", risk: "a DaemonSet runs on every node" },
+          { object: "configmap/notes in shop" },
+        ],
+      }),
+    );
+    assert.match(
+      out.summary,
+      /#### ⚠️ 1 risky object not declared in Git\n\n- `daemonset.apps\/miner in shop`: a DaemonSet runs on every node\n/,
+    );
+    assert.doesNotMatch(out.summary, /configmap\/notes/);
+    assert.match(out.summary, /admission control/);
+  });
+
   it("without a result it reports the stored state", () => {
     assert.equal(checkRunOutput(input()).title, "Synced, Healthy");
     assert.equal(checkRunOutput(input({ state: stateOf({ syncStatus: "OutOfSync" }) })).title, "OutOfSync");

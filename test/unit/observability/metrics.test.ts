@@ -144,4 +144,53 @@ describe("createMetrics", () => {
     assert.match(text, /^process_cpu_user_seconds_total /m);
     assert.match(text, /^nodejs_heap_size_used_bytes /m);
   });
+
+  it("counts security-relevant reverts by manager, and gauges risky undeclared objects", async () => {
+    const m = createMetrics({ defaultMetrics: false });
+    const reverted = [
+      { object: "k", path: "/spec/replicas", kind: "changed", manager: "kubectl", trusted: false },
+      {
+        object: "k",
+        path: "/a",
+        kind: "added",
+        manager: "kubectl-patch",
+        trusted: false,
+        security: "privileged",
+      },
+      {
+        object: "k",
+        path: "/b",
+        kind: "extra",
+        manager: "kubectl-patch",
+        trusted: false,
+        security: "new container",
+      },
+    ];
+    m.recordEvent({
+      ...base,
+      type: "selfHealed",
+      drifted: [],
+      outcome: outcome("Succeeded", 0),
+      entry,
+      reverted,
+    });
+    m.recordEvent({
+      ...base,
+      type: "orphans",
+      orphans: [
+        { object: "daemonset.apps/x in shop", risk: "a DaemonSet runs on every node" },
+        { object: "cm" },
+      ],
+    });
+    const text = await m.registry.metrics();
+    assert.equal(
+      sample(text, 'syncward_security_reverts_total{environment="prod",manager="kubectl-patch"}'),
+      2,
+    );
+    assert.equal(
+      sample(text, 'syncward_security_reverts_total{environment="prod",manager="kubectl"}'),
+      undefined,
+    );
+    assert.equal(sample(text, 'syncward_risky_undeclared_objects{environment="prod"}'), 1);
+  });
 });
