@@ -9,7 +9,7 @@ export interface SyncwardConfig {
 
 export interface EnvironmentConfig {
   name: string;
-  source: { path: string; branch: string };
+  source: { path: string; branch: string; helm?: HelmSource };
   destination: {
     /** kubeconfig context; absent = current context (or in-cluster when `inCluster`). */
     context?: string;
@@ -35,6 +35,27 @@ export interface EnvironmentConfig {
   /** GitHub deployment fields. */
   production: boolean;
   environmentUrl?: string;
+}
+
+/** Argo CD's `source.helm`: how a chart source (a path holding Chart.yaml) is rendered. */
+export interface HelmSource {
+  /** Absent: the environment's name. */
+  releaseName?: string;
+  valueFiles: string[];
+  ignoreMissingValueFiles: boolean;
+  values?: string;
+  valuesObject?: Record<string, unknown>;
+  parameters: Array<{ name: string; value: string; forceString: boolean }>;
+  fileParameters: Array<{ name: string; path: string }>;
+  skipCrds: boolean;
+  skipTests: boolean;
+  /** Absent: destination.namespace. */
+  namespace?: string;
+  /** Absent: the destination cluster's version. */
+  kubeVersion?: string;
+  /** Absent: what the destination cluster serves. */
+  apiVersions?: string[];
+  passCredentials: boolean;
 }
 
 export interface SyncPolicy {
