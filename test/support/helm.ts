@@ -1,0 +1,35 @@
+// helm for tests: the one tools/cluster/build.sh builds from the Go module proxy (cached after the first
+// build; the build's lock makes parallel test files wait for one build instead of racing).
+import { execFileSync } from "node:child_process";
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { join, relative } from "node:path";
+
+let built: string | undefined;
+
+/** The path of the built helm (SYNCWARD_HELM when set). */
+export function ensureHelm(): string {
+  if (process.env.SYNCWARD_HELM) return process.env.SYNCWARD_HELM;
+  if (!built) {
+    const out = execFileSync("bash", ["tools/cluster/build.sh", "helm"], {
+      stdio: ["ignore", "pipe", "inherit"],
+    }).toString();
+    const line = out.split("\n").find((l) => l.startsWith("helm="));
+    if (!line) throw new Error("tools/cluster/build.sh printed no helm path");
+    built = line.slice("helm=".length);
+  }
+  return built;
+}
+
+/** Every file of a fixture folder, keyed by `prefix/<path inside it>`, for makeRepo. */
+export function fixtureFiles(dir: string, prefix: string): Record<string, string> {
+  const files: Record<string, string> = {};
+  const walk = (abs: string) => {
+    for (const name of readdirSync(abs)) {
+      const path = join(abs, name);
+      if (statSync(path).isDirectory()) walk(path);
+      else files[`${prefix}/${relative(dir, path)}`] = readFileSync(path, "utf8");
+    }
+  };
+  walk(dir);
+  return files;
+}
