@@ -186,7 +186,7 @@ async function cachedOrFetch(access: HelmRepositoryAccess, req: FetchRequest, di
         JSON.stringify({ apiVersion: "", generated: "0001-01-01T00:00:00Z", repositories: [entry] }),
         { mode: 0o600 },
       );
-      result = await helm(["repo", "update", "dependency"]);
+      result = await helm(["repo", "update", "dependency", "--fail-on-repo-update-fail"]);
       if (result.ok)
         result = await helm([
           "pull",
@@ -197,7 +197,25 @@ async function cachedOrFetch(access: HelmRepositoryAccess, req: FetchRequest, di
           out,
         ]);
     }
-    if (!result.ok) throw new Error(hidePassword(failureText(result), credential));
+    if (!result.ok) {
+      // `helm repo update` says why on standard output ("Unable to get an update ...: 401 Unauthorized").
+      const lines = result.stdout.split("\n");
+      const from = lines.findIndex((l) => /Unable to get an update/.test(l));
+      const why =
+        from < 0
+          ? []
+          : [
+              [lines[from], ...lines.slice(from + 1).filter((l) => /^\s/.test(l))]
+                .map((l) => (l ?? "").replace(/^\.*/, "").trim())
+                .join(" "),
+            ];
+      const text = [...why, failureText(result)]
+        .join("; ")
+        .split(`${home}/`)
+        .join("")
+        .replace(/Error: /g, "");
+      throw new Error(hidePassword(text, credential));
+    }
     const archive = await archiveIn(out);
     if (!archive) throw new Error("helm pull wrote no chart archive");
     // Into the cache by rename, so another process never sees half an archive.

@@ -1,0 +1,229 @@
+// Chart dependencies from a chart repository: served by this test on 127.0.0.1 (index.yaml and an
+// archive made by `helm package`), fetched once per (chart, version) and cached, refused when the
+// operator has not allowed the repository, with credentials from the operator's side only.
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import pino from "pino";
+import type { KubeObject } from "../../src/kube/object.ts";
+import { EnvironmentController } from "../../src/reconciler/environment-controller.ts";
+import { LocalGitSource } from "../../src/reconciler/revision-source.ts";
+import { SourceError } from "../../src/source/errors.ts";
+import type { HelmRepositoryAccess } from "../../src/source/helm-repositories.ts";
+import { render } from "../../src/source/render.ts";
+import { StateStore } from "../../src/state/store.ts";
+import { useCluster } from "../support/cluster.ts";
+import { envConfig } from "../support/env.ts";
+import { makeRepo } from "../support/git-repo.ts";
+import { ensureHelm, fixtureFiles } from "../support/helm.ts";
+
+const FIXTURES = "test/fixtures/helm";
+const USER = "deployer";
+const PASSWORD = "s3cret-chart-pass";
+const helm = ensureHelm();
+
+/** A chart repository on 127.0.0.1: `/open/` for anyone, `/private/` with basic auth; requests counted. */
+class ChartRepository {
+  readonly requests: string[] = [];
+  private server: Server | undefined;
+  port = 0;
+  private readonly dir = mkdtempSync(join(tmpdir(), "syncward-chart-repo-"));
+
+  async start(): Promise<void> {
+    this.server = createServer((req, res) => {
+      this.requests.push(req.url ?? "");
+      const [, area, file] = /^\/(open|private)\/([\w.-]+)$/.exec(req.url ?? "") ?? [];
+      const auth = `Basic ${Buffer.from(`${USER}:${PASSWORD}`).toString("base64")}`;
+      if (area === "private" && req.headers.authorization !== auth) {
+        res.writeHead(401, { "WWW-Authenticate": 'Basic realm="charts"' }).end("unauthorized");
+        return;
+      }
+      try {
+        res.end(readFileSync(join(this.dir, area ?? "", file ?? "")));
+      } catch {
+        res.writeHead(404).end("not found");
+      }
+    });
+    await new Promise<void>((resolve) => this.server?.listen(0, "127.0.0.1", resolve));
+    const address = this.server.address();
+    this.port = typeof address === "object" && address ? address.port : 0;
+    for (const area of ["open", "private"]) {
+      const out = join(this.dir, area);
+      execFileSync(helm, ["package", `${FIXTURES}/cachelite`, "--destination", out], { stdio: "ignore" });
+      execFileSync(helm, ["repo", "index", out, "--url", this.url(area)], { stdio: "ignore" });
+    }
+  }
+
+  url(area: string): string {
+    return `http://127.0.0.1:${this.port}/${area}`;
+  }
+
+  count(pattern: RegExp): number {
+    return this.requests.filter((r) => pattern.test(r)).length;
+  }
+
+  stop(): Promise<void> {
+    return new Promise((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
+  }
+}
+
+const charts = new ChartRepository();
+before(() => charts.start());
+after(() => charts.stop());
+
+function chartRepo(repositoryUrl: string) {
+  const files = fixtureFiles(`${FIXTURES}/with-dependency`, "storefront");
+  files["storefront/Chart.yaml"] = (files["storefront/Chart.yaml"] ?? "").replace(
+    "repository: REPOSITORY_URL",
+    `repository: ${repositoryUrl}`,
+  );
+  return makeRepo(files);
+}
+
+function access(
+  allowed: string[],
+  credentials: HelmRepositoryAccess["credentials"] = [],
+): HelmRepositoryAccess {
+  return { allowed, credentials, cacheDir: mkdtempSync(join(tmpdir(), "syncward-helm-cache-")) };
+}
+
+const renderStorefront = (dir: string, repositories: HelmRepositoryAccess) =>
+  render(dir, "storefront", {
+    helmContext: { releaseName: "shop", namespace: "shop" },
+    repositories,
+  });
+
+const dataOf = (objects: KubeObject[], name: string) =>
+  (objects.find((o) => o.metadata.name === name) as (KubeObject & { data?: unknown }) | undefined)?.data;
+
+describe("chart dependencies from a chart repository", () => {
+  it("fetches a dependency once per (chart, version), then renders from the cache", async () => {
+    const repo = chartRepo(charts.url("open"));
+    const repositories = access([charts.url("open")]);
+    const before = charts.requests.length;
+    const first = await renderStorefront(repo.dir, repositories);
+    assert.deepEqual(dataOf(first.objects, "shop-cachelite"), { size: "128mb" });
+    assert.deepEqual(dataOf(first.objects, "shop-storefront"), { cache: "shop-cachelite" });
+    assert.equal(charts.count(/^\/open\/index\.yaml$/), 1);
+    assert.equal(charts.count(/^\/open\/cachelite-0\.2\.0\.tgz$/), 1);
+    // A template of the fetched chart is not in the repository: it points at Chart.yaml.
+    assert.equal([...first.files.values()].sort()[0], "storefront/Chart.yaml");
+
+    repo.commit({ "storefront/values.yaml": "cachelite:\n  size: 512mb\n" });
+    const second = await renderStorefront(repo.dir, repositories);
+    assert.deepEqual(dataOf(second.objects, "shop-cachelite"), { size: "512mb" });
+    assert.equal(charts.requests.length - before, 2, "the second render fetched nothing");
+    assert.equal(repo.git("status", "--porcelain"), "", "nothing was written into the repository");
+  });
+
+  it("refuses a repository the operator has not allowed, naming it, without contacting it", async () => {
+    const repo = chartRepo(charts.url("open"));
+    const before = charts.requests.length;
+    const error = await renderStorefront(repo.dir, access(["https://charts.example.com/stable"])).catch(
+      (e) => e,
+    );
+    assert.ok(error instanceof SourceError);
+    assert.equal(error.file, "storefront/Chart.yaml");
+    assert.equal(error.line, 5);
+    assert.match(
+      error.message,
+      new RegExp(`chart repository ${charts.url("open")} is not allowed .*SYNCWARD_HELM_REPOSITORIES`),
+    );
+    assert.equal(charts.requests.length, before);
+    // A prefix allows only what is below it at a path boundary.
+    const lookalike = await renderStorefront(repo.dir, access([`${charts.url("open")}x`])).catch((e) => e);
+    assert.match(String(lookalike), /is not allowed/);
+  });
+
+  it("authenticates with the operator's credentials, and never shows the password", async () => {
+    const repo = chartRepo(charts.url("private"));
+    const without = await renderStorefront(repo.dir, access([charts.url("private")])).catch((e) => e);
+    assert.ok(without instanceof SourceError);
+    assert.match(without.message, /could not be fetched: .*401/s);
+    const wrong = await renderStorefront(
+      repo.dir,
+      access(
+        [charts.url("private")],
+        [{ url: charts.url("private"), username: USER, password: "wrong-pass" }],
+      ),
+    ).catch((e) => e);
+    assert.doesNotMatch(String(wrong), /wrong-pass/);
+    const rendered = await renderStorefront(
+      repo.dir,
+      access(
+        [charts.url("private")],
+        [{ url: `http://127.0.0.1:${charts.port}`, username: USER, password: PASSWORD }],
+      ),
+    );
+    assert.deepEqual(dataOf(rendered.objects, "shop-cachelite"), { size: "128mb" });
+  });
+
+  it("deploys a chart whose dependency comes from the repository, configured by the operator's environment", async () => {
+    const cluster = useCluster();
+    const ns = await cluster.namespace("helm-repo");
+    const stateNs = await cluster.stateNamespace("helm-repo-state");
+    const repo = chartRepo(charts.url("private"));
+    const credentials = join(mkdtempSync(join(tmpdir(), "syncward-helm-creds-")), "credentials.yaml");
+    writeFileSync(
+      credentials,
+      `- url: ${charts.url("private")}\n  username: ${USER}\n  password: ${PASSWORD}\n`,
+    );
+    const saved = { ...process.env };
+    process.env.SYNCWARD_HELM_REPOSITORIES = `https://charts.example.com, ${charts.url("private")}`;
+    process.env.SYNCWARD_HELM_CREDENTIALS_FILE = credentials;
+    process.env.SYNCWARD_HELM_CACHE = mkdtempSync(join(tmpdir(), "syncward-helm-cache-"));
+    const controller = new EnvironmentController({
+      app: "charts",
+      env: envConfig(ns, { name: "shop", source: { path: "storefront" } }),
+      client: cluster.syncwardClient,
+      store: new StateStore(cluster.syncwardClient, stateNs),
+      source: new LocalGitSource(repo.dir, mkdtempSync(join(tmpdir(), "syncward-trees-"))),
+      emit: () => undefined,
+      log: pino({ level: "silent" }),
+      pollIntervalMs: 0,
+      watch: false,
+    });
+    try {
+      const outcome = await controller.sync({ trigger: "cli", actor: "alice" });
+      assert.equal(outcome.phase, "Succeeded", outcome.message);
+      const cm = (await cluster.client.get("v1", "ConfigMap", ns, "shop-cachelite")) as
+        | (KubeObject & { data?: unknown })
+        | undefined;
+      assert.deepEqual(cm?.data, { size: "128mb" });
+    } finally {
+      await controller.stop();
+      process.env = saved;
+    }
+  });
+});
+
+describe("kustomize helmCharts", () => {
+  it("renders a chart vendored under charts/ offline, with the same helm", async () => {
+    const rendered = await render(FIXTURES, "kustomize-helm", { repositories: access([]) });
+    assert.equal(rendered.renderer, "kustomize");
+    assert.deepEqual(
+      rendered.objects.map((o) => [o.kind, o.metadata.name, (o as KubeObject & { data?: unknown }).data]),
+      [["ConfigMap", "k-edge-cachelite", { size: "256mb" }]],
+    );
+  });
+
+  it("refuses a chart that is not vendored from a repository not allowed, naming it", async () => {
+    const repo = makeRepo({
+      "k/kustomization.yaml": `helmCharts:\n  - name: cachelite\n    version: 0.2.0\n    repo: ${charts.url("open")}\n`,
+    });
+    const before = charts.requests.length;
+    const error = await render(repo.dir, "k", { repositories: access([]) }).catch((e) => e);
+    assert.ok(error instanceof SourceError);
+    assert.match(
+      error.message,
+      new RegExp(
+        `k/kustomization.yaml:2: helmCharts 'cachelite': chart repository ${charts.url("open")} is not allowed`,
+      ),
+    );
+    assert.equal(charts.requests.length, before);
+  });
+});
