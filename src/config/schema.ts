@@ -404,9 +404,9 @@ const helm = strictObject({
   releaseName: z
     .string()
     .max(53, { error: "must be at most 53 characters (Helm's limit)" })
-    .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, {
+    .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/, {
       error: (i) =>
-        `${JSON.stringify(i.input)} is not a valid Helm release name: lowercase letters, digits and "-"`,
+        `${JSON.stringify(i.input)} is not a valid Helm release name: lowercase letters, digits, "-" and "."`,
     })
     .optional()
     .describe("Helm release name (default: the environment's name)."),
@@ -642,6 +642,7 @@ function describeInput(input: unknown): string {
 
 const EXPECTED: Record<string, string> = {
   object: "a mapping",
+  record: "a mapping",
   array: "a list",
   string: "a string",
   number: "a number",

@@ -124,20 +124,87 @@ describe("importArgoApplication", () => {
     assertPastes(yaml, environment);
   });
 
+  it("imports a Helm source with Argo CD's field names; the release keeps the Application's name", () => {
+    const { yaml, environment, notes } = importArgoApplication(`
+apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata: {name: shop.web}
+spec:
+  source:
+    repoURL: https://git.example.com/org/shop.git
+    path: charts/web
+    targetRevision: main
+    helm:
+      valueFiles: [values-prod.yaml, /env/prod.yaml]
+      ignoreMissingValueFiles: true
+      valuesObject: {replicaCount: 3}
+      parameters: [{name: image.tag, value: "2.1.0", forceString: true}]
+      fileParameters: [{name: config, path: files/config.json}]
+      skipCrds: true
+      passCredentials: false
+      version: v3
+      skipSchemaValidation: true
+  destination: {server: https://kubernetes.default.svc, namespace: shop}
+`);
+    assert.equal(environment.name, "shop-web");
+    assert.deepEqual(environment.source, {
+      path: "charts/web",
+      branch: "main",
+      helm: {
+        releaseName: "shop.web",
+        valueFiles: ["values-prod.yaml", "/env/prod.yaml"],
+        ignoreMissingValueFiles: true,
+        valuesObject: { replicaCount: 3 },
+        parameters: [{ name: "image.tag", value: "2.1.0", forceString: true }],
+        fileParameters: [{ name: "config", path: "files/config.json" }],
+        skipCrds: true,
+        skipTests: false,
+        passCredentials: false,
+      },
+    });
+    assert.ok(
+      notes.some((n) => n.includes("spec.source.helm.skipSchemaValidation has no syncward equivalent")),
+    );
+    assertPastes(yaml, environment);
+  });
+
+  it("imports sources of one chart path and value references to the same repository", () => {
+    const { environment } = importArgoApplication(
+      app({
+        sources: [
+          {
+            repoURL: "https://git.example.com/o/r.git",
+            targetRevision: "main",
+            path: "charts/web",
+            helm: { valueFiles: ["$vals/env/dev/values.yaml"] },
+          },
+          { repoURL: "https://git.example.com/o/r.git", targetRevision: "main", ref: "vals" },
+        ],
+        destination: { namespace: "n" },
+      }),
+    );
+    assert.deepEqual(environment.source.helm?.valueFiles, ["/env/dev/values.yaml"]);
+    assert.equal(environment.source.path, "charts/web");
+    assert.equal(
+      environment.source.helm?.releaseName,
+      undefined,
+      "the environment's name is the Application's",
+    );
+  });
+
   const refused: Array<{ name: string; text: string; problems: RegExp[] }> = [
     {
       name: "multi-source Application (multi-source.yaml)",
       text: fixture("multi-source.yaml"),
       problems: [
-        /^multi-source applications \(spec\.sources\) are not supported: .*sources\[0\]: Helm chart "prometheus"; sources\[1\]: values reference "values"/,
+        /^multi-source applications \(spec\.sources\) are not supported beyond one path and value references .*sources\[0\]: Helm chart "prometheus"; sources\[1\]: values reference "values"/,
       ],
     },
     {
       name: "Helm chart without a namespace (helm.yaml)",
       text: fixture("helm.yaml"),
       problems: [
-        /^Helm sources \(spec\.source\.helm\)/,
-        /^Helm chart sources \(spec\.source\.chart\)/,
+        /^Helm chart sources from a chart repository \(spec\.source\.chart\) are not supported: .*dependencies/,
         /^spec\.destination\.namespace is empty/,
       ],
     },
