@@ -1,7 +1,7 @@
 // Rendering a kustomization with the real kustomize (`kubectl kustomize`), after checking that everything it
 // would load is inside the repository at this revision: no remote bases, no climbing out, no symlinks out.
 
-import { mkdtemp, readdir, readFile, realpath, rm, stat, writeFile } from "node:fs/promises";
+import { cp, mkdtemp, readdir, readFile, realpath, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, relative, resolve, sep } from "node:path";
 import { type Document, isMap, isSeq, parse as parseYaml } from "yaml";
@@ -81,6 +81,7 @@ async function checkKustomizations(
   treeReal: string,
   startDir: string,
   allowedRepositories: string[] = [],
+  pulls: string[] = [],
 ): Promise<SourceProblem[]> {
   const problems: SourceProblem[] = [];
   const seenKustomizations = new Set<string>();
@@ -106,7 +107,7 @@ async function checkKustomizations(
     const first = parsed.documents[0];
     if (!first || !isPlainObject(first.value)) return;
     problems.push(
-      ...(await checkHelmCharts(treeReal, dir, file, first.doc, parsed.lineAt, allowedRepositories)),
+      ...(await checkHelmCharts(treeReal, dir, file, first.doc, parsed.lineAt, allowedRepositories, pulls)),
     );
     for (const [field, one] of [
       ["resources", "resource"],
@@ -164,6 +165,7 @@ async function checkHelmCharts(
   doc: Document.Parsed,
   lineAt: (offset: number) => number,
   allowed: string[],
+  pulls: string[],
 ): Promise<SourceProblem[]> {
   const problems: SourceProblem[] = [];
   const globals = doc.get("helmGlobals")?.valueOf() as { toJSON?: () => unknown } | undefined;
@@ -194,7 +196,8 @@ async function checkHelmCharts(
     if (local?.isDirectory()) continue;
     const repo = typeof value.repo === "string" ? value.repo : "";
     if (repo === "") continue; // kustomize names the missing chart itself
-    if (!repositoryAllowed(repo, allowed))
+    if (repositoryAllowed(repo, allowed)) pulls.push(value.name);
+    else
       problems.push({
         file,
         line,
@@ -249,14 +252,21 @@ export async function renderKustomize(
   kustomizationName: string,
   options: KustomizeOptions,
 ): Promise<{ items: RenderedItem[]; problems: SourceProblem[] }> {
-  const { treeReal, abs: dir, rel } = source;
-  const kustomizationFile = relativeToTree(treeReal, join(dir, kustomizationName));
+  const { treeReal: cachedTree, abs: cachedDir, rel } = source;
+  const kustomizationFile = relativeToTree(cachedTree, join(cachedDir, kustomizationName));
 
+  const pulls: string[] = [];
   const refused = [
-    ...(await checkKustomizations(treeReal, dir, options.repositories?.allowed)),
-    ...(await oversizedIn(treeReal, rel, options.limits)),
+    ...(await checkKustomizations(cachedTree, cachedDir, options.repositories?.allowed, pulls)),
+    ...(await oversizedIn(cachedTree, rel, options.limits)),
   ];
   if (refused.length > 0) return { items: [], problems: refused };
+  // kustomize pulls a chart that is not vendored into chartHome, inside the kustomization's folder:
+  // then it works on a copy, so the cached tree stays exactly the revision.
+  const copy = pulls.length > 0 ? await mkdtemp(join(tmpdir(), "syncward-kustomize-tree-")) : undefined;
+  if (copy) await cp(cachedTree, copy, { recursive: true, verbatimSymlinks: true });
+  const treeReal = copy ? await realpath(copy) : cachedTree;
+  const dir = copy ? join(treeReal, relative(cachedTree, cachedDir)) : cachedDir;
   const keepOrigins = await asksForOrigins(join(dir, kustomizationName));
 
   // A wrapper kustomization outside the tree asks kustomize for origin annotations (which file each object
@@ -323,6 +333,7 @@ export async function renderKustomize(
     return { items, problems };
   } finally {
     if (wrapperDir) await rm(wrapperDir, { recursive: true, force: true });
+    if (copy) await rm(copy, { recursive: true, force: true });
   }
 }
 

@@ -211,6 +211,22 @@ describe("kustomize helmCharts", () => {
     );
   });
 
+  it("pulls a chart that is not vendored from an allowed repository, leaving the repository as it was", async () => {
+    const repo = makeRepo({
+      "k/kustomization.yaml": `helmCharts:\n  - name: cachelite\n    version: 0.2.0\n    releaseName: pulled\n    repo: ${charts.url("open")}\n`,
+    });
+    const rendered = await render(repo.dir, "k", { repositories: access([charts.url("open")]) });
+    assert.deepEqual(
+      rendered.objects.map((o) => o.metadata.name),
+      ["pulled-cachelite"],
+    );
+    assert.equal(
+      repo.git("status", "--porcelain", "--ignored"),
+      "",
+      "nothing was written into the repository",
+    );
+  });
+
   it("refuses a chart that is not vendored from a repository not allowed, naming it", async () => {
     const repo = makeRepo({
       "k/kustomization.yaml": `helmCharts:\n  - name: cachelite\n    version: 0.2.0\n    repo: ${charts.url("open")}\n`,
