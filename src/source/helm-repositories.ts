@@ -7,13 +7,15 @@ import { copyFile, mkdir, mkdtemp, readdir, readFile, rename, rm, writeFile } fr
 import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parse as parseYaml } from "yaml";
-import { failureText, run, runWithInput } from "./run.ts";
+import { failureText, run } from "./run.ts";
 
 /** Comma- or space-separated URL prefixes of the chart repositories (http(s) or oci) dependencies may come from. */
 export const REPOSITORIES_VARIABLE = "SYNCWARD_HELM_REPOSITORIES";
 /** A YAML/JSON file (or, in SYNCWARD_HELM_CREDENTIALS, the text itself): [{url, username, password}]. */
 export const CREDENTIALS_FILE_VARIABLE = "SYNCWARD_HELM_CREDENTIALS_FILE";
 export const CREDENTIALS_VARIABLE = "SYNCWARD_HELM_CREDENTIALS";
+/** OCI registries (URL prefixes) spoken to over plain HTTP: a registry on loopback or a trusted network. */
+export const PLAIN_HTTP_VARIABLE = "SYNCWARD_HELM_PLAIN_HTTP_REGISTRIES";
 
 export interface RepositoryCredential {
   url: string;
@@ -27,6 +29,8 @@ export interface HelmRepositoryAccess {
   credentials: RepositoryCredential[];
   /** Where fetched charts are kept, one archive per (repository, chart, version). */
   cacheDir: string;
+  /** oci:// URL prefixes reached over plain HTTP (default none: HTTPS). */
+  plainHttp?: string[];
 }
 
 const normalize = (url: string) => url.trim().replace(/\/+$/, "");
@@ -78,7 +82,8 @@ export function parseCredentials(text: string, where: string): RepositoryCredent
 export async function repositoryAccessFromEnv(
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<HelmRepositoryAccess> {
-  const allowed = (env[REPOSITORIES_VARIABLE] ?? "").split(/[\s,]+/).filter((s) => s !== "");
+  const list = (name: string) => (env[name] ?? "").split(/[\s,]+/).filter((s) => s !== "");
+  const allowed = list(REPOSITORIES_VARIABLE);
   let credentials: RepositoryCredential[] = [];
   const file = env[CREDENTIALS_FILE_VARIABLE];
   if (file)
@@ -88,7 +93,7 @@ export async function repositoryAccessFromEnv(
   const cacheDir =
     env.SYNCWARD_HELM_CACHE ??
     join(env.XDG_CACHE_HOME ?? join(homedir(), ".cache"), "syncward", "helm-charts");
-  return { allowed, credentials, cacheDir };
+  return { allowed, credentials, cacheDir, plainHttp: list(PLAIN_HTTP_VARIABLE) };
 }
 
 /** An environment in which helm reads no user config, no plugins and no kubeconfig: all below `home`. */
@@ -158,21 +163,16 @@ async function cachedOrFetch(access: HelmRepositoryAccess, req: FetchRequest, di
     let result: Awaited<ReturnType<typeof run>>;
     if (req.repository.startsWith("oci://")) {
       if (credential) {
+        // What `helm registry login` would write, without a login round trip or the password on a command line.
         const host = new URL(req.repository.replace(/^oci:/, "https:")).host;
-        const login = await runWithInput(
-          {
-            file: req.helm,
-            args: ["registry", "login", host, "--username", credential.username, "--password-stdin"],
-            env,
-            cwd: home,
-            timeoutMs: req.timeoutMs,
-          },
-          Buffer.from(credential.password),
-        );
-        if (!login.ok) throw new Error(`logging in to ${host} failed: ${failureText(login)}`);
+        const auth = Buffer.from(`${credential.username}:${credential.password}`).toString("base64");
+        await writeFile(env.HELM_REGISTRY_CONFIG as string, JSON.stringify({ auths: { [host]: { auth } } }), {
+          mode: 0o600,
+        });
       }
       const ref = `${normalize(req.repository)}/${req.chart}`;
-      result = await helm(["pull", ref, "--version", req.version, "--destination", out]);
+      const plain = repositoryAllowed(req.repository, access.plainHttp ?? []) ? ["--plain-http"] : [];
+      result = await helm(["pull", ref, "--version", req.version, "--destination", out, ...plain]);
     } else {
       // A repositories.yaml of its own keeps the password out of helm's command line.
       const entry: Record<string, unknown> = {

@@ -4,20 +4,31 @@ import { execFileSync } from "node:child_process";
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
 
-let built: string | undefined;
+const built = new Map<string, string>();
+
+/** Builds (or finds cached) one component of tools/cluster/build.sh and returns its path. */
+function component(name: string): string {
+  let path = built.get(name);
+  if (!path) {
+    const out = execFileSync("bash", ["tools/cluster/build.sh", name], {
+      stdio: ["ignore", "pipe", "inherit"],
+    }).toString();
+    const line = out.split("\n").find((l) => l.startsWith(`${name}=`));
+    if (!line) throw new Error(`tools/cluster/build.sh printed no ${name} path`);
+    path = line.slice(name.length + 1);
+    built.set(name, path);
+  }
+  return path;
+}
 
 /** The path of the built helm (SYNCWARD_HELM when set). */
 export function ensureHelm(): string {
-  if (process.env.SYNCWARD_HELM) return process.env.SYNCWARD_HELM;
-  if (!built) {
-    const out = execFileSync("bash", ["tools/cluster/build.sh", "helm"], {
-      stdio: ["ignore", "pipe", "inherit"],
-    }).toString();
-    const line = out.split("\n").find((l) => l.startsWith("helm="));
-    if (!line) throw new Error("tools/cluster/build.sh printed no helm path");
-    built = line.slice("helm=".length);
-  }
-  return built;
+  return process.env.SYNCWARD_HELM ?? component("helm");
+}
+
+/** The OCI registry (CNCF distribution) built for the OCI dependency test. */
+export function ensureRegistry(): string {
+  return component("registry");
 }
 
 /** Every file of a fixture folder, keyed by `prefix/<path inside it>`, for makeRepo. */

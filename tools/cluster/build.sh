@@ -95,6 +95,7 @@ ldflags_for() {
       echo "-s -w$f"
       ;;
     kwok) echo "-s -w -X sigs.k8s.io/kwok/pkg/consts.Version=$version" ;;
+    registry) echo "-s -w -X github.com/distribution/distribution/v3/version.version=$version" ;;
     # As helm's own Makefile stamps it; the Kubernetes version its .Capabilities defaults to is the
     # one of the client-go it is built with (syncward passes the destination's own with --kube-version).
     helm)
@@ -146,6 +147,28 @@ write_helm_mod() {
   go mod download helm.sh/helm/v3 >/dev/null
 }
 
+# Test-only: an OCI registry (the CNCF distribution registry) for the Helm OCI dependency test, with
+# the in-memory storage driver and htpasswd auth only (the upstream main links every cloud driver).
+write_registry_mod() {
+  local version=$1
+  printf 'module syncward.local/cluster/registry\n\ngo 1.26\n\nrequire github.com/distribution/distribution/v3 %s\n' "$version" >go.mod
+  cat >main.go <<'GO'
+package main
+
+import (
+	"github.com/distribution/distribution/v3/registry"
+	_ "github.com/distribution/distribution/v3/registry/auth/htpasswd"
+	_ "github.com/distribution/distribution/v3/registry/storage/driver/inmemory"
+)
+
+func main() {
+	// nolint:errcheck
+	registry.RootCmd.Execute()
+}
+GO
+  go mod download github.com/distribution/distribution/v3 >/dev/null
+}
+
 write_kwok_mod() {
   local version=$1
   printf 'module syncward.local/cluster/kwok\n\ngo 1.26\n\nrequire sigs.k8s.io/kwok %s\n' "$version" >go.mod
@@ -188,7 +211,8 @@ for c in $components; do
     kwok) build_component kwok "$KWOK_VERSION" write_kwok_mod sigs.k8s.io/kwok/cmd/kwok:kwok
       write_kwok_stages "$KWOK_VERSION" ;;
     helm) build_component helm "$HELM_VERSION" write_helm_mod helm.sh/helm/v3/cmd/helm:helm ;;
-    *) fail "unknown component $c (expected etcd, kubernetes, kwok, helm or kubectl)" ;;
+    registry) build_component registry "$REGISTRY_VERSION" write_registry_mod .:registry ;;
+    *) fail "unknown component $c (expected etcd, kubernetes, kwok, helm, registry or kubectl)" ;;
   esac
 done
 step "all binaries ready under $cache"
@@ -198,4 +222,5 @@ for b in kube-apiserver kube-controller-manager kube-scheduler; do echo "$b=$cac
 echo "kwok=$cache/kwok-$KWOK_VERSION/bin/kwok"
 echo "kwok-stages=$cache/kwok-$KWOK_VERSION/stages.yaml"
 echo "helm=$cache/helm-$HELM_VERSION/bin/helm"
+echo "registry=$cache/registry-$REGISTRY_VERSION/bin/registry"
 echo "versions=etcd $ETCD_VERSION, kubernetes $KUBERNETES_VERSION, kwok $KWOK_VERSION, helm $HELM_VERSION"
