@@ -6,7 +6,7 @@ import { ConfigError } from "../config/load.ts";
 import { environmentDiff } from "../engine/environment-diff.ts";
 import { ValidationError } from "../engine/prepare.ts";
 import { SourceError } from "../source/errors.ts";
-import { includedDirs } from "../source/includes.ts";
+import { helmInputs, includedDirs } from "../source/includes.ts";
 import { allows, permissionOf } from "./authorize.ts";
 import { handleCommentCommands } from "./comment-commands.ts";
 import { fenced, inertText } from "./markdown.ts";
@@ -126,7 +126,10 @@ export async function onPush(
     return rt.reconciler.nudgeBranch(branch, pr ? "merge" : "push", actor);
   const dirs = new Map<string, string[]>();
   for (const env of rt.config.environments.filter((e) => e.source.branch === branch)) {
-    dirs.set(env.name, await includedDirs(previous, env.source.path));
+    dirs.set(env.name, [
+      ...(await includedDirs(previous, env.source.path)),
+      ...helmInputs(env.source.path, env.source.helm),
+    ]);
   }
   return rt.reconciler.nudgeBranch(branch, pr ? "merge" : "push", actor, {
     files,
