@@ -19,7 +19,7 @@ import {
 import { describeBytes, fileTooLarge, LIMIT_VARIABLES, type RenderLimits } from "./limits.ts";
 import { isPlainObject, parseManifests, parseYamlDocuments } from "./parse-manifests.ts";
 import type { RenderedItem } from "./rendered-item.ts";
-import { failureText, run } from "./run.ts";
+import { failureText, type RunResult, run } from "./run.ts";
 import { followSymlink, isInside, relativeToTree, type SourcePath, walkTree } from "./tree-paths.ts";
 
 export const CHART_FILE = "Chart.yaml";
@@ -147,47 +147,30 @@ async function resolveFile(
 /** Commas inside a --set value are part of the value (Argo CD escapes them the same way). */
 const escapeSet = (value: string) => value.replace(/(?<!\\),/g, "\\,");
 
-/** Renders the chart in `source.abs`; every object points at the template it came from. */
-export async function renderHelm(
-  source: SourcePath,
-  options: HelmOptions,
-): Promise<{ items: RenderedItem[]; problems: SourceProblem[]; chart?: ChartInfo }> {
-  const { treeReal, abs: chartAbs, rel } = source;
-  const chartFile = rel === "." ? CHART_FILE : `${rel}/${CHART_FILE}`;
-  const settings = options.settings;
-  const fail = (problems: SourceProblem[], chart?: ChartInfo) => ({ items: [], problems, chart });
-
-  const read = await readChart(chartAbs, chartFile);
-  if (!read.chart) return fail(read.problems);
-  const chart = read.chart;
-
-  // Everything helm may read lives below the chart; nothing may lead out of the repository, nothing too big.
-  const scan = await walkTree(treeReal, chartAbs, rel, {
+/** Everything helm may read lives below the chart: nothing may lead out of the repository, nothing too big. */
+async function chartFileProblems(source: SourcePath, limits: RenderLimits): Promise<SourceProblem[]> {
+  const scan = await walkTree(source.treeReal, source.abs, source.rel, {
     skipDotDirectories: false,
     wants: (name) => /\.(ya?ml|json|tpl|txt)$/i.test(name),
     reportBroken: false,
   });
-  const refused = [...scan.problems];
+  const problems = [...scan.problems];
   for (const file of scan.files) {
     const size = (await stat(file.abs).catch(() => undefined))?.size ?? 0;
-    if (size > options.limits.maxFileBytes)
-      refused.push({ file: file.rel, message: fileTooLarge(size, options.limits) });
+    if (size > limits.maxFileBytes) problems.push({ file: file.rel, message: fileTooLarge(size, limits) });
   }
+  return problems;
+}
 
-  const args = [
-    "template",
-    settings?.releaseName ?? options.releaseName,
-    ".",
-    "--namespace",
-    settings?.namespace ?? options.namespace,
-    settings?.skipCrds ? "--skip-crds" : "--include-crds",
-  ];
-  if (settings?.skipTests) args.push("--skip-tests");
-  const kubeVersion = settings?.kubeVersion ?? options.capabilities?.kubeVersion;
-  if (kubeVersion) args.push("--kube-version", kubeVersion);
-  for (const api of settings?.apiVersions ?? options.capabilities?.apiVersions ?? [])
-    args.push("--api-versions", api);
-
+/** Adds `--values` and `--set-file` for the configured files to `args`; returns why any is refused. */
+async function valueArgs(
+  source: SourcePath,
+  settings: HelmSource | undefined,
+  limits: RenderLimits,
+  args: string[],
+): Promise<SourceProblem[]> {
+  const { treeReal, abs: chartAbs } = source;
+  const refused: SourceProblem[] = [];
   for (const [i, path] of (settings?.valueFiles ?? []).entries()) {
     const found = await resolveFile(treeReal, chartAbs, path);
     if (found.problem)
@@ -200,8 +183,8 @@ export async function renderHelm(
         });
     } else if (found.abs) {
       const size = (await stat(found.abs)).size;
-      if (size > options.limits.maxFileBytes) {
-        refused.push({ file: found.rel, message: fileTooLarge(size, options.limits) });
+      if (size > limits.maxFileBytes) {
+        refused.push({ file: found.rel, message: fileTooLarge(size, limits) });
         continue;
       }
       // helm counts lines of a values file as we do, but names it by the path it was given: check it here.
@@ -219,8 +202,19 @@ export async function renderHelm(
     else args.push("--set-file", `${p.name}=${found.abs}`);
   }
 
+  return refused;
+}
+
+/** The dependencies to fetch (not vendored, from an allowed repository), and why any cannot be had. */
+async function dependencyPlan(
+  chartAbs: string,
+  chartFile: string,
+  dependencies: Dependency[],
+  allowed: string[],
+): Promise<{ missing: Dependency[]; problems: SourceProblem[] }> {
+  const refused: SourceProblem[] = [];
   const missing: Dependency[] = [];
-  for (const dep of read.dependencies) {
+  for (const dep of dependencies) {
     if (await vendored(chartAbs, dep)) continue;
     if (dep.repository === "" || dep.repository.startsWith("file://") || dep.repository.startsWith("@")) {
       refused.push({
@@ -234,7 +228,7 @@ export async function renderHelm(
         line: dep.line,
         message: `dependency '${dep.name}': repository '${dep.repository}' is not an http(s) or oci URL`,
       });
-    } else if (!repositoryAllowed(dep.repository, options.repositories.allowed)) {
+    } else if (!repositoryAllowed(dep.repository, allowed)) {
       refused.push({
         file: chartFile,
         line: dep.line,
@@ -242,6 +236,48 @@ export async function renderHelm(
       });
     } else missing.push(dep);
   }
+  return { missing, problems: refused };
+}
+
+/** Renders the chart in `source.abs`; every object points at the template it came from. */
+export async function renderHelm(
+  source: SourcePath,
+  options: HelmOptions,
+): Promise<{ items: RenderedItem[]; problems: SourceProblem[]; chart?: ChartInfo }> {
+  const { treeReal, abs: chartAbs, rel } = source;
+  const chartFile = rel === "." ? CHART_FILE : `${rel}/${CHART_FILE}`;
+  const settings = options.settings;
+  const fail = (problems: SourceProblem[], chart?: ChartInfo) => ({ items: [], problems, chart });
+
+  const read = await readChart(chartAbs, chartFile);
+  if (!read.chart) return fail(read.problems);
+  const chart = read.chart;
+
+  const args = [
+    "template",
+    settings?.releaseName ?? options.releaseName,
+    ".",
+    "--namespace",
+    settings?.namespace ?? options.namespace,
+    settings?.skipCrds ? "--skip-crds" : "--include-crds",
+  ];
+  if (settings?.skipTests) args.push("--skip-tests");
+  const kubeVersion = settings?.kubeVersion ?? options.capabilities?.kubeVersion;
+  if (kubeVersion) args.push("--kube-version", kubeVersion);
+  for (const api of settings?.apiVersions ?? options.capabilities?.apiVersions ?? [])
+    args.push("--api-versions", api);
+
+  const refused = [
+    ...(await chartFileProblems(source, options.limits)),
+    ...(await valueArgs(source, settings, options.limits, args)),
+  ];
+  const { missing, problems: dependencyProblems } = await dependencyPlan(
+    chartAbs,
+    chartFile,
+    read.dependencies,
+    options.repositories.allowed,
+  );
+  refused.push(...dependencyProblems);
   if (refused.length > 0) return fail(refused, chart);
 
   const home = await mkdtemp(join(tmpdir(), "syncward-helm-"));
@@ -359,15 +395,8 @@ interface FailureContext {
 }
 
 /** helm's error as problems naming the chart file and line where helm gives them. */
-export function helmProblems(
-  result: {
-    stderr: string;
-    timedOut: boolean;
-    spawnError?: NodeJS.ErrnoException;
-    code: number | null;
-    stdout: string;
-    ok: boolean;
-  },
+function helmProblems(
+  result: RunResult,
   options: Pick<HelmOptions, "helm" | "timeoutMs">,
   ctx: FailureContext,
 ): SourceProblem[] {
@@ -381,7 +410,7 @@ export function helmProblems(
   }
   if (result.timedOut)
     return [{ file: ctx.chartFile, message: `helm template timed out after ${options.timeoutMs} ms` }];
-  if (result.spawnError) return [{ file: ctx.chartFile, message: failureText(result as never) }];
+  if (result.spawnError) return [{ file: ctx.chartFile, message: failureText(result) }];
   let text = result.stderr
     .split("\n")
     .filter((l) => l.trim() !== "" && !/^Use --debug flag/.test(l))
