@@ -17,6 +17,15 @@ export const CREDENTIALS_VARIABLE = "SYNCWARD_HELM_CREDENTIALS";
 /** OCI registries (URL prefixes) spoken to over plain HTTP: a registry on loopback or a trusted network. */
 export const PLAIN_HTTP_VARIABLE = "SYNCWARD_HELM_PLAIN_HTTP_REGISTRIES";
 
+/**
+ * An allowed chart repository did not serve a dependency (down, refusing the credentials, no such
+ * version). Not a SourceError: the revision may be fine and the next attempt may succeed, so the
+ * reconciler retries it instead of holding the revision as stuck.
+ */
+export class ChartFetchError extends Error {
+  override readonly name = "ChartFetchError";
+}
+
 export interface RepositoryCredential {
   url: string;
   username: string;

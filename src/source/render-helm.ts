@@ -10,6 +10,7 @@ import { stringify } from "yaml";
 import type { HelmSource } from "../config/types.ts";
 import type { SourceProblem } from "./errors.ts";
 import {
+  ChartFetchError,
   fetchChart,
   type HelmRepositoryAccess,
   REPOSITORIES_VARIABLE,
@@ -300,14 +301,11 @@ export async function renderHelm(
           });
           await cp(archive, join(workDir, "charts", basename(archive)));
         } catch (err) {
-          refused.push({
-            file: chartFile,
-            line: dep.line,
-            message: `dependency '${dep.name}' ${dep.version} from ${dep.repository} could not be fetched: ${(err as Error).message}`,
-          });
+          throw new ChartFetchError(
+            `${chartFile}:${dep.line}: dependency '${dep.name}' ${dep.version} from ${dep.repository} could not be fetched: ${(err as Error).message}`,
+          );
         }
       }
-      if (refused.length > 0) return fail(refused, chart);
     }
     if (settings?.valuesObject !== undefined || settings?.values !== undefined) {
       // Argo CD: inline values come after the value files; valuesObject wins over values.

@@ -11,8 +11,7 @@ import { join, resolve } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { KubeObject } from "../../src/kube/object.ts";
-import { SourceError } from "../../src/source/errors.ts";
-import type { HelmRepositoryAccess } from "../../src/source/helm-repositories.ts";
+import { ChartFetchError, type HelmRepositoryAccess } from "../../src/source/helm-repositories.ts";
 import { render } from "../../src/source/render.ts";
 import { makeRepo } from "../support/git-repo.ts";
 import { ensureHelm, ensureRegistry, fixtureFiles } from "../support/helm.ts";
@@ -104,7 +103,7 @@ describe("chart dependencies from an OCI registry", () => {
     });
 
     const anonymous = await renderWith(repo.dir, access([])).catch((e) => e);
-    assert.ok(anonymous instanceof SourceError);
+    assert.ok(anonymous instanceof ChartFetchError, String(anonymous));
     assert.match(
       anonymous.message,
       /dependency 'cachelite' 0\.2\.0 from oci:\/\/127\.0\.0\.1:\d+\/charts could not be fetched: .*(401|unauthorized|credential)/is,

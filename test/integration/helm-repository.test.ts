@@ -13,7 +13,7 @@ import type { KubeObject } from "../../src/kube/object.ts";
 import { EnvironmentController } from "../../src/reconciler/environment-controller.ts";
 import { LocalGitSource } from "../../src/reconciler/revision-source.ts";
 import { SourceError } from "../../src/source/errors.ts";
-import type { HelmRepositoryAccess } from "../../src/source/helm-repositories.ts";
+import { ChartFetchError, type HelmRepositoryAccess } from "../../src/source/helm-repositories.ts";
 import { render } from "../../src/source/render.ts";
 import { StateStore } from "../../src/state/store.ts";
 import { useCluster } from "../support/cluster.ts";
@@ -142,8 +142,12 @@ describe("chart dependencies from a chart repository", () => {
   it("authenticates with the operator's credentials, and never shows the password", async () => {
     const repo = chartRepo(charts.url("private"));
     const without = await renderStorefront(repo.dir, access([charts.url("private")])).catch((e) => e);
-    assert.ok(without instanceof SourceError);
-    assert.match(without.message, /could not be fetched: .*401/s);
+    // Not the revision's fault (the repository may let us in later): retried, not held as stuck.
+    assert.ok(without instanceof ChartFetchError, String(without));
+    assert.match(
+      without.message,
+      /^storefront\/Chart\.yaml:5: dependency 'cachelite' 0\.2\.0 from .* could not be fetched: .*401/s,
+    );
     const wrong = await renderStorefront(
       repo.dir,
       access(
@@ -160,6 +164,44 @@ describe("chart dependencies from a chart repository", () => {
       ),
     );
     assert.deepEqual(dataOf(rendered.objects, "shop-cachelite"), { size: "128mb" });
+  });
+
+  it("a repository that is down fails the sync as retryable and leaves the revision not stuck", async () => {
+    const cluster = useCluster();
+    const ns = await cluster.namespace("helm-down");
+    const stateNs = await cluster.stateNamespace("helm-down-state");
+    const repo = chartRepo("http://127.0.0.1:9/down");
+    const saved = { ...process.env };
+    process.env.SYNCWARD_HELM_REPOSITORIES = "http://127.0.0.1:9/down";
+    process.env.SYNCWARD_HELM_CACHE = mkdtempSync(join(tmpdir(), "syncward-helm-cache-"));
+    const store = new StateStore(cluster.syncwardClient, stateNs);
+    const controller = new EnvironmentController({
+      app: "charts",
+      env: envConfig(ns, {
+        name: "down",
+        source: { path: "storefront" },
+        syncPolicy: { retry: { limit: 0 } },
+      }),
+      client: cluster.syncwardClient,
+      store,
+      source: new LocalGitSource(repo.dir, mkdtempSync(join(tmpdir(), "syncward-trees-"))),
+      emit: () => undefined,
+      log: pino({ level: "silent" }),
+      pollIntervalMs: 0,
+      watch: false,
+    });
+    try {
+      const outcome = await controller.sync({ trigger: "cli", actor: "alice" });
+      assert.notEqual(outcome.phase, "Succeeded");
+      assert.match(
+        outcome.message,
+        /dependency 'cachelite' 0\.2\.0 from http:\/\/127\.0\.0\.1:9\/down could not be fetched/,
+      );
+      assert.equal((await store.load(controller.instance)).stuck, undefined);
+    } finally {
+      await controller.stop();
+      process.env = saved;
+    }
   });
 
   it("deploys a chart whose dependency comes from the repository, configured by the operator's environment", async () => {
