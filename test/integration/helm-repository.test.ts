@@ -18,7 +18,7 @@ import { render } from "../../src/source/render.ts";
 import { StateStore } from "../../src/state/store.ts";
 import { useCluster } from "../support/cluster.ts";
 import { envConfig } from "../support/env.ts";
-import { makeRepo } from "../support/git-repo.ts";
+import { makeRepo, type TestRepo } from "../support/git-repo.ts";
 import { ensureHelm, fixtureFiles } from "../support/helm.ts";
 
 const FIXTURES = "test/fixtures/helm";
@@ -69,6 +69,26 @@ class ChartRepository {
   stop(): Promise<void> {
     return new Promise((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
   }
+}
+
+const cluster = useCluster();
+
+/** A controller of the storefront chart in `repo`, in a namespace of its own. */
+async function chartController(name: string, repo: TestRepo, fields: Record<string, unknown> = {}) {
+  const ns = await cluster.namespace(`helm-${name}`);
+  const store = new StateStore(cluster.syncwardClient, await cluster.stateNamespace(`helm-${name}-state`));
+  const controller = new EnvironmentController({
+    app: "charts",
+    env: envConfig(ns, { name, source: { path: "storefront" }, ...fields }),
+    client: cluster.syncwardClient,
+    store,
+    source: new LocalGitSource(repo.dir, mkdtempSync(join(tmpdir(), "syncward-trees-"))),
+    emit: () => undefined,
+    log: pino({ level: "silent" }),
+    pollIntervalMs: 0,
+    watch: false,
+  });
+  return { ns, store, controller };
 }
 
 const charts = new ChartRepository();
@@ -167,28 +187,12 @@ describe("chart dependencies from a chart repository", () => {
   });
 
   it("a repository that is down fails the sync as retryable and leaves the revision not stuck", async () => {
-    const cluster = useCluster();
-    const ns = await cluster.namespace("helm-down");
-    const stateNs = await cluster.stateNamespace("helm-down-state");
     const repo = chartRepo("http://127.0.0.1:9/down");
     const saved = { ...process.env };
     process.env.SYNCWARD_HELM_REPOSITORIES = "http://127.0.0.1:9/down";
     process.env.SYNCWARD_HELM_CACHE = mkdtempSync(join(tmpdir(), "syncward-helm-cache-"));
-    const store = new StateStore(cluster.syncwardClient, stateNs);
-    const controller = new EnvironmentController({
-      app: "charts",
-      env: envConfig(ns, {
-        name: "down",
-        source: { path: "storefront" },
-        syncPolicy: { retry: { limit: 0 } },
-      }),
-      client: cluster.syncwardClient,
-      store,
-      source: new LocalGitSource(repo.dir, mkdtempSync(join(tmpdir(), "syncward-trees-"))),
-      emit: () => undefined,
-      log: pino({ level: "silent" }),
-      pollIntervalMs: 0,
-      watch: false,
+    const { store, controller } = await chartController("down", repo, {
+      syncPolicy: { retry: { limit: 0 } },
     });
     try {
       const outcome = await controller.sync({ trigger: "cli", actor: "alice" });
@@ -205,9 +209,6 @@ describe("chart dependencies from a chart repository", () => {
   });
 
   it("deploys a chart whose dependency comes from the repository, configured by the operator's environment", async () => {
-    const cluster = useCluster();
-    const ns = await cluster.namespace("helm-repo");
-    const stateNs = await cluster.stateNamespace("helm-repo-state");
     const repo = chartRepo(charts.url("private"));
     const credentials = join(mkdtempSync(join(tmpdir(), "syncward-helm-creds-")), "credentials.yaml");
     writeFileSync(
@@ -218,17 +219,7 @@ describe("chart dependencies from a chart repository", () => {
     process.env.SYNCWARD_HELM_REPOSITORIES = `https://charts.example.com, ${charts.url("private")}`;
     process.env.SYNCWARD_HELM_CREDENTIALS_FILE = credentials;
     process.env.SYNCWARD_HELM_CACHE = mkdtempSync(join(tmpdir(), "syncward-helm-cache-"));
-    const controller = new EnvironmentController({
-      app: "charts",
-      env: envConfig(ns, { name: "shop", source: { path: "storefront" } }),
-      client: cluster.syncwardClient,
-      store: new StateStore(cluster.syncwardClient, stateNs),
-      source: new LocalGitSource(repo.dir, mkdtempSync(join(tmpdir(), "syncward-trees-"))),
-      emit: () => undefined,
-      log: pino({ level: "silent" }),
-      pollIntervalMs: 0,
-      watch: false,
-    });
+    const { ns, controller } = await chartController("shop", repo);
     try {
       const outcome = await controller.sync({ trigger: "cli", actor: "alice" });
       assert.equal(outcome.phase, "Succeeded", outcome.message);
