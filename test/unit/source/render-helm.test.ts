@@ -141,6 +141,22 @@ describe("Helm rendering", () => {
     assert.match(String(err), /plain: source\.helm is set, but the path holds no Chart\.yaml/);
   });
 
+  it("refuses a render or a chart file over the size limits", async () => {
+    const big = await render(tree({}), "app", {
+      helmContext: { releaseName: "r", namespace: "n" },
+      limits: { maxRenderBytes: 64 },
+    }).catch((e) => e);
+    assert.match(
+      String(big),
+      /app\/Chart\.yaml: helm template of 'app' produced more than 64 bytes \(SYNCWARD_MAX_RENDER_BYTES\); refused/,
+    );
+    const file = await render(tree({ "app/values-big.yaml": `a: "${"x".repeat(200)}"\n` }), "app", {
+      helmContext: { releaseName: "r", namespace: "n" },
+      limits: { maxFileBytes: 150 },
+    }).catch((e) => e);
+    assert.match(String(file), /app\/values-big\.yaml: manifest file is 206 bytes; the limit is 150 bytes/);
+  });
+
   it("counts the chart's objects against the object limit", async () => {
     const err = await render(tree({}), "app", {
       helmContext: { releaseName: "r", namespace: "n" },
