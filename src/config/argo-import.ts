@@ -1,7 +1,7 @@
 // Converts an Argo CD Application (argoproj.io/v1alpha1) into a syncward environment: the YAML to
 // paste under `environments:` in .github/syncward.yml, and the environment it parses to. What has
-// no syncward equivalent either fails the import with a clear reason (charts from a chart repository,
-// multi-source beyond one path and its value references, plugins, Kustomize overrides, jsonnet) or is
+// no syncward equivalent either fails the import with a clear reason (multi-source beyond one path or
+// chart and its value references, plugins, Kustomize overrides, jsonnet) or is
 // dropped with a note (project, repoURL, unknown options). Helm sources keep Argo CD's field names.
 import { stringify } from "yaml";
 import { formatPath } from "./config-error.ts";
@@ -31,8 +31,6 @@ export class ArgoImportError extends Error {
 
 const IN_CLUSTER_SERVER = /^https:\/\/kubernetes\.default\.svc(?:\.cluster\.local)?(?::443)?\/?$/;
 const SOURCE_TYPES_REFUSED: Record<string, string> = {
-  chart:
-    "Helm chart sources from a chart repository (spec.source.chart) are not supported: syncward deploys what this repository holds; commit a chart that lists this one under dependencies (fetched from repositories the operator allows) or vendor it, and point source.path at it",
   plugin: "config management plugins (spec.source.plugin) are not supported",
 };
 const KNOWN_SPEC_FIELDS = new Set([
@@ -143,7 +141,9 @@ function environmentName(name: unknown, problems: string[], notes: string[]): st
  * `sources` that amount to one source: a single entry, or one path (a chart) beside `ref` entries of the
  * same repository whose `$ref/...` value files become repository-root paths.
  */
-function singleSource(sources: unknown[]): { source: Json; refs: Map<string, string> } | undefined {
+function singleSource(
+  sources: unknown[],
+): { source: Json; refs: Map<string, string>; refRevision?: unknown } | undefined {
   const withPath = sources.filter(
     (s): s is Json => isObject(s) && (s.path !== undefined || s.chart !== undefined),
   );
@@ -152,27 +152,35 @@ function singleSource(sources: unknown[]): { source: Json; refs: Map<string, str
   );
   const only = withPath[0];
   if (withPath.length !== 1 || !only || withPath.length + refs.length !== sources.length) return undefined;
-  if (
-    refs.some((r) => r.repoURL !== only.repoURL || (r.targetRevision ?? "") !== (only.targetRevision ?? ""))
-  )
-    return undefined;
-  return { source: only, refs: new Map(refs.map((r) => [String(r.ref), String(r.repoURL)])) };
+  // A path's value references must be its own repository at its revision; a chart from a chart
+  // repository takes its value files from one repository (this one) at one revision (its branch).
+  const [first] = refs;
+  const same = (r: Json, to: Json) =>
+    r.repoURL === to.repoURL && (r.targetRevision ?? "") === (to.targetRevision ?? "");
+  if (refs.some((r) => !same(r, typeof only.chart === "string" && first ? first : only))) return undefined;
+  return {
+    source: only,
+    refs: new Map(refs.map((r) => [String(r.ref), String(r.repoURL)])),
+    refRevision: first?.targetRevision,
+  };
 }
 
 function importSource(spec: Json, problems: string[], notes: string[]): Json {
   let source = spec.source;
   let refs = new Map<string, string>();
+  let refRevision: unknown;
   if (Array.isArray(spec.sources) && spec.sources.length > 0) {
     const single = singleSource(spec.sources);
     if (!single) {
       const kinds = spec.sources.map((s: unknown, i) => `sources[${i}]: ${describeSource(s)}`);
       problems.push(
-        `multi-source applications (spec.sources) are not supported beyond one path and value references to the same repository and revision: syncward deploys one path of this repository per environment (${kinds.join("; ")})`,
+        `multi-source applications (spec.sources) are not supported beyond one path or chart and value references from one repository and revision: syncward deploys one source per environment (${kinds.join("; ")})`,
       );
       return { path: "." };
     }
     source = single.source;
     refs = single.refs;
+    refRevision = single.refRevision;
   }
   if (!isObject(source)) {
     problems.push("spec.source is required");
@@ -199,7 +207,16 @@ function importSource(spec: Json, problems: string[], notes: string[]): Json {
         "spec.source.directory.recurse: check that the manifests of subdirectories are still included",
       );
   }
-  if (typeof source.repoURL === "string") {
+  const remote = typeof source.chart === "string" && source.chart !== "";
+  if (remote) {
+    notes.push(
+      `chart ${source.chart} comes from ${String(source.repoURL)}: the operator must allow that chart repository (SYNCWARD_HELM_REPOSITORIES)`,
+    );
+    if (refs.size > 0)
+      notes.push(
+        `value files come from ${[...new Set(refs.values())].join(", ")}: keep this file in that repository`,
+      );
+  } else if (typeof source.repoURL === "string") {
     notes.push(
       `repoURL ${source.repoURL}: syncward deploys from the repository it reads this file from; keep this file in that repository`,
     );
@@ -208,7 +225,15 @@ function importSource(spec: Json, problems: string[], notes: string[]): Json {
   let path = typeof source.path === "string" ? source.path.trim() : "";
   path = path.replace(/^(?:\.\/)+/, "").replace(/\/+$/, "");
   if (path === "") path = ".";
-  const out: Json = { path, branch: branchOf(source.targetRevision, notes) };
+  const out: Json = remote
+    ? {
+        path,
+        branch: branchOf(refRevision, notes),
+        chart: source.chart,
+        repoURL: source.repoURL,
+        targetRevision: source.targetRevision,
+      }
+    : { path, branch: branchOf(source.targetRevision, notes) };
   if (source.helm !== undefined) {
     const helm = importHelm(source.helm, refs, problems, notes);
     if (helm) out.helm = helm;

@@ -463,7 +463,33 @@ const source = strictObject({
     .default("main")
     .describe('Branch whose head is deployed (default "main").'),
   helm: helm.optional(),
-}).describe("Where in the repository the manifests of this environment live.");
+  chart: nonEmpty()
+    .optional()
+    .describe(
+      "A chart from a chart repository (with repoURL and targetRevision), rendered with this repository's value files.",
+    ),
+  repoURL: z
+    .string()
+    .regex(/^(https?|oci):\/\/\S+$/, { error: "must be an http(s):// or oci:// chart repository URL" })
+    .optional()
+    .describe("The chart repository of chart (allowed by the operator)."),
+  targetRevision: nonEmpty().optional().describe("The version of chart."),
+})
+  .check(
+    z.superRefine((s, ctx) => {
+      const given = (["chart", "repoURL", "targetRevision"] as const).filter((k) => s[k] !== undefined);
+      if (given.length === 0 || given.length === 3) return;
+      for (const key of ["chart", "repoURL", "targetRevision"] as const)
+        if (s[key] === undefined)
+          ctx.addIssue({
+            code: "custom",
+            path: [key],
+            input: undefined,
+            message: `required with ${given.join(" and ")} (a chart from a chart repository needs chart, repoURL and targetRevision)`,
+          });
+    }),
+  )
+  .describe("Where in the repository the manifests of this environment live.");
 
 const destination = strictObject({
   namespace: dnsLabel("namespace").describe("Namespace of namespaced objects that do not name one."),

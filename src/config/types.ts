@@ -9,7 +9,15 @@ export interface SyncwardConfig {
 
 export interface EnvironmentConfig {
   name: string;
-  source: { path: string; branch: string; helm?: HelmSource };
+  source: {
+    path: string;
+    branch: string;
+    helm?: HelmSource;
+    /** A chart from a chart repository (all three together), instead of the one at `path`. */
+    chart?: string;
+    repoURL?: string;
+    targetRevision?: string;
+  };
   destination: {
     /** kubeconfig context; absent = current context (or in-cluster when `inCluster`). */
     context?: string;

@@ -20,6 +20,7 @@ import { isTransient, KubeApiError } from "../kube/errors.ts";
 import { type KubeObject, keyOf, keyString } from "../kube/object.ts";
 import { SourceError } from "../source/errors.ts";
 import { type RenderedSource, type RenderOptions, render } from "../source/render.ts";
+import type { RemoteChart } from "../source/render-helm.ts";
 import { appendHistory } from "../state/history.ts";
 import { addRetried, type RetriedAttempts } from "../state/retried.ts";
 import type { StateStore } from "../state/store.ts";
@@ -223,6 +224,7 @@ export class EnvironmentController {
         releaseName: this.o.env.name,
         namespace: this.o.env.destination.namespace,
         capabilities: () => this.capabilities.get(),
+        ...remoteChart(this.o.env.source),
       },
     };
   }
@@ -925,6 +927,12 @@ export class EnvironmentController {
     );
     return { revision: sha, assessment, rendered, state };
   }
+}
+
+/** source.chart, repoURL and targetRevision, when the chart comes from a chart repository. */
+function remoteChart(source: EnvironmentConfig["source"]): { remote?: RemoteChart } {
+  const { chart, repoURL, targetRevision } = source;
+  return chart && repoURL && targetRevision ? { remote: { chart, repoURL, version: targetRevision } } : {};
 }
 
 function historyEntryOf(

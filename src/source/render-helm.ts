@@ -3,12 +3,12 @@
 // nothing), with the repository's files only, and dependencies from the operator's allowed repositories.
 
 import { existsSync } from "node:fs";
-import { cp, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { cp, mkdir, mkdtemp, readdir, readFile, realpath, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { basename, join, posix, resolve } from "node:path";
 import { stringify } from "yaml";
 import type { HelmSource } from "../config/types.ts";
-import type { SourceProblem } from "./errors.ts";
+import { formatProblem, type SourceProblem } from "./errors.ts";
 import {
   ChartFetchError,
   fetchChart,
@@ -42,6 +42,8 @@ export interface HelmOptions {
   namespace: string;
   capabilities?: HelmCapabilities;
   repositories: HelmRepositoryAccess;
+  /** The repository, when the chart is not in it (a chart from a chart repository): "/" paths are its. */
+  repoRoot?: string;
 }
 
 /** The chart's name and version, for `app get`. */
@@ -169,11 +171,14 @@ async function valueArgs(
   settings: HelmSource | undefined,
   limits: RenderLimits,
   args: string[],
+  repoRoot = source.treeReal,
 ): Promise<SourceProblem[]> {
-  const { treeReal, abs: chartAbs } = source;
+  const { abs: chartAbs } = source;
+  // "/" is the repository's root; other paths are the chart's, wherever the chart is.
+  const rootOf = (path: string) => (path.startsWith("/") ? repoRoot : source.treeReal);
   const refused: SourceProblem[] = [];
   for (const [i, path] of (settings?.valueFiles ?? []).entries()) {
-    const found = await resolveFile(treeReal, chartAbs, path);
+    const found = await resolveFile(rootOf(path), chartAbs, path);
     if (found.problem)
       refused.push({ file: found.rel, message: `source.helm.valueFiles[${i}] '${path}' ${found.problem}` });
     else if (found.missing) {
@@ -194,7 +199,7 @@ async function valueArgs(
     }
   }
   for (const [i, p] of (settings?.fileParameters ?? []).entries()) {
-    const found = await resolveFile(treeReal, chartAbs, p.path);
+    const found = await resolveFile(rootOf(p.path), chartAbs, p.path);
     if (found.problem || found.missing || !found.abs)
       refused.push({
         file: found.rel,
@@ -270,7 +275,7 @@ export async function renderHelm(
 
   const refused = [
     ...(await chartFileProblems(source, options.limits)),
-    ...(await valueArgs(source, settings, options.limits, args)),
+    ...(await valueArgs(source, settings, options.limits, args, options.repoRoot)),
   ];
   const { missing, problems: dependencyProblems } = await dependencyPlan(
     chartAbs,
@@ -441,3 +446,73 @@ function helmProblems(
 }
 
 const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+
+/** A chart from a chart repository: source.chart, source.repoURL, source.targetRevision. */
+export interface RemoteChart {
+  chart: string;
+  repoURL: string;
+  version: string;
+}
+
+/**
+ * Renders a chart fetched from an allowed chart repository (once per version, cached) with the value
+ * files of the repository at this revision. Its objects point at the environment's path; problems in
+ * the chart's own files name the chart and version, since they are not the repository's.
+ */
+export async function renderRemoteChart(
+  repo: SourcePath,
+  remote: RemoteChart,
+  options: HelmOptions,
+): Promise<{ items: RenderedItem[]; problems: SourceProblem[]; chart?: ChartInfo }> {
+  const label = `chart '${remote.chart}' ${remote.version} from ${remote.repoURL}`;
+  if (!repositoryAllowed(remote.repoURL, options.repositories.allowed)) {
+    return {
+      items: [],
+      problems: [
+        {
+          message: `source.repoURL: chart repository ${remote.repoURL} is not allowed (the operator allows chart repositories with ${REPOSITORIES_VARIABLE}); refused`,
+        },
+      ],
+    };
+  }
+  let archive: string;
+  try {
+    archive = await fetchChart(options.repositories, {
+      helm: options.helm,
+      repository: remote.repoURL,
+      chart: remote.chart,
+      version: remote.version,
+      passCredentials: options.settings?.passCredentials ?? false,
+      timeoutMs: options.timeoutMs,
+    });
+  } catch (err) {
+    throw new ChartFetchError(`${label} could not be fetched: ${(err as Error).message}`);
+  }
+  const home = await mkdtemp(join(tmpdir(), "syncward-helm-chart-"));
+  try {
+    const untar = await run({
+      file: "tar",
+      args: ["-xzf", archive, "-C", home],
+      timeoutMs: options.timeoutMs,
+    });
+    const top = (await readdir(home))[0];
+    if (!untar.ok || top === undefined)
+      return {
+        items: [],
+        problems: [{ message: `${label}: the archive cannot be unpacked: ${failureText(untar)}` }],
+      };
+    const treeReal = await realpath(home);
+    const chartSource: SourcePath = { treeReal, abs: join(treeReal, top), rel: top, isDirectory: true };
+    const out = await renderHelm(chartSource, { ...options, repoRoot: repo.treeReal });
+    const inRepo = (file: string | undefined) => file !== undefined && existsSync(join(repo.treeReal, file));
+    return {
+      items: out.items.map((item) => ({ ...item, file: repo.rel, line: 1 })),
+      problems: out.problems.map((p) =>
+        inRepo(p.file) && !p.file?.startsWith(`${top}/`) ? p : { message: `${label}: ${formatProblem(p)}` },
+      ),
+      chart: out.chart,
+    };
+  } finally {
+    await rm(home, { recursive: true, force: true });
+  }
+}

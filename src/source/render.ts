@@ -9,7 +9,14 @@ import { helmBinary } from "./helm-binary.ts";
 import { type HelmRepositoryAccess, repositoryAccessFromEnv } from "./helm-repositories.ts";
 import { LIMIT_VARIABLES, limitsFromEnv, type RenderLimits } from "./limits.ts";
 import { renderDirectory } from "./render-directory.ts";
-import { type ChartInfo, type HelmCapabilities, isChart, renderHelm } from "./render-helm.ts";
+import {
+  type ChartInfo,
+  type HelmCapabilities,
+  isChart,
+  type RemoteChart,
+  renderHelm,
+  renderRemoteChart,
+} from "./render-helm.ts";
 import { DEFAULT_KUSTOMIZE_TIMEOUT_MS, kustomizationIn, renderKustomize } from "./render-kustomize.ts";
 import type { RenderedItem } from "./rendered-item.ts";
 import { resolveSourcePath } from "./tree-paths.ts";
@@ -34,6 +41,8 @@ export interface HelmRenderContext {
   namespace: string;
   /** What the destination serves; only read when the source is a chart. */
   capabilities?: () => Promise<HelmCapabilities | undefined>;
+  /** A chart from a chart repository instead of one at the path (the path holds its value files). */
+  remote?: RemoteChart;
 }
 
 export interface RenderOptions {
@@ -64,7 +73,8 @@ export async function render(
 ): Promise<RenderedSource> {
   const limits = { ...limitsFromEnv(), ...options.limits };
   const source = await resolveSourcePath(treeDir, path);
-  const chart = source.isDirectory && (await isChart(source.abs));
+  const remote = options.helmContext?.remote;
+  const chart = Boolean(remote) || (source.isDirectory && (await isChart(source.abs)));
   if (!chart && options.helmContext?.settings) {
     throw new SourceError([
       { file: source.rel, message: "source.helm is set, but the path holds no Chart.yaml at this revision" },
@@ -78,7 +88,7 @@ export async function render(
   let rendered: { items: RenderedItem[]; problems: SourceProblem[] };
   if (chart) {
     const context = options.helmContext;
-    const out = await renderHelm(source, {
+    const helmOptions = {
       helm,
       timeoutMs,
       limits,
@@ -87,7 +97,10 @@ export async function render(
       namespace: context?.namespace ?? "default",
       capabilities: await context?.capabilities?.(),
       repositories: options.repositories ?? (await repositoryAccessFromEnv()),
-    });
+    };
+    const out = remote
+      ? await renderRemoteChart(source, remote, helmOptions)
+      : await renderHelm(source, helmOptions);
     chartInfo = out.chart;
     rendered = out;
   } else if (kustomization) {

@@ -234,6 +234,61 @@ describe("chart dependencies from a chart repository", () => {
   });
 });
 
+describe("a chart from a chart repository as the source", () => {
+  const source = (url: string) => ({
+    path: "env",
+    chart: "cachelite",
+    repoURL: url,
+    targetRevision: "0.2.0",
+    helm: { valueFiles: ["/env/cache.yaml"] },
+  });
+
+  it("deploys the fetched chart with this repository's value files; a value edit is a change", async () => {
+    const repo = makeRepo({ "env/cache.yaml": "size: 1gb\n" });
+    const saved = { ...process.env };
+    process.env.SYNCWARD_HELM_REPOSITORIES = charts.url("open");
+    process.env.SYNCWARD_HELM_CACHE = mkdtempSync(join(tmpdir(), "syncward-helm-cache-"));
+    const { ns, controller } = await chartController("remote", repo, { source: source(charts.url("open")) });
+    const size = async () =>
+      (
+        (await cluster.client.get("v1", "ConfigMap", ns, "remote-cachelite")) as KubeObject & {
+          data?: { size?: string };
+        }
+      )?.data?.size;
+    try {
+      const outcome = await controller.sync({ trigger: "cli", actor: "alice" });
+      assert.equal(outcome.phase, "Succeeded", outcome.message);
+      assert.equal(await size(), "1gb");
+      assert.deepEqual((await controller.inspect()).rendered.chart, { name: "cachelite", version: "0.2.0" });
+      repo.commit({ "env/cache.yaml": "size: 2gb\n" });
+      assert.equal((await controller.sync({ trigger: "cli", actor: "alice" })).phase, "Succeeded");
+      assert.equal(await size(), "2gb");
+    } finally {
+      await controller.stop();
+      process.env = saved;
+    }
+  });
+
+  it("refuses a chart repository the operator has not allowed, naming source.repoURL", async () => {
+    const repo = makeRepo({ "env/cache.yaml": "size: 1gb\n" });
+    const settings = envConfig("ns", { source: source(charts.url("open")) }).source;
+    const error = await render(repo.dir, "env", {
+      helmContext: {
+        releaseName: "r",
+        namespace: "ns",
+        settings: settings.helm,
+        remote: { chart: "cachelite", repoURL: charts.url("open"), version: "0.2.0" },
+      },
+      repositories: access([]),
+    }).catch((e) => e);
+    assert.ok(error instanceof SourceError);
+    assert.match(
+      error.message,
+      new RegExp(`^source.repoURL: chart repository ${charts.url("open")} is not allowed`),
+    );
+  });
+});
+
 describe("kustomize helmCharts", () => {
   it("renders a chart vendored under charts/ offline, with the same helm", async () => {
     const rendered = await render(FIXTURES, "kustomize-helm", { repositories: access([]) });

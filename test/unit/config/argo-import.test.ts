@@ -192,21 +192,42 @@ spec:
     );
   });
 
+  it("imports sources of one chart from a chart repository and its value files from this repository (multi-source.yaml)", () => {
+    const { yaml, environment, notes } = importArgoApplication(fixture("multi-source.yaml"));
+    const { helm, ...source } = environment.source;
+    assert.deepEqual(source, {
+      path: ".",
+      branch: "dev",
+      chart: "prometheus",
+      repoURL: "https://prometheus-community.github.io/helm-charts",
+      targetRevision: "15.7.1",
+    });
+    assert.deepEqual(helm?.valueFiles, ["/charts/prometheus/values.yaml"]);
+    assert.ok(notes.some((n) => n.includes("SYNCWARD_HELM_REPOSITORIES")));
+    assert.ok(
+      notes.some((n) => n.includes("value files come from https://git.example.com/org/value-files.git")),
+    );
+    assertPastes(yaml, environment);
+  });
+
   const refused: Array<{ name: string; text: string; problems: RegExp[] }> = [
     {
-      name: "multi-source Application (multi-source.yaml)",
-      text: fixture("multi-source.yaml"),
+      name: "multi-source Application with two charts",
+      text: app({
+        sources: [
+          { repoURL: "https://charts.example.com", chart: "a", targetRevision: "1.0.0" },
+          { repoURL: "https://charts.example.com", chart: "b", targetRevision: "1.0.0" },
+        ],
+        destination: { namespace: "n" },
+      }),
       problems: [
-        /^multi-source applications \(spec\.sources\) are not supported beyond one path and value references .*sources\[0\]: Helm chart "prometheus"; sources\[1\]: values reference "values"/,
+        /^multi-source applications \(spec\.sources\) are not supported beyond one path or chart and value references .*sources\[0\]: Helm chart "a"; sources\[1\]: Helm chart "b"/,
       ],
     },
     {
       name: "Helm chart without a namespace (helm.yaml)",
       text: fixture("helm.yaml"),
-      problems: [
-        /^Helm chart sources from a chart repository \(spec\.source\.chart\) are not supported: .*dependencies/,
-        /^spec\.destination\.namespace is empty/,
-      ],
+      problems: [/^spec\.destination\.namespace is empty/],
     },
     {
       name: "plugin source",

@@ -68,4 +68,18 @@ describe("source.helm", () => {
         `no problem matches ${re}:\n${problems.join("\n")}`,
       );
   });
+
+  it("needs chart, repoURL and targetRevision together for a chart from a chart repository", () => {
+    assert.throws(
+      () =>
+        parseConfig(
+          "environments:\n  - name: dev\n    destination: {namespace: web}\n    source: {path: env, chart: redis, repoURL: 'ftp://x'}\n",
+          FILE,
+        ),
+      (err: ConfigError) =>
+        err.problems.some((p) =>
+          /source\.repoURL: must be an http\(s\):\/\/ or oci:\/\/ chart repository URL/.test(p),
+        ) && err.problems.some((p) => /source\.targetRevision: required with chart and repoURL/.test(p)),
+    );
+  });
 });
