@@ -16,7 +16,7 @@ import { LocalGitSource } from "../../src/reconciler/revision-source.ts";
 import { SourceError } from "../../src/source/errors.ts";
 import { type RenderedSource, render } from "../../src/source/render.ts";
 import { StateStore } from "../../src/state/store.ts";
-import { useCluster } from "../support/cluster.ts";
+import { eventually, useCluster } from "../support/cluster.ts";
 import { envConfig } from "../support/env.ts";
 import { makeRepo, type TestRepo } from "../support/git-repo.ts";
 import { ensureHelm, fixtureFiles } from "../support/helm.ts";
@@ -114,7 +114,11 @@ describe("Helm chart sources", () => {
       repo.commit({ "charts/web/values-dev.yaml": "greeting: hola from dev\n" });
       const pruned = await dev.controller.sync({ trigger: "cli", actor: "alice", prune: true });
       assert.equal(pruned.phase, "Succeeded", pruned.message);
-      assert.equal(await live("v1", "ConfigMap", dev.ns, "dev-web-flags"), undefined);
+      // Pruned with foreground propagation: the object goes once the API server has finished with it.
+      await eventually(
+        "dev-web-flags deleted",
+        async () => (await live("v1", "ConfigMap", dev.ns, "dev-web-flags")) === undefined,
+      );
       assert.ok(await live("apps/v1", "Deployment", dev.ns, "dev-web"), "the rest stays");
 
       // A value of the wrong type: the chart's values.schema.json names it, and nothing is applied.
