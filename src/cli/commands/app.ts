@@ -228,8 +228,9 @@ async function list(ctx: CliContext, io: CliIO, asJson: boolean): Promise<number
 }
 
 async function get(ctx: CliContext, c: EnvironmentController, io: CliIO, asJson: boolean): Promise<number> {
-  const { revision, assessment, state } = await c.inspect();
+  const { revision, assessment, state, rendered } = await c.inspect();
   const { plan } = assessment;
+  const chart = rendered.chart && `${rendered.chart.name} ${rendered.chart.version}`;
   const policy = effectivePolicy(c.env, state);
   const pending = new Map(plan.steps.flatMap((s) => s.tasks).map((t) => [t.key, t]));
   const resources = assessment.tracked.map((obj) => {
@@ -280,6 +281,7 @@ async function get(ctx: CliContext, c: EnvironmentController, io: CliIO, asJson:
       repo: ctx.repo,
       target: branch,
       path: c.env.source.path,
+      ...(rendered.chart ? { chart: rendered.chart } : {}),
       namespace: c.env.destination.namespace,
       syncWindow: windowLabel(c),
       syncPolicy: policy,
@@ -298,6 +300,7 @@ async function get(ctx: CliContext, c: EnvironmentController, io: CliIO, asJson:
     ["Repo", ctx.repo],
     ["Target", branch],
     ["Path", c.env.source.path],
+    ...(chart ? [["Chart", chart] as [string, string]] : []),
     ["Namespace", c.env.destination.namespace],
     ["SyncWindow", windowLabel(c)],
     [
