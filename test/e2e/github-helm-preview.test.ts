@@ -3,9 +3,9 @@
 // the preview with an annotation at the template's file and line.
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { mockConfig, startApp, type TestApp } from "../support/app.ts";
+import { mockConfig, mockPull, mockPullFiles, startApp, type TestApp } from "../support/app.ts";
 import { useCluster } from "../support/cluster.ts";
-import { makeRepo, type TestRepo } from "../support/git-repo.ts";
+import { makeRepo, type TestRepo, testMerge } from "../support/git-repo.ts";
 import { type CheckRun, captureCheckRuns, mockTarball } from "../support/github-checks.ts";
 import { ensureHelm, fixtureFiles } from "../support/helm.ts";
 import { pullRequestEvent } from "../support/webhooks.ts";
@@ -38,14 +38,17 @@ describe("GitHub previews of a Helm chart source", () => {
   async function previewOf(files: Record<string, string>, number: number): Promise<CheckRun | undefined> {
     const head = repo.commit(files, "change");
     repo.git("reset", "-q", "--hard", "HEAD~1");
-    mockTarball(app.mock, repo, head);
+    const merge = testMerge(repo, repo.head(), head);
+    mockPullFiles(app.mock, number, Object.keys(files));
+    mockPull(app.mock, number, { head, mergeCommit: merge });
+    mockTarball(app.mock, repo, merge);
     captureCheckRuns(app.mock, checks, 1);
     await app.probot.receive(
       pullRequestEvent("opened", { number, headSha: head, sender: { login: "alice" } }),
     );
     await app.settle();
     app.mock.assertDone();
-    return checks.find((c) => c.head_sha === head && c.name === "syncward / web");
+    return checks.find((c) => c.head_sha === head && c.name === "syncward preview / web");
   }
 
   it("a values change previews as the rendered difference", async () => {
