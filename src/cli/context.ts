@@ -11,9 +11,9 @@ import type { Logger } from "../reconciler/environment-controller.ts";
 import type { Emit } from "../reconciler/events.ts";
 import { Reconciler } from "../reconciler/reconciler.ts";
 import { LocalGitSource } from "../reconciler/revision-source.ts";
+import { UsageError } from "./usage-error.ts";
 
-/** A mistake in how syncward was called or configured: exit code 2, one line, nothing changed. */
-export class UsageError extends Error {}
+export { UsageError } from "./usage-error.ts";
 
 export interface GlobalOptions {
   repo?: string;
@@ -23,15 +23,6 @@ export interface GlobalOptions {
   app?: string;
   "state-namespace"?: string;
 }
-
-export const GLOBAL_OPTIONS = {
-  repo: { type: "string" },
-  kubeconfig: { type: "string" },
-  context: { type: "string" },
-  config: { type: "string" },
-  app: { type: "string" },
-  "state-namespace": { type: "string" },
-} as const;
 
 export interface CliContext {
   repo: string;

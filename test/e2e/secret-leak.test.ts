@@ -13,6 +13,7 @@ import pino from "pino";
 import { Probot } from "probot";
 import { type SyncwardApp, syncwardApp } from "../../src/github/app.ts";
 import { createMetrics } from "../../src/observability/metrics.ts";
+import { ensureBuilt } from "../support/built.ts";
 import { eventually, kubectl, useCluster } from "../support/cluster.ts";
 import { makeRepo } from "../support/git-repo.ts";
 import { type GitHubMock, mockGitHub, TestOctokit, takeOpenApiViolations } from "../support/github.ts";
@@ -77,6 +78,7 @@ describe("a Secret's values never leave the cluster", () => {
   const replies: string[] = [];
 
   before(async () => {
+    ensureBuilt();
     ns = await cluster.namespace("leak");
     stateNs = await cluster.stateNamespace("leak-state");
     const config = `environments:

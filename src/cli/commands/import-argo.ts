@@ -1,8 +1,8 @@
 // `syncward import-argo FILE`: prints the syncward environment for an Argo CD Application.
 import { readFile } from "node:fs/promises";
 import { ArgoImportError, importArgoApplication } from "../../config/argo-import.ts";
-import { UsageError } from "../context.ts";
 import { type CliIO, EXIT } from "../io.ts";
+import { UsageError } from "../usage-error.ts";
 
 export async function importArgoCommand(argv: string[], io: CliIO): Promise<number> {
   const [file] = argv;
