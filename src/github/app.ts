@@ -110,16 +110,13 @@ export async function bootstrap(
           });
           if (rt) started.push(r.full_name);
         } catch (err) {
-          app.log.warn(
-            { err: String(err), repo: r.full_name },
-            "bootstrap: repository skipped (its config is invalid)",
-          );
+          app.log.warn({ err, repo: r.full_name }, "bootstrap: repository skipped (its config is invalid)");
         }
       }
     }
     app.log.info({ repositories: started }, "bootstrap: reconcile loops started");
   } catch (err) {
-    app.log.warn({ err: String(err) }, "bootstrap failed; repositories start on their next webhook");
+    app.log.warn({ err }, "bootstrap failed; repositories start on their next webhook");
   }
   return started;
 }
@@ -142,7 +139,7 @@ const app: ApplicationFunction = (probot, options) => {
       await client.ping();
       clusterReachable = true;
     } catch (err) {
-      probot.log.warn({ err: String(err) }, "cluster not reachable yet; retrying");
+      probot.log.warn({ err }, "cluster not reachable yet; retrying");
       setTimeout(probe, 5000).unref();
     }
   };

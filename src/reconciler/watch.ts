@@ -87,7 +87,7 @@ export class ManagedWatch {
           continue;
         }
         failures++;
-        this.log.warn({ err: String(err), kind, namespace }, "watch failed; retrying");
+        this.log.warn({ err, kind, namespace }, "watch failed; retrying");
         await sleep(Math.min(1000 * 2 ** failures, 30_000), signal);
       }
     }

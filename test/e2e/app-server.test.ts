@@ -35,7 +35,7 @@ describe("npm start (compiled, probot run)", () => {
     execFileSync("openssl", ["genrsa", "-out", key, "2048"], { stdio: "ignore" });
     const port = await freePort();
     base = `http://127.0.0.1:${port}`;
-    child = spawn(process.execPath, ["node_modules/probot/bin/probot.js", "run", "./dist/github/app.js"], {
+    child = spawn(process.execPath, ["dist/github/server.js"], {
       env: {
         ...process.env,
         APP_ID: "1",

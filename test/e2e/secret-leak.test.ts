@@ -9,9 +9,9 @@ import { join } from "node:path";
 import { Writable } from "node:stream";
 import { after, before, describe, it } from "node:test";
 import { promisify } from "node:util";
-import pino from "pino";
 import { Probot } from "probot";
 import { type SyncwardApp, syncwardApp } from "../../src/github/app.ts";
+import { createLogger } from "../../src/observability/logger.ts";
 import { createMetrics } from "../../src/observability/metrics.ts";
 import { ensureBuilt } from "../support/built.ts";
 import { eventually, kubectl, useCluster } from "../support/cluster.ts";
@@ -22,6 +22,7 @@ import { issueCommentEvent, pushEvent } from "../support/webhooks.ts";
 
 const cluster = useCluster();
 const ROOT = join(import.meta.dirname, "../..");
+const GITHUB_TOKEN = "ghs_leakcanary0123456789abcdefghijklmn";
 
 // Distinctive values: in `stringData`, in `data` (base64 in the manifest), and the drifted one.
 const IN_STRING_DATA = "sw-leak-STRINGDATA-7Qm2vX";
@@ -98,8 +99,9 @@ describe("a Secret's values never leave the cluster", () => {
         done();
       },
     });
-    const log = pino({ level: "trace" }, sink);
-    probot = new Probot({ githubToken: "test", Octokit: TestOctokit, log });
+    // The production logger (redaction, err serializer, child loggers per environment).
+    const log = createLogger({ level: "trace", destination: sink });
+    probot = new Probot({ githubToken: GITHUB_TOKEN, Octokit: TestOctokit, log });
     await probot.load(
       syncwardApp(
         {
@@ -248,6 +250,9 @@ describe("a Secret's values never leave the cluster", () => {
       "CLI output": cli.join("\n"),
     };
     assert.ok(logs.length > 0, "logs were captured");
+    assert.match(logs, /"environment":"dev"/, "an environment's lines carry it");
+    for (const [name, text] of Object.entries(channels))
+      assert.equal(text.includes(GITHUB_TOKEN), false, `the GitHub token is in ${name}`);
     const found = Object.entries(channels).flatMap(([name, text]) => leaks(text).map((l) => `${name}: ${l}`));
     assert.deepEqual(found, []);
   });

@@ -1,8 +1,9 @@
 // `syncward controller --repo PATH`: the reconcile loop against a local git repository, without
 // GitHub. How a person tries syncward on a laptop, and what the demo runs.
 import { hostname } from "node:os";
-import pino from "pino";
+import type { LevelWithSilent } from "pino";
 import { parseDuration } from "../../config/duration.ts";
+import { createLogger } from "../../observability/logger.ts";
 import type { ReconcilerEvent } from "../../reconciler/events.ts";
 import { openContext, UsageError } from "../context.ts";
 import { short } from "../format.ts";
@@ -45,7 +46,8 @@ export async function controllerCommand(values: ControllerValues, io: CliIO): Pr
     throw new UsageError(`--lease-duration: "${values["lease-duration"]}" is not a duration of at least 1s`);
   }
   // Logs go to stderr as JSON; stdout carries one readable line per event.
-  const log = pino({ level: values["log-level"] ?? "info" }, pino.destination(2));
+  const level = (values["log-level"] ?? process.env.LOG_LEVEL ?? "info") as LevelWithSilent;
+  const log = createLogger({ level, fd: 2 });
   const ctx = await openContext(values, {
     emit: (e) => io.out(describeEvent(e)),
     log,

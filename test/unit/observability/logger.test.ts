@@ -76,3 +76,32 @@ describe("createLogger", () => {
     assert.equal(maskSecretObjects(value), value);
   });
 });
+
+describe("createLogger: errors and environments", () => {
+  it("logs a failed GitHub request with its type and stack, never its token", async () => {
+    const { RequestError } = await import("@octokit/request-error");
+    const { log, text } = capture();
+    const err = new RequestError("Server Error", 502, {
+      request: {
+        method: "POST",
+        url: "https://api.github.com/repos/acme/shop/check-runs",
+        headers: { authorization: "token ghs_in_a_failed_request" },
+        body: { token: "ghs_in_the_body" },
+      },
+      response: {
+        status: 502,
+        url: "https://api.github.com/repos/acme/shop/check-runs",
+        headers: { "x-github-request-id": "abc" },
+        data: "",
+      },
+    });
+    log.child({ app: "acme/shop", environment: "prod" }).warn({ err }, "check run failed");
+    const line = JSON.parse(text());
+    assert.equal(line.err.type, "RequestError");
+    assert.equal(line.err.status, 502);
+    assert.match(line.err.stack, /Error: Server Error\n\s+at /);
+    assert.equal(line.app, "acme/shop");
+    assert.equal(line.environment, "prod");
+    assert.doesNotMatch(text(), /ghs_in_a_failed_request|ghs_in_the_body/);
+  });
+});
