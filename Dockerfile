@@ -72,7 +72,10 @@ COPY schema ./schema
 # HOST: Probot listens on localhost unless told otherwise. LOG_FORMAT: JSON lines even on a
 # terminal (`docker run -t`). Caches go to /var/cache/syncward (an emptyDir in deploy/, since the
 # root filesystem is read-only there) and temporary files to /tmp.
+# MALLOC_ARENA_MAX: glibc keeps one malloc arena per thread that touched the heap; two arenas keep
+# the RSS left after a large initial sync lower (BENCHMARKS.md, operability: 231 -> 196 MB).
 ENV NODE_ENV=production \
+    MALLOC_ARENA_MAX=2 \
     LOG_FORMAT=json \
     HOST=0.0.0.0 \
     PORT=3000 \
