@@ -76,7 +76,8 @@ describe("syncward completion", () => {
     });
   }
 
-  it("bash completes environment names from the repository's config", () => {
+  /** A repository with environments dev and prod, and `syncward` on PATH as an installed one would be. */
+  function setup(): { repo: string; env: NodeJS.ProcessEnv } {
     const repo = mkdtempSync(join(tmpdir(), "syncward-complete-"));
     mkdirSync(join(repo, ".git"));
     mkdirSync(join(repo, ".github"));
@@ -84,7 +85,6 @@ describe("syncward completion", () => {
       join(repo, ".github", "syncward.yml"),
       "environments:\n  - name: dev\n    source: {path: dev}\n    destination: {namespace: dev}\n  - name: prod\n    source: {path: prod}\n    destination: {namespace: prod}\n",
     );
-    // `syncward` on PATH is this checkout's CLI, as an installed one would be.
     const bin = join(repo, "bin");
     mkdirSync(bin);
     const root = resolve(import.meta.dirname, "../../..");
@@ -93,6 +93,11 @@ describe("syncward completion", () => {
       `#!/bin/sh\nexec "${process.execPath}" --import "${import.meta.resolve("tsx")}" "${root}/src/cli/run.ts" "$@"\n`,
     );
     chmodSync(join(bin, "syncward"), 0o755);
+    return { repo, env: { ...process.env, PATH: `${bin}:${process.env.PATH}` } };
+  }
+
+  it("bash completes environment names from the repository's config", () => {
+    const { repo, env } = setup();
     const complete = (line: string) =>
       execFileSync(
         "bash",
@@ -102,10 +107,46 @@ describe("syncward completion", () => {
            COMP_WORDS=(${line}); COMP_CWORD=$(( \${#COMP_WORDS[@]} - 1 ))
            _syncward; printf '%s\\n' "\${COMPREPLY[@]}"`,
         ],
-        { cwd: repo, encoding: "utf8", env: { ...process.env, PATH: `${bin}:${process.env.PATH}` } },
+        { cwd: repo, encoding: "utf8", env },
       ).trim();
     assert.equal(complete("syncward app sync ''"), "dev\nprod");
     assert.equal(complete("syncward app get p"), "prod");
     assert.equal(complete("syncward app fr"), "freeze");
+  });
+
+  it("zsh hands the candidates to compadd", () => {
+    const { repo, env } = setup();
+    // Outside an interactive shell there is no completion system: compdef and compadd are
+    // stood in for, and _syncward runs as zsh would run it for the words typed.
+    const complete = (words: string) =>
+      execFileSync(
+        "zsh",
+        [
+          "-c",
+          `compdef() { :; }
+           compadd() { [[ $1 == -a ]] && print -l -- "\${(@P)2}"; }
+           _files() { print FILES; }
+           source <(syncward completion zsh)
+           words=(${words}); CURRENT=\${#words}
+           _syncward`,
+        ],
+        { cwd: repo, encoding: "utf8", env },
+      ).trim();
+    assert.equal(complete("syncward app sync ''"), "dev\nprod");
+    assert.equal(complete("syncward app get -o ''"), "json\nyaml\nwide");
+    assert.equal(complete("syncward app get --repo ''"), "FILES", "paths fall back to file completion");
+  });
+
+  it("fish completes with its own completion engine", () => {
+    const { repo, env } = setup();
+    const complete = (line: string) =>
+      execFileSync("fish", ["-c", `syncward completion fish | source; complete -C '${line}'`], {
+        cwd: repo,
+        encoding: "utf8",
+        env,
+      }).trim();
+    assert.equal(complete("syncward app sync "), "dev\nprod");
+    assert.equal(complete("syncward app un"), "unfreeze");
+    assert.equal(complete("syncward completion z"), "zsh");
   });
 });
