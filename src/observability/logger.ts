@@ -47,9 +47,12 @@ export interface LoggerOptions {
 }
 
 /** Pretty text for a person at a terminal; JSON lines otherwise, or whenever LOG_FORMAT=json. */
+export function prettyWanted(isTTY: boolean | undefined, env: NodeJS.ProcessEnv = process.env): boolean {
+  return Boolean(isTTY) && env.LOG_FORMAT !== "json";
+}
+
 function defaultDestination(fd: 1 | 2): DestinationStream {
-  const tty = fd === 1 ? process.stdout.isTTY : process.stderr.isTTY;
-  if (tty && process.env.LOG_FORMAT !== "json") {
+  if (prettyWanted(fd === 1 ? process.stdout.isTTY : process.stderr.isTTY)) {
     return pretty({ destination: fd, sync: true, colorize: !process.env.NO_COLOR, ignore: "pid,hostname" });
   }
   return pino.destination(fd);

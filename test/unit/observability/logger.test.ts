@@ -1,7 +1,12 @@
 import assert from "node:assert/strict";
 import { Writable } from "node:stream";
 import { describe, it } from "node:test";
-import { createLogger, maskSecretObjects, REDACTED } from "../../../src/observability/logger.ts";
+import {
+  createLogger,
+  maskSecretObjects,
+  prettyWanted,
+  REDACTED,
+} from "../../../src/observability/logger.ts";
 
 function capture() {
   const lines: string[] = [];
@@ -104,4 +109,18 @@ describe("createLogger: errors and environments", () => {
     assert.equal(line.environment, "prod");
     assert.doesNotMatch(text(), /ghs_in_a_failed_request|ghs_in_the_body/);
   });
+});
+
+describe("prettyWanted", () => {
+  const table: Array<[boolean | undefined, NodeJS.ProcessEnv, boolean]> = [
+    [true, {}, true],
+    [true, { LOG_FORMAT: "json" }, false],
+    [false, {}, false],
+    [undefined, {}, false],
+    [true, { LOG_FORMAT: "pretty" }, true],
+  ];
+  for (const [isTTY, env, expected] of table) {
+    it(`tty=${isTTY} ${JSON.stringify(env)} -> ${expected}`, () =>
+      assert.equal(prettyWanted(isTTY, env), expected));
+  }
 });
