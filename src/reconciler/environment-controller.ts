@@ -42,6 +42,8 @@ export interface Logger {
   warn(obj: object, msg?: string): void;
   error(obj: object, msg?: string): void;
   debug(obj: object, msg?: string): void;
+  /** pino's child loggers: every line of an environment carries its app and environment. */
+  child?(bindings: Record<string, string>): Logger;
 }
 
 export interface ControllerOptions {
@@ -218,7 +220,7 @@ export class EnvironmentController {
     } catch (err) {
       if (this.stopped)
         this.o.log.info(
-          { err: String(err), instance: this.instance },
+          { err, instance: this.instance },
           "stopped during a pass; what it was doing is left to whoever runs next",
         );
       else this.o.log.error({ err, instance: this.instance }, "reconcile pass failed");
@@ -959,7 +961,7 @@ export class EnvironmentController {
       },
       (err: unknown) =>
         this.o.log.warn(
-          { err: String(err), instance: this.instance, revision: request.revision },
+          { err, instance: this.instance, revision: request.revision },
           "a requested sync did not finish",
         ),
     );

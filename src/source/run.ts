@@ -135,6 +135,40 @@ export function runWithInput(cmd: Command, input: Uint8Array): Promise<RunResult
   return result;
 }
 
+/**
+ * Runs `cmd` with the chunks of `input` on its standard input as they arrive (backpressure kept).
+ * Past `maxBytes` the program is killed and `overLimit` is set; `input` is not read further.
+ */
+export async function runWithStream(
+  cmd: Command,
+  input: AsyncIterable<Uint8Array>,
+  maxBytes: number,
+): Promise<RunResult & { overLimit?: boolean; bytes: number }> {
+  const { result, child } = spawnCollect(cmd, "pipe");
+  const stdin = child.stdin;
+  stdin?.on("error", () => {
+    // The program exited before reading everything; its exit status tells what went wrong.
+  });
+  let bytes = 0;
+  let overLimit = false;
+  try {
+    for await (const chunk of input) {
+      bytes += chunk.byteLength;
+      if (bytes > maxBytes) {
+        overLimit = true;
+        child.kill("SIGKILL");
+        break;
+      }
+      if (!stdin || stdin.destroyed) break;
+      if (!stdin.write(chunk))
+        await new Promise((resolve) => stdin.once("drain", resolve).once("close", resolve));
+    }
+  } finally {
+    stdin?.end();
+  }
+  return { ...(await result), bytes, ...(overLimit ? { overLimit, ok: false } : {}) };
+}
+
 /** Runs `from | to` without a shell and returns both results. */
 export async function runPipe(from: Command, to: Command): Promise<[RunResult, RunResult]> {
   const producer = spawnCollect(from, "ignore", false);

@@ -4,6 +4,7 @@ import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { join } from "node:path";
 import { it } from "node:test";
+import { ensureBuilt } from "../support/built.ts";
 import { testKubeconfig } from "../support/cluster.ts";
 
 const root = join(import.meta.dirname, "..", "..");
@@ -12,6 +13,7 @@ const STEPS = ["a", "b", "c", "d", "e", "f", "g", "h", "i", "j"];
 const DEADLINE_MS = 240_000;
 
 function runDemo(kubeconfig: string): Promise<{ code: number | null; output: string }> {
+  ensureBuilt(); // the demo runs bin/syncward.js, i.e. dist/
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ["--import", "tsx", join(root, "examples", "demo.ts")], {
       cwd: root,
