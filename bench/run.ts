@@ -13,6 +13,7 @@ import { controllerMemory } from "./controller-memory.ts";
 import { diffPlanCpu } from "./diff-plan-cpu.ts";
 import { githubRequests } from "./github-requests.ts";
 import { healthLuaCpu, healthLuaResync } from "./health-lua.ts";
+import { helmRender } from "./helm-render.ts";
 import { coldBuildBench, planeBench } from "./plane.ts";
 import { selfHealLatency } from "./selfheal-latency.ts";
 import { type BenchContext, type BenchResult, type Measurement, ms, progress } from "./support.ts";
@@ -32,6 +33,7 @@ const BENCHMARKS: Record<
   github: { needsCluster: true, run: githubRequests },
   plane: { needsCluster: false, run: () => planeBench() },
   build: { needsCluster: false, run: () => coldBuildBench() },
+  helm: { needsCluster: false, run: helmRender },
 };
 type Name = string;
 const DEFAULT: Name[] = [

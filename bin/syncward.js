@@ -1,7 +1,10 @@
 #!/usr/bin/env node
-// The `syncward` command. Sources are TypeScript run through tsx, so there is no build step.
-import { register } from "tsx/esm/api";
+// The `syncward` command: the compiled CLI in dist/ (`npm run build`; `npm ci` runs it too).
+import { existsSync } from "node:fs";
 
-register();
-const { main } = await import("../src/cli/main.ts");
-process.exitCode = await main(process.argv.slice(2));
+const entry = new URL("../dist/cli/run.js", import.meta.url);
+if (!existsSync(entry)) {
+  process.stderr.write("syncward: dist/ is missing; run `npm run build` in the syncward checkout first\n");
+  process.exit(2);
+}
+await import(entry.href);

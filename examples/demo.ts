@@ -2,7 +2,7 @@
 // It starts (or reuses) the local control plane, makes a throwaway Git repository from
 // examples/payments-config, runs `syncward controller` on it, and drives the story with the real
 // CLI: sync, self-heal, freeze, prune, the empty-render guard, a broken manifest, and prod's
-// approval gate and HPA-owned replicas. Every step prints PASS or FAIL; the exit code is 0 only
+// approval gate and HPA-owned replicas, and a Helm chart environment (worker-dev). Every step prints PASS or FAIL; the exit code is 0 only
 // when all pass. Whatever happens (Ctrl-C included), it removes what it created.
 //   SYNCWARD_DEMO_KUBECONFIG=/path/to/kubeconfig  use an existing cluster instead of the local plane
 import { randomBytes } from "node:crypto";
@@ -280,6 +280,7 @@ async function playStory(): Promise<void> {
       ["g", "broken manifest"],
       ["h", "prod approval"],
       ["i", "prod manual sync"],
+      ["j", "Helm chart environment"],
     ] as const)
       story.skip(id, title, "dev never became Synced and Healthy");
     return;
@@ -537,6 +538,63 @@ async function playStory(): Promise<void> {
       "synced by hand; replicas scaled to 5 stay 5 after `app sync prod` (ignoreDifferences + RespectIgnoreDifferences)",
     );
   });
+
+  await helmStep(r);
+}
+
+/** helm renders the worker-dev environment's chart; built from Go modules like the plane (cached). */
+async function buildHelm(): Promise<void> {
+  const res = await run("bash", [join(root, "tools", "cluster", "build.sh"), "helm"]);
+  if (res.code !== 0) throw new StepFailure(`building helm failed: ${res.stderr.trim().split("\n").at(-1)}`);
+}
+
+/** worker-dev is a Helm chart: synced like the rest, its chart shown, a values change deployed. */
+async function helmStep(r: DemoRepo): Promise<void> {
+  await story.step(
+    "j",
+    "a Helm chart environment (worker-dev) is synced, and a values change deploys",
+    async (ck) => {
+      let last = "";
+      await until(
+        "worker-dev Synced and Healthy",
+        async () => {
+          const s = await syncwardJson<AppStatus>(["app", "get", "worker-dev"]);
+          last = `${s.syncStatus}, ${s.health}`;
+          return s.syncStatus === "Synced" && s.health === "Healthy";
+        },
+        { timeoutMs: 90_000, last: () => last },
+      );
+      const get = (await syncward(["app", "get", "worker-dev"])).stdout;
+      ck.expect(
+        /^Chart:\s+payments-worker 0\.3\.0$/m.test(get),
+        "`app get worker-dev` does not show the chart",
+      );
+      const values = "charts/payments-worker/values-dev.yaml";
+      r.write(values, r.read(values).replace("concurrency: 2", "concurrency: 3"));
+      await commitShown("worker-dev: concurrency 3", [values]);
+      let seen = "";
+      const { ms } = await until(
+        "CONCURRENCY 3 in the worker's ConfigMap",
+        async () => {
+          const res = await kubectl([
+            "get",
+            "configmap",
+            "worker-dev-config",
+            "-n",
+            DEV,
+            "-o",
+            "jsonpath={.data.CONCURRENCY}",
+          ]);
+          seen = res.stdout.trim();
+          return seen === "3";
+        },
+        { last: () => `CONCURRENCY ${seen || "(none)"}` },
+      );
+      ck.note(
+        `chart payments-worker 0.3.0 Synced and Healthy; values-dev.yaml concurrency 2 -> 3 live after ${seconds(ms)}`,
+      );
+    },
+  );
 }
 
 function printControllerLogTail(): void {
@@ -606,6 +664,7 @@ async function main(): Promise<number> {
   let setupError: string | undefined;
   try {
     kubeconfig = await startPlane();
+    await buildHelm();
     repo = await makeRepo();
     await startController();
     await playStory();

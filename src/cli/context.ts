@@ -3,17 +3,18 @@
 import { existsSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { basename, join, resolve } from "node:path";
-import pino from "pino";
+import type { LevelWithSilent } from "pino";
 import { ConfigError, DEFAULT_CONFIG_FILE, loadConfigFile } from "../config/load.ts";
 import type { SyncwardConfig } from "../config/types.ts";
 import { KubeClient } from "../kube/client.ts";
+import { createLogger } from "../observability/logger.ts";
 import type { Logger } from "../reconciler/environment-controller.ts";
 import type { Emit } from "../reconciler/events.ts";
 import { Reconciler } from "../reconciler/reconciler.ts";
 import { LocalGitSource } from "../reconciler/revision-source.ts";
+import { UsageError } from "./usage-error.ts";
 
-/** A mistake in how syncward was called or configured: exit code 2, one line, nothing changed. */
-export class UsageError extends Error {}
+export { UsageError } from "./usage-error.ts";
 
 export interface GlobalOptions {
   repo?: string;
@@ -23,15 +24,6 @@ export interface GlobalOptions {
   app?: string;
   "state-namespace"?: string;
 }
-
-export const GLOBAL_OPTIONS = {
-  repo: { type: "string" },
-  kubeconfig: { type: "string" },
-  context: { type: "string" },
-  config: { type: "string" },
-  app: { type: "string" },
-  "state-namespace": { type: "string" },
-} as const;
 
 export interface CliContext {
   repo: string;
@@ -99,7 +91,8 @@ export async function openContext(
     client,
     source: new LocalGitSource(repo, treeCacheDir()),
     emit: extra.emit ?? (() => undefined),
-    log: extra.log ?? pino({ level: "silent" }),
+    // Quiet unless asked (LOG_LEVEL=debug): the commands print what a person needs.
+    log: extra.log ?? createLogger({ level: (process.env.LOG_LEVEL as LevelWithSilent) ?? "silent", fd: 2 }),
     stateNamespace: opts["state-namespace"] ?? "syncward",
     identity: extra.identity ?? `cli-${process.pid}`,
     leases: extra.leases ?? false,

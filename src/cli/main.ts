@@ -1,80 +1,94 @@
 // The `syncward` command line. Exit codes scripts can trust: 0 success; 1 a diff exists or an
 // operation failed or was refused; 2 a usage, input or connection problem (nothing changed).
-import { ConfigError, UnknownEnvironmentError } from "../config/load.ts";
-import { KubeApiError, KubeConnectionError } from "../kube/errors.ts";
-import { SourceError } from "../source/errors.ts";
-import { LimitsError, limitsFromEnv } from "../source/limits.ts";
-import { APP_USAGE, appCommand } from "./commands/app.ts";
-import { CONTROLLER_USAGE, controllerCommand } from "./commands/controller.ts";
-import { diffCommand } from "./commands/diff.ts";
-import { healthCommand } from "./commands/health.ts";
-import { importArgoCommand } from "./commands/import-argo.ts";
-import { UsageError } from "./context.ts";
+// Parsing, help, suggestions and positional checks come from commander, built from the
+// declarations in registry.ts; every check it makes happens before anything connects.
+import { Command, CommanderError, Option } from "commander";
 import { type CliIO, EXIT, processIO } from "./io.ts";
+import { COMMANDS } from "./registry.ts";
+import type { CommandSpec, OptionSpecs, Values } from "./spec.ts";
 
-const USAGE = `syncward: GitOps delivery for Kubernetes, driven from Git
+const EXIT_CODES =
+  "Exit codes: 0 success, 1 diff found or operation failed/refused, 2 usage, input or connection error.";
 
-usage: syncward <command> [options]
-  app        list | get | diff | sync | history | set | freeze | unfreeze an environment
-  controller run the reconcile loop against a local git repository
-  health     assess the health of saved objects (kubectl get -o yaml output)
-  diff       compare a desired object with a saved live object
-  import-argo  turn an Argo CD Application into a syncward environment
+function optionOf(name: string, spec: OptionSpecs[string]): Option {
+  const flags = `${spec.short ? `-${spec.short}, ` : ""}--${name}${spec.type === "string" ? ` <${spec.value ?? "VALUE"}>` : ""}`;
+  const option = new Option(flags, spec.description);
+  if (spec.choices) option.choices(spec.choices);
+  return option;
+}
 
-${APP_USAGE}
-
-${CONTROLLER_USAGE}
-
-exit codes: 0 success, 1 diff found or operation failed/refused, 2 usage, input or connection error`;
-
-function oneLine(err: unknown): string | undefined {
-  if (
-    err instanceof UsageError ||
-    err instanceof ConfigError ||
-    err instanceof UnknownEnvironmentError ||
-    err instanceof SourceError ||
-    err instanceof LimitsError
-  ) {
-    return err.message;
+/** Commander's camelCased attributes back to the declared names (`dryRun` -> `dry-run`). */
+function valuesOf(command: Command, specs: OptionSpecs): Values {
+  const opts = command.opts();
+  const values: Values = {};
+  for (const name of Object.keys(specs)) {
+    const option = command.options.find((o) => o.long === `--${name}`);
+    if (!option) continue;
+    const value = opts[option.attributeName()] as string | boolean | undefined;
+    // `--no-leases` is a negation to commander (leases defaults to true); here it is a flag.
+    values[name] = option.negate ? (value === false ? true : undefined) : value;
   }
-  if (err instanceof KubeConnectionError) return `${err.message} (check --kubeconfig and --context)`;
-  if (err instanceof KubeApiError) return `the API server refused ${err.method} ${err.path}: ${err.message}`;
-  if (
-    err instanceof Error &&
-    err.name === "TypeError" &&
-    /parseArgs|Unknown option|unexpected argument/i.test(err.message)
-  )
-    return err.message;
-  if (err instanceof Error && (err as { code?: string }).code?.startsWith("ERR_PARSE_ARGS"))
-    return err.message;
-  return undefined;
+  return values;
+}
+
+function configure(command: Command, io: CliIO): Command {
+  return command
+    .exitOverride()
+    .configureOutput({ writeOut: (s) => io.out(s), writeErr: (s) => io.err(s) })
+    .showHelpAfterError("(add --help for usage)");
+}
+
+function build(parent: Command, name: string, spec: CommandSpec, io: CliIO, result: { code: number }): void {
+  const command = configure(parent.command(name, { hidden: spec.hidden }), io).description(spec.summary);
+  for (const arg of spec.args ?? []) command.argument(arg);
+  for (const [option, optionSpec] of Object.entries(spec.options ?? {}))
+    command.addOption(optionOf(option, optionSpec));
+  if (spec.details) command.addHelpText("after", `\n${spec.details}`);
+  for (const [verb, verbSpec] of Object.entries(spec.verbs ?? {})) build(command, verb, verbSpec, io, result);
+  const run = spec.run;
+  if (run) {
+    command.action(async () => {
+      // A malformed SYNCWARD_MAX_* is said at once, not at the first render.
+      (await import("../source/limits.ts")).limitsFromEnv();
+      const positionals = command.processedArgs.flat().filter((a): a is string => typeof a === "string");
+      result.code = await run({ positionals, values: valuesOf(command, spec.options ?? {}), io });
+    });
+  }
+}
+
+export function program(io: CliIO, result: { code: number } = { code: EXIT.ok }): Command {
+  const root = configure(new Command("syncward"), io)
+    .description("GitOps delivery for Kubernetes, driven from Git")
+    // Answered in main() before parsing: the commit is looked up only when asked for.
+    .option("--version", "print the version and the commit it was built from")
+    .addHelpText("after", `\n${EXIT_CODES}\nRun "syncward COMMAND --help" for a command's options.`);
+  for (const [name, spec] of Object.entries(COMMANDS)) build(root, name, spec, io, result);
+  return root;
 }
 
 export async function main(argv: string[], io: CliIO = processIO): Promise<number> {
-  const [command, ...rest] = argv;
+  const result: { code: number } = { code: EXIT.ok };
   try {
-    limitsFromEnv(); // a malformed SYNCWARD_MAX_* is said at once, not at the first render
-    switch (command) {
-      case "app":
-        return await appCommand(rest, io);
-      case "controller":
-        return await controllerCommand(rest, io);
-      case "health":
-        return await healthCommand(rest, io);
-      case "diff":
-        return await diffCommand(rest, io);
-      case "import-argo":
-        return await importArgoCommand(rest, io);
-      case "help":
-      case "--help":
-      case "-h":
-        io.out(USAGE);
-        return EXIT.ok;
-      default:
-        io.err(command ? `syncward: unknown command "${command}"\n\n${USAGE}` : USAGE);
-        return EXIT.error;
+    if (argv[0] === "__complete") {
+      // The words being completed are data, not options to parse.
+      return await (COMMANDS.__complete as Required<CommandSpec>).run({
+        positionals: argv.slice(1),
+        values: {},
+        io,
+      });
     }
+    if (argv[0] === "--version") {
+      io.out((await import("../build-info.ts")).versionLine());
+      return EXIT.ok;
+    }
+    await program(io, result).parseAsync(argv, { from: "user" });
+    return result.code;
   } catch (err) {
+    if (err instanceof CommanderError) {
+      // Help and --version exit 0; every parse error is a usage error (2), already printed.
+      return err.exitCode === 0 ? EXIT.ok : EXIT.error;
+    }
+    const { oneLine } = await import("./errors.ts");
     const line = oneLine(err);
     if (line === undefined) throw err;
     io.err(`syncward: ${line}`);

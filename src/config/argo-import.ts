@@ -1,7 +1,8 @@
 // Converts an Argo CD Application (argoproj.io/v1alpha1) into a syncward environment: the YAML to
 // paste under `environments:` in .github/syncward.yml, and the environment it parses to. What has
-// no syncward equivalent either fails the import with a clear reason (multi-source, Helm, plugins,
-// Kustomize overrides, jsonnet) or is dropped with a note (project, repoURL, unknown options).
+// no syncward equivalent either fails the import with a clear reason (multi-source beyond one path or
+// chart and its value references, plugins, Kustomize overrides, jsonnet) or is
+// dropped with a note (project, repoURL, unknown options). Helm sources keep Argo CD's field names.
 import { stringify } from "yaml";
 import { formatPath } from "./config-error.ts";
 import { formatDuration } from "./duration.ts";
@@ -30,9 +31,6 @@ export class ArgoImportError extends Error {
 
 const IN_CLUSTER_SERVER = /^https:\/\/kubernetes\.default\.svc(?:\.cluster\.local)?(?::443)?\/?$/;
 const SOURCE_TYPES_REFUSED: Record<string, string> = {
-  helm: "Helm sources (spec.source.helm) are not supported: render the chart into plain manifests or a kustomization",
-  chart:
-    "Helm chart sources (spec.source.chart) are not supported: syncward deploys manifests from this repository",
   plugin: "config management plugins (spec.source.plugin) are not supported",
 };
 const KNOWN_SPEC_FIELDS = new Set([
@@ -70,6 +68,16 @@ export function importArgoApplication(yamlText: string): ArgoImport {
 
   const env: Json = { name: environmentName(metadata.name, problems, notes) };
   env.source = importSource(spec, problems, notes);
+  const helm = (env.source as Json).helm as Json | undefined;
+  if (
+    helm &&
+    helm.releaseName === undefined &&
+    typeof metadata.name === "string" &&
+    metadata.name !== env.name
+  ) {
+    // Argo CD names the release after the Application; syncward after the environment.
+    helm.releaseName = metadata.name;
+  }
   env.destination = importDestination(spec.destination, problems, notes);
   const syncPolicy = importSyncPolicy(spec.syncPolicy, problems, notes);
   if (syncPolicy) env.syncPolicy = syncPolicy;
@@ -129,15 +137,51 @@ function environmentName(name: unknown, problems: string[], notes: string[]): st
   return cleaned;
 }
 
+/**
+ * `sources` that amount to one source: a single entry, or one path (a chart) beside `ref` entries of the
+ * same repository whose `$ref/...` value files become repository-root paths.
+ */
+function singleSource(
+  sources: unknown[],
+): { source: Json; refs: Map<string, string>; refRevision?: unknown } | undefined {
+  const withPath = sources.filter(
+    (s): s is Json => isObject(s) && (s.path !== undefined || s.chart !== undefined),
+  );
+  const refs = sources.filter(
+    (s): s is Json => isObject(s) && typeof s.ref === "string" && s.path === undefined,
+  );
+  const only = withPath[0];
+  if (withPath.length !== 1 || !only || withPath.length + refs.length !== sources.length) return undefined;
+  // A path's value references must be its own repository at its revision; a chart from a chart
+  // repository takes its value files from one repository (this one) at one revision (its branch).
+  const [first] = refs;
+  const same = (r: Json, to: Json) =>
+    r.repoURL === to.repoURL && (r.targetRevision ?? "") === (to.targetRevision ?? "");
+  if (refs.some((r) => !same(r, typeof only.chart === "string" && first ? first : only))) return undefined;
+  return {
+    source: only,
+    refs: new Map(refs.map((r) => [String(r.ref), String(r.repoURL)])),
+    refRevision: first?.targetRevision,
+  };
+}
+
 function importSource(spec: Json, problems: string[], notes: string[]): Json {
+  let source = spec.source;
+  let refs = new Map<string, string>();
+  let refRevision: unknown;
   if (Array.isArray(spec.sources) && spec.sources.length > 0) {
-    const kinds = spec.sources.map((s: unknown, i) => `sources[${i}]: ${describeSource(s)}`);
-    problems.push(
-      `multi-source applications (spec.sources) are not supported: syncward deploys one path of this repository per environment (${kinds.join("; ")})`,
-    );
-    return { path: "." };
+    const single = singleSource(spec.sources);
+    if (!single) {
+      const kinds = spec.sources.map((s: unknown, i) => `sources[${i}]: ${describeSource(s)}`);
+      problems.push(
+        `multi-source applications (spec.sources) are not supported beyond one path or chart and value references from one repository and revision: syncward deploys one source per environment (${kinds.join("; ")})`,
+      );
+      return { path: "." };
+    }
+    source = single.source;
+    refs = single.refs;
+    refRevision = single.refRevision;
   }
-  const source = spec.source;
   if (!isObject(source)) {
     problems.push("spec.source is required");
     return { path: "." };
@@ -163,7 +207,16 @@ function importSource(spec: Json, problems: string[], notes: string[]): Json {
         "spec.source.directory.recurse: check that the manifests of subdirectories are still included",
       );
   }
-  if (typeof source.repoURL === "string") {
+  const remote = typeof source.chart === "string" && source.chart !== "";
+  if (remote) {
+    notes.push(
+      `chart ${source.chart} comes from ${String(source.repoURL)}: the operator must allow that chart repository (SYNCWARD_HELM_REPOSITORIES)`,
+    );
+    if (refs.size > 0)
+      notes.push(
+        `value files come from ${[...new Set(refs.values())].join(", ")}: keep this file in that repository`,
+      );
+  } else if (typeof source.repoURL === "string") {
     notes.push(
       `repoURL ${source.repoURL}: syncward deploys from the repository it reads this file from; keep this file in that repository`,
     );
@@ -172,7 +225,80 @@ function importSource(spec: Json, problems: string[], notes: string[]): Json {
   let path = typeof source.path === "string" ? source.path.trim() : "";
   path = path.replace(/^(?:\.\/)+/, "").replace(/\/+$/, "");
   if (path === "") path = ".";
-  return { path, branch: branchOf(source.targetRevision, notes) };
+  const out: Json = remote
+    ? {
+        path,
+        branch: branchOf(refRevision, notes),
+        chart: source.chart,
+        repoURL: source.repoURL,
+        targetRevision: source.targetRevision,
+      }
+    : { path, branch: branchOf(source.targetRevision, notes) };
+  if (source.helm !== undefined) {
+    const helm = importHelm(source.helm, refs, problems, notes);
+    if (helm) out.helm = helm;
+  } else if (refs.size > 0 && typeof source.chart !== "string") {
+    notes.push(
+      `value references (${[...refs.keys()].join(", ")}) are unused without spec.source.helm and were dropped`,
+    );
+  }
+  return out;
+}
+
+/** Argo CD's source.helm fields that syncward takes as they are. */
+const HELM_FIELDS = [
+  "releaseName",
+  "ignoreMissingValueFiles",
+  "values",
+  "valuesObject",
+  "parameters",
+  "fileParameters",
+  "skipCrds",
+  "skipTests",
+  "namespace",
+  "kubeVersion",
+  "apiVersions",
+  "passCredentials",
+];
+
+function importHelm(
+  input: unknown,
+  refs: Map<string, string>,
+  problems: string[],
+  notes: string[],
+): Json | undefined {
+  if (!isObject(input)) {
+    problems.push("spec.source.helm must be a mapping");
+    return undefined;
+  }
+  const out: Json = {};
+  for (const [key, value] of Object.entries(input)) {
+    if (value === undefined || value === null || value === "") continue;
+    if (HELM_FIELDS.includes(key)) {
+      if (key === "valuesObject" && isObject(value) && Object.keys(value).length === 0) continue;
+      if (
+        (key === "parameters" || key === "fileParameters" || key === "apiVersions") &&
+        Array.isArray(value) &&
+        value.length === 0
+      )
+        continue;
+      out[key] = value;
+    } else if (key === "valueFiles" && Array.isArray(value)) {
+      out.valueFiles = value.map((file) => {
+        const text = String(file);
+        const ref = /^\$([^/]+)\/(.*)$/.exec(text);
+        if (!ref) return text;
+        if (!refs.has(ref[1] ?? "")) {
+          problems.push(`spec.source.helm.valueFiles: ${text} names no ref source`);
+          return text;
+        }
+        return `/${ref[2]}`;
+      });
+    } else if (key === "version") {
+      if (value !== "v3") notes.push(`helm.version ${JSON.stringify(value)}: syncward renders with Helm v3`);
+    } else notes.push(`spec.source.helm.${key} has no syncward equivalent and was dropped`);
+  }
+  return out;
 }
 
 function describeSource(source: unknown): string {

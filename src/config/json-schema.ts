@@ -4,8 +4,9 @@
 import { z } from "zod";
 import { configSchema } from "./schema.ts";
 
-/** Where editors may fetch the schema from. A URN until syncward has a published home. */
-export const SCHEMA_ID = "urn:syncward:schema:config:v1";
+// Where editors fetch it: the schema ships in the npm package (package.json "files"), and unpkg
+// serves any published package file over https.
+export const SCHEMA_ID = "https://unpkg.com/syncward/schema/syncward.schema.json";
 
 export function buildJsonSchema(): Record<string, unknown> {
   const generated = z.toJSONSchema(configSchema, {

@@ -16,6 +16,7 @@ import { scheduleProblem, timeZoneProblem } from "./schedule.ts";
 import type {
   ApprovalRule,
   EnvironmentConfig,
+  HelmSource,
   IgnoreDifference,
   RetryPolicy,
   SyncOptions,
@@ -379,6 +380,74 @@ const GIT_REF_RE =
   // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are refused on purpose
   /^(?!-)(?!.*(?:\.\.|@\{|\/\/|\/\.|\.lock(?:\/|$)))[^\s\u0000-\u001f\u007f~^:?*[\\]+(?<![./])$/;
 
+// Argo CD's `source.helm`, field for field (its ApplicationSourceHelm). Paths stay inside the
+// repository: a leading "/" means its root, anything else is relative to the chart.
+const repoFile = (what: string) =>
+  nonEmpty().refine(
+    (p) => !p.includes("\\") && !p.split("/").includes("..") && !/^[a-z][a-z0-9+.-]*:\/\//i.test(p),
+    {
+      error: `${what} must be a path in the repository (relative to the chart, or to the repository root with a leading "/"), without ".." or a URL`,
+    },
+  );
+
+const helmParameter = strictObject({
+  name: nonEmpty().describe("Helm --set path, e.g. image.tag."),
+  value: z.string().default("").describe("The value (a string; parsed by Helm unless forceString)."),
+  forceString: z.boolean().default(false).describe("Pass with --set-string (default false)."),
+});
+
+const helmFileParameter = strictObject({
+  name: nonEmpty().describe("Helm --set-file path."),
+  path: repoFile("path").describe("File whose content becomes the value."),
+});
+
+const helm = strictObject({
+  releaseName: z
+    .string()
+    .max(53, { error: "must be at most 53 characters (Helm's limit)" })
+    .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/, {
+      error: (i) =>
+        `${JSON.stringify(i.input)} is not a valid Helm release name: lowercase letters, digits, "-" and "."`,
+    })
+    .optional()
+    .describe("Helm release name (default: the environment's name)."),
+  valueFiles: z
+    .array(repoFile("a value file"))
+    .default([])
+    .describe('Values files, relative to the chart or, with a leading "/", to the repository root.'),
+  ignoreMissingValueFiles: z
+    .boolean()
+    .default(false)
+    .describe("Skip value files that do not exist instead of failing (default false)."),
+  values: z.string().optional().describe("Values as an inline YAML string (after valueFiles)."),
+  valuesObject: z
+    .record(z.string(), z.unknown())
+    .optional()
+    .describe("Values as a map (after valueFiles; wins over values)."),
+  parameters: z.array(helmParameter).default([]).describe("Helm --set / --set-string parameters."),
+  fileParameters: z.array(helmFileParameter).default([]).describe("Helm --set-file parameters."),
+  skipCrds: z.boolean().default(false).describe("Leave out the chart's crds/ directory (default false)."),
+  skipTests: z.boolean().default(false).describe("Leave out Helm test hooks (default false)."),
+  namespace: dnsLabel("namespace")
+    .optional()
+    .describe("The release namespace (.Release.Namespace; default destination.namespace)."),
+  kubeVersion: z
+    .string()
+    .regex(/^v?\d+\.\d+(\.\d+)?([-+].*)?$/, {
+      error: (i) => `${JSON.stringify(i.input)} is not a Kubernetes version, e.g. 1.37.0`,
+    })
+    .optional()
+    .describe("Kubernetes version for .Capabilities.KubeVersion (default: the destination cluster's)."),
+  apiVersions: z
+    .array(nonEmpty())
+    .optional()
+    .describe("API versions for .Capabilities.APIVersions (default: what the destination cluster serves)."),
+  passCredentials: z
+    .boolean()
+    .default(false)
+    .describe("Send a chart repository's credentials to other hosts its index points at (default false)."),
+}).describe("Helm rendering of a chart source (a path holding Chart.yaml), with Argo CD's field names.");
+
 const source = strictObject({
   path: z
     .string()
@@ -387,14 +456,41 @@ const source = strictObject({
       error: 'must be relative to the repository root, without a leading "/", "\\" or ".."',
     })
     .describe(
-      'Directory of the manifests (plain YAML or kustomization), relative to the repository root ("." for the root).',
+      'Directory of the manifests (plain YAML, a kustomization or a Helm chart), relative to the repository root ("." for the root).',
     ),
   branch: z
     .string()
     .regex(GIT_REF_RE, { error: (i) => `${JSON.stringify(i.input)} is not a valid branch name` })
     .default("main")
     .describe('Branch whose head is deployed (default "main").'),
-}).describe("Where in the repository the manifests of this environment live.");
+  helm: helm.optional(),
+  chart: nonEmpty()
+    .optional()
+    .describe(
+      "A chart from a chart repository (with repoURL and targetRevision), rendered with this repository's value files.",
+    ),
+  repoURL: z
+    .string()
+    .regex(/^(https?|oci):\/\/\S+$/, { error: "must be an http(s):// or oci:// chart repository URL" })
+    .optional()
+    .describe("The chart repository of chart (allowed by the operator)."),
+  targetRevision: nonEmpty().optional().describe("The version of chart."),
+})
+  .check(
+    z.superRefine((s, ctx) => {
+      const given = (["chart", "repoURL", "targetRevision"] as const).filter((k) => s[k] !== undefined);
+      if (given.length === 0 || given.length === 3) return;
+      for (const key of ["chart", "repoURL", "targetRevision"] as const)
+        if (s[key] === undefined)
+          ctx.addIssue({
+            code: "custom",
+            path: [key],
+            input: undefined,
+            message: `required with ${given.join(" and ")} (a chart from a chart repository needs chart, repoURL and targetRevision)`,
+          });
+    }),
+  )
+  .describe("Where in the repository the manifests of this environment live.");
 
 const destination = strictObject({
   namespace: dnsLabel("namespace").describe("Namespace of namespaced objects that do not name one."),
@@ -628,6 +724,7 @@ function describeInput(input: unknown): string {
 
 const EXPECTED: Record<string, string> = {
   object: "a mapping",
+  record: "a mapping",
   array: "a list",
   string: "a string",
   number: "a number",
@@ -684,6 +781,7 @@ export type SchemaMatchesTypes = [
   Assert<Same<z.output<typeof ignoreDifference>, IgnoreDifference>>,
   Assert<Same<z.output<typeof syncWindow>, SyncWindow>>,
   Assert<Same<z.output<typeof approval>, ApprovalRule>>,
+  Assert<Same<z.output<typeof helm>, HelmSource>>,
 ];
 
 /** `resourceCustomizations` alone, for the argocd-cm import's check of what it produced. */

@@ -21,7 +21,15 @@ export type ResourceCustomizations = Record<string, ResourceCustomization>;
 
 export interface EnvironmentConfig {
   name: string;
-  source: { path: string; branch: string };
+  source: {
+    path: string;
+    branch: string;
+    helm?: HelmSource;
+    /** A chart from a chart repository (all three together), instead of the one at `path`. */
+    chart?: string;
+    repoURL?: string;
+    targetRevision?: string;
+  };
   destination: {
     /** kubeconfig context; absent = current context (or in-cluster when `inCluster`). */
     context?: string;
@@ -51,6 +59,27 @@ export interface EnvironmentConfig {
   environmentUrl?: string;
   /** Pull-request previews; undefined = on, except for production or approval-gated environments. */
   previews?: boolean;
+}
+
+/** Argo CD's `source.helm`: how a chart source (a path holding Chart.yaml) is rendered. */
+export interface HelmSource {
+  /** Absent: the environment's name. */
+  releaseName?: string;
+  valueFiles: string[];
+  ignoreMissingValueFiles: boolean;
+  values?: string;
+  valuesObject?: Record<string, unknown>;
+  parameters: Array<{ name: string; value: string; forceString: boolean }>;
+  fileParameters: Array<{ name: string; path: string }>;
+  skipCrds: boolean;
+  skipTests: boolean;
+  /** Absent: destination.namespace. */
+  namespace?: string;
+  /** Absent: the destination cluster's version. */
+  kubeVersion?: string;
+  /** Absent: what the destination cluster serves. */
+  apiVersions?: string[];
+  passCredentials: boolean;
 }
 
 export interface SyncPolicy {

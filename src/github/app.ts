@@ -128,7 +128,7 @@ export async function bootstrap(
     }
     app.log.info({ repositories: started }, "bootstrap: reconcile loops started");
   } catch (err) {
-    app.log.warn({ err: String(err) }, "bootstrap failed; repositories start on their next webhook");
+    app.log.warn({ err }, "bootstrap failed; repositories start on their next webhook");
   }
   return started;
 }
@@ -151,7 +151,7 @@ const app: ApplicationFunction = (probot, options) => {
       await client.ping();
       clusterReachable = true;
     } catch (err) {
-      probot.log.warn({ err: String(err) }, "cluster not reachable yet; retrying");
+      probot.log.warn({ err }, "cluster not reachable yet; retrying");
       setTimeout(probe, 5000).unref();
     }
   };

@@ -5,19 +5,37 @@ import type { Octokit } from "./octokit.ts";
 
 export interface Metrics {
   countGitHubRequest(method: string, status: number | string): void;
+  /** From a response's x-ratelimit-remaining and x-ratelimit-limit headers. */
+  githubRateLimit?(remaining: number, limit: number): void;
 }
 
 type EventName = Parameters<Probot["on"]>[0];
 
 const counted = new WeakSet<object>();
 
-/** Counts an Octokit's requests in the metrics, once per instance (Probot may reuse instances). */
+/**
+ * Counts an Octokit's requests in the metrics, once per instance (Probot may reuse instances):
+ * answers through the `after` hook, failures (4xx, 5xx, no response at all) through `error`,
+ * which rethrows so the caller sees the failure unchanged.
+ */
 export function countRequests<T extends Octokit>(gh: T, metrics?: Metrics): T {
   if (metrics && !counted.has(gh)) {
     counted.add(gh);
-    gh.hook.after("request", (response, options) =>
-      metrics.countGitHubRequest(String(options.method), response.status),
-    );
+    gh.hook.after("request", (response, options) => {
+      metrics.countGitHubRequest(String(options.method), response.status);
+      const remaining = Number(response.headers["x-ratelimit-remaining"]);
+      const limit = Number(response.headers["x-ratelimit-limit"]);
+      if (response.headers["x-ratelimit-limit"] !== undefined && Number.isFinite(remaining) && limit > 0)
+        metrics.githubRateLimit?.(remaining, limit);
+    });
+    gh.hook.error("request", (error, options) => {
+      const status = (error as { status?: unknown }).status;
+      metrics.countGitHubRequest(
+        String(options.method),
+        typeof status === "number" && status > 0 ? status : "error",
+      );
+      throw error;
+    });
   }
   return gh;
 }

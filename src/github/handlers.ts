@@ -3,7 +3,7 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { ConfigError } from "../config/load.ts";
-import { includedDirs } from "../source/includes.ts";
+import { helmInputs, includedDirs } from "../source/includes.ts";
 import { allows, permissionOf } from "./authorize.ts";
 import { parseCommands } from "./commands.ts";
 import { handleCommentCommands } from "./comment-commands.ts";
@@ -88,7 +88,10 @@ export async function onPush(
     return rt.reconciler.nudgeBranch(branch, pr ? "merge" : "push", actor);
   const dirs = new Map<string, string[]>();
   for (const env of rt.config.environments.filter((e) => e.source.branch === branch)) {
-    dirs.set(env.name, await includedDirs(previous, env.source.path));
+    dirs.set(env.name, [
+      ...(await includedDirs(previous, env.source.path)),
+      ...helmInputs(env.source.path, env.source.helm),
+    ]);
   }
   return rt.reconciler.nudgeBranch(branch, pr ? "merge" : "push", actor, {
     files,

@@ -130,7 +130,7 @@ export class GitHubReporter {
       retryMs: o.retryMs,
       onDropped: (event, why, err) =>
         this.o.log.error(
-          { err: err === undefined ? undefined : String(err), event: event.type, env: event.env },
+          { err, event: event.type, env: event.env },
           `a report for GitHub was dropped: ${err === undefined ? why : failureOf(err)}`,
         ),
     });

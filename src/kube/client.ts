@@ -45,6 +45,11 @@ export class KubeClient {
   private readonly watchAgent: HttpAgent | HttpsAgent;
   private baseOptions?: RequestOptions;
   private baseOptionsAt = 0;
+  /**
+   * With `proxy-url` in the kubeconfig: the agent client-node built for it (HTTP CONNECT or SOCKS),
+   * kept for every request and watch instead of the direct pools above.
+   */
+  private proxyAgent?: HttpAgent;
 
   private constructor(
     readonly kubeConfig: KubeConfig,
@@ -81,6 +86,7 @@ export class KubeClient {
   close(): void {
     this.agent.destroy();
     this.watchAgent.destroy();
+    this.proxyAgent?.destroy();
   }
 
   private async authOptions(): Promise<RequestOptions> {
@@ -88,6 +94,11 @@ export class KubeClient {
     if (!this.baseOptions || Date.now() - this.baseOptionsAt > 60_000) {
       const opts: RequestOptions = {};
       await this.kubeConfig.applyToHTTPSOptions(opts);
+      // The first proxy agent serves for good: each refresh builds a new one, and keeping one keeps
+      // its connections (TLS options travel with each request, so rotated certificates still apply).
+      if (this.kubeConfig.getCurrentCluster()?.proxyUrl && opts.agent)
+        this.proxyAgent ??= opts.agent as HttpAgent;
+      delete opts.agent;
       this.baseOptions = opts;
       this.baseOptionsAt = Date.now();
     }
@@ -113,7 +124,7 @@ export class KubeClient {
         {
           ...auth,
           method,
-          agent: this.agent,
+          agent: this.proxyAgent ?? this.agent,
           headers: {
             ...(auth.headers ?? {}),
             Accept: "application/json",
@@ -379,7 +390,7 @@ export class KubeClient {
         {
           ...auth,
           method: "GET",
-          agent: this.watchAgent,
+          agent: this.proxyAgent ?? this.watchAgent,
           headers: { ...(auth.headers ?? {}), Accept: "application/json" },
         },
         (res) => {

@@ -3,7 +3,10 @@
 // key, the webhook secret, tokens, Authorization headers) at the top level and one or two
 // levels down; (2) a log formatter that masks `data` and `stringData` of any Kubernetes Secret
 // found in a logged object (a Secret's key names stay visible, its values never do).
+// Every process logs through createLogger: the GitHub App (given to Probot's run), the controller
+// and the CLI; an environment's lines come from `log.child({ app, environment })`.
 import pino, { type DestinationStream, type LevelWithSilent, type Logger } from "pino";
+import pretty from "pino-pretty";
 
 export const REDACTED = "[Redacted]";
 
@@ -24,7 +27,13 @@ const SECRET_KEYS = [
 export const REDACT_PATHS: string[] = [
   ...SECRET_KEYS.flatMap((k) => [k, `*.${k}`]),
   // Incoming requests (pino-http's `req`), Octokit errors (`err.request`), request options.
-  ...["headers", "*.headers", "*.*.headers"].flatMap((h) => [`${h}.authorization`, `${h}.cookie`]),
+  ...["headers", "*.headers", "*.*.headers", "*.*.*.headers"].flatMap((h) => [
+    `${h}.authorization`,
+    `${h}.cookie`,
+  ]),
+  // A failed GitHub request serialized by `err` carries the body it sent (it may hold a token).
+  "err.request.body",
+  "err.response.headers",
 ];
 
 export interface LoggerOptions {
@@ -33,6 +42,20 @@ export interface LoggerOptions {
   name?: string;
   /** Where lines go; stdout by default. Tests pass a stream to read them. */
   destination?: DestinationStream;
+  /** The file descriptor written when no destination is given: 1 (stdout, default) or 2. */
+  fd?: 1 | 2;
+}
+
+/** Pretty text for a person at a terminal; JSON lines otherwise, or whenever LOG_FORMAT=json. */
+export function prettyWanted(isTTY: boolean | undefined, env: NodeJS.ProcessEnv = process.env): boolean {
+  return Boolean(isTTY) && env.LOG_FORMAT !== "json";
+}
+
+function defaultDestination(fd: 1 | 2): DestinationStream {
+  if (prettyWanted(fd === 1 ? process.stdout.isTTY : process.stderr.isTTY)) {
+    return pretty({ destination: fd, sync: true, colorize: !process.env.NO_COLOR, ignore: "pid,hostname" });
+  }
+  return pino.destination(fd);
 }
 
 export function createLogger(options: LoggerOptions = {}): Logger {
@@ -42,9 +65,11 @@ export function createLogger(options: LoggerOptions = {}): Logger {
       name: options.name ?? "syncward",
       level,
       redact: { paths: REDACT_PATHS, censor: REDACTED },
+      // Errors keep their type, message, stack and cause (never `String(err)`).
+      serializers: { err: pino.stdSerializers.err },
       formatters: { log: (object) => maskSecretObjects(object) as Record<string, unknown> },
     },
-    options.destination ?? pino.destination(1),
+    options.destination ?? defaultDestination(options.fd ?? 1),
   );
 }
 

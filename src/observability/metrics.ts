@@ -2,8 +2,14 @@
 // tests and several Probot instances in one process never share or double-register series.
 // The reconciler's events feed it (`recordEvent`); the GitHub layer counts its requests
 // (`countGitHubRequest`); the Kubernetes client's own request counters are read at scrape time.
+// Every per-environment series carries `app` and `environment`, so two repositories with a `prod`
+// environment never share one; label values are names from configs and fixed vocabularies (no
+// revisions, no messages), so the series stay bounded.
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
+import { buildInfo } from "../build-info.ts";
+import { worstHealth } from "../engine/health/index.ts";
 import type { ReconcilerEvent } from "../reconciler/events.ts";
+import { type AppStatus, appStatusAfter } from "./app-status.ts";
 
 export interface MetricsOptions {
   /**
@@ -18,7 +24,15 @@ export interface MetricsOptions {
 export interface Metrics {
   registry: Registry;
   recordEvent(event: ReconcilerEvent): void;
+  /** `status` is the HTTP status, or "error" when no response came (a network failure). */
   countGitHubRequest(method: string, status: number | string): void;
+  githubRateLimit(remaining: number, limit: number): void;
+}
+
+/** The app of an event: its instance name (`app.env`, see instanceName) without the environment. */
+export function appOf(event: { instance: string; env: string }): string {
+  const suffix = `.${event.env.toLowerCase().replace(/[^a-z0-9.-]/g, "-")}`;
+  return event.instance.endsWith(suffix) ? event.instance.slice(0, -suffix.length) : event.instance;
 }
 
 /** Sync durations run from a no-op (well under a second) to health waits of several minutes. */
@@ -31,58 +45,88 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
   const syncs = new Counter({
     name: "syncward_syncs_total",
     help: "Sync operations (including self-heals) by environment, trigger and result (Succeeded, Failed, Error, Refused).",
-    labelNames: ["environment", "trigger", "result"] as const,
+    labelNames: ["app", "environment", "trigger", "result"] as const,
     registers: [registry],
   });
   const duration = new Histogram({
     name: "syncward_sync_duration_seconds",
     help: "Wall-clock duration of sync operations (including self-heals and health waits).",
-    labelNames: ["environment"] as const,
+    labelNames: ["app", "environment"] as const,
     buckets: DURATION_BUCKETS,
     registers: [registry],
   });
   const drift = new Counter({
     name: "syncward_drift_detected_total",
     help: "Times the live cluster was found to differ from Git: each self-heal, and each new out-of-sync state reported.",
-    labelNames: ["environment"] as const,
+    labelNames: ["app", "environment"] as const,
     registers: [registry],
   });
   const selfHeals = new Counter({
     name: "syncward_self_heals_total",
     help: "Self-heal operations (re-applying objects changed out of band).",
-    labelNames: ["environment"] as const,
+    labelNames: ["app", "environment"] as const,
     registers: [registry],
   });
   const fights = new Counter({
     name: "syncward_drift_fights_total",
     help: "Drift fights: an object healed again and again because another field manager keeps changing it.",
-    labelNames: ["environment"] as const,
+    labelNames: ["app", "environment"] as const,
     registers: [registry],
   });
   const securityReverts = new Counter({
     name: "syncward_security_reverts_total",
     help: "Security-relevant out-of-band changes reverted (a new container or image, privileged, host namespaces, hostPath, added capabilities, a changed ServiceAccount), by environment and the field manager that made them.",
-    labelNames: ["environment", "manager"] as const,
+    labelNames: ["app", "environment", "manager"] as const,
     registers: [registry],
   });
   const riskyOrphans = new Gauge({
     name: "syncward_risky_undeclared_objects",
     help: "Objects in an environment's namespaces that Git does not declare and that look risky (a DaemonSet, a privileged or hostPath Pod, a powerful binding): left alone, reported.",
-    labelNames: ["environment"] as const,
+    labelNames: ["app", "environment"] as const,
     registers: [registry],
   });
   const events = new Counter({
     name: "syncward_reconciler_events_total",
     help: "Every event the reconciler emitted, by type (synced, selfHealed, outOfSync, renderError, stuck, ...).",
-    labelNames: ["environment", "type"] as const,
+    labelNames: ["app", "environment", "type"] as const,
     registers: [registry],
   });
   const github = new Counter({
     name: "syncward_github_requests_total",
-    help: "Requests to the GitHub API by HTTP method and response status.",
+    help: 'Requests to the GitHub API by HTTP method and response status (failures included; status "error" when no response came).',
     labelNames: ["method", "status"] as const,
     registers: [registry],
   });
+  const appInfo = new Gauge({
+    name: "syncward_app_info",
+    help: "One series per environment with its current sync and health status (value 1), like argocd_app_info.",
+    labelNames: ["app", "environment", "sync_status", "health_status"] as const,
+    registers: [registry],
+  });
+  const lastSync = new Gauge({
+    name: "syncward_last_sync_timestamp_seconds",
+    help: "When the last successful sync (or self-heal) of an environment finished, in Unix seconds.",
+    labelNames: ["app", "environment"] as const,
+    registers: [registry],
+  });
+  const info = buildInfo();
+  new Gauge({
+    name: "syncward_build_info",
+    help: "The running build: version, commit and Node.js version (value 1).",
+    labelNames: ["version", "commit", "node"] as const,
+    registers: [registry],
+  }).set({ version: info.version, commit: info.commit, node: process.versions.node }, 1);
+  const rateRemaining = new Gauge({
+    name: "syncward_github_rate_limit_remaining",
+    help: "GitHub API requests left in the current rate-limit window, from the last response's x-ratelimit-remaining.",
+    registers: [registry],
+  });
+  const rateLimit = new Gauge({
+    name: "syncward_github_rate_limit_limit",
+    help: "The GitHub API rate limit of the window, from the last response's x-ratelimit-limit.",
+    registers: [registry],
+  });
+  const statuses = new Map<string, AppStatus>();
   const readKube = options.kubernetesRequests;
   new Counter({
     name: "syncward_kubernetes_requests_total",
@@ -97,41 +141,59 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     },
   });
 
-  function recordOperation(environment: string, trigger: string, outcome: SyncOperation): void {
-    syncs.inc({ environment, trigger, result: outcome.phase });
+  function recordOperation(labels: Labels, trigger: string, outcome: SyncOperation): void {
+    syncs.inc({ ...labels, trigger, result: outcome.phase });
     const seconds = (Date.parse(outcome.finishedAt) - Date.parse(outcome.startedAt)) / 1000;
-    if (Number.isFinite(seconds) && seconds >= 0) duration.observe({ environment }, seconds);
+    if (Number.isFinite(seconds) && seconds >= 0) duration.observe(labels, seconds);
+    if (outcome.phase === "Succeeded" && !outcome.dryRun)
+      lastSync.set(labels, Date.parse(outcome.finishedAt) / 1000);
+  }
+
+  /** One series per environment: the old one goes when the status changes. */
+  function updateStatus(labels: Labels, event: ReconcilerEvent): void {
+    const key = `${labels.app}\u0000${labels.environment}`;
+    const before = statuses.get(key);
+    const after = appStatusAfter(before, event, (resources) => worstHealth(resources)?.status);
+    if (before && before.sync === after.sync && before.health === after.health) return;
+    if (before) appInfo.remove({ ...labels, sync_status: before.sync, health_status: before.health });
+    appInfo.set({ ...labels, sync_status: after.sync, health_status: after.health }, 1);
+    statuses.set(key, after);
   }
 
   return {
     registry,
     recordEvent(event) {
-      const environment = event.env;
-      events.inc({ environment, type: event.type });
+      const labels: Labels = { app: appOf(event), environment: event.env };
+      events.inc({ ...labels, type: event.type });
+      updateStatus(labels, event);
       switch (event.type) {
         case "synced":
-          recordOperation(environment, event.trigger, event.outcome);
+          recordOperation(labels, event.trigger, event.outcome);
           break;
         case "selfHealed":
-          recordOperation(environment, "selfHeal", event.outcome);
-          selfHeals.inc({ environment });
-          drift.inc({ environment });
+          recordOperation(labels, "selfHeal", event.outcome);
+          selfHeals.inc(labels);
+          drift.inc(labels);
           for (const r of event.reverted ?? [])
-            if (r.security) securityReverts.inc({ environment, manager: r.manager ?? "unknown" });
+            if (r.security) securityReverts.inc({ ...labels, manager: r.manager ?? "unknown" });
           break;
         case "orphans":
-          riskyOrphans.set({ environment }, event.orphans.filter((o) => o.risk).length);
+          riskyOrphans.set(labels, event.orphans.filter((o) => o.risk).length);
           break;
         case "outOfSync":
-          if (event.drifted.length > 0 || event.requiresPruning.length > 0) drift.inc({ environment });
+          if (event.drifted.length > 0 || event.requiresPruning.length > 0) drift.inc(labels);
           break;
         case "driftFight":
-          fights.inc({ environment });
+          fights.inc(labels);
           break;
         default:
           // Other events (renderError, stuck, waiting, orphans, ...) are counted by type above.
           break;
       }
+    },
+    githubRateLimit(remaining, limit) {
+      rateRemaining.set(remaining);
+      rateLimit.set(limit);
     },
     countGitHubRequest(method, status) {
       github.inc({ method: method.toUpperCase(), status: String(status) });
@@ -139,9 +201,15 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
   };
 }
 
+interface Labels {
+  app: string;
+  environment: string;
+}
+
 /** The part of a SyncOutcome that metrics read. */
 interface SyncOperation {
   phase: string;
   startedAt: string;
   finishedAt: string;
+  dryRun?: boolean;
 }

@@ -17,15 +17,18 @@ import {
   type SyncTarget,
   syncEnvironment,
 } from "../engine/sync.ts";
+import { clusterCapabilities } from "../kube/capabilities.ts";
 import type { KubeClient } from "../kube/client.ts";
 import { isTransient, KubeApiError } from "../kube/errors.ts";
 import { type KubeObject, keyOf, keyString, kubectlName } from "../kube/object.ts";
 import { SourceError } from "../source/errors.ts";
-import { type RenderedSource, render } from "../source/render.ts";
+import { type RenderedSource, type RenderOptions, render } from "../source/render.ts";
+import type { RemoteChart } from "../source/render-helm.ts";
 import { appendHistory } from "../state/history.ts";
 import { addRetried, type RetriedAttempts } from "../state/retried.ts";
 import type { StateStore } from "../state/store.ts";
 import type { EnvironmentState, HandedOverSync, HistoryEntry, Trigger } from "../state/types.ts";
+import { Cached } from "../util/cached.ts";
 import { ApprovalGate } from "./approval-gate.ts";
 import { driftFight, healBackoffMs, isFight, nextHealAt, recordHeal } from "./drift-fight.ts";
 import type { Emit } from "./events.ts";
@@ -40,6 +43,8 @@ export interface Logger {
   warn(obj: object, msg?: string): void;
   error(obj: object, msg?: string): void;
   debug(obj: object, msg?: string): void;
+  /** pino's child loggers: every line of an environment carries its app and environment. */
+  child?(bindings: Record<string, string>): Logger;
 }
 
 export interface ControllerOptions {
@@ -216,7 +221,7 @@ export class EnvironmentController {
     } catch (err) {
       if (this.stopped)
         this.o.log.info(
-          { err: String(err), instance: this.instance },
+          { err, instance: this.instance },
           "stopped during a pass; what it was doing is left to whoever runs next",
         );
       else this.o.log.error({ err, instance: this.instance }, "reconcile pass failed");
@@ -226,7 +231,7 @@ export class EnvironmentController {
   private desiredAt(sha: string): Promise<RenderedSource> {
     let r = this.rendered.get(sha);
     if (!r) {
-      r = this.o.source.tree(sha).then((dir) => render(dir, this.o.env.source.path));
+      r = this.o.source.tree(sha).then((dir) => render(dir, this.o.env.source.path, this.renderOptions()));
       r.catch(() => this.rendered.delete(sha));
       this.rendered.set(sha, r);
       // Keep only recent revisions in memory.
@@ -234,6 +239,21 @@ export class EnvironmentController {
     }
     return r;
   }
+
+  /** Chart sources: the release and what the destination serves for `.Capabilities` (read once a while). */
+  private renderOptions(): RenderOptions {
+    return {
+      helmContext: {
+        settings: this.o.env.source.helm,
+        releaseName: this.o.env.name,
+        namespace: this.o.env.destination.namespace,
+        capabilities: () => this.capabilities.get(),
+        ...remoteChart(this.o.env.source),
+      },
+    };
+  }
+
+  private readonly capabilities = new Cached(10 * 60_000, () => clusterCapabilities(this.o.client));
 
   /** policy.requireSignedCommits: why `sha` must not be deployed, or undefined. */
   private async signatureRefusal(sha: string): Promise<string | undefined> {
@@ -943,7 +963,7 @@ export class EnvironmentController {
       },
       (err: unknown) =>
         this.o.log.warn(
-          { err: String(err), instance: this.instance, revision: request.revision },
+          { err, instance: this.instance, revision: request.revision },
           "a requested sync did not finish",
         ),
     );
@@ -980,6 +1000,12 @@ function plannedLines(plan: Plan): string[] {
     ...plan.prunes.map((p) => `${kubectlName(keyOf(p.live))} prune`),
   ];
   return lines.slice(0, 50);
+}
+
+/** source.chart, repoURL and targetRevision, when the chart comes from a chart repository. */
+function remoteChart(source: EnvironmentConfig["source"]): { remote?: RemoteChart } {
+  const { chart, repoURL, targetRevision } = source;
+  return chart && repoURL && targetRevision ? { remote: { chart, repoURL, version: targetRevision } } : {};
 }
 
 function historyEntryOf(

@@ -52,7 +52,7 @@ export class Reconciler {
           store: this.store,
           source: o.source,
           emit: o.emit,
-          log: o.log,
+          log: o.log.child?.({ app: o.app, environment: env.name }) ?? o.log,
           pollIntervalMs: o.pollIntervalMs,
           watch: o.watch,
           health,
@@ -171,7 +171,7 @@ export class Reconciler {
         acquired = await lock.tryAcquire();
         this.deferring = !acquired;
       } catch (err) {
-        this.o.log.warn({ err: String(err), app: this.o.app }, "lease: could not contend");
+        this.o.log.warn({ err, app: this.o.app }, "lease: could not contend");
       }
       if (acquired && !signal.aborted) {
         this.o.log.info({ app: this.o.app, identity: this.o.identity }, "lease acquired; reconciling");

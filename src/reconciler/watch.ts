@@ -101,7 +101,7 @@ export class ManagedWatch {
           return;
         }
         failures++;
-        this.log.warn({ err: String(err), kind, namespace }, "watch failed; retrying");
+        this.log.warn({ err, kind, namespace }, "watch failed; retrying");
         await sleep(Math.min(1000 * 2 ** failures, 30_000), signal);
       }
     }

@@ -3,7 +3,8 @@
 import { readdir } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { SourceError } from "./errors.ts";
-import { failureText, runWithInput } from "./run.ts";
+import { describeBytes, maxTarballBytesFromEnv, TARBALL_VARIABLE } from "./limits.ts";
+import { failureText, runWithStream } from "./run.ts";
 import { assertFullSha, cachedTree } from "./tree-cache.ts";
 
 /** Just what this module needs of an Octokit, so the source layer does not depend on the GitHub layer. */
@@ -14,6 +15,7 @@ export interface TarballClient {
         owner: string;
         repo: string;
         ref: string;
+        request?: { parseSuccessResponseBody?: boolean };
       }): Promise<{ data: unknown }>;
     };
   };
@@ -27,10 +29,19 @@ export interface GitHubRevision {
 
 const TAR_TIMEOUT_MS = 120_000;
 
-function bytesOf(data: unknown): Uint8Array | undefined {
-  if (data instanceof ArrayBuffer) return new Uint8Array(data);
-  if (ArrayBuffer.isView(data)) return new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
-  return undefined;
+/** The response body as chunks: a stream (as asked for), or bytes from a client that buffered. */
+function chunksOf(data: unknown): AsyncIterable<Uint8Array> | undefined {
+  if (data instanceof ReadableStream) return data as ReadableStream<Uint8Array>;
+  const bytes =
+    data instanceof ArrayBuffer
+      ? new Uint8Array(data)
+      : ArrayBuffer.isView(data)
+        ? new Uint8Array(data.buffer, data.byteOffset, data.byteLength)
+        : undefined;
+  if (!bytes || bytes.byteLength === 0) return undefined;
+  return (async function* () {
+    yield bytes;
+  })();
 }
 
 function statusOf(err: unknown): number | undefined {
@@ -42,18 +53,25 @@ function statusOf(err: unknown): number | undefined {
  * Downloads the tarball of `owner/repo` at `sha` (GitHub answers 302 to a short-lived codeload URL, which
  * Octokit follows), extracts it with the system `tar` without its top-level `<owner>-<repo>-<sha7>/`
  * directory into `<cacheDir>/<sha>` and returns that directory. Cached by SHA; written atomically.
+ * The body is streamed into tar, never held whole, and stopped past `maxBytes`.
  */
 export async function fetchGitHubTree(
   octokit: TarballClient,
   { owner, repo, sha }: GitHubRevision,
   cacheDir: string,
+  maxBytes: number = maxTarballBytesFromEnv(),
 ): Promise<string> {
   assertFullSha(sha);
   const where = `${owner}/${repo}`;
   return cachedTree(resolve(cacheDir), sha, async (tmpDir) => {
     let data: unknown;
     try {
-      ({ data } = await octokit.rest.repos.downloadTarballArchive({ owner, repo, ref: sha }));
+      ({ data } = await octokit.rest.repos.downloadTarballArchive({
+        owner,
+        repo,
+        ref: sha,
+        request: { parseSuccessResponseBody: false },
+      }));
     } catch (err) {
       const status = statusOf(err);
       if (status === 404) {
@@ -64,18 +82,27 @@ export async function fetchGitHubTree(
       const why = err instanceof Error ? err.message : String(err);
       throw new SourceError(`downloading the tarball of ${where} at ${sha} failed: ${why}`, { cause: err });
     }
-    const bytes = bytesOf(data);
-    if (!bytes || bytes.byteLength === 0) {
+    const chunks = chunksOf(data);
+    if (!chunks) {
       throw new SourceError(`the tarball of ${where} at ${sha} is empty or not binary data`);
     }
-    const tar = await runWithInput(
+    const tar = await runWithStream(
       {
         file: "tar",
         args: ["-x", "-z", "-f", "-", "--no-same-owner", "-C", tmpDir],
         timeoutMs: TAR_TIMEOUT_MS,
       },
-      bytes,
+      chunks,
+      maxBytes,
     );
+    if (tar.overLimit) {
+      throw new SourceError(
+        `the tarball of ${where} at ${sha} is larger than ${describeBytes(maxBytes)} (${TARBALL_VARIABLE}); download stopped`,
+      );
+    }
+    if (tar.bytes === 0) {
+      throw new SourceError(`the tarball of ${where} at ${sha} is empty or not binary data`);
+    }
     if (!tar.ok) {
       throw new SourceError(`extracting the tarball of ${where} at ${sha} failed: ${failureText(tar)}`);
     }

@@ -46,3 +46,17 @@ export async function includedDirs(treeDir: string, path: string): Promise<strin
   await visit(path);
   return [...seen].sort();
 }
+
+/**
+ * The repository files a chart source reads besides its own folder: value files and file parameters
+ * (relative to the chart, or to the repository root with a leading "/"), so editing one refreshes it.
+ */
+export function helmInputs(
+  path: string,
+  helm: { valueFiles: string[]; fileParameters: Array<{ path: string }> } | undefined,
+): string[] {
+  if (!helm) return [];
+  return [...helm.valueFiles, ...helm.fileParameters.map((p) => p.path)].map((file) =>
+    file.startsWith("/") ? normalize(file.slice(1)) : normalize(join(path, file)),
+  );
+}

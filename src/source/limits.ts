@@ -31,16 +31,31 @@ export class LimitsError extends Error {
   override name = "LimitsError";
 }
 
+/**
+ * The largest GitHub tarball downloaded, in bytes (SYNCWARD_MAX_TARBALL_BYTES, default 256 MiB): the
+ * download is streamed into tar and stopped when it passes this.
+ */
+export const DEFAULT_MAX_TARBALL_BYTES = 256 * 1024 * 1024;
+export const TARBALL_VARIABLE = "SYNCWARD_MAX_TARBALL_BYTES";
+
+export function maxTarballBytesFromEnv(env: NodeJS.ProcessEnv = process.env): number {
+  return wholeNumber(TARBALL_VARIABLE, env[TARBALL_VARIABLE]) ?? DEFAULT_MAX_TARBALL_BYTES;
+}
+
+function wholeNumber(variable: string, raw: string | undefined): number | undefined {
+  if (raw === undefined || raw === "") return undefined;
+  if (!/^[1-9]\d*$/.test(raw.trim()))
+    throw new LimitsError(`${variable}=${JSON.stringify(raw)}: expected a whole number greater than 0`);
+  return Number(raw.trim());
+}
+
 /** The defaults, overridden by the environment variables that are set; a malformed one is an error. */
 export function limitsFromEnv(env: NodeJS.ProcessEnv = process.env): RenderLimits {
   const limits = { ...DEFAULT_LIMITS };
   for (const [key, variable] of Object.entries(LIMIT_VARIABLES) as Array<[keyof RenderLimits, string]>) {
-    const raw = env[variable];
-    if (raw === undefined || raw === "") continue;
-    if (!/^[1-9]\d*$/.test(raw.trim()))
-      throw new LimitsError(`${variable}=${JSON.stringify(raw)}: expected a whole number greater than 0`);
-    limits[key] = Number(raw.trim());
+    limits[key] = wholeNumber(variable, env[variable]) ?? limits[key];
   }
+  maxTarballBytesFromEnv(env); // said at start, with the others
   return limits;
 }
 

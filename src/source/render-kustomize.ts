@@ -1,12 +1,18 @@
 // Rendering a kustomization with the real kustomize (`kubectl kustomize`), after checking that everything it
 // would load is inside the repository at this revision: no remote bases, no climbing out, no symlinks out.
 
-import { mkdtemp, readdir, readFile, realpath, rm, stat, writeFile } from "node:fs/promises";
+import { cp, mkdtemp, readdir, readFile, realpath, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, relative, resolve, sep } from "node:path";
 import { type Document, isMap, isSeq, parse as parseYaml } from "yaml";
 import { groupOf, type KubeObject } from "../kube/object.ts";
 import type { SourceProblem } from "./errors.ts";
+import {
+  type HelmRepositoryAccess,
+  REPOSITORIES_VARIABLE,
+  repositoryAllowed,
+  sandboxEnv,
+} from "./helm-repositories.ts";
 import { includedDirs } from "./includes.ts";
 import { describeBytes, fileTooLarge, LIMIT_VARIABLES, type RenderLimits } from "./limits.ts";
 import { isPlainObject, type ParsedObject, parseManifests, parseYamlDocuments } from "./parse-manifests.ts";
@@ -22,6 +28,10 @@ export interface KustomizeOptions {
   kubectl: string;
   timeoutMs: number;
   limits: RenderLimits;
+  /** helm for `helmCharts:` (run by kustomize with --enable-helm, in helm's sandbox). */
+  helm?: string;
+  /** Chart repositories `helmCharts:` may pull from (absent: none). */
+  repositories?: HelmRepositoryAccess;
 }
 
 /** The kustomization file in `dir`, if any. */
@@ -67,7 +77,12 @@ function looksRemote(entry: string): boolean {
  * Walks the kustomization graph from `dir` (resources, bases, components) and returns what is not allowed:
  * remote resources, paths that climb out of the repository, symlinks that point out of it.
  */
-async function checkKustomizations(treeReal: string, startDir: string): Promise<SourceProblem[]> {
+async function checkKustomizations(
+  treeReal: string,
+  startDir: string,
+  allowedRepositories: string[] = [],
+  pulls: string[] = [],
+): Promise<SourceProblem[]> {
   const problems: SourceProblem[] = [];
   const seenKustomizations = new Set<string>();
   const scannedDirs = new Set<string>();
@@ -91,6 +106,9 @@ async function checkKustomizations(treeReal: string, startDir: string): Promise<
     problems.push(...parsed.problems);
     const first = parsed.documents[0];
     if (!first || !isPlainObject(first.value)) return;
+    problems.push(
+      ...(await checkHelmCharts(treeReal, dir, file, first.doc, parsed.lineAt, allowedRepositories, pulls)),
+    );
     for (const [field, one] of [
       ["resources", "resource"],
       ["bases", "base"],
@@ -132,6 +150,60 @@ async function checkKustomizations(treeReal: string, startDir: string): Promise<
   }
 
   await visit(startDir);
+  return problems;
+}
+
+/**
+ * `helmCharts:` render a chart vendored under chartHome (default charts/) offline; a chart that is not
+ * vendored is pulled by kustomize from its `repo`, which must be one the operator allowed. Values files
+ * and chartHome stay inside the repository.
+ */
+async function checkHelmCharts(
+  treeReal: string,
+  dir: string,
+  file: string,
+  doc: Document.Parsed,
+  lineAt: (offset: number) => number,
+  allowed: string[],
+  pulls: string[],
+): Promise<SourceProblem[]> {
+  const problems: SourceProblem[] = [];
+  const globals = doc.get("helmGlobals")?.valueOf() as { toJSON?: () => unknown } | undefined;
+  const globalJson = globals && typeof globals.toJSON === "function" ? globals.toJSON() : undefined;
+  const chartHome =
+    isPlainObject(globalJson) && typeof globalJson.chartHome === "string" ? globalJson.chartHome : "charts";
+  const home = resolve(dir, chartHome);
+  if (!isInside(treeReal, home))
+    problems.push({
+      file,
+      message: `helmGlobals.chartHome '${chartHome}' points outside the repository; refused`,
+    });
+  for (const { value, line } of entriesOf(doc, "helmCharts", lineAt)) {
+    if (!isPlainObject(value) || typeof value.name !== "string") continue;
+    for (const key of ["valuesFile", "additionalValuesFiles"] as const) {
+      const paths = Array.isArray(value[key]) ? value[key] : value[key] === undefined ? [] : [value[key]];
+      for (const p of paths) {
+        if (typeof p !== "string") continue;
+        if (looksRemote(p) || !isInside(treeReal, resolve(dir, p)))
+          problems.push({
+            file,
+            line,
+            message: `helmCharts '${value.name}': ${key} '${p}' is not a file in the repository; refused`,
+          });
+      }
+    }
+    const local = await stat(join(home, value.name)).catch(() => undefined);
+    if (local?.isDirectory()) continue;
+    const repo = typeof value.repo === "string" ? value.repo : "";
+    if (repo === "") continue; // kustomize names the missing chart itself
+    if (repositoryAllowed(repo, allowed)) pulls.push(value.name);
+    else
+      problems.push({
+        file,
+        line,
+        message: `helmCharts '${value.name}': chart repository ${repo} is not allowed (the operator allows chart repositories with ${REPOSITORIES_VARIABLE}); vendor the chart under ${chartHome}/${value.name} or ask for the repository; refused`,
+      });
+  }
   return problems;
 }
 
@@ -180,14 +252,21 @@ export async function renderKustomize(
   kustomizationName: string,
   options: KustomizeOptions,
 ): Promise<{ items: RenderedItem[]; problems: SourceProblem[] }> {
-  const { treeReal, abs: dir, rel } = source;
-  const kustomizationFile = relativeToTree(treeReal, join(dir, kustomizationName));
+  const { treeReal: cachedTree, abs: cachedDir, rel } = source;
+  const kustomizationFile = relativeToTree(cachedTree, join(cachedDir, kustomizationName));
 
+  const pulls: string[] = [];
   const refused = [
-    ...(await checkKustomizations(treeReal, dir)),
-    ...(await oversizedIn(treeReal, rel, options.limits)),
+    ...(await checkKustomizations(cachedTree, cachedDir, options.repositories?.allowed, pulls)),
+    ...(await oversizedIn(cachedTree, rel, options.limits)),
   ];
   if (refused.length > 0) return { items: [], problems: refused };
+  // kustomize pulls a chart that is not vendored into chartHome, inside the kustomization's folder:
+  // then it works on a copy, so the cached tree stays exactly the revision.
+  const copy = pulls.length > 0 ? await mkdtemp(join(tmpdir(), "syncward-kustomize-tree-")) : undefined;
+  if (copy) await cp(cachedTree, copy, { recursive: true, verbatimSymlinks: true });
+  const treeReal = copy ? await realpath(copy) : cachedTree;
+  const dir = copy ? join(treeReal, relative(cachedTree, cachedDir)) : cachedDir;
   const keepOrigins = await asksForOrigins(join(dir, kustomizationName));
 
   // A wrapper kustomization outside the tree asks kustomize for origin annotations (which file each object
@@ -254,6 +333,7 @@ export async function renderKustomize(
     return { items, problems };
   } finally {
     if (wrapperDir) await rm(wrapperDir, { recursive: true, force: true });
+    if (copy) await rm(copy, { recursive: true, force: true });
   }
 }
 
@@ -321,14 +401,30 @@ async function asksForOrigins(file: string): Promise<boolean> {
   );
 }
 
-function kustomize(options: KustomizeOptions, dir: string) {
-  return run({
-    file: options.kubectl,
-    args: ["kustomize", dir],
-    cwd: dir,
-    timeoutMs: options.timeoutMs,
-    maxOutputBytes: options.limits.maxRenderBytes,
-  });
+async function kustomize(options: KustomizeOptions, dir: string) {
+  if (!options.helm) {
+    return run({
+      file: options.kubectl,
+      args: ["kustomize", dir],
+      cwd: dir,
+      timeoutMs: options.timeoutMs,
+      maxOutputBytes: options.limits.maxRenderBytes,
+    });
+  }
+  // helmCharts: through the same helm, in the same sandbox as a chart source.
+  const home = await mkdtemp(join(tmpdir(), "syncward-kustomize-helm-"));
+  try {
+    return await run({
+      file: options.kubectl,
+      args: ["kustomize", dir, "--enable-helm", "--helm-command", options.helm],
+      cwd: dir,
+      env: sandboxEnv(home),
+      timeoutMs: options.timeoutMs,
+      maxOutputBytes: options.limits.maxRenderBytes,
+    });
+  } finally {
+    await rm(home, { recursive: true, force: true });
+  }
 }
 
 /** Finds the file and line an object rendered by kustomize was written at. */

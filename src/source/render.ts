@@ -1,11 +1,22 @@
-// Rendering the manifests of one environment from a tree at an exact revision: kustomize when the path holds
-// a kustomization, else every manifest file below it. Any problem fails the whole render (SourceError with
+// Rendering the manifests of one environment from a tree at an exact revision: helm when the path holds a
+// Chart.yaml (as Argo CD decides), kustomize when it holds a kustomization, else every manifest file below it. Any problem fails the whole render (SourceError with
 // every problem found), so a half-valid source is never applied.
 
+import type { HelmSource } from "../config/types.ts";
 import { type KubeObject, keyOf, keyString } from "../kube/object.ts";
 import { SourceError, type SourceProblem } from "./errors.ts";
+import { helmBinary } from "./helm-binary.ts";
+import { type HelmRepositoryAccess, repositoryAccessFromEnv } from "./helm-repositories.ts";
 import { LIMIT_VARIABLES, limitsFromEnv, type RenderLimits } from "./limits.ts";
 import { renderDirectory } from "./render-directory.ts";
+import {
+  type ChartInfo,
+  type HelmCapabilities,
+  isChart,
+  type RemoteChart,
+  renderHelm,
+  renderRemoteChart,
+} from "./render-helm.ts";
 import { DEFAULT_KUSTOMIZE_TIMEOUT_MS, kustomizationIn, renderKustomize } from "./render-kustomize.ts";
 import type { RenderedItem } from "./rendered-item.ts";
 import { resolveSourcePath } from "./tree-paths.ts";
@@ -16,7 +27,22 @@ export interface RenderedSource {
   files: Map<string, string>;
   /** keyString(keyOf(object)) -> 1-based line of the object's document in that file. */
   lines: Map<string, number>;
-  renderer: "kustomize" | "directory";
+  renderer: "helm" | "kustomize" | "directory";
+  /** The chart's name and version (helm only). */
+  chart?: ChartInfo;
+}
+
+/** How a chart source is rendered: the environment's settings and what its cluster serves. */
+export interface HelmRenderContext {
+  settings?: HelmSource;
+  /** Default release name: the environment's name. */
+  releaseName: string;
+  /** Default release namespace: the destination namespace. */
+  namespace: string;
+  /** What the destination serves; only read when the source is a chart. */
+  capabilities?: () => Promise<HelmCapabilities | undefined>;
+  /** A chart from a chart repository instead of one at the path (the path holds its value files). */
+  remote?: RemoteChart;
 }
 
 export interface RenderOptions {
@@ -26,6 +52,12 @@ export interface RenderOptions {
   timeoutMs?: number;
   /** Size and object limits (default: `limitsFromEnv()`). */
   limits?: Partial<RenderLimits>;
+  /** The helm binary (default: `helmBinary()`). */
+  helm?: string;
+  /** Chart sources: release, namespace, settings (without it a chart renders with helm's defaults). */
+  helmContext?: HelmRenderContext;
+  /** Chart repositories dependencies may come from (default: the operator's environment). */
+  repositories?: HelmRepositoryAccess;
 }
 
 /**
@@ -41,15 +73,46 @@ export async function render(
 ): Promise<RenderedSource> {
   const limits = { ...limitsFromEnv(), ...options.limits };
   const source = await resolveSourcePath(treeDir, path);
-  const kustomization = source.isDirectory ? await kustomizationIn(source.abs) : undefined;
-  const renderer = kustomization ? "kustomize" : "directory";
-  const { items, problems } = kustomization
-    ? await renderKustomize(source, kustomization, {
-        kubectl: options.kubectl ?? "kubectl",
-        timeoutMs: options.timeoutMs ?? DEFAULT_KUSTOMIZE_TIMEOUT_MS,
-        limits,
-      })
-    : await renderDirectory(source, limits);
+  const remote = options.helmContext?.remote;
+  const chart = Boolean(remote) || (source.isDirectory && (await isChart(source.abs)));
+  if (!chart && options.helmContext?.settings) {
+    throw new SourceError([
+      { file: source.rel, message: "source.helm is set, but the path holds no Chart.yaml at this revision" },
+    ]);
+  }
+  const kustomization = source.isDirectory && !chart ? await kustomizationIn(source.abs) : undefined;
+  const renderer = chart ? "helm" : kustomization ? "kustomize" : "directory";
+  const timeoutMs = options.timeoutMs ?? DEFAULT_KUSTOMIZE_TIMEOUT_MS;
+  const helm = options.helm ?? helmBinary();
+  let chartInfo: ChartInfo | undefined;
+  let rendered: { items: RenderedItem[]; problems: SourceProblem[] };
+  if (chart) {
+    const context = options.helmContext;
+    const helmOptions = {
+      helm,
+      timeoutMs,
+      limits,
+      settings: context?.settings,
+      releaseName: context?.releaseName ?? "release",
+      namespace: context?.namespace ?? "default",
+      capabilities: await context?.capabilities?.(),
+      repositories: options.repositories ?? (await repositoryAccessFromEnv()),
+    };
+    const out = remote
+      ? await renderRemoteChart(source, remote, helmOptions)
+      : await renderHelm(source, helmOptions);
+    chartInfo = out.chart;
+    rendered = out;
+  } else if (kustomization) {
+    rendered = await renderKustomize(source, kustomization, {
+      kubectl: options.kubectl ?? "kubectl",
+      timeoutMs,
+      limits,
+      helm,
+      repositories: options.repositories,
+    });
+  } else rendered = await renderDirectory(source, limits);
+  const { items, problems } = rendered;
   if (items.length > limits.maxObjects) {
     throw new SourceError([
       {
@@ -59,7 +122,7 @@ export async function render(
       ...problems,
     ]);
   }
-  return assemble(items, problems, renderer);
+  return { ...assemble(items, problems, renderer), ...(chartInfo ? { chart: chartInfo } : {}) };
 }
 
 function assemble(

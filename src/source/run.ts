@@ -9,6 +9,8 @@ export interface Command {
   timeoutMs?: number;
   /** Standard output beyond this many bytes kills the program (`run` only; default 512 MiB). */
   maxOutputBytes?: number;
+  /** Variables added to (or, when undefined, removed from) the child's environment. */
+  env?: Record<string, string | undefined>;
 }
 
 export interface RunResult {
@@ -27,8 +29,13 @@ export interface RunResult {
 const MAX_OUTPUT = 512 * 1024 * 1024;
 
 /** The environment for child processes: no prompts, no pagers, C locale so messages are stable. */
-function childEnv(): NodeJS.ProcessEnv {
-  return { ...process.env, LC_ALL: "C", GIT_TERMINAL_PROMPT: "0", GIT_PAGER: "cat" };
+function childEnv(extra: Command["env"] = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, LC_ALL: "C", GIT_TERMINAL_PROMPT: "0", GIT_PAGER: "cat" };
+  for (const [key, value] of Object.entries(extra)) {
+    if (value === undefined) delete env[key];
+    else env[key] = value;
+  }
+  return env;
 }
 
 /** Runs a program to completion and collects its output; never rejects. */
@@ -39,7 +46,7 @@ export function run(cmd: Command): Promise<RunResult> {
       cmd.args,
       {
         cwd: cmd.cwd,
-        env: childEnv(),
+        env: childEnv(cmd.env),
         timeout: cmd.timeoutMs ?? 0,
         killSignal: "SIGKILL",
         maxBuffer: cmd.maxOutputBytes ?? MAX_OUTPUT,
@@ -76,7 +83,7 @@ interface Spawned {
 function spawnCollect(cmd: Command, stdin: "pipe" | "ignore", collectStdout = true): Spawned {
   const child = spawn(cmd.file, cmd.args, {
     cwd: cmd.cwd,
-    env: childEnv(),
+    env: childEnv(cmd.env),
     stdio: [stdin, "pipe", "pipe"],
     windowsHide: true,
   });
@@ -126,6 +133,40 @@ export function runWithInput(cmd: Command, input: Uint8Array): Promise<RunResult
   });
   child.stdin?.end(input);
   return result;
+}
+
+/**
+ * Runs `cmd` with the chunks of `input` on its standard input as they arrive (backpressure kept).
+ * Past `maxBytes` the program is killed and `overLimit` is set; `input` is not read further.
+ */
+export async function runWithStream(
+  cmd: Command,
+  input: AsyncIterable<Uint8Array>,
+  maxBytes: number,
+): Promise<RunResult & { overLimit?: boolean; bytes: number }> {
+  const { result, child } = spawnCollect(cmd, "pipe");
+  const stdin = child.stdin;
+  stdin?.on("error", () => {
+    // The program exited before reading everything; its exit status tells what went wrong.
+  });
+  let bytes = 0;
+  let overLimit = false;
+  try {
+    for await (const chunk of input) {
+      bytes += chunk.byteLength;
+      if (bytes > maxBytes) {
+        overLimit = true;
+        child.kill("SIGKILL");
+        break;
+      }
+      if (!stdin || stdin.destroyed) break;
+      if (!stdin.write(chunk))
+        await new Promise((resolve) => stdin.once("drain", resolve).once("close", resolve));
+    }
+  } finally {
+    stdin?.end();
+  }
+  return { ...(await result), bytes, ...(overLimit ? { overLimit, ok: false } : {}) };
 }
 
 /** Runs `from | to` without a shell and returns both results. */

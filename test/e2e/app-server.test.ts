@@ -8,6 +8,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
+import { ensureBuilt } from "../support/built.ts";
 import { eventually, testKubeconfig } from "../support/cluster.ts";
 import { ACCOUNT_NAMESPACE, syncwardKubeconfig } from "../support/syncward-account.ts";
 
@@ -22,37 +23,34 @@ function freePort(): Promise<number> {
   });
 }
 
-describe("npm start (probot run)", () => {
+describe("npm start (compiled, probot run)", () => {
   let child: ChildProcess;
   let base: string;
   let output = "";
 
   before(async () => {
+    ensureBuilt();
     const dir = mkdtempSync(join(tmpdir(), "syncward-app-"));
     const key = join(dir, "app.pem");
     execFileSync("openssl", ["genrsa", "-out", key, "2048"], { stdio: "ignore" });
     const port = await freePort();
     base = `http://127.0.0.1:${port}`;
-    child = spawn(
-      process.execPath,
-      ["--import", "tsx", "node_modules/probot/bin/probot.js", "run", "./src/github/app.ts"],
-      {
-        env: {
-          ...process.env,
-          APP_ID: "1",
-          PRIVATE_KEY_PATH: key,
-          WEBHOOK_SECRET: SECRET,
-          // As deploy/ runs it: its ServiceAccount, state in the account's own namespace.
-          SYNCWARD_KUBECONFIG: syncwardKubeconfig(testKubeconfig()),
-          SYNCWARD_STATE_NAMESPACE: ACCOUNT_NAMESPACE,
-          SYNCWARD_TREE_CACHE: join(dir, "trees"),
-          PORT: String(port),
-          HOST: "127.0.0.1",
-          LOG_LEVEL: "warn",
-        },
-        stdio: ["ignore", "pipe", "pipe"],
+    child = spawn(process.execPath, ["dist/github/server.js"], {
+      env: {
+        ...process.env,
+        APP_ID: "1",
+        PRIVATE_KEY_PATH: key,
+        WEBHOOK_SECRET: SECRET,
+        // As deploy/ runs it: its ServiceAccount, state in the account's own namespace.
+        SYNCWARD_KUBECONFIG: syncwardKubeconfig(testKubeconfig()),
+        SYNCWARD_STATE_NAMESPACE: ACCOUNT_NAMESPACE,
+        SYNCWARD_TREE_CACHE: join(dir, "trees"),
+        PORT: String(port),
+        HOST: "127.0.0.1",
+        LOG_LEVEL: "warn",
       },
-    );
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     child.stdout?.on("data", (d) => {
       output += d;
     });

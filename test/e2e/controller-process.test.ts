@@ -2,8 +2,9 @@
 // nothing lost; two replicas never act on one environment at once, and a survivor takes over.
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { after, describe, it } from "node:test";
+import { after, before, describe, it } from "node:test";
 import { StateStore } from "../../src/state/store.ts";
+import { ensureBuilt } from "../support/built.ts";
 import { eventually, useCluster } from "../support/cluster.ts";
 import { makeRepo } from "../support/git-repo.ts";
 
@@ -17,6 +18,8 @@ interface Controller {
   child: ChildProcess;
   lines: string[];
 }
+
+before(() => ensureBuilt());
 
 function startController(repo: string, args: string[]): Controller {
   const child = spawn(

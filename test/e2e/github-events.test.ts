@@ -2,7 +2,6 @@
 // place), a manual environment's OutOfSync check run, invalid manifests as annotations at file
 // and line, check-run buttons authorized like comments, and an invalid config reported on the commit.
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
 import { after, before, describe, it } from "node:test";
 import {
   mockConfig,
@@ -16,54 +15,14 @@ import {
 } from "../support/app.ts";
 import { useCluster } from "../support/cluster.ts";
 import { makeRepo, type TestRepo, testMerge } from "../support/git-repo.ts";
-import type { GitHubMock } from "../support/github.ts";
+import {
+  type CheckRun as Check,
+  captureCheckRuns as captureChecks,
+  mockTarball,
+} from "../support/github-checks.ts";
 import { checkRunEvent, pullRequestEvent, pushEvent } from "../support/webhooks.ts";
 
 const cluster = useCluster();
-const CODELOAD = "https://codeload.github.com";
-
-function mockTarball(mock: GitHubMock, repo: TestRepo, sha: string): void {
-  const download = `/acme/shop/legacy.tar.gz/${sha}?token=t`;
-  mock.api.get(`${REPO_PATH}/tarball/${sha}`).reply(302, "", { location: `${CODELOAD}${download}` });
-  mock
-    .scope(CODELOAD)
-    .get(download)
-    .reply(
-      200,
-      () =>
-        execFileSync("git", ["archive", "--format=tar.gz", `--prefix=acme-shop-${sha.slice(0, 7)}/`, sha], {
-          cwd: repo.dir,
-        }),
-      {
-        "content-type": "application/x-gzip",
-      },
-    );
-}
-
-type Check = {
-  name: string;
-  head_sha: string;
-  conclusion?: string;
-  output?: {
-    title: string;
-    summary: string;
-    annotations?: Array<{ path: string; start_line: number; message: string }>;
-  };
-};
-
-function captureChecks(mock: GitHubMock, into: Check[], times: number): void {
-  mock.api
-    .post(`${REPO_PATH}/check-runs`, (b: Check) => {
-      into.push(b);
-      return true;
-    })
-    .times(times)
-    .reply(201, () => ({
-      id: 7000 + into.length,
-      html_url: `https://github.com/acme/shop/runs/${7000 + into.length}`,
-    }));
-}
-
 const cm = (v: string) => `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\ndata: {v: "${v}"}\n`;
 
 describe("GitHub App events end to end", () => {

@@ -79,11 +79,15 @@ interface Captured {
   }>;
 }
 
+/**
+ * Check runs are created (a sync's in progress, a waiting one's action_required) and then updated
+ * (the sync's result): `captured.checks` holds each run as it stands after its updates.
+ */
 function captureGitHubWrites(
   mock: GitHubMock,
   ids: Record<string, number>,
   captured: Captured,
-  times: { checks: number; statuses: Record<string, number> },
+  times: { checks: number; updates?: number; statuses: Record<string, number> },
 ): void {
   mock.api
     .post(`${REPO_PATH}/check-runs`, (b: Captured["checks"][number]) => {
@@ -96,6 +100,16 @@ function captureGitHubWrites(
       name: body.name,
       html_url: `https://github.com/acme/shop/runs/${9000 + captured.checks.length}`,
     }));
+  if (times.updates)
+    mock.api
+      .patch(/\/check-runs\/9\d{3}$/, () => true)
+      .times(times.updates)
+      .reply(200, (uri: string, body: Partial<Captured["checks"][number]>) => {
+        const id = Number(uri.split("/").at(-1));
+        const run = captured.checks[id - 9001];
+        if (run) Object.assign(run, body);
+        return { id, html_url: `https://github.com/acme/shop/runs/${id}` };
+      });
   for (const [env, id] of Object.entries(ids)) {
     const n = times.statuses[env] ?? 0;
     if (n === 0) continue;
@@ -159,7 +173,7 @@ describe("GitHub App end to end", () => {
     app.mock.reset();
   });
 
-  it("a push deploys dev (7 API calls) and holds prod for approval, with deployments and check runs", async () => {
+  it("a push deploys dev (7 API calls) and holds prod for approval, with deployments and live check runs", async () => {
     mockTarball(app.mock, repo, first);
     mockNoEarlierDeployments(app.mock, "dev");
     mockNoEarlierDeployments(app.mock, "prod");
@@ -167,7 +181,8 @@ describe("GitHub App end to end", () => {
     mockDeployment(app.mock, "prod", 202, captured);
     captureGitHubWrites(app.mock, { dev: 101, prod: 202 }, captured, {
       checks: 2,
-      statuses: { dev: 3, prod: 1 },
+      updates: 1,
+      statuses: { dev: 2, prod: 1 },
     });
     await app.probot.receive(
       pushEvent({
@@ -204,9 +219,10 @@ describe("GitHub App end to end", () => {
       },
     );
     assert.equal(captured.deployments.find((d) => d.environment === "prod")?.production_environment, true);
+    // A deployment that starts at once is in progress from its first status.
     assert.deepEqual(
       captured.statuses.filter((s) => s.id === 101).map((s) => s.state),
-      ["queued", "in_progress", "success"],
+      ["in_progress", "success"],
     );
     assert.equal(
       captured.statuses.find((s) => s.id === 101 && s.state === "success")?.environment_url,
@@ -221,17 +237,22 @@ describe("GitHub App end to end", () => {
       /waiting for approval \(0\/1\)/,
     );
 
-    const devCheck = captured.checks.find((c) => c.name === "syncward / dev");
+    // One run for dev: created in progress with the plan, then completed with the result.
+    const devChecks = captured.checks.filter((c) => c.name === "syncward / dev");
+    assert.equal(devChecks.length, 1);
+    const devCheck = devChecks[0];
     assert.equal(devCheck?.head_sha, first);
+    assert.equal((devCheck as { status?: string })?.status, "completed");
     assert.equal(devCheck?.conclusion, "success");
+    assert.equal((devCheck as { details_url?: string })?.details_url, "https://dev.example.com");
     assert.match(devCheck?.output?.summary ?? "", /Synced to main \(/);
     assert.match(devCheck?.output?.summary ?? "", /deployment\.apps\/web created|web/);
     const prodCheck = captured.checks.find((c) => c.name === "syncward / prod");
     assert.equal(prodCheck?.conclusion, "action_required");
     assert.match(prodCheck?.output?.title ?? "", /Waiting for approval/);
 
-    // The budget: tarball, deployment, 3 statuses, check run, and, this first time after the
-    // start, a look for a deployment of the commit made before a restart.
+    // The budget: tarball, deployment, 2 statuses, a check run created and completed, and, this
+    // first time after the start, a look for a deployment of the commit made before a restart.
     const devCalls = app.mock.requests.filter(
       (r) =>
         /\/tarball\//.test(r.url) ||
@@ -240,7 +261,9 @@ describe("GitHub App end to end", () => {
         (r.method === "POST" &&
           /\/deployments$/.test(r.url) &&
           (r.body as { environment?: string })?.environment === "dev") ||
-        (/check-runs/.test(r.url) && (r.body as { name?: string })?.name === "syncward / dev"),
+        (/check-runs/.test(r.url) && (r.body as { name?: string })?.name === "syncward / dev") ||
+        // The only update in this test completes dev's run.
+        (r.method === "PATCH" && /check-runs/.test(r.url)),
     );
     assert.ok(
       devCalls.length <= 7,
@@ -255,7 +278,7 @@ describe("GitHub App end to end", () => {
       .get(`${REPO_PATH}/pulls/7`)
       .reply(200, { number: 7, merged: true, merge_commit_sha: first, head: { sha: "f".repeat(40) } });
     const reply = mockReply(app.mock, 7);
-    captureGitHubWrites(app.mock, { prod: 202 }, captured, { checks: 1, statuses: { prod: 2 } });
+    captureGitHubWrites(app.mock, { prod: 202 }, captured, { checks: 1, updates: 1, statuses: { prod: 2 } });
     const event = issueCommentEvent({ body: "/approve prod", sender: { login: "carol" } });
     (event.payload.issue.user as { login: string }).login = "bob";
     await app.probot.receive(event);

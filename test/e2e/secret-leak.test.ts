@@ -9,10 +9,11 @@ import { join } from "node:path";
 import { Writable } from "node:stream";
 import { after, before, describe, it } from "node:test";
 import { promisify } from "node:util";
-import pino from "pino";
 import { Probot } from "probot";
 import { type SyncwardApp, syncwardApp } from "../../src/github/app.ts";
+import { createLogger } from "../../src/observability/logger.ts";
 import { createMetrics } from "../../src/observability/metrics.ts";
+import { ensureBuilt } from "../support/built.ts";
 import { eventually, kubectl, useCluster } from "../support/cluster.ts";
 import { makeRepo } from "../support/git-repo.ts";
 import { type GitHubMock, mockGitHub, TestOctokit, takeOpenApiViolations } from "../support/github.ts";
@@ -21,6 +22,7 @@ import { issueCommentEvent, pushEvent } from "../support/webhooks.ts";
 
 const cluster = useCluster();
 const ROOT = join(import.meta.dirname, "../..");
+const GITHUB_TOKEN = "ghs_leakcanary0123456789abcdefghijklmn";
 
 // Distinctive values: in `stringData`, in `data` (base64 in the manifest), and the drifted one.
 const IN_STRING_DATA = "sw-leak-STRINGDATA-7Qm2vX";
@@ -77,6 +79,7 @@ describe("a Secret's values never leave the cluster", () => {
   const replies: string[] = [];
 
   before(async () => {
+    ensureBuilt();
     ns = await cluster.namespace("leak");
     stateNs = await cluster.stateNamespace("leak-state");
     const config = `environments:
@@ -96,8 +99,9 @@ describe("a Secret's values never leave the cluster", () => {
         done();
       },
     });
-    const log = pino({ level: "trace" }, sink);
-    probot = new Probot({ githubToken: "test", Octokit: TestOctokit, log });
+    // The production logger (redaction, err serializer, child loggers per environment).
+    const log = createLogger({ level: "trace", destination: sink });
+    probot = new Probot({ githubToken: GITHUB_TOKEN, Octokit: TestOctokit, log });
     await probot.load(
       syncwardApp(
         {
@@ -247,6 +251,9 @@ describe("a Secret's values never leave the cluster", () => {
       "CLI output": cli.join("\n"),
     };
     assert.ok(logs.length > 0, "logs were captured");
+    assert.match(logs, /"environment":"dev"/, "an environment's lines carry it");
+    for (const [name, text] of Object.entries(channels))
+      assert.equal(text.includes(GITHUB_TOKEN), false, `the GitHub token is in ${name}`);
     const found = Object.entries(channels).flatMap(([name, text]) => leaks(text).map((l) => `${name}: ${l}`));
     assert.deepEqual(found, []);
   });

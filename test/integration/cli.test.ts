@@ -9,6 +9,7 @@ import { makeRepo } from "../support/git-repo.ts";
 import { unreachableKubeconfig } from "../support/kubeconfig.ts";
 
 const cluster = useCluster();
+const ESC = "\u001b";
 
 async function run(args: string[]): Promise<{ code: number; out: string; err: string }> {
   let out = "";
@@ -86,6 +87,20 @@ describe("syncward app", () => {
     assert.equal(json.revision, repo.head());
     assert.equal(json.resources.length, 2);
 
+    const yaml = await run(["app", "get", "dev", "-o", "yaml", ...common]);
+    assert.equal(yaml.code, 0);
+    assert.match(yaml.out, /^syncStatus: Synced$/m);
+    assert.match(yaml.out, new RegExp(`^revision: ${repo.head()}$`, "m"));
+    const wide = await run(["app", "list", "-o", "wide", ...common]);
+    assert.match(
+      wide.out,
+      /^NAME\s+NAMESPACE\s+TARGET\s+PATH\s+SYNCPOLICY\s+STATUS\s+REVISION\s+INSTANCE\s+LAST SYNC\s+RESULT$/m,
+    );
+    assert.match(wide.out, /^dev\s.*\sshop\.dev\s+\S+Z\s+Succeeded$/m);
+    const waited = await run(["app", "wait", "dev", "--timeout", "30s", ...common]);
+    assert.equal(waited.code, 0, waited.err);
+    assert.match(waited.out, /^dev: Synced, Healthy at [0-9a-f]{7}$/m);
+
     const history = await run(["app", "history", "dev", ...common]);
     assert.match(history.out, /^ID\s+DATE\s+REVISION\s+TRIGGER\s+ACTOR\s+RESULT$/m);
     assert.match(
@@ -96,6 +111,21 @@ describe("syncward app", () => {
     repo.commit({ "app/deploy.yaml": deployment("nginx:1.28") });
     const get2 = await run(["app", "get", "dev", ...common]);
     assert.match(get2.out, /^Sync Status:\s+OutOfSync from main/m);
+    const timedOut = await run(["app", "wait", "dev", "--sync", "--timeout", "1s", ...common]);
+    assert.equal(timedOut.code, 1, "still OutOfSync when the timeout passes");
+    assert.match(timedOut.out, /^dev: OutOfSync, \w+ at [0-9a-f]{7}: timed out waiting for Synced$/m);
+    process.env.FORCE_COLOR = "1";
+    try {
+      const colored = await run(["app", "diff", "dev", ...common]);
+      assert.match(colored.out, new RegExp(`${ESC}\\[31m-.*nginx:1\\.27`));
+      assert.match(colored.out, new RegExp(`${ESC}\\[32m\\+.*nginx:1\\.28`));
+      process.env.NO_COLOR = "1";
+      assert.equal((await run(["app", "diff", "dev", ...common])).out.includes(ESC), false, "NO_COLOR wins");
+    } finally {
+      delete process.env.FORCE_COLOR;
+      delete process.env.NO_COLOR;
+    }
+    assert.equal((await run(["app", "diff", "dev", ...common])).out.includes(ESC), false, "not a terminal");
     const dry = await run(["app", "sync", "dev", "--dry-run", ...common]);
     assert.equal(dry.code, 0);
     assert.match(dry.out, /Dry run: Succeeded/);

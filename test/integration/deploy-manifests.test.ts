@@ -230,7 +230,7 @@ describe("deploy/ manifests", () => {
     assert.deepEqual(crb.subjects, [{ kind: "ServiceAccount", name: "syncward", namespace: "syncward" }]);
   });
 
-  it("keep the opt-in grants (deploy/optional/) to creating namespaces and CRDs, without wildcards", () => {
+  it("keep the opt-in grants (components/cluster-resources) to creating namespaces and CRDs, without wildcards", () => {
     const granted = optionalRules("cluster-resources.yaml").flatMap((rule) =>
       rule.resources.flatMap((resource) =>
         rule.verbs.map((verb) => `${verb} ${resource}${rule.apiGroups[0] ? `.${rule.apiGroups[0]}` : ""}`),

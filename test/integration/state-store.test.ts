@@ -183,7 +183,7 @@ describe("StateStore", () => {
         `namespace ${ns} does not exist and syncward may not create it.*kubectl create namespace ${ns}`,
       ),
     );
-    // With deploy/optional/cluster-resources.yaml bound, it creates the namespace itself.
+    // With deploy/components/cluster-resources bound, it creates the namespace itself.
     const { client } = cluster.syncwardClientWith(optionalRules("cluster-resources.yaml"));
     const store = new StateStore(client, ns);
     await store.update("app.dev", (s) => {

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Builds etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kwok from the Go
+# Builds etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok and helm from the Go
 # module proxy into a cache keyed by version. A component whose binaries are already cached is
 # not rebuilt. Each component is built in its own wrapper module so that version selection for
-# one never moves another's dependencies.
+# one never moves another's dependencies. Two builds may run at once (two terminals, `npm test`
+# beside `npm run demo`): each component is built under a lock, in a source folder and into
+# temporary files of its own process, and a binary appears only by an atomic rename.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=versions.env
@@ -26,6 +28,20 @@ need_toolchain() {
 
 step() { printf '[cluster build] %s\n' "$*" >&2; }
 
+# lock NAME: holds an exclusive lock on NAME until unlock; the second build waits, then finds the
+# binaries the first one built. Without flock (macOS) the per-process names below still keep two
+# builds from breaking each other; they only both do the work.
+lock() {
+  mkdir -p "$cache"
+  command -v flock >/dev/null 2>&1 || return 0
+  exec {lock_fd}>"$cache/$1.lock"
+  if ! flock -n "$lock_fd"; then
+    step "$1: another build holds the lock; waiting for it"
+    flock "$lock_fd"
+  fi
+}
+unlock() { if [ -n "${lock_fd:-}" ]; then exec {lock_fd}>&-; fi; }
+
 # build_component NAME VERSION GOMOD_WRITER PKG:OUT...
 build_component() {
   local name=$1 version=$2 writer=$3
@@ -38,19 +54,31 @@ build_component() {
     step "$name $version: cached in $bin"
     return
   fi
-  local src="$dir/src"
+  lock "$name-$version"
+  missing=0
+  for spec in "$@"; do [ -x "$bin/${spec#*:}" ] || missing=1; done
+  if [ $missing = 0 ]; then
+    unlock
+    step "$name $version: built by another build, cached in $bin"
+    return
+  fi
+  local src="$dir/src.$$"
   rm -rf "$src" && mkdir -p "$src" "$bin"
+  trap 'rm -rf "$src"' EXIT
   step "$name $version: resolving modules"
   (cd "$src" && "$writer" "$version") || fail "$name $version: could not resolve its modules from the Go module proxy (see the go error above). Check GOPROXY ($(go env GOPROXY)) and that $name $version is served."
   for spec in "$@"; do
     local pkg=${spec%%:*} out=${spec#*:}
     step "$name $version: building $out (this is the slow part on first use)"
     local start=$SECONDS
-    (cd "$src" && go build -trimpath -ldflags "$(ldflags_for "$name" "$version")" -o "$bin/$out.tmp" "$pkg") ||
+    (cd "$src" && go build -trimpath -ldflags "$(ldflags_for "$name" "$version")" -o "$bin/$out.tmp.$$" "$pkg") ||
       fail "$name $version: go build $pkg failed (see above)."
-    mv "$bin/$out.tmp" "$bin/$out"
+    mv -f "$bin/$out.tmp.$$" "$bin/$out"
     step "$name $version: built $out in $((SECONDS - start))s"
   done
+  rm -rf "$src"
+  trap - EXIT
+  unlock
 }
 
 ldflags_for() {
@@ -67,6 +95,16 @@ ldflags_for() {
       echo "-s -w$f"
       ;;
     kwok) echo "-s -w -X sigs.k8s.io/kwok/pkg/consts.Version=$version" ;;
+    registry) echo "-s -w -X github.com/distribution/distribution/v3/version.version=$version" ;;
+    # As helm's own Makefile stamps it; the Kubernetes version its .Capabilities defaults to is the
+    # one of the client-go it is built with (syncward passes the destination's own with --kube-version).
+    helm)
+      local mod k8s
+      mod=$(go mod download -json "helm.sh/helm/v3@$version" | sed -n 's/.*"GoMod": "\(.*\)".*/\1/p')
+      k8s=$(sed -n 's/^[[:space:]]*k8s.io\/client-go v0\.\([0-9]*\)\..*/\1/p' "$mod")
+      local p=helm.sh/helm/v3
+      echo "-s -w -X $p/internal/version.version=$version -X $p/internal/version.gitTreeState=clean -X $p/pkg/chartutil.k8sVersionMajor=1 -X $p/pkg/chartutil.k8sVersionMinor=$k8s -X $p/pkg/lint/rules.k8sVersionMajor=1 -X $p/pkg/lint/rules.k8sVersionMinor=$k8s"
+      ;;
     *) echo "-s -w" ;;
   esac
 }
@@ -103,6 +141,34 @@ write_etcd_mod() {
   go mod download go.etcd.io/etcd/server/v3 >/dev/null
 }
 
+write_helm_mod() {
+  local version=$1
+  printf 'module syncward.local/cluster/helm\n\ngo 1.26\n\nrequire helm.sh/helm/v3 %s\n' "$version" >go.mod
+  go mod download helm.sh/helm/v3 >/dev/null
+}
+
+# Test-only: an OCI registry (the CNCF distribution registry) for the Helm OCI dependency test, with
+# the in-memory storage driver and htpasswd auth only (the upstream main links every cloud driver).
+write_registry_mod() {
+  local version=$1
+  printf 'module syncward.local/cluster/registry\n\ngo 1.26\n\nrequire github.com/distribution/distribution/v3 %s\n' "$version" >go.mod
+  cat >main.go <<'GO'
+package main
+
+import (
+	"github.com/distribution/distribution/v3/registry"
+	_ "github.com/distribution/distribution/v3/registry/auth/htpasswd"
+	_ "github.com/distribution/distribution/v3/registry/storage/driver/inmemory"
+)
+
+func main() {
+	// nolint:errcheck
+	registry.RootCmd.Execute()
+}
+GO
+  go mod download github.com/distribution/distribution/v3 >/dev/null
+}
+
 write_kwok_mod() {
   local version=$1
   printf 'module syncward.local/cluster/kwok\n\ngo 1.26\n\nrequire sigs.k8s.io/kwok %s\n' "$version" >go.mod
@@ -114,6 +180,8 @@ write_kwok_mod() {
 write_kwok_stages() {
   local version=$1 out="$cache/kwok-$1/stages.yaml"
   [ -s "$out" ] && return
+  lock "kwok-$version-stages"
+  if [ -s "$out" ]; then unlock && return; fi
   local dir
   dir=$(go mod download -json "sigs.k8s.io/kwok@$version" | sed -n 's/.*"Dir": "\(.*\)".*/\1/p')
   local stages=(node/fast/node-initialize.yaml node/heartbeat-with-lease/node-heartbeat-with-lease.yaml
@@ -123,12 +191,14 @@ write_kwok_stages() {
     [ -f "$dir/kustomize/stage/$s" ] || fail "kwok $version: stage file kustomize/stage/$s is missing from the module"
     cat "$dir/kustomize/stage/$s"
     echo "---"
-  done >"$out.tmp"
-  mv "$out.tmp" "$out"
+  done >"$out.tmp.$$"
+  mv -f "$out.tmp.$$" "$out"
+  unlock
 }
 
-components=${*:-etcd kubernetes kwok}
-# Asking for a subset still prints every path; the driver always builds all three.
+components=${*:-etcd kubernetes kwok helm}
+# Asking for a subset still prints every path; the plane's driver asks for etcd, kubernetes and kwok,
+# the tests and the renderer for helm.
 for c in $components; do
   case $c in
     etcd) build_component etcd "$ETCD_VERSION" write_etcd_mod go.etcd.io/etcd/server/v3:etcd ;;
@@ -140,7 +210,9 @@ for c in $components; do
     kubectl) build_component kubernetes "$KUBERNETES_VERSION" write_kubernetes_mod k8s.io/kubernetes/cmd/kubectl:kubectl ;;
     kwok) build_component kwok "$KWOK_VERSION" write_kwok_mod sigs.k8s.io/kwok/cmd/kwok:kwok
       write_kwok_stages "$KWOK_VERSION" ;;
-    *) fail "unknown component $c (expected etcd, kubernetes, kwok or kubectl)" ;;
+    helm) build_component helm "$HELM_VERSION" write_helm_mod helm.sh/helm/v3/cmd/helm:helm ;;
+    registry) build_component registry "$REGISTRY_VERSION" write_registry_mod .:registry ;;
+    *) fail "unknown component $c (expected etcd, kubernetes, kwok, helm, registry or kubectl)" ;;
   esac
 done
 step "all binaries ready under $cache"
@@ -149,4 +221,6 @@ echo "etcd=$cache/etcd-$ETCD_VERSION/bin/etcd"
 for b in kube-apiserver kube-controller-manager kube-scheduler; do echo "$b=$cache/kubernetes-$KUBERNETES_VERSION/bin/$b"; done
 echo "kwok=$cache/kwok-$KWOK_VERSION/bin/kwok"
 echo "kwok-stages=$cache/kwok-$KWOK_VERSION/stages.yaml"
-echo "versions=etcd $ETCD_VERSION, kubernetes $KUBERNETES_VERSION, kwok $KWOK_VERSION"
+echo "helm=$cache/helm-$HELM_VERSION/bin/helm"
+echo "registry=$cache/registry-$REGISTRY_VERSION/bin/registry"
+echo "versions=etcd $ETCD_VERSION, kubernetes $KUBERNETES_VERSION, kwok $KWOK_VERSION, helm $HELM_VERSION"

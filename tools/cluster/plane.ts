@@ -77,7 +77,9 @@ export function ensureBinaries(): Record<string, string> {
   }
   let out: string;
   try {
-    out = execFileSync("bash", [join(here, "build.sh")], { stdio: ["ignore", "pipe", "inherit"] }).toString();
+    out = execFileSync("bash", [join(here, "build.sh"), "etcd", "kubernetes", "kwok"], {
+      stdio: ["ignore", "pipe", "inherit"],
+    }).toString();
   } catch {
     throw new PlaneError(
       "building the control plane failed (the build's own error is printed above). Fix the cause and run " +

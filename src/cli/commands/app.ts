@@ -1,7 +1,8 @@
 // `syncward app list|get|diff|sync|history|set|freeze|unfreeze`: the argocd CLI's verbs over a
 // local checkout and the current kubeconfig context.
 import { userInfo } from "node:os";
-import { parseArgs } from "node:util";
+import { setTimeout as sleep } from "node:timers/promises";
+import { parseDuration } from "../../config/duration.ts";
 import { fieldManagersOf } from "../../engine/diff/index.ts";
 import { environmentDiff } from "../../engine/environment-diff.ts";
 import { assessHealth, worstHealth } from "../../engine/health/index.ts";
@@ -11,20 +12,12 @@ import type { EnvironmentController } from "../../reconciler/environment-control
 import { effectivePolicy } from "../../reconciler/policy.ts";
 import { evaluateWindows } from "../../reconciler/sync-windows.ts";
 import type { EnvironmentState } from "../../state/types.ts";
-import { type CliContext, GLOBAL_OPTIONS, openContext, UsageError } from "../context.ts";
+import { colorEnabled, colorizeDiff } from "../color.ts";
+import { type CliContext, openContext, UsageError } from "../context.ts";
 import { fields, short, table } from "../format.ts";
 import { type CliIO, EXIT } from "../io.ts";
-
-export const APP_USAGE = `usage: syncward app <command> [ENV] [options]
-  list                                   environments and their state
-  get ENV                                sync policy, status, health and resources
-  diff ENV [--revision REF]              what a sync would change (exit 1 when there is a diff)
-  sync ENV [--revision REF] [--prune] [--dry-run] [--force] [--override-prune-limit]
-  history ENV                            past operations
-  set ENV --sync-policy automated|none|config [--auto-prune] [--self-heal]
-  freeze ENV [--reason TEXT]             stop automated sync and self-heal
-  unfreeze ENV
-options: --repo PATH (default .), --kubeconfig FILE, --context NAME, --config FILE, -o json`;
+import { printStructured, type Structured, structured } from "../output.ts";
+import type { AppValues } from "../registry.ts";
 
 const actor = () => process.env.SYNCWARD_ACTOR ?? userInfo().username;
 
@@ -34,8 +27,10 @@ function requireEnv(positionals: string[], verb: string): string {
   return env;
 }
 
-function json(io: CliIO, value: unknown): void {
-  io.out(JSON.stringify(value, null, 2));
+/** `-o json|yaml`, or undefined for the tables (`-o wide` adds columns to them). */
+interface Output {
+  data?: Structured;
+  wide: boolean;
 }
 
 function windowLabel(c: EnvironmentController): string {
@@ -74,47 +69,39 @@ function printOutcome(io: CliIO, outcome: SyncOutcome): void {
   );
 }
 
-export async function appCommand(argv: string[], io: CliIO): Promise<number> {
-  const [verb, ...rest] = argv;
-  if (!verb || verb === "help" || verb === "--help") {
-    io.out(APP_USAGE);
-    return verb ? EXIT.ok : EXIT.error;
-  }
-  const { values, positionals } = parseArgs({
-    args: rest,
-    allowPositionals: true,
-    options: {
-      ...GLOBAL_OPTIONS,
-      output: { type: "string", short: "o" },
-      revision: { type: "string" },
-      prune: { type: "boolean" },
-      "dry-run": { type: "boolean" },
-      force: { type: "boolean" },
-      "override-prune-limit": { type: "boolean" },
-      "sync-policy": { type: "string" },
-      "auto-prune": { type: "boolean" },
-      "self-heal": { type: "boolean" },
-      reason: { type: "string" },
-    },
-  });
-  const asJson = values.output === "json";
-  if (values.output && !asJson)
-    throw new UsageError(`unknown output format "${values.output}" (only -o json)`);
-  const known = ["list", "get", "diff", "sync", "history", "set", "freeze", "unfreeze"];
-  if (!known.includes(verb)) throw new UsageError(`unknown app command "${verb}"\n${APP_USAGE}`);
+export async function appCommand(
+  verb: string,
+  positionals: string[],
+  values: AppValues,
+  io: CliIO,
+): Promise<number> {
+  const output: Output = { data: structured(values.output), wide: values.output === "wide" };
+  const asJson = output.data !== undefined;
+  const print = (value: unknown) => printStructured(io, output.data ?? "json", value);
+  // Checked before connecting: a missing ENV or a bad duration changes nothing and needs no cluster.
+  const env = verb === "list" ? undefined : requireEnv(positionals, verb);
+  const timeoutMs = verb === "wait" ? parseDuration(values.timeout ?? "5m") : undefined;
+  if (verb === "wait" && (timeoutMs === undefined || timeoutMs <= 0))
+    throw new UsageError(`app wait: --timeout "${values.timeout}" is not a duration (e.g. 90s, 5m)`);
 
   const ctx = await openContext(values);
   try {
-    if (verb === "list") return await list(ctx, io, asJson);
-    const controller = ctx.reconciler.controller(requireEnv(positionals, verb));
+    if (env === undefined) return await list(ctx, io, output);
+    const controller = ctx.reconciler.controller(env);
     switch (verb) {
       case "get":
-        return await get(ctx, controller, io, asJson);
+        return await get(ctx, controller, io, output);
+      case "wait":
+        return await wait(controller, io, output, {
+          sync: Boolean(values.sync) || !values.health,
+          health: Boolean(values.health) || !values.sync,
+          timeoutMs: timeoutMs ?? 0,
+        });
       case "diff": {
         const { assessment } = await controller.inspect(values.revision);
         const text = environmentDiff(assessment.plan, controller.env);
-        if (asJson) json(io, { environment: controller.env.name, inSync: text === "", diff: text });
-        else if (text) io.out(text);
+        if (asJson) print({ environment: controller.env.name, inSync: text === "", diff: text });
+        else if (text) io.out(colorEnabled(io) ? colorizeDiff(text) : text);
         return text ? EXIT.different : EXIT.ok;
       }
       case "sync": {
@@ -137,15 +124,26 @@ export async function appCommand(argv: string[], io: CliIO): Promise<number> {
               }
             : undefined,
         });
-        if (asJson) json(io, outcome);
+        if (asJson) print(outcome);
         else printOutcome(io, outcome);
         return outcome.phase === "Succeeded" ? EXIT.ok : EXIT.different;
       }
       case "history": {
         const state = await ctx.reconciler.store.load(controller.instance);
-        if (asJson) json(io, state.history);
+        if (asJson) print(state.history);
         else {
-          io.out(table(["ID", "DATE", "REVISION", "TRIGGER", "ACTOR", "RESULT"], historyRows(state)));
+          if (output.wide)
+            io.out(
+              table(
+                ["ID", "DATE", "REVISION", "TRIGGER", "ACTOR", "RESULT", "STARTED", "MESSAGE"],
+                historyRows(state).map((row, i) => [
+                  ...row,
+                  state.history[i]?.startedAt.replace(/\.\d+Z$/, "Z") ?? "",
+                  state.history[i]?.message ?? "",
+                ]),
+              ),
+            );
+          else io.out(table(["ID", "DATE", "REVISION", "TRIGGER", "ACTOR", "RESULT"], historyRows(state)));
           const reverts = revertLines(state);
           if (reverts.length > 0) io.out(`\nREVERTED\n${reverts.join("\n")}`);
         }
@@ -167,7 +165,7 @@ export async function appCommand(argv: string[], io: CliIO): Promise<number> {
               },
         );
         const policy = effectivePolicy(controller.env, state);
-        if (asJson) json(io, policy);
+        if (asJson) print(policy);
         else io.out(`Sync Policy: ${policy.label}`);
         return EXIT.ok;
       }
@@ -177,7 +175,7 @@ export async function appCommand(argv: string[], io: CliIO): Promise<number> {
           verb === "freeze" ? { by: actor(), reason: values.reason ?? "" } : undefined,
         );
         const policy = effectivePolicy(controller.env, state);
-        if (asJson) json(io, policy);
+        if (asJson) print(policy);
         else io.out(`Sync Policy: ${policy.label}`);
         return EXIT.ok;
       }
@@ -188,16 +186,17 @@ export async function appCommand(argv: string[], io: CliIO): Promise<number> {
   }
 }
 
-async function list(ctx: CliContext, io: CliIO, asJson: boolean): Promise<number> {
+async function list(ctx: CliContext, io: CliIO, output: Output): Promise<number> {
   const rows = await Promise.all(
     ctx.reconciler.environments.map(async (c) => {
       const state = await ctx.reconciler.store.load(c.instance);
       return { c, state, policy: effectivePolicy(c.env, state) };
     }),
   );
-  if (asJson) {
-    json(
+  if (output.data) {
+    printStructured(
       io,
+      output.data,
       rows.map(({ c, state, policy }) => ({
         name: c.env.name,
         namespace: c.env.destination.namespace,
@@ -209,27 +208,45 @@ async function list(ctx: CliContext, io: CliIO, asJson: boolean): Promise<number
       })),
     );
   } else {
+    const wide = ["INSTANCE", "LAST SYNC", "RESULT"];
     io.out(
       table(
-        ["NAME", "NAMESPACE", "TARGET", "PATH", "SYNCPOLICY", "STATUS", "REVISION"],
-        rows.map(({ c, state, policy }) => [
-          c.env.name,
-          c.env.destination.namespace,
-          c.env.source.branch,
-          c.env.source.path,
-          policy.label,
-          state.syncStatus,
-          short(state.lastSyncedRevision),
-        ]),
+        [
+          "NAME",
+          "NAMESPACE",
+          "TARGET",
+          "PATH",
+          "SYNCPOLICY",
+          "STATUS",
+          "REVISION",
+          ...(output.wide ? wide : []),
+        ],
+        rows.map(({ c, state, policy }) => {
+          const last = state.history.at(-1);
+          return [
+            c.env.name,
+            c.env.destination.namespace,
+            c.env.source.branch,
+            c.env.source.path,
+            policy.label,
+            state.syncStatus,
+            short(state.lastSyncedRevision),
+            ...(output.wide
+              ? [c.instance, last?.finishedAt.replace(/\.\d+Z$/, "Z") ?? "", last?.result ?? ""]
+              : []),
+          ];
+        }),
       ),
     );
   }
   return EXIT.ok;
 }
 
-async function get(ctx: CliContext, c: EnvironmentController, io: CliIO, asJson: boolean): Promise<number> {
-  const { revision, assessment, state } = await c.inspect();
+/** Sync status and health of every resource, as `app get` shows them and `app wait` waits for. */
+async function environmentStatus(c: EnvironmentController) {
+  const { revision, assessment, state, rendered } = await c.inspect();
   const { plan } = assessment;
+  const chart = rendered.chart && `${rendered.chart.name} ${rendered.chart.version}`;
   const policy = effectivePolicy(c.env, state);
   const pending = new Map(plan.steps.flatMap((s) => s.tasks).map((t) => [t.key, t]));
   const resources = assessment.tracked.map((obj) => {
@@ -271,15 +288,21 @@ async function get(ctx: CliContext, c: EnvironmentController, io: CliIO, asJson:
   const health =
     worstHealth(resources.map((r) => (r.health ? { status: r.health as never } : undefined)))?.status ??
     "Healthy";
+  return { revision, state, policy, resources, synced, health, chart, rendered };
+}
+
+async function get(ctx: CliContext, c: EnvironmentController, io: CliIO, output: Output): Promise<number> {
+  const { revision, state, policy, resources, synced, health, chart, rendered } = await environmentStatus(c);
   const branch = c.env.source.branch;
   const syncStatus = `${synced ? "Synced to" : "OutOfSync from"} ${branch} (${short(revision)})`;
-  if (asJson) {
-    json(io, {
+  if (output.data) {
+    printStructured(io, output.data, {
       name: c.instance,
       environment: c.env.name,
       repo: ctx.repo,
       target: branch,
       path: c.env.source.path,
+      ...(rendered.chart ? { chart: rendered.chart } : {}),
       namespace: c.env.destination.namespace,
       syncWindow: windowLabel(c),
       syncPolicy: policy,
@@ -298,6 +321,7 @@ async function get(ctx: CliContext, c: EnvironmentController, io: CliIO, asJson:
     ["Repo", ctx.repo],
     ["Target", branch],
     ["Path", c.env.source.path],
+    ...(chart ? [["Chart", chart] as [string, string]] : []),
     ["Namespace", c.env.destination.namespace],
     ["SyncWindow", windowLabel(c)],
     [
@@ -333,4 +357,40 @@ function revertLines(state: EnvironmentState): string[] {
         `#${h.id} ${r.object} ${r.path}: ${r.manager ?? "unknown manager"}${r.operation ? ` (${r.operation})` : ""}${r.at ? ` at ${r.at}` : ""}${r.value !== undefined ? ` was ${r.value}` : ""}${r.security ? ` [SECURITY: ${r.security}]` : ""}`,
     ),
   );
+}
+
+/** Polls until the environment is Synced and/or Healthy, like `argocd app wait`; exit 1 on timeout. */
+async function wait(
+  c: EnvironmentController,
+  io: CliIO,
+  output: Output,
+  want: { sync: boolean; health: boolean; timeoutMs: number },
+): Promise<number> {
+  const deadline = Date.now() + want.timeoutMs;
+  let last = "";
+  for (;;) {
+    const { synced, health, revision } = await environmentStatus(c);
+    const done = (!want.sync || synced) && (!want.health || health === "Healthy");
+    const line = `${c.env.name}: ${synced ? "Synced" : "OutOfSync"}, ${health} at ${short(revision)}`;
+    if (done || Date.now() >= deadline) {
+      const result = {
+        environment: c.env.name,
+        syncStatus: synced ? "Synced" : "OutOfSync",
+        health,
+        revision,
+        done,
+      };
+      if (output.data) printStructured(io, output.data, result);
+      else
+        io.out(
+          done
+            ? line
+            : `${line}: timed out waiting for ${[want.sync && "Synced", want.health && "Healthy"].filter(Boolean).join(" and ")}`,
+        );
+      return done ? EXIT.ok : EXIT.different;
+    }
+    if (io.isTTY && line !== last) io.err(line);
+    last = line;
+    await sleep(Math.min(2000, Math.max(0, deadline - Date.now())));
+  }
 }

@@ -1,17 +1,14 @@
 // `syncward controller --repo PATH`: the reconcile loop against a local git repository, without
 // GitHub. How a person tries syncward on a laptop, and what the demo runs.
 import { hostname } from "node:os";
-import { parseArgs } from "node:util";
-import pino from "pino";
+import type { LevelWithSilent } from "pino";
 import { parseDuration } from "../../config/duration.ts";
+import { createLogger } from "../../observability/logger.ts";
 import type { ReconcilerEvent } from "../../reconciler/events.ts";
-import { GLOBAL_OPTIONS, openContext, UsageError } from "../context.ts";
+import { openContext, UsageError } from "../context.ts";
 import { short } from "../format.ts";
 import type { CliIO } from "../io.ts";
-
-export const CONTROLLER_USAGE = `usage: syncward controller [--repo PATH] [--kubeconfig FILE] [--context NAME] [--config FILE]
-                           [--poll DURATION] [--no-leases] [--lease-duration 15s]
-                           [--identity NAME] [--log-level info|debug|warn]`;
+import type { ControllerValues } from "../registry.ts";
 
 /** One line a person reads per event (the structured log carries the details). */
 export function describeEvent(e: ReconcilerEvent): string {
@@ -40,18 +37,7 @@ export function describeEvent(e: ReconcilerEvent): string {
   }
 }
 
-export async function controllerCommand(argv: string[], io: CliIO): Promise<number> {
-  const { values } = parseArgs({
-    args: argv,
-    options: {
-      ...GLOBAL_OPTIONS,
-      poll: { type: "string" },
-      "no-leases": { type: "boolean" },
-      "log-level": { type: "string" },
-      identity: { type: "string" },
-      "lease-duration": { type: "string" },
-    },
-  });
+export async function controllerCommand(values: ControllerValues, io: CliIO): Promise<number> {
   const pollIntervalMs = values.poll ? parseDuration(values.poll) : undefined;
   if (values.poll && pollIntervalMs === undefined)
     throw new UsageError(`--poll: "${values.poll}" is not a duration (e.g. 30s, 3m)`);
@@ -60,7 +46,8 @@ export async function controllerCommand(argv: string[], io: CliIO): Promise<numb
     throw new UsageError(`--lease-duration: "${values["lease-duration"]}" is not a duration of at least 1s`);
   }
   // Logs go to stderr as JSON; stdout carries one readable line per event.
-  const log = pino({ level: values["log-level"] ?? "info" }, pino.destination(2));
+  const level = (values["log-level"] ?? process.env.LOG_LEVEL ?? "info") as LevelWithSilent;
+  const log = createLogger({ level, fd: 2 });
   const ctx = await openContext(values, {
     emit: (e) => io.out(describeEvent(e)),
     log,

@@ -9,6 +9,7 @@ import { fieldManagersOf } from "../../engine/diff/field-managers-of.ts";
 import { renderDiff } from "../../engine/diff/render-diff.ts";
 import type { Difference } from "../../engine/diff/types.ts";
 import { type KubeObject, keyOf, keyString } from "../../kube/object.ts";
+import { colorEnabled, colorizeDiff } from "../color.ts";
 import { type CliIO, EXIT } from "../io.ts";
 
 export const DIFF_USAGE = `usage: syncward diff --desired FILE --live FILE [--config FILE] [--env NAME]
@@ -198,19 +199,6 @@ function summary(differences: Difference[], live: KubeObject): string {
   return `${describe(live)}: ${n} ${n === 1 ? "difference" : "differences"} from Git\n${lines.join("\n")}`;
 }
 
-function colorize(diff: string): string {
-  return diff
-    .split("\n")
-    .map((line) => {
-      if (line.startsWith("+++") || line.startsWith("---")) return `\x1b[1m${line}\x1b[0m`;
-      if (line.startsWith("@@")) return `\x1b[36m${line}\x1b[0m`;
-      if (line.startsWith("+")) return `\x1b[32m${line}\x1b[0m`;
-      if (line.startsWith("-")) return `\x1b[31m${line}\x1b[0m`;
-      return line;
-    })
-    .join("\n");
-}
-
 export async function diffCommand(argv: string[], io: CliIO): Promise<number> {
   let args: DiffArgs | "help";
   try {
@@ -233,8 +221,7 @@ export async function diffCommand(argv: string[], io: CliIO): Promise<number> {
     const comparison = compareObjects(desired, live, options);
     if (comparison.inSync) return EXIT.ok;
     const diff = renderDiff(desired, live, options);
-    const useColor = io.isTTY && !process.env.NO_COLOR;
-    io.out(useColor ? colorize(diff) : diff);
+    io.out(colorEnabled(io) ? colorizeDiff(diff) : diff);
     io.err(summary(comparison.differences, live));
     return EXIT.different;
   } catch (err) {

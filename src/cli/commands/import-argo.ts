@@ -3,8 +3,8 @@
 import { readFile } from "node:fs/promises";
 import { importArgoConfigMap, isArgoCdConfigMapText } from "../../config/argo-cm-import.ts";
 import { ArgoImportError, importArgoApplication } from "../../config/argo-import.ts";
-import { UsageError } from "../context.ts";
 import { type CliIO, EXIT } from "../io.ts";
+import { UsageError } from "../usage-error.ts";
 
 export async function importArgoCommand(argv: string[], io: CliIO): Promise<number> {
   const [file] = argv;

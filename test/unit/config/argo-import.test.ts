@@ -125,22 +125,110 @@ describe("importArgoApplication", () => {
     assertPastes(yaml, environment);
   });
 
+  it("imports a Helm source with Argo CD's field names; the release keeps the Application's name", () => {
+    const { yaml, environment, notes } = importArgoApplication(`
+apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata: {name: shop.web}
+spec:
+  source:
+    repoURL: https://git.example.com/org/shop.git
+    path: charts/web
+    targetRevision: main
+    helm:
+      valueFiles: [values-prod.yaml, /env/prod.yaml]
+      ignoreMissingValueFiles: true
+      valuesObject: {replicaCount: 3}
+      parameters: [{name: image.tag, value: "2.1.0", forceString: true}]
+      fileParameters: [{name: config, path: files/config.json}]
+      skipCrds: true
+      passCredentials: false
+      version: v3
+      skipSchemaValidation: true
+  destination: {server: https://kubernetes.default.svc, namespace: shop}
+`);
+    assert.equal(environment.name, "shop-web");
+    assert.deepEqual(environment.source, {
+      path: "charts/web",
+      branch: "main",
+      helm: {
+        releaseName: "shop.web",
+        valueFiles: ["values-prod.yaml", "/env/prod.yaml"],
+        ignoreMissingValueFiles: true,
+        valuesObject: { replicaCount: 3 },
+        parameters: [{ name: "image.tag", value: "2.1.0", forceString: true }],
+        fileParameters: [{ name: "config", path: "files/config.json" }],
+        skipCrds: true,
+        skipTests: false,
+        passCredentials: false,
+      },
+    });
+    assert.ok(
+      notes.some((n) => n.includes("spec.source.helm.skipSchemaValidation has no syncward equivalent")),
+    );
+    assertPastes(yaml, environment);
+  });
+
+  it("imports sources of one chart path and value references to the same repository", () => {
+    const { environment } = importArgoApplication(
+      app({
+        sources: [
+          {
+            repoURL: "https://git.example.com/o/r.git",
+            targetRevision: "main",
+            path: "charts/web",
+            helm: { valueFiles: ["$vals/env/dev/values.yaml"] },
+          },
+          { repoURL: "https://git.example.com/o/r.git", targetRevision: "main", ref: "vals" },
+        ],
+        destination: { namespace: "n" },
+      }),
+    );
+    assert.deepEqual(environment.source.helm?.valueFiles, ["/env/dev/values.yaml"]);
+    assert.equal(environment.source.path, "charts/web");
+    assert.equal(
+      environment.source.helm?.releaseName,
+      undefined,
+      "the environment's name is the Application's",
+    );
+  });
+
+  it("imports sources of one chart from a chart repository and its value files from this repository (multi-source.yaml)", () => {
+    const { yaml, environment, notes } = importArgoApplication(fixture("multi-source.yaml"));
+    const { helm, ...source } = environment.source;
+    assert.deepEqual(source, {
+      path: ".",
+      branch: "dev",
+      chart: "prometheus",
+      repoURL: "https://prometheus-community.github.io/helm-charts",
+      targetRevision: "15.7.1",
+    });
+    assert.deepEqual(helm?.valueFiles, ["/charts/prometheus/values.yaml"]);
+    assert.ok(notes.some((n) => n.includes("SYNCWARD_HELM_REPOSITORIES")));
+    assert.ok(
+      notes.some((n) => n.includes("value files come from https://git.example.com/org/value-files.git")),
+    );
+    assertPastes(yaml, environment);
+  });
+
   const refused: Array<{ name: string; text: string; problems: RegExp[] }> = [
     {
-      name: "multi-source Application (multi-source.yaml)",
-      text: fixture("multi-source.yaml"),
+      name: "multi-source Application with two charts",
+      text: app({
+        sources: [
+          { repoURL: "https://charts.example.com", chart: "a", targetRevision: "1.0.0" },
+          { repoURL: "https://charts.example.com", chart: "b", targetRevision: "1.0.0" },
+        ],
+        destination: { namespace: "n" },
+      }),
       problems: [
-        /^multi-source applications \(spec\.sources\) are not supported: .*sources\[0\]: Helm chart "prometheus"; sources\[1\]: values reference "values"/,
+        /^multi-source applications \(spec\.sources\) are not supported beyond one path or chart and value references .*sources\[0\]: Helm chart "a"; sources\[1\]: Helm chart "b"/,
       ],
     },
     {
       name: "Helm chart without a namespace (helm.yaml)",
       text: fixture("helm.yaml"),
-      problems: [
-        /^Helm sources \(spec\.source\.helm\)/,
-        /^Helm chart sources \(spec\.source\.chart\)/,
-        /^spec\.destination\.namespace is empty/,
-      ],
+      problems: [/^spec\.destination\.namespace is empty/],
     },
     {
       name: "plugin source",

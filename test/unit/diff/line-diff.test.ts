@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { diffLines, unifiedDiff } from "../../../src/engine/diff/index.ts";
+import { DiffTooLargeError } from "../../../src/engine/diff/line-diff.ts";
 
 /** Applies a unified diff to text (strictly: context and removed lines must match). */
 function applyPatch(text: string, patch: string): string {
@@ -116,5 +117,43 @@ describe("unifiedDiff", () => {
     const patch = unifiedDiff(text(...a), text(...b), "a", "b");
     assert.ok(performance.now() - start < 2000);
     assert.equal(applyPatch(text(...a), patch), text(...b));
+  });
+});
+
+describe("unifiedDiff past its ceiling", () => {
+  const lines = (n: number, tag: string) => Array.from({ length: n }, (_, i) => `${tag} ${i}`);
+
+  it("says how many lines changed instead of listing them", () => {
+    const a = text(...lines(10, "old"), "same");
+    const b = text(...lines(12, "new"), "same");
+    assert.equal(
+      unifiedDiff(a, b, "live/x", "desired/x", 3, { maxEdits: 5 }),
+      "--- live/x\n+++ desired/x\n# diff too large: 22 lines changed\n",
+    );
+  });
+
+  it("lists a diff at the ceiling in full", () => {
+    const a = text("keep", ...lines(3, "old"));
+    const b = text("keep", ...lines(2, "new"));
+    const patch = unifiedDiff(a, b, "a", "b", 3, { maxEdits: 5 });
+    assert.equal(applyPatch(a, patch), b);
+  });
+
+  it("finishes 10,000 changed lines with bounded memory", () => {
+    const a = text(...lines(10_000, "replicas: 1 # line"));
+    const b = text(...lines(10_000, "replicas: 2 # line"));
+    const peakBefore = process.resourceUsage().maxRSS;
+    const out = unifiedDiff(a, b, "live/x", "desired/x");
+    const grewKiB = process.resourceUsage().maxRSS - peakBefore;
+    assert.equal(out, "--- live/x\n+++ desired/x\n# diff too large: 20000 lines changed\n");
+    // The full Myers trace for this took 1.2 GB; the ceiling keeps it to a few tens of MB.
+    assert.ok(grewKiB < 128 * 1024, `peak RSS grew by ${Math.round(grewKiB / 1024)} MB`);
+  });
+
+  it("diffLines throws DiffTooLargeError with the count", () => {
+    assert.throws(
+      () => diffLines(["a", "b", "c"], ["x", "y", "z"], { maxEdits: 2 }),
+      (err: Error) => err instanceof DiffTooLargeError && err.changed === 6,
+    );
   });
 });

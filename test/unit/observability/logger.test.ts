@@ -1,7 +1,12 @@
 import assert from "node:assert/strict";
 import { Writable } from "node:stream";
 import { describe, it } from "node:test";
-import { createLogger, maskSecretObjects, REDACTED } from "../../../src/observability/logger.ts";
+import {
+  createLogger,
+  maskSecretObjects,
+  prettyWanted,
+  REDACTED,
+} from "../../../src/observability/logger.ts";
 
 function capture() {
   const lines: string[] = [];
@@ -75,4 +80,47 @@ describe("createLogger", () => {
     const value = { a: [{ kind: "ConfigMap", data: { x: "1" } }], b: "text" };
     assert.equal(maskSecretObjects(value), value);
   });
+});
+
+describe("createLogger: errors and environments", () => {
+  it("logs a failed GitHub request with its type and stack, never its token", async () => {
+    const { RequestError } = await import("@octokit/request-error");
+    const { log, text } = capture();
+    const err = new RequestError("Server Error", 502, {
+      request: {
+        method: "POST",
+        url: "https://api.github.com/repos/acme/shop/check-runs",
+        headers: { authorization: "token ghs_in_a_failed_request" },
+        body: { token: "ghs_in_the_body" },
+      },
+      response: {
+        status: 502,
+        url: "https://api.github.com/repos/acme/shop/check-runs",
+        headers: { "x-github-request-id": "abc" },
+        data: "",
+      },
+    });
+    log.child({ app: "acme/shop", environment: "prod" }).warn({ err }, "check run failed");
+    const line = JSON.parse(text());
+    assert.equal(line.err.type, "RequestError");
+    assert.equal(line.err.status, 502);
+    assert.match(line.err.stack, /Error: Server Error\n\s+at /);
+    assert.equal(line.app, "acme/shop");
+    assert.equal(line.environment, "prod");
+    assert.doesNotMatch(text(), /ghs_in_a_failed_request|ghs_in_the_body/);
+  });
+});
+
+describe("prettyWanted", () => {
+  const table: Array<[boolean | undefined, NodeJS.ProcessEnv, boolean]> = [
+    [true, {}, true],
+    [true, { LOG_FORMAT: "json" }, false],
+    [false, {}, false],
+    [undefined, {}, false],
+    [true, { LOG_FORMAT: "pretty" }, true],
+  ];
+  for (const [isTTY, env, expected] of table) {
+    it(`tty=${isTTY} ${JSON.stringify(env)} -> ${expected}`, () =>
+      assert.equal(prettyWanted(isTTY, env), expected));
+  }
 });

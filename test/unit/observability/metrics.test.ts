@@ -42,6 +42,7 @@ describe("createMetrics", () => {
       { ...base, type: "synced", trigger: "comment", actor: "bob", outcome: outcome("Failed", 1), entry },
       {
         ...base,
+        instance: "shop.dev",
         env: "dev",
         type: "synced",
         trigger: "poll",
@@ -53,19 +54,31 @@ describe("createMetrics", () => {
     for (const e of events) m.recordEvent(e);
     const text = await m.registry.metrics();
     assert.equal(
-      sample(text, 'syncward_syncs_total{environment="prod",trigger="push",result="Succeeded"}'),
+      sample(text, 'syncward_syncs_total{app="shop",environment="prod",trigger="push",result="Succeeded"}'),
       2,
     );
     assert.equal(
-      sample(text, 'syncward_syncs_total{environment="prod",trigger="comment",result="Failed"}'),
+      sample(text, 'syncward_syncs_total{app="shop",environment="prod",trigger="comment",result="Failed"}'),
       1,
     );
-    assert.equal(sample(text, 'syncward_syncs_total{environment="dev",trigger="poll",result="Refused"}'), 1);
-    assert.equal(sample(text, 'syncward_sync_duration_seconds_count{environment="prod"}'), 3);
-    assert.equal(sample(text, 'syncward_sync_duration_seconds_sum{environment="prod"}'), 44);
-    assert.equal(sample(text, 'syncward_sync_duration_seconds_bucket{le="5",environment="prod"}'), 2);
-    assert.equal(sample(text, 'syncward_sync_duration_seconds_bucket{le="30",environment="prod"}'), 2);
-    assert.equal(sample(text, 'syncward_sync_duration_seconds_bucket{le="60",environment="prod"}'), 3);
+    assert.equal(
+      sample(text, 'syncward_syncs_total{app="shop",environment="dev",trigger="poll",result="Refused"}'),
+      1,
+    );
+    assert.equal(sample(text, 'syncward_sync_duration_seconds_count{app="shop",environment="prod"}'), 3);
+    assert.equal(sample(text, 'syncward_sync_duration_seconds_sum{app="shop",environment="prod"}'), 44);
+    assert.equal(
+      sample(text, 'syncward_sync_duration_seconds_bucket{le="5",app="shop",environment="prod"}'),
+      2,
+    );
+    assert.equal(
+      sample(text, 'syncward_sync_duration_seconds_bucket{le="30",app="shop",environment="prod"}'),
+      2,
+    );
+    assert.equal(
+      sample(text, 'syncward_sync_duration_seconds_bucket{le="60",app="shop",environment="prod"}'),
+      3,
+    );
     assert.match(text, /# TYPE syncward_sync_duration_seconds histogram/);
   });
 
@@ -104,14 +117,75 @@ describe("createMetrics", () => {
     m.recordEvent({ ...base, type: "stuck", reason: "boom" });
     const text = await m.registry.metrics();
     assert.equal(
-      sample(text, 'syncward_syncs_total{environment="prod",trigger="selfHeal",result="Succeeded"}'),
+      sample(
+        text,
+        'syncward_syncs_total{app="shop",environment="prod",trigger="selfHeal",result="Succeeded"}',
+      ),
       1,
     );
-    assert.equal(sample(text, 'syncward_self_heals_total{environment="prod"}'), 1);
-    assert.equal(sample(text, 'syncward_drift_detected_total{environment="prod"}'), 2);
-    assert.equal(sample(text, 'syncward_drift_fights_total{environment="prod"}'), 1);
-    assert.equal(sample(text, 'syncward_reconciler_events_total{environment="prod",type="stuck"}'), 1);
-    assert.equal(sample(text, 'syncward_reconciler_events_total{environment="prod",type="outOfSync"}'), 2);
+    assert.equal(sample(text, 'syncward_self_heals_total{app="shop",environment="prod"}'), 1);
+    assert.equal(sample(text, 'syncward_drift_detected_total{app="shop",environment="prod"}'), 2);
+    assert.equal(sample(text, 'syncward_drift_fights_total{app="shop",environment="prod"}'), 1);
+    assert.equal(
+      sample(text, 'syncward_reconciler_events_total{app="shop",environment="prod",type="stuck"}'),
+      1,
+    );
+    assert.equal(
+      sample(text, 'syncward_reconciler_events_total{app="shop",environment="prod",type="outOfSync"}'),
+      2,
+    );
+  });
+
+  it("keeps one syncward_app_info series per environment, following its status", async () => {
+    const m = createMetrics({ defaultMetrics: false });
+    const info = async () =>
+      (await m.registry.metrics()).split("\n").filter((l) => l.startsWith("syncward_app_info{"));
+    m.recordEvent({ ...base, type: "outOfSync", drifted: ["x"], requiresPruning: [], reason: "" });
+    assert.deepEqual(await info(), [
+      'syncward_app_info{app="shop",environment="prod",sync_status="OutOfSync",health_status="Unknown"} 1',
+    ]);
+    const synced = outcome("Succeeded", 2);
+    synced.resources = [
+      {
+        group: "apps",
+        kind: "Deployment",
+        namespace: "shop",
+        name: "web",
+        status: "Synced",
+        action: "configured",
+        message: "",
+        health: { status: "Progressing" },
+      },
+      {
+        group: "",
+        kind: "Service",
+        namespace: "shop",
+        name: "web",
+        status: "Synced",
+        action: "configured",
+        message: "",
+        health: { status: "Healthy" },
+      },
+    ];
+    m.recordEvent({ ...base, type: "synced", trigger: "push", actor: "a", outcome: synced, entry });
+    m.recordEvent({ ...base, instance: "billing.prod", type: "stuck", reason: "boom" });
+    assert.deepEqual(await info(), [
+      'syncward_app_info{app="shop",environment="prod",sync_status="Synced",health_status="Progressing"} 1',
+      'syncward_app_info{app="billing",environment="prod",sync_status="Unknown",health_status="Degraded"} 1',
+    ]);
+    const text = await m.registry.metrics();
+    assert.equal(
+      sample(text, 'syncward_last_sync_timestamp_seconds{app="shop",environment="prod"}'),
+      Date.parse(synced.finishedAt) / 1000,
+    );
+    assert.equal(
+      sample(text, 'syncward_last_sync_timestamp_seconds{app="billing",environment="prod"}'),
+      undefined,
+    );
+    assert.match(
+      text,
+      /^syncward_build_info\{version="\d+\.\d+\.\d+",commit="[0-9a-f]+|unknown",node="[\d.]+"\} 1$/m,
+    );
   });
 
   it("counts GitHub requests by method and status", async () => {
@@ -184,13 +258,13 @@ describe("createMetrics", () => {
     });
     const text = await m.registry.metrics();
     assert.equal(
-      sample(text, 'syncward_security_reverts_total{environment="prod",manager="kubectl-patch"}'),
+      sample(text, 'syncward_security_reverts_total{app="shop",environment="prod",manager="kubectl-patch"}'),
       2,
     );
     assert.equal(
-      sample(text, 'syncward_security_reverts_total{environment="prod",manager="kubectl"}'),
+      sample(text, 'syncward_security_reverts_total{app="shop",environment="prod",manager="kubectl"}'),
       undefined,
     );
-    assert.equal(sample(text, 'syncward_risky_undeclared_objects{environment="prod"}'), 1);
+    assert.equal(sample(text, 'syncward_risky_undeclared_objects{app="shop",environment="prod"}'), 1);
   });
 });

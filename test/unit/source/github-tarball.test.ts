@@ -6,6 +6,7 @@ import { Octokit } from "@octokit/rest";
 import nock from "nock";
 import { SourceError } from "../../../src/source/errors.ts";
 import { fetchGitHubTree } from "../../../src/source/github-tarball.ts";
+import { maxTarballBytesFromEnv } from "../../../src/source/limits.ts";
 import { cleanup, TestRepo, tempDir } from "./helpers.ts";
 
 const API = "https://api.github.com";
@@ -69,6 +70,27 @@ describe("fetchGitHubTree", () => {
     assert.ok(lstatSync(join(dir, "deploy/link.yaml")).isSymbolicLink());
     assert.equal(readlinkSync(join(dir, "deploy/link.yaml")), "app.yaml");
     assert.deepEqual(readdirSync(cache), [sha], "no temporary directory left behind");
+  });
+
+  it("stops a download past the operator's cap, streamed: nothing extracted, the variable named", async () => {
+    mockTarball(sha);
+    const cap = Math.floor(tarball.byteLength / 2);
+    await assert.rejects(
+      fetchGitHubTree(octokit, { owner: "owner", repo: "repo", sha }, cache, cap),
+      (err: unknown) =>
+        err instanceof SourceError &&
+        err.message ===
+          `the tarball of owner/repo at ${sha} is larger than ${cap} bytes (SYNCWARD_MAX_TARBALL_BYTES); download stopped`,
+    );
+    assert.deepEqual(readdirSync(cache), [], "no tree left behind");
+  });
+
+  it("reads the cap from SYNCWARD_MAX_TARBALL_BYTES and refuses a malformed one", () => {
+    assert.equal(maxTarballBytesFromEnv({ SYNCWARD_MAX_TARBALL_BYTES: "1048576" }), 1048576);
+    assert.equal(maxTarballBytesFromEnv({}), 256 * 1024 * 1024);
+    assert.throws(() => maxTarballBytesFromEnv({ SYNCWARD_MAX_TARBALL_BYTES: "1GB" }), {
+      message: 'SYNCWARD_MAX_TARBALL_BYTES="1GB": expected a whole number greater than 0',
+    });
   });
 
   it("serves a cached SHA without any request", async () => {

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { describe, it } from "node:test";
 import { touches } from "../../../src/reconciler/reconciler.ts";
-import { includedDirs } from "../../../src/source/includes.ts";
+import { helmInputs, includedDirs } from "../../../src/source/includes.ts";
 
 function tree(files: Record<string, string>): string {
   const dir = mkdtempSync(join(tmpdir(), "syncward-inc-"));
@@ -68,5 +68,18 @@ describe("kustomize render errors", () => {
       assert.match(err.message, /kustomize build of 'overlays\/dev' failed/);
       return true;
     });
+  });
+});
+
+describe("helmInputs", () => {
+  it("lists a chart's value files and file parameters as repository paths", () => {
+    assert.deepEqual(
+      helmInputs("charts/web", {
+        valueFiles: ["values-prod.yaml", "/env/prod/web.yaml"],
+        fileParameters: [{ path: "/files/ca.pem" }],
+      }),
+      ["charts/web/values-prod.yaml", "env/prod/web.yaml", "files/ca.pem"],
+    );
+    assert.deepEqual(helmInputs("charts/web", undefined), []);
   });
 });

@@ -1,0 +1,51 @@
+// The sync and health status of an environment as `syncward_app_info` shows it, followed from the
+// reconciler's events: a pure step function, so each transition is a row in a table test.
+import type { Health } from "../engine/result.ts";
+import type { ReconcilerEvent } from "../reconciler/events.ts";
+
+export type SyncStatusLabel = "Synced" | "OutOfSync" | "Unknown";
+
+export interface AppStatus {
+  sync: SyncStatusLabel;
+  /** Argo CD's health vocabulary (Healthy, Progressing, Degraded, Suspended, Missing) or Unknown. */
+  health: string;
+}
+
+const UNKNOWN: AppStatus = { sync: "Unknown", health: "Unknown" };
+
+/**
+ * The status after `event`. A completed sync says both (its phase, its resources' worst health);
+ * an out-of-sync report says the sync status only; a render error makes the sync status Unknown
+ * (nothing could be compared); a stuck environment is Degraded (its retries ran out). Events
+ * that change neither (waiting, orphans, syncStarted, ...) keep the status.
+ */
+export function appStatusAfter(
+  before: AppStatus | undefined,
+  event: ReconcilerEvent,
+  worst: (health: Array<Health | undefined>) => string | undefined,
+): AppStatus {
+  const current = before ?? UNKNOWN;
+  switch (event.type) {
+    case "synced":
+    case "selfHealed": {
+      const { outcome } = event;
+      if (outcome.dryRun) return current;
+      // Refused (frozen, outside a window) changes nothing in the cluster: the status stands.
+      if (outcome.phase === "Refused") return current;
+      return {
+        sync: outcome.phase === "Succeeded" ? "Synced" : "OutOfSync",
+        health:
+          worst(outcome.resources.map((r) => r.health)) ??
+          (outcome.phase === "Succeeded" ? "Healthy" : current.health),
+      };
+    }
+    case "outOfSync":
+      return { ...current, sync: "OutOfSync" };
+    case "renderError":
+      return { ...current, sync: "Unknown" };
+    case "stuck":
+      return { ...current, health: "Degraded" };
+    default:
+      return current;
+  }
+}

@@ -1,0 +1,50 @@
+// GitHub mocks for tests that read a revision through the tarball API and look at check runs.
+import { execFileSync } from "node:child_process";
+import { REPO_PATH } from "./app.ts";
+import type { TestRepo } from "./git-repo.ts";
+import type { GitHubMock } from "./github.ts";
+
+const CODELOAD = "https://codeload.github.com";
+
+/** GitHub serves the repository at `sha` once: a redirect, then a gzipped tar with one top-level folder. */
+export function mockTarball(mock: GitHubMock, repo: TestRepo, sha: string): void {
+  const download = `/acme/shop/legacy.tar.gz/${sha}?token=t`;
+  mock.api.get(`${REPO_PATH}/tarball/${sha}`).reply(302, "", { location: `${CODELOAD}${download}` });
+  mock
+    .scope(CODELOAD)
+    .get(download)
+    .reply(
+      200,
+      () =>
+        execFileSync("git", ["archive", "--format=tar.gz", `--prefix=acme-shop-${sha.slice(0, 7)}/`, sha], {
+          cwd: repo.dir,
+        }),
+      { "content-type": "application/x-gzip" },
+    );
+}
+
+export interface CheckRun {
+  name: string;
+  head_sha: string;
+  conclusion?: string;
+  output?: {
+    title: string;
+    summary: string;
+    text?: string;
+    annotations?: Array<{ path: string; start_line: number; message: string }>;
+  };
+}
+
+/** Accepts `times` check-run creations and keeps their bodies in `into`. */
+export function captureCheckRuns(mock: GitHubMock, into: CheckRun[], times: number): void {
+  mock.api
+    .post(`${REPO_PATH}/check-runs`, (body: CheckRun) => {
+      into.push(body);
+      return true;
+    })
+    .times(times)
+    .reply(201, () => ({
+      id: 9000 + into.length,
+      html_url: `https://github.com/acme/shop/runs/${9000 + into.length}`,
+    }));
+}
