@@ -174,7 +174,8 @@ export const COMMANDS: Record<string, CommandSpec> = {
       config: {
         type: "string",
         value: "FILE",
-        description: "a .github/syncward.yml whose resourceCustomizations (Lua health checks) assess the objects",
+        description:
+          "a .github/syncward.yml whose resourceCustomizations (Lua health checks) assess the objects",
       },
     },
     run: async ({ positionals, values, io }) => {

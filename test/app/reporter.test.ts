@@ -399,3 +399,98 @@ function outcome(phase: "Failed" | "Succeeded") {
     resources: [],
   };
 }
+
+describe("GitHub reporter: the deployment timeline of a production environment", () => {
+  const prod = envConfig("shop-prod", { production: true, approval: { users: ["carol"] } });
+  const prodReconciler = {
+    controller: () => ({ env: prod, instance: "acme-shop.prod" }),
+    store: { load: async () => defaultState("acme-shop.prod") },
+  } as unknown as Reconciler;
+  const base = { instance: "acme-shop.prod", env: "prod" } as const;
+  const [a, b, c] = ["a", "b", "c"].map((x) => x.repeat(40)) as [string, string, string];
+
+  /** Every deployment status sent, as `id state description`. */
+  function captureTimeline(): string[] {
+    const seen: string[] = [];
+    mock.api.get(`${REPO_PATH}/deployments`).query(true).reply(200, []).persist();
+    let next = 500;
+    mock.api
+      .post(`${REPO_PATH}/deployments`)
+      .reply(201, () => ({ id: ++next }))
+      .persist();
+    mock.api
+      .post(/\/deployments\/\d+\/statuses$/, () => true)
+      .reply(201, (uri: string, body: { state: string; description: string }) => {
+        seen.push(`${uri.split("/").at(-2)} ${body.state} ${body.description}`);
+        return { id: 1 };
+      })
+      .persist();
+    mock.api
+      .post(`${REPO_PATH}/check-runs`)
+      .reply(201, { id: 1, html_url: "https://github.com/acme/shop/runs/1" })
+      .persist();
+    mock.api
+      .patch(/\/check-runs\/\d+$/)
+      .reply(200, { id: 1, html_url: "https://github.com/acme/shop/runs/1" })
+      .persist();
+    return seen;
+  }
+
+  const waiting = (revision: string): ReconcilerEvent => ({
+    ...base,
+    type: "awaitingApproval",
+    revision,
+    trigger: "push",
+    actor: "alice",
+    approvals: [],
+    needed: 1,
+  });
+  const started = (revision: string): ReconcilerEvent => ({
+    ...base,
+    type: "syncStarted",
+    revision,
+    trigger: "comment",
+    actor: "carol",
+    changes: 1,
+  });
+  const synced = (revision: string): ReconcilerEvent => ({
+    ...base,
+    type: "synced",
+    revision,
+    trigger: "comment",
+    actor: "carol",
+    outcome: { ...outcome("Succeeded"), revision },
+    entry: {
+      id: 1,
+      startedAt: "",
+      finishedAt: "",
+      revision,
+      trigger: "comment",
+      actor: "carol",
+      result: "Succeeded",
+      message: "",
+      counts: { created: 0, configured: 1, pruned: 0, failed: 0 },
+    },
+  });
+
+  it("a waiting deployment a newer commit supersedes ends inactive; a success retires the one before it", async () => {
+    const r = await reporter({ reconciler: prodReconciler });
+    const timeline = captureTimeline();
+    for (const event of [waiting(a), started(a), synced(a), waiting(b), waiting(c), started(c), synced(c)]) {
+      r.handle(event);
+      await r.idle();
+    }
+    mock.assertDone();
+    assert.deepEqual(timeline, [
+      "501 queued waiting for approval (0/1)",
+      "501 in_progress syncing 1 change(s)",
+      "501 success 0 created, 1 configured",
+      "502 queued waiting for approval (0/1)",
+      "502 inactive superseded by ccccccc",
+      "503 queued waiting for approval (0/1)",
+      "503 in_progress syncing 1 change(s)",
+      "503 success 0 created, 1 configured",
+      "501 inactive replaced by ccccccc",
+    ]);
+  });
+});

@@ -26,7 +26,9 @@ export function mockTarball(mock: GitHubMock, repo: TestRepo, sha: string): void
 export interface CheckRun {
   name: string;
   head_sha: string;
+  status?: string;
   conclusion?: string;
+  details_url?: string;
   output?: {
     title: string;
     summary: string;
@@ -35,16 +37,31 @@ export interface CheckRun {
   };
 }
 
-/** Accepts `times` check-run creations and keeps their bodies in `into`. */
-export function captureCheckRuns(mock: GitHubMock, into: CheckRun[], times: number): void {
-  mock.api
-    .post(`${REPO_PATH}/check-runs`, (body: CheckRun) => {
-      into.push(body);
-      return true;
-    })
-    .times(times)
-    .reply(201, () => ({
-      id: 9000 + into.length,
-      html_url: `https://github.com/acme/shop/runs/${9000 + into.length}`,
-    }));
+/**
+ * Accepts `times` check-run creations and `updates` updates, and keeps each run in `into` as it
+ * stands after its updates (a sync's run is created in progress, then completed). Run ids are
+ * 9001, 9002, ... in the order of `into`, across calls on the same array.
+ */
+export function captureCheckRuns(mock: GitHubMock, into: CheckRun[], times: number, updates = 0): void {
+  if (times > 0)
+    mock.api
+      .post(`${REPO_PATH}/check-runs`, (body: CheckRun) => {
+        into.push(body);
+        return true;
+      })
+      .times(times)
+      .reply(201, () => ({
+        id: 9000 + into.length,
+        html_url: `https://github.com/acme/shop/runs/${9000 + into.length}`,
+      }));
+  if (updates > 0)
+    mock.api
+      .patch(/\/check-runs\/9\d{3}$/, () => true)
+      .times(updates)
+      .reply(200, (uri: string, body: Partial<CheckRun>) => {
+        const id = Number(uri.split("/").at(-1));
+        const run = into[id - 9001];
+        if (run) Object.assign(run, body);
+        return { id, html_url: `https://github.com/acme/shop/runs/${id}` };
+      });
 }

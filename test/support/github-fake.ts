@@ -120,6 +120,19 @@ export class FakeGitHub {
           return [201, { id: check.id, name: check.name, html_url: `${HTML}/runs/${check.id}` }];
         }),
       );
+    // An update (a sync's run completed, a waiting run's new state) changes the run in place.
+    api
+      .patch(/\/check-runs\/\d+$/)
+      .optionally()
+      .reply((uri, body) =>
+        this.report(() => {
+          const id = Number(uri.split("/").at(-1));
+          const check = this.checks.find((c) => c.id === id);
+          if (!check) return [404, { message: "Not Found" }];
+          Object.assign(check, parsed<Partial<FakeCheck>>(body));
+          return [200, { id, name: check.name, html_url: `${HTML}/runs/${id}` }];
+        }),
+      );
     api
       .get(`${REPO}/deployments`)
       .optionally()
