@@ -335,6 +335,36 @@ const approval = strictObject({
 
 const permissionLevel = z.enum(["read", "triage", "write", "maintain", "admin"]);
 
+export const NOTIFY_EVENTS = [
+  "sync-started",
+  "sync-succeeded",
+  "sync-failed",
+  "awaiting-approval",
+  "drift-fight",
+] as const;
+
+const notifyTarget = strictObject({
+  url: z
+    .url({ protocol: /^https?$/, error: "must be an http(s) URL" })
+    .describe(
+      "Where to POST the CloudEvent; its host must be allowed by the operator (SYNCWARD_NOTIFY_HOSTS).",
+    ),
+  events: z
+    .array(z.enum(NOTIFY_EVENTS))
+    .min(1)
+    .default([...NOTIFY_EVENTS])
+    .describe("Which events to send (default all)."),
+  secretEnv: z
+    .string()
+    .regex(/^SYNCWARD_NOTIFY_[A-Z0-9_]+$/, {
+      error: "must name an environment variable of syncward's that starts with SYNCWARD_NOTIFY_",
+    })
+    .optional()
+    .describe(
+      "Environment variable of the syncward process holding the HMAC-SHA256 key that signs each delivery (X-Syncward-Signature-256).",
+    ),
+});
+
 const commandPermissions = strictObject({
   sync: permissionLevel.default("write"),
   freeze: permissionLevel.default("write"),
@@ -554,6 +584,13 @@ const environment = strictObject({
     .url({ protocol: /^https?$/, error: "must be an http(s) URL" })
     .optional()
     .describe("URL shown on GitHub deployments."),
+  notify: z
+    .array(notifyTarget)
+    .max(5)
+    .default([])
+    .describe(
+      "Outbound webhooks told about this environment's syncs as CloudEvents (default none; the operator allows hosts with SYNCWARD_NOTIFY_HOSTS).",
+    ),
 })
   .check(
     z.superRefine((env, ctx) => {

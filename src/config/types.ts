@@ -59,6 +59,22 @@ export interface EnvironmentConfig {
   environmentUrl?: string;
   /** Pull-request previews; undefined = on, except for production or approval-gated environments. */
   previews?: boolean;
+  /** Outbound webhooks (CloudEvents) about this environment's syncs. */
+  notify: NotifyTarget[];
+}
+
+export type NotifyEvent =
+  | "sync-started"
+  | "sync-succeeded"
+  | "sync-failed"
+  | "awaiting-approval"
+  | "drift-fight";
+
+export interface NotifyTarget {
+  url: string;
+  events: NotifyEvent[];
+  /** Name of the environment variable holding the HMAC key. */
+  secretEnv?: string;
 }
 
 /** Argo CD's `source.helm`: how a chart source (a path holding Chart.yaml) is rendered. */

@@ -4,6 +4,7 @@
 import { ConfigError, parseConfig } from "../config/load.ts";
 import type { SyncwardConfig } from "../config/types.ts";
 import type { KubeClient } from "../kube/client.ts";
+import { Notifier } from "../notify/notifier.ts";
 import type { Logger } from "../reconciler/environment-controller.ts";
 import type { Emit } from "../reconciler/events.ts";
 import { Reconciler } from "../reconciler/reconciler.ts";
@@ -38,6 +39,8 @@ export interface AppDeps {
    * repository's next delivery, which waits for the old runtime to stop.
    */
   reportStopMs?: number;
+  /** Waits between attempts of an outbound notification (ms; default 1 s doubling, 6 retries). */
+  notifyRetryMs?: number[];
   /** How soon reports that GitHub could not take are sent again (ms; default 5 s doubling to 5 min). */
   reportRetryMs?: { initial: number; max: number };
   log: Logger;
@@ -56,6 +59,8 @@ export class RepoRuntime {
   readonly reporter: GitHubReporter;
   /** Pull-request previews, apart from the environments' own lanes. */
   readonly previews: PreviewQueue;
+  /** Outbound webhooks of the environments' `notify` targets. */
+  readonly notifier: Notifier;
 
   constructor(
     readonly info: RepoInfo,
@@ -64,6 +69,7 @@ export class RepoRuntime {
   ) {
     const repo = { owner: info.owner, repo: info.repo };
     const octokit = () => deps.auth(info.installationId);
+    this.notifier = new Notifier({ log: deps.log, retryMs: deps.notifyRetryMs });
     this.source = new GitHubSource(repo, octokit, deps.cacheDir);
     let reporter: GitHubReporter | undefined;
     this.reconciler = new Reconciler({
@@ -73,6 +79,8 @@ export class RepoRuntime {
       source: this.source,
       emit: (e) => {
         reporter?.handle(e);
+        const env = config.environments.find((x) => x.name === e.env);
+        if (env) this.notifier.handle(e, env);
         deps.onEvent?.(e);
       },
       log: deps.log,
@@ -108,6 +116,7 @@ export class RepoRuntime {
 
   async stop(): Promise<void> {
     await this.reconciler.stop();
+    this.notifier.close();
     let timer: NodeJS.Timeout | undefined;
     const bound = new Promise<"late">((resolve) => {
       timer = setTimeout(() => resolve("late"), this.deps.reportStopMs ?? 10_000);

@@ -85,6 +85,7 @@ describe("importArgoApplication", () => {
         },
       ],
       trustedManagers: [],
+      notify: [],
       syncWindows: [],
       policy: { namespaces: ["payments"], clusterResources: [], requireSignedCommits: false },
       revisionHistoryLimit: 5,

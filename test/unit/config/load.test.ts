@@ -69,6 +69,7 @@ describe("parseConfig: valid files", () => {
           },
           ignoreDifferences: [],
           trustedManagers: [],
+          notify: [],
           syncWindows: [],
           policy: { namespaces: ["payments-dev"], clusterResources: [], requireSignedCommits: false },
           revisionHistoryLimit: 10,
@@ -116,6 +117,7 @@ describe("parseConfig: valid files", () => {
         },
       ],
       trustedManagers: [],
+      notify: [],
       syncWindows: [
         {
           kind: "allow",

@@ -29,6 +29,7 @@ export function envConfig(overrides: Partial<EnvironmentConfig> = {}): Environme
     },
     ignoreDifferences: [],
     trustedManagers: [],
+    notify: [],
     syncWindows: [],
     commands: {
       sync: "write",
