@@ -11,8 +11,10 @@ import { BoundedMap } from "../util/bounded-map.ts";
 import { countRequests, handleEvent, type Metrics } from "./events.ts";
 import {
   type CheckRunPayload,
+  type CheckSuitePayload,
   type CommentPayload,
   onCheckRun,
+  onCheckSuiteRerequested,
   onIssueComment,
   onPullRequestConfig,
   onPullRequestMerged,
@@ -89,6 +91,9 @@ export function syncwardApp(
     );
     on(["check_run.requested_action", "check_run.rerequested"], (gh, payload) =>
       onCheckRun(runtimes, gh, payload as unknown as CheckRunPayload, app.log),
+    );
+    on("check_suite.rerequested", (gh, payload) =>
+      onCheckSuiteRerequested(runtimes, gh, payload as unknown as CheckSuitePayload),
     );
     on("installation", (gh, payload) =>
       onInstallation(runtimes, gh, payload as unknown as Parameters<typeof onInstallation>[2], app.log),

@@ -188,6 +188,35 @@ function previewPull(rt: RepoRuntime, gh: Octokit, pullNumber: number, envNames:
   });
 }
 
+export interface CheckSuitePayload extends RepoPayload {
+  action: string;
+  check_suite: { head_sha: string; pull_requests: Array<{ number: number; base: { ref: string } }> };
+  sender: { type: string };
+}
+
+/**
+ * "Re-run all checks" of a pull request's commit redoes its previews, never a sync (a deploy
+ * check's own Re-run asks for a pass). GitHub lists no pull request for a fork's suite.
+ */
+export async function onCheckSuiteRerequested(
+  runtimes: Runtimes,
+  gh: Octokit,
+  payload: CheckSuitePayload,
+): Promise<void> {
+  const [pull] = payload.check_suite.pull_requests;
+  if (!pull || payload.sender.type === "Bot") return;
+  const rt = await runtimeFor(runtimes, gh, payload, payload.check_suite.head_sha);
+  if (!rt) return;
+  const envs = rt.config.environments.filter((e) => e.source.branch === pull.base.ref && previewsEnabled(e));
+  if (envs.length > 0)
+    await previewPull(
+      rt,
+      gh,
+      pull.number,
+      envs.map((e) => e.name),
+    );
+}
+
 export interface CommentPayload extends RepoPayload {
   comment: { id: number; body: string; user: { login: string; type: string } };
   issue: { number: number; user: { login: string }; pull_request?: { merged_at?: string | null } };

@@ -7,7 +7,12 @@ import { mockPull, startApp, type TestApp } from "../support/app.ts";
 import { useCluster } from "../support/cluster.ts";
 import { makeRepo, type TestRepo, testMerge } from "../support/git-repo.ts";
 import { answerEverything } from "../support/permissive-github.ts";
-import { checkRunEvent, pullRequestEvent, pushEvent } from "../support/webhooks.ts";
+import {
+  checkRunEvent,
+  checkSuiteRerequestedEvent,
+  pullRequestEvent,
+  pushEvent,
+} from "../support/webhooks.ts";
 
 const cluster = useCluster();
 
@@ -145,6 +150,20 @@ describe("pull-request previews", () => {
       previews.map((c) => c.name),
       ["syncward preview / dev", "syncward preview / dev"],
       "previewed again",
+    );
+    assert.equal(deploymentsMade(), deployments, "no deployment");
+    assert.equal(await liveValue("settings"), "1", "nothing applied");
+  });
+
+  it("'Re-run all checks' of a pull request's commit redoes its preview and deploys nothing", async () => {
+    const head = branch(main, { "app/settings.yaml": configMap("settings", "5") }, "settings: 5");
+    mockPull(app.mock, 12, { head, mergeCommit: head });
+    const deployments = deploymentsMade();
+    await app.probot.receive(checkSuiteRerequestedEvent({ headSha: head, pullRequests: [12] }));
+    await app.settle();
+    assert.deepEqual(
+      checksFor(head).map((c) => c.name),
+      ["syncward preview / dev"],
     );
     assert.equal(deploymentsMade(), deployments, "no deployment");
     assert.equal(await liveValue("settings"), "1", "nothing applied");

@@ -362,3 +362,25 @@ export function repositoryEvent(
   if (action === "archived") obj(p.repository).archived = true;
   return event("repository", p, o);
 }
+
+/** "Re-run all checks" of a commit (`check_suite.rerequested`), listing `pullRequests` (none for a fork). */
+export function checkSuiteRerequestedEvent(
+  o: EventOptions & { headSha?: string; pullRequests?: number[] } = {},
+): EmitterWebhookEvent<"check_suite"> {
+  // GitHub's example was re-requested by a bot; a person clicks "Re-run all checks".
+  const p = patch(
+    example("check_suite", "rerequested", (e) => e.installation !== undefined),
+    { ...o, sender: { login: "alice", type: "User", ...o.sender } },
+  );
+  const suite = obj(p.check_suite);
+  const headSha = o.headSha ?? fakeSha("suite head");
+  suite.head_sha = headSha;
+  const template = obj((suite.pull_requests as unknown[])[0]);
+  suite.pull_requests = (o.pullRequests ?? []).map((number) => ({
+    ...template,
+    number,
+    head: { ...obj(template.head), sha: headSha },
+    base: { ...obj(template.base), ref: DEFAULT_BRANCH },
+  }));
+  return event("check_suite", p, o);
+}
