@@ -106,8 +106,16 @@ export function syncwardApp(
         app.log,
       ),
     );
-    on(["repository.archived", "repository.unarchived", "repository.deleted"], (_gh, payload) =>
-      onRepository(runtimes, payload as unknown as Parameters<typeof onRepository>[1], app.log),
+    on(
+      [
+        "repository.archived",
+        "repository.unarchived",
+        "repository.deleted",
+        "repository.renamed",
+        "repository.transferred",
+      ],
+      (_gh, payload) =>
+        onRepository(runtimes, payload as unknown as Parameters<typeof onRepository>[1], app.log),
     );
   };
 }

@@ -124,17 +124,39 @@ export async function onInstallationRepositories(
 interface RepositoryPayload {
   action: string;
   repository: RepoSummary;
+  changes?: {
+    repository?: { name?: { from?: string } };
+    owner?: { from?: { user?: { login: string }; organization?: { login: string } } };
+  };
 }
 
 /**
- * A repository archived or deleted stops, and one unarchived starts again; the others (renamed,
- * transferred: see docs/semantics.md) go on as they are.
+ * A repository archived or deleted stops, and one unarchived starts again; one renamed or
+ * transferred keeps its state and objects under its new name (Runtimes.rename).
  */
 export async function onRepository(
   runtimes: Runtimes,
   payload: RepositoryPayload & InstallationPayload,
   log: Logger,
 ): Promise<void> {
+  if (payload.action === "renamed" || payload.action === "transferred") {
+    const { owner, name } = payload.repository;
+    const oldOwner =
+      payload.changes?.owner?.from?.user?.login ?? payload.changes?.owner?.from?.organization?.login;
+    const oldName = payload.changes?.repository?.name?.from;
+    const renamed = await runtimes.rename(oldOwner ?? owner.login, oldName ?? name, {
+      owner: owner.login,
+      repo: name,
+      installationId: payload.installation.id,
+      htmlUrl: payload.repository.html_url,
+      defaultBranch: payload.repository.default_branch,
+    });
+    log.info(
+      { repo: payload.repository.full_name, action: payload.action, renamed },
+      "repository renamed: state and objects moved",
+    );
+    return;
+  }
   if (payload.action === "unarchived") {
     await start(runtimes, payload.installation.id, payload.repository, log);
     return;

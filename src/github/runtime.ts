@@ -8,6 +8,8 @@ import { Notifier } from "../notify/notifier.ts";
 import type { Logger } from "../reconciler/environment-controller.ts";
 import type { Emit } from "../reconciler/events.ts";
 import { Reconciler } from "../reconciler/reconciler.ts";
+import { type RenamedEnvironment, renameApp } from "../reconciler/rename.ts";
+import { StateStore } from "../state/store.ts";
 import { GitHubSource } from "./github-source.ts";
 import type { Octokit, RepoRef } from "./octokit.ts";
 import { PreviewQueue } from "./preview.ts";
@@ -73,7 +75,7 @@ export class RepoRuntime {
     this.source = new GitHubSource(repo, octokit, deps.cacheDir);
     let reporter: GitHubReporter | undefined;
     this.reconciler = new Reconciler({
-      app: `${info.owner}-${info.repo}`,
+      app: appNameOf(info.owner, info.repo),
       config,
       client: deps.client,
       source: this.source,
@@ -159,6 +161,11 @@ export async function readConfig(gh: Octokit, info: RepoInfo): Promise<SyncwardC
 
 const keyOf = (owner: string, repo: string) => `${owner}/${repo}`.toLowerCase();
 
+/** The app name of a repository: its instances (`<app>.<env>`) name its state and tracking ids. */
+export function appNameOf(owner: string, repo: string): string {
+  return `${owner}-${repo}`;
+}
+
 /** Every repository's runtime, created on its first event and rebuilt when its config changes. */
 export class Runtimes {
   private readonly byRepo = new Map<string, RepoRuntime>();
@@ -208,6 +215,27 @@ export class Runtimes {
     this.byRepo.delete(key);
     await runtime.stop();
     return true;
+  }
+
+  /**
+   * A repository renamed or transferred: the runtime under its old name stops, its environments'
+   * state and managed objects move to the new name (reconciler/rename.ts), and it starts again
+   * under the new name. Returns what moved.
+   */
+  async rename(oldOwner: string, oldRepo: string, info: RepoInfo): Promise<RenamedEnvironment[]> {
+    const old = this.byRepo.get(keyOf(oldOwner, oldRepo));
+    await this.remove(oldOwner, oldRepo);
+    const config = old?.config ?? (await readConfig(await this.deps.auth(info.installationId), info));
+    if (!config) return [];
+    const renamed = await renameApp({
+      client: this.deps.client,
+      store: new StateStore(this.deps.client, this.deps.stateNamespace),
+      config,
+      from: appNameOf(oldOwner, oldRepo),
+      to: appNameOf(info.owner, info.repo),
+    });
+    await this.for(info, true);
+    return renamed;
   }
 
   /** Stops every runtime of an installation (uninstalled or suspended); returns their names. */

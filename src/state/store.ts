@@ -119,6 +119,16 @@ export class StateStore {
   }
 
   /**
+   * Copies the state of `from` to `to` (a repository renamed: its instances are renamed too) and
+   * returns it. The old ConfigMap stays: deleting it needs a verb syncward's state Role does not
+   * grant; no runtime reads it any more, and an operator may remove it.
+   */
+  async copy(from: string, to: string): Promise<EnvironmentState> {
+    const state = await this.load(from);
+    return this.update(to, () => ({ ...state, environment: to }));
+  }
+
+  /**
    * Read-modify-write of one environment's state. `mutate` changes the state in place or returns a
    * replacement; it may run more than once (once per attempt, always on freshly read state), so it
    * must not have side effects outside the state. Nothing is written when it changes nothing.

@@ -353,12 +353,17 @@ export function installationRepositoriesEvent(
  * start from the `edited` example, whose repository object has the same shape.
  */
 export function repositoryEvent(
-  action: "archived" | "unarchived" | "deleted" | "renamed",
-  o: EventOptions = {},
+  action: "archived" | "unarchived" | "deleted" | "renamed" | "transferred",
+  o: EventOptions & { from?: string } = {},
 ): EmitterWebhookEvent<"repository"> {
-  const p = patch(example("repository", action === "renamed" ? "renamed" : "edited"), o);
+  const renamed = action === "renamed" || action === "transferred";
+  const p = patch(example("repository", renamed ? "renamed" : "edited"), o);
   p.action = action;
   delete p.changes;
+  // `from`: the old name (renamed) or the old owner's login (transferred), as GitHub sends them.
+  if (action === "renamed") p.changes = { repository: { name: { from: o.from ?? "old-name" } } };
+  if (action === "transferred")
+    p.changes = { owner: { from: { user: { login: o.from ?? "old-owner", id: 1, type: "User" } } } };
   if (action === "archived") obj(p.repository).archived = true;
   return event("repository", p, o);
 }
