@@ -6,10 +6,9 @@ import type { KubeClient } from "../kube/client.ts";
 import { KubeApiError } from "../kube/errors.ts";
 import { type KubeObject, keyOf } from "../kube/object.ts";
 import { mapLimit } from "../util/map-limit.ts";
+import { escapeToken } from "./diff/json-pointer.ts";
 import type { KindRef } from "./live.ts";
 import { INSTANCE_LABEL, isManagedBy, TRACKING_ANNOTATION, trackingId } from "./tracking.ts";
-
-const escape = (key: string) => key.replaceAll("~", "~0").replaceAll("/", "~1");
 
 /** Objects of `kinds` in `namespaces` (cluster-scoped ones once) that `instance` manages. */
 async function managedBy(
@@ -48,10 +47,10 @@ export async function retrack(
         { op: "test", path: "/metadata/resourceVersion", value: current.metadata.resourceVersion },
         {
           op: "replace",
-          path: `/metadata/annotations/${escape(TRACKING_ANNOTATION)}`,
+          path: `/metadata/annotations/${escapeToken(TRACKING_ANNOTATION)}`,
           value: trackingId(to, keyOf(current)),
         },
-        { op: "replace", path: `/metadata/labels/${escape(INSTANCE_LABEL)}`, value: to },
+        { op: "replace", path: `/metadata/labels/${escapeToken(INSTANCE_LABEL)}`, value: to },
       ];
       const resource = await client.mustResource(current.apiVersion, current.kind);
       const path = client.objectPath(resource, current.metadata.namespace, current.metadata.name);
