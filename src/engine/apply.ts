@@ -11,7 +11,7 @@ import { assessHealth } from "./health/index.ts";
 import type { ApplyTask, Plan } from "./plan.ts";
 import { errorMessage, resourceOf, skipAll } from "./resource-results.ts";
 import type { ResourceResult, SyncResult } from "./result.ts";
-import type { SyncRequest, SyncTarget } from "./sync.ts";
+import type { SyncRequest, SyncTarget } from "./types.ts";
 import { waitHealthy } from "./wait.ts";
 
 /** An object the assessment already found forbidden: failed like a refused apply, without asking again. */

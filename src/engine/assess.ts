@@ -9,8 +9,8 @@ import { compareObjects } from "./diff/index.ts";
 import { fetchLive } from "./live.ts";
 import { type Plan, planSync } from "./plan.ts";
 import { type PreparedObject, prepareObjects } from "./prepare.ts";
-import type { SyncRequest, SyncTarget } from "./sync.ts";
 import { withTracking } from "./tracking.ts";
+import type { SyncRequest, SyncTarget } from "./types.ts";
 
 export function comparerFor(env: EnvironmentConfig) {
   return (desired: KubeObject, live: KubeObject) => {

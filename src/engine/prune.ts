@@ -6,7 +6,7 @@ import { mapLimit } from "../util/map-limit.ts";
 import type { PruneTask } from "./plan.ts";
 import { errorMessage, resourceOf } from "./resource-results.ts";
 import type { ResourceResult, SyncResult } from "./result.ts";
-import type { SyncRequest } from "./sync.ts";
+import type { SyncRequest } from "./types.ts";
 
 export async function pruneObjects(
   client: KubeClient,

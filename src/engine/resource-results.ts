@@ -2,7 +2,8 @@
 import { describeForbidden, KubeApiError } from "../kube/errors.ts";
 import { type KubeObject, keyOf, kubectlName } from "../kube/object.ts";
 import type { ApplyTask } from "./plan.ts";
-import type { ResourceResult } from "./result.ts";
+import type { ResourceResult, SyncResult } from "./result.ts";
+import type { SyncOutcome } from "./types.ts";
 
 export const emptyTotals = () => ({
   created: 0,
@@ -40,4 +41,27 @@ export function skipAll(tasks: ApplyTask[], why: string, resources: ResourceResu
       }),
     );
   }
+}
+
+/** The outcome of an operation that stopped before touching the cluster (a render error, a refusal). */
+export function outcomeWithoutWork(
+  revision: string,
+  phase: SyncResult["phase"],
+  message: string,
+  dryRun = false,
+): SyncOutcome {
+  const now = new Date().toISOString();
+  return {
+    revision,
+    phase,
+    message,
+    resources: [],
+    startedAt: now,
+    finishedAt: now,
+    totals: emptyTotals(),
+    writes: 0,
+    dryRun,
+    inventory: [],
+    retryable: false,
+  };
 }

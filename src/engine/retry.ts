@@ -5,8 +5,8 @@
 import pRetry, { AbortError } from "p-retry";
 import type { RetryPolicy } from "../config/types.ts";
 import { KubeApiError, KubeConnectionError } from "../kube/errors.ts";
-import { errorMessage } from "./resource-results.ts";
-import { outcomeWithoutWork, type SyncOutcome } from "./sync.ts";
+import { errorMessage, outcomeWithoutWork } from "./resource-results.ts";
+import type { SyncOutcome } from "./types.ts";
 
 class RetryableOutcome extends Error {
   constructor(readonly outcome: SyncOutcome) {

@@ -2,7 +2,6 @@
 // apply wave by wave (waiting for health in between), prune, and report. It never throws for
 // problems a person must read: the result says what happened and the cluster is left in a known
 // state (a failed wave stops the sync before anything later is applied or anything is pruned).
-import type { EnvironmentConfig } from "../config/types.ts";
 import type { KubeClient } from "../kube/client.ts";
 import { isTransient } from "../kube/errors.ts";
 import { type KubeObject, keyOf, keyString, kubectlName } from "../kube/object.ts";
@@ -15,74 +14,12 @@ import { ValidationError } from "./prepare.ts";
 import { pruneObjects } from "./prune.ts";
 import { emptyTotals, errorMessage, resourceOf } from "./resource-results.ts";
 import type { Health, ResourceResult, SyncResult } from "./result.ts";
+import type { SyncOutcome, SyncRequest, SyncTarget } from "./types.ts";
 import { waitHealthy } from "./wait.ts";
 
 export { type Assessment, assess, comparerFor } from "./assess.ts";
-
-export interface SyncTarget {
-  /** `<app>.<environment>`: names the owner in tracking annotations and labels. */
-  instance: string;
-  env: EnvironmentConfig;
-}
-
-export type ProgressEvent =
-  | { type: "wave"; wave: number; objects: number }
-  | { type: "applied"; key: string; action: string }
-  | { type: "waiting"; wave: number; pending: string[] }
-  | { type: "pruned"; key: string };
-
-export interface SyncRequest {
-  revision: string;
-  /** Rendered from Git at `revision`, untracked and without defaults. */
-  objects: KubeObject[];
-  /** Prune managed objects Git no longer declares (policy's automated.prune, or `--prune`). */
-  prune: boolean;
-  dryRun?: boolean;
-  /** Delete and recreate on immutable-field errors. */
-  force?: boolean;
-  overridePruneLimit?: boolean;
-  /** Kinds this environment applied before (from its durable state). */
-  inventory?: KindRef[];
-  /** Only these keys are applied (self-heal re-applies just the drifted objects). */
-  only?: Set<string>;
-  /** Deadline for health between waves, ms (default: the environment's syncPolicy.healthTimeout, else 5m). */
-  healthTimeoutMs?: number;
-  concurrency?: number;
-  onProgress?: (event: ProgressEvent) => void;
-  /** Awaited after planning, before the first write, when there is something to apply or prune. */
-  onPlan?: (plan: Plan) => Promise<void> | void;
-  signal?: AbortSignal;
-}
-
-export interface SyncOutcome extends SyncResult {
-  /** Kinds now applied, to persist as the next inventory. */
-  inventory: KindRef[];
-  /** True when the failure is transient (API unavailable, 5xx, 429, timeouts): worth a retry. */
-  retryable: boolean;
-}
-
-/** The outcome of an operation that stopped before touching the cluster (a render error, a refusal). */
-export function outcomeWithoutWork(
-  revision: string,
-  phase: SyncResult["phase"],
-  message: string,
-  dryRun = false,
-): SyncOutcome {
-  const now = new Date().toISOString();
-  return {
-    revision,
-    phase,
-    message,
-    resources: [],
-    startedAt: now,
-    finishedAt: now,
-    totals: emptyTotals(),
-    writes: 0,
-    dryRun,
-    inventory: [],
-    retryable: false,
-  };
-}
+export { outcomeWithoutWork } from "./resource-results.ts";
+export type { HookMode, ProgressEvent, SyncOutcome, SyncRequest, SyncTarget } from "./types.ts";
 
 export async function syncEnvironment(
   client: KubeClient,
