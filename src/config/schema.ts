@@ -94,6 +94,7 @@ const BOOLEAN_SYNC_OPTIONS = [
   "Replace",
   "FailOnSharedResource",
   "Validate",
+  "SkipDryRunOnMissingResource",
 ] as const;
 const PROPAGATION_POLICIES = ["foreground", "background", "orphan"] as const;
 const SYNC_OPTION_NAMES = [...BOOLEAN_SYNC_OPTIONS, "PrunePropagationPolicy"] as const;
@@ -231,8 +232,16 @@ const pruneLimit = z
     'Refuse a sync that would prune more than this many managed objects, or this share of them ("20%").',
   );
 
+const managedNamespaceMetadata = strictObject({
+  labels: z.record(z.string(), z.string()).optional().describe("Labels of the created namespace."),
+  annotations: z.record(z.string(), z.string()).optional().describe("Annotations of the created namespace."),
+}).describe(
+  "Labels and annotations of the namespace CreateNamespace=true creates (Argo CD's field of the same name).",
+);
+
 const syncPolicy = strictObject({
   automated: automated.optional(),
+  managedNamespaceMetadata: managedNamespaceMetadata.optional(),
   syncOptions,
   retry,
   pruneLimit: pruneLimit.optional(),

@@ -42,6 +42,8 @@ export interface SyncPolicy {
   automated?: { prune: boolean; selfHeal: boolean; allowEmpty: boolean };
   syncOptions: SyncOptions;
   retry: RetryPolicy;
+  /** Labels and annotations of the namespace CreateNamespace=true creates. */
+  managedNamespaceMetadata?: { labels?: Record<string, string>; annotations?: Record<string, string> };
   /** Beyond Argo CD: refuse a sync that would prune more than this (count, or "N%" of managed objects). */
   pruneLimit?: number | string;
   /** Beyond Argo CD: how long each wave may take to become Healthy, ms (absent: 5 minutes). */
@@ -58,6 +60,8 @@ export interface SyncOptions {
   Replace: boolean;
   FailOnSharedResource: boolean;
   Validate: boolean;
+  /** A custom resource whose kind the cluster does not serve yet waits for it (an operator installs the CRD). */
+  SkipDryRunOnMissingResource?: boolean;
 }
 
 export interface RetryPolicy {

@@ -614,6 +614,8 @@ export class EnvironmentController {
             force: opts.force,
             dryRun: opts.dryRun,
             overridePruneLimit: opts.overridePruneLimit,
+            // Hooks run on every sync someone asked for; a new revision runs them when it changes something.
+            hooks: AUTOMATIC.has(trigger) ? "ifChanged" : "always",
             onProgress: opts.onProgress,
             signal,
             onPlan: (plan) => {
@@ -911,6 +913,9 @@ export class EnvironmentController {
   }
 }
 
+/** Triggers of a sync nobody asked for: a new revision found by a push, a merge or a poll. */
+const AUTOMATIC = new Set<Trigger>(["push", "merge", "poll"]);
+
 function historyEntryOf(
   trigger: Trigger,
   actor: string,
@@ -932,5 +937,16 @@ function historyEntryOf(
       failed: outcome.totals.failed,
     },
     drifted,
+    ...hooksOf(outcome),
   };
+}
+
+/** Each hook the operation ran (or skipped), with its phase, wave and outcome. */
+function hooksOf(outcome: SyncOutcome): Pick<HistoryEntry, "hooks"> {
+  const hooks = outcome.resources.flatMap((r) =>
+    r.hook
+      ? [{ kind: r.kind, name: r.name, phase: r.hook.phase, wave: r.wave ?? 0, outcome: r.hook.outcome }]
+      : [],
+  );
+  return hooks.length > 0 ? { hooks } : {};
 }

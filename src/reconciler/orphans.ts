@@ -2,6 +2,7 @@
 // manage. They are reported, with the risky ones flagged, and never touched: deleting what we did
 // not create is how GitOps tools lose people's data.
 
+import { HOOK_OF_LABEL } from "../engine/hooks/plan.ts";
 import { managingInstance } from "../engine/tracking.ts";
 import type { KubeClient } from "../kube/client.ts";
 import { KubeApiError } from "../kube/errors.ts";
@@ -138,17 +139,22 @@ export async function findOrphans(
     ...found.filter((o) => o.kind === "RoleBinding"),
     ...clusterBindings,
   ] as unknown as Binding[];
-  return found
-    .filter((o) => !o.metadata.ownerReferences?.length && !isBuiltIn(o))
-    .filter((o) => !declared.has(keyString(keyOf(o))) && managingInstance(o) !== instance)
-    .map((o) => {
-      const risk = riskOf(o, bindings);
-      const key = keyOf(o);
-      return {
-        object: `${kubectlName(key)} in ${key.namespace}`,
-        key: keyString(key),
-        ...(risk ? { risk } : {}),
-      };
-    })
-    .sort((a, b) => Number(Boolean(b.risk)) - Number(Boolean(a.risk)) || a.key.localeCompare(b.key));
+  return (
+    found
+      // Hooks a sync created are operations, not undeclared state.
+      .filter(
+        (o) => !o.metadata.ownerReferences?.length && !isBuiltIn(o) && !o.metadata.labels?.[HOOK_OF_LABEL],
+      )
+      .filter((o) => !declared.has(keyString(keyOf(o))) && managingInstance(o) !== instance)
+      .map((o) => {
+        const risk = riskOf(o, bindings);
+        const key = keyOf(o);
+        return {
+          object: `${kubectlName(key)} in ${key.namespace}`,
+          key: keyString(key),
+          ...(risk ? { risk } : {}),
+        };
+      })
+      .sort((a, b) => Number(Boolean(b.risk)) - Number(Boolean(a.risk)) || a.key.localeCompare(b.key))
+  );
 }

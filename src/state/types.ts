@@ -19,6 +19,8 @@ export interface HistoryEntry {
   retried?: FailedAttempt[];
   /** How many retried attempts are left out of `retried` (it keeps the first 3 and the last 10). */
   retriedOmitted?: number;
+  /** Hooks the operation ran, in order: PreSync, Sync, PostSync, SyncFail. */
+  hooks?: Array<{ kind: string; name: string; phase: string; wave: number; outcome: string }>;
 }
 
 export interface FailedAttempt {

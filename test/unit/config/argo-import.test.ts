@@ -63,6 +63,7 @@ describe("importArgoApplication", () => {
           Replace: false,
           FailOnSharedResource: false,
           Validate: true,
+          SkipDryRunOnMissingResource: true,
         },
         // "10" is ten seconds in Argo CD; 5m0s is Go's spelling of five minutes.
         retry: { limit: 3, backoff: { duration: 10_000, factor: 3, maxDuration: 300_000 } },
@@ -92,7 +93,7 @@ describe("importArgoApplication", () => {
       commands: DEFAULT_COMMANDS,
     };
     assert.deepEqual(environment, expected);
-    assert.ok(notes.some((n) => n.includes('"SkipDryRunOnMissingResource=true"') && n.includes("dropped")));
+    assert.ok(!notes.some((n) => n.includes("SkipDryRunOnMissingResource")));
     assert.ok(notes.some((n) => n.includes('project "payments"')));
     assert.ok(notes.some((n) => n.includes('destination.name "prod-eu" became destination.context')));
     assertPastes(yaml, environment);
