@@ -85,7 +85,9 @@ export async function applyOne(
     return { obj: await write(), replaced: replace || undefined };
   } catch (err) {
     if (err instanceof KubeApiError && err.immutableField && mayForce) {
-      return { obj: await recreate(client, obj, write), recreated: true, replaced: replace || undefined };
+      // Gone now: created again (a PUT would find nothing to replace).
+      const again = replace ? () => client.create(obj) : write;
+      return { obj: await recreate(client, obj, again), recreated: true, replaced: replace || undefined };
     }
     throw err;
   }
@@ -187,7 +189,9 @@ async function applyStep(
   const here: KubeObject[] = [];
   let failed = false;
   let retryable = false;
-  if (step.foundational) client.forgetDiscovery();
+  // Kinds a CRD of this sync, or an operator it started, has just made served: discover again.
+  const served = await Promise.all(step.tasks.map((t) => client.resourceFor(t.obj.apiVersion, t.obj.kind)));
+  if (step.foundational || served.includes(undefined)) client.forgetDiscovery();
   await mapLimit(step.tasks, request.concurrency ?? 16, async (task) => {
     const name = kubectlName(keyOf(task.obj));
     try {

@@ -7,13 +7,14 @@ import { isTransient } from "../kube/errors.ts";
 import { type KubeObject, keyOf, keyString, kubectlName } from "../kube/object.ts";
 import { ensureNamespace, runWaves } from "./apply.ts";
 import { type Assessment, assess } from "./assess.ts";
+import { dryRunAll } from "./dry-run.ts";
 import { assessHealth } from "./health/index.ts";
 import { hookNotRun, runHooks } from "./hooks/run.ts";
 import type { KindRef } from "./live.ts";
 import type { Plan } from "./plan.ts";
 import { ValidationError } from "./prepare.ts";
 import { pruneInWaves } from "./prune.ts";
-import { emptyTotals, errorMessage, resourceOf } from "./resource-results.ts";
+import { emptyTotals, errorMessage, resourceOf, skipAll } from "./resource-results.ts";
 import type { Health, ResourceResult, SyncResult } from "./result.ts";
 import { resourceOptionsOf } from "./sync-options.ts";
 import type { HookMode, SyncOutcome, SyncRequest, SyncTarget } from "./types.ts";
@@ -147,6 +148,36 @@ export async function syncEnvironment(
     }
     return finish("Failed", withNotes(message), why.retryable, inventory);
   };
+  const rejected = await dryRunAll(client, target, request, pending, [...hooks, ...onFailure]).catch(
+    (err) => [{ obj: undefined, message: errorMessage(err) }],
+  );
+  if (rejected.length > 0) {
+    for (const r of rejected)
+      if (r.obj)
+        resources.push(
+          resourceOf(r.obj, {
+            status: "Failed",
+            action: "failed",
+            message: `${kubectlName(keyOf(r.obj))}${where(request, r.obj)} failed a dry run: ${r.message}`,
+          }),
+        );
+    totals.failed += rejected.length;
+    skipAll(
+      pending.filter((t) => !rejected.some((r) => r.obj === t.obj)),
+      "the dry run of this sync failed; nothing was written",
+      resources,
+    );
+    return finish(
+      "Failed",
+      `dry run failed before any write, nothing changed: ${rejected
+        .map((r) =>
+          r.obj ? `${kubectlName(keyOf(r.obj))}${where(request, r.obj)}: ${r.message}` : r.message,
+        )
+        .join("; ")}`,
+      false,
+      request.inventory ?? [],
+    );
+  }
   try {
     if (changes > 0 || hooks.length > 0) await request.onPlan?.(plan);
     if (opts.CreateNamespace)
@@ -233,6 +264,14 @@ function reportUnapplied(assessment: Assessment, resources: ResourceResult[], to
       ),
     );
   }
+}
+
+/** ` (path/file.yaml:12)` when the caller knows where the object is declared. */
+function where(request: SyncRequest, obj: KubeObject): string {
+  const key = keyOf(obj);
+  const origin =
+    request.origins?.get(keyString(key)) ?? request.origins?.get(keyString({ ...key, namespace: "" }));
+  return origin ? ` (${origin})` : "";
 }
 
 function unknownOptions(objects: KubeObject[]): string[] {

@@ -40,6 +40,8 @@ export interface SyncRequest {
   confirmPrune?: boolean;
   /** Kinds this environment applied before (from its durable state). */
   inventory?: KindRef[];
+  /** Where each object is declared (`path/file.yaml:12`), by keyString: named when it fails. */
+  origins?: Map<string, string>;
   /** Only these keys are applied (self-heal re-applies just the drifted objects); no hooks run. */
   only?: Set<string>;
   /** Default `always`; `never` whenever `only` is set. */

@@ -616,6 +616,7 @@ export class EnvironmentController {
             overridePruneLimit: opts.overridePruneLimit,
             // Hooks run on every sync someone asked for; a new revision runs them when it changes something.
             hooks: AUTOMATIC.has(trigger) ? "ifChanged" : "always",
+            origins: originsOf(rendered),
             onProgress: opts.onProgress,
             signal,
             onPlan: (plan) => {
@@ -911,6 +912,11 @@ export class EnvironmentController {
     );
     return { revision: sha, assessment, rendered, state };
   }
+}
+
+/** Where each object is declared, so a failure can name the file and line. */
+function originsOf(rendered: RenderedSource): Map<string, string> {
+  return new Map([...rendered.files].map(([key, file]) => [key, `${file}:${rendered.lines.get(key) ?? 1}`]));
 }
 
 /** Triggers of a sync nobody asked for: a new revision found by a push, a merge or a poll. */

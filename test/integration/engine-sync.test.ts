@@ -378,7 +378,10 @@ describe("sync engine", () => {
     const failed = await sync(t, [configMap("main"), broken, hook("on-fail", "SyncFail")]);
     assert.equal(failed.phase, "Failed");
     assert.ok(await cluster.client.get("v1", "ConfigMap", ns, "on-fail"), "the SyncFail hook ran");
-    assert.ok(messages(failed).includes("configmap/on-fail SyncFail hook succeeded"), messages(failed).join("\n"));
+    assert.ok(
+      messages(failed).includes("configmap/on-fail SyncFail hook succeeded"),
+      messages(failed).join("\n"),
+    );
   });
 
   it("fails an object with an unknown field at once with the API server's message, applying nothing of it", async () => {

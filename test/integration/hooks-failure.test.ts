@@ -75,7 +75,7 @@ describe("hooks that fail", () => {
     const smoke = failing({
       ...hookFixture("webapp").find((o) => o.metadata.generateName === "shop-smoke-")!,
       metadata: {
-        name: "shop-smoke",
+        name: "shop-smoke-test",
         annotations: {
           "argocd.argoproj.io/hook": "PostSync",
           "argocd.argoproj.io/hook-delete-policy": "HookFailed",
@@ -90,12 +90,14 @@ describe("hooks that fail", () => {
     };
     const result = await sync(t, [cm!, smoke, syncFail]);
     assert.equal(result.phase, "Failed");
-    assert.match(result.message, /PostSync wave 0 failed: job\.batch\/shop-smoke hook failed/);
+    assert.match(result.message, /PostSync wave 0 failed: job\.batch\/shop-smoke-test hook failed/);
     assert.deepEqual(hooksOf(result), [
-      ["shop-smoke", "PostSync", "Failed"],
+      ["shop-smoke-test", "PostSync", "Failed"],
       ["last-failure", "SyncFail", "Succeeded"],
     ]);
-    assert.ok(result.resources.some((r) => r.name === "shop-smoke" && r.hook?.deletedBy === "HookFailed"));
+    assert.ok(
+      result.resources.some((r) => r.name === "shop-smoke-test" && r.hook?.deletedBy === "HookFailed"),
+    );
     assert.ok(await plane.client.get("v1", "ConfigMap", ns, "shop-web-config"), "the Sync phase was applied");
     assert.ok(await plane.client.get("v1", "ConfigMap", ns, "last-failure"), "SyncFail ran");
     await eventually("HookFailed to delete the smoke test", async () => (await jobNames(ns)).length === 0);
