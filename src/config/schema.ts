@@ -180,6 +180,10 @@ const automated = strictObject({
     .boolean()
     .default(false)
     .describe("Allow a prune that would delete every managed resource (refused by default)."),
+  enabled: z
+    .boolean()
+    .optional()
+    .describe("false: keep these settings but sync manually only (Argo CD's automated.enabled)."),
 }).describe(
   "Sync automatically when the environment is OutOfSync. Absent: manual syncs only. Write `automated: {}` for automated sync with every flag off.",
 );
@@ -214,6 +218,12 @@ const retry = strictObject({
     .default(5)
     .describe("Retries after a failed sync: -1 forever, 0 never (default 5; Argo CD's default is 0)."),
   backoff,
+  refresh: z
+    .boolean()
+    .optional()
+    .describe(
+      "Each retry syncs the branch's newest commit instead of the failed one, which must pass every gate again (signatures, windows, freeze, approval).",
+    ),
 })
   .prefault({})
   .describe("Retry of failed syncs. Always on: absent means limit 5 with backoff 5s x2 up to 3m.");
@@ -313,6 +323,12 @@ const syncWindow = strictObject({
     .boolean()
     .default(false)
     .describe("Let manual syncs through while this window blocks syncs (default false)."),
+  selfHeal: z
+    .boolean()
+    .optional()
+    .describe(
+      "false: a deny window also stops self-heal. Absent: drift is still reverted inside it (unlike Argo CD, which blocks self-heal too).",
+    ),
 }).describe(
   "A time window that allows or denies syncs (Argo CD semantics: an active deny wins; if allow windows exist, one must be active).",
 );

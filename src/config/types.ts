@@ -39,7 +39,7 @@ export interface EnvironmentConfig {
 
 export interface SyncPolicy {
   /** Absent = manual sync only. */
-  automated?: { prune: boolean; selfHeal: boolean; allowEmpty: boolean };
+  automated?: { prune: boolean; selfHeal: boolean; allowEmpty: boolean; enabled?: boolean };
   syncOptions: SyncOptions;
   retry: RetryPolicy;
   /** Labels and annotations of the namespace CreateNamespace=true creates. */
@@ -69,6 +69,8 @@ export interface RetryPolicy {
   limit: number;
   /** Milliseconds. Wait before retry n (0-based) is duration * factor^n, capped at maxDuration. */
   backoff: { duration: number; factor: number; maxDuration: number };
+  /** Retries move to the branch's newest revision (Argo CD's retry.refresh); otherwise they stay on theirs. */
+  refresh?: boolean;
 }
 
 export interface IgnoreDifference {
@@ -88,6 +90,8 @@ export interface SyncWindow {
   duration: number;
   timeZone: string;
   manualSync: boolean;
+  /** false: a deny window stops self-heal too (absent: self-heal continues inside it). */
+  selfHeal?: boolean;
 }
 
 export type PermissionLevel = "read" | "triage" | "write" | "maintain" | "admin";

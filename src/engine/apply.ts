@@ -11,10 +11,11 @@ import { ignoredValuesFromLive } from "./diff/index.ts";
 import { assessHealth } from "./health/index.ts";
 import type { HookTask } from "./hooks/plan.ts";
 import { hookNotRun, runHooks } from "./hooks/run.ts";
+import { waveOf } from "./order.ts";
 import type { ApplyTask, Plan } from "./plan.ts";
 import { errorMessage, resourceOf, skipAll } from "./resource-results.ts";
 import type { ResourceResult, SyncResult } from "./result.ts";
-import { slotsOf } from "./slots.ts";
+import { type Slot, slotsOf } from "./slots.ts";
 import { mayRecreate, resourceOptionsOf } from "./sync-options.ts";
 import type { SyncRequest, SyncTarget } from "./types.ts";
 import { waitHealthy } from "./wait.ts";
@@ -130,8 +131,27 @@ export async function runWaves(
     for (const h of later.flatMap((s) => s.hooks)) resources.push(hookNotRun(h, `not run: ${from}`));
     return failure;
   };
+  // Objects already in sync still belong to their wave: a later wave (or PostSync) waits for them
+  // to be healthy too, so a retry cannot step past the wave whose health failed the last attempt.
+  const unchecked = new Set(plan.unchanged);
+  const earlierHealthy = async (slot: Slot): Promise<string | undefined> => {
+    const due = [...unchecked].filter(
+      (t) => slot.phase >= 2 || (slot.phase === 1 && waveOf(t.obj) < slot.wave),
+    );
+    for (const t of due) unchecked.delete(t);
+    return due.length > 0
+      ? waitHealthy(
+          client,
+          due.map((t) => t.obj),
+          request,
+          slot.wave,
+        )
+      : undefined;
+  };
   for (let i = 0; i < slots.length; i++) {
     const slot = slots[i]!;
+    const earlier = await earlierHealthy(slot);
+    if (earlier) return stop(i - 1, { message: earlier, retryable: false }, earlier);
     if (slot.phase >= 2 && !pruned) {
       pruned = true;
       const failed = await beforePostSync(applied);

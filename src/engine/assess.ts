@@ -83,7 +83,7 @@ export async function assess(
     live,
     compare: comparerFor(env),
     prune: request.prune,
-    allowEmpty: env.syncPolicy.automated?.allowEmpty ?? false,
+    allowEmpty: request.allowEmpty === true || (env.syncPolicy.automated?.allowEmpty ?? false),
     failOnSharedResource: opts.FailOnSharedResource,
     pruneLimit: env.syncPolicy.pruneLimit,
     overridePruneLimit: request.overridePruneLimit,

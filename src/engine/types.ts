@@ -36,6 +36,8 @@ export interface SyncRequest {
   /** Delete and recreate on immutable-field errors. */
   force?: boolean;
   overridePruneLimit?: boolean;
+  /** An empty render may prune everything (a manual `--allow-empty`), automation or not. */
+  allowEmpty?: boolean;
   /** Prune objects marked Prune=confirm or Delete=confirm (`--confirm-prune`). */
   confirmPrune?: boolean;
   /** Kinds this environment applied before (from its durable state). */

@@ -147,7 +147,7 @@ async function runCommand(
 async function sync(
   controller: EnvironmentController,
   event: CommentEvent,
-  command: { prune: boolean; force: boolean },
+  command: { prune: boolean; force: boolean; allowEmpty?: boolean; confirmPrune?: boolean },
   permission: Permission,
 ): Promise<Outcome> {
   const name = controller.env.name;
@@ -178,6 +178,8 @@ async function sync(
     prune: command.prune || undefined,
     force: command.force,
     ignoreFreeze: command.force,
+    allowEmpty: command.allowEmpty,
+    confirmPrune: command.confirmPrune,
   });
   if (outcome.handedOver)
     return {

@@ -29,7 +29,7 @@ import type { Emit } from "./events.ts";
 import { findOrphans, type Orphan } from "./orphans.ts";
 import { effectivePolicy } from "./policy.ts";
 import type { RevisionSource } from "./revision-source.ts";
-import { evaluateWindows } from "./sync-windows.ts";
+import { evaluateWindows, selfHealHeldBy } from "./sync-windows.ts";
 import { ManagedWatch } from "./watch.ts";
 
 export interface Logger {
@@ -67,6 +67,10 @@ export interface ManualSync {
   force?: boolean;
   dryRun?: boolean;
   overridePruneLimit?: boolean;
+  /** Let this sync empty the environment (render of 0 objects), without turning automation on. */
+  allowEmpty?: boolean;
+  /** Prune objects marked Prune=confirm / Delete=confirm. */
+  confirmPrune?: boolean;
   /** Sync even when frozen (only for those allowed to). */
   ignoreFreeze?: boolean;
   onProgress?: SyncRequest["onProgress"];
@@ -367,7 +371,8 @@ export class EnvironmentController {
       return;
     }
 
-    if (policy.selfHeal && head === state.lastSyncedRevision && drifted.length > 0) {
+    const healHeld = selfHealHeldBy(env.syncWindows, new Date());
+    if (policy.selfHeal && head === state.lastSyncedRevision && drifted.length > 0 && !healHeld) {
       await this.heal(
         head,
         rendered,
@@ -398,7 +403,9 @@ export class EnvironmentController {
             ? "manual sync policy: waiting for a sync"
             : state.stuck?.revision === head
               ? `stuck: ${state.stuck.reason}`
-              : "drift detected; self-heal is off";
+              : healHeld && policy.selfHeal
+                ? `self-heal held: ${healHeld}`
+                : "drift detected; self-heal is off";
       this.o.log.info(
         { instance: this.instance, revision: head, drifted: driftedFields, requiresPruning: extra },
         `OutOfSync: ${reason}`,
@@ -535,6 +542,14 @@ export class EnvironmentController {
     }
   }
 
+  /** retry.refresh: whether a retry may move to `revision` (not frozen, a window open, approved). */
+  private async mayMoveTo(revision: string, actor: string): Promise<boolean> {
+    const state = await this.o.store.load(this.instance);
+    if (state.freeze) return false;
+    if (!evaluateWindows(this.o.env.syncWindows, new Date(), false).allowed) return false;
+    return this.gate.check(revision, "retry", actor, false);
+  }
+
   private async syncRevision(
     head: string,
     trigger: Trigger,
@@ -544,6 +559,8 @@ export class EnvironmentController {
       force?: boolean;
       dryRun?: boolean;
       overridePruneLimit?: boolean;
+      allowEmpty?: boolean;
+      confirmPrune?: boolean;
       pinned?: boolean;
       onProgress?: SyncRequest["onProgress"];
       /** Started by the loop's own pass, which a stop() before this point has already ended. */
@@ -566,7 +583,13 @@ export class EnvironmentController {
       async (n) => {
         unfetched = false;
         // A retry moves to the newest revision of the branch: a fix that landed meanwhile wins.
-        const revision = n === 1 || opts.pinned ? head : await this.o.source.head(env.source.branch);
+        // A retry stays on its operation's revision (Argo CD); with retry.refresh it moves to the
+        // newest one, only if that passes every gate a new revision must pass.
+        const newest =
+          n === 1 || opts.pinned || !env.syncPolicy.retry.refresh
+            ? head
+            : await this.o.source.head(env.source.branch);
+        const revision = newest === head || (await this.mayMoveTo(newest, actor)) ? newest : head;
         if (n > 1) lastTrigger = "retry";
         const refusal = opts.dryRun ? undefined : await this.signatureRefusal(revision);
         if (refusal) return outcomeWithoutWork(revision, "Refused", refusal);
@@ -614,6 +637,8 @@ export class EnvironmentController {
             force: opts.force,
             dryRun: opts.dryRun,
             overridePruneLimit: opts.overridePruneLimit,
+            allowEmpty: opts.allowEmpty,
+            confirmPrune: opts.confirmPrune,
             // Hooks run on every sync someone asked for; a new revision runs them when it changes something.
             hooks: AUTOMATIC.has(trigger) ? "ifChanged" : "always",
             origins: originsOf(rendered),
@@ -752,6 +777,8 @@ export class EnvironmentController {
       force: request.force,
       dryRun: request.dryRun,
       overridePruneLimit: request.overridePruneLimit,
+      allowEmpty: request.allowEmpty,
+      confirmPrune: request.confirmPrune,
       pinned: Boolean(request.revision),
       onProgress: request.onProgress,
     });
@@ -771,6 +798,8 @@ export class EnvironmentController {
         prune: request.prune,
         force: request.force,
         ignoreFreeze: request.ignoreFreeze,
+        ...(request.allowEmpty ? { allowEmpty: true } : {}),
+        ...(request.confirmPrune ? { confirmPrune: true } : {}),
       };
     });
     return {

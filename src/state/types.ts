@@ -68,6 +68,8 @@ export interface HandedOverSync {
   prune?: boolean;
   force?: boolean;
   ignoreFreeze?: boolean;
+  allowEmpty?: boolean;
+  confirmPrune?: boolean;
 }
 
 export type SyncStatus = "Synced" | "OutOfSync" | "Unknown";

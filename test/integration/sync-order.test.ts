@@ -241,6 +241,17 @@ describe("pruning", () => {
     assert.match(second.message, /1 require pruning, kept by their sync options/);
   });
 
+  it("empties an environment only when the manual sync says --allow-empty", async () => {
+    const { ns, target: t } = await target({ syncPolicy: { automated: { prune: true } } });
+    await sync(t, [cm("last")]);
+    const refused = await sync(t, [], { prune: true });
+    assert.equal(refused.phase, "Refused");
+    assert.match(refused.message, /or sync with --allow-empty/);
+    const emptied = await sync(t, [], { prune: true, allowEmpty: true });
+    assert.equal(emptied.phase, "Succeeded", emptied.message);
+    assert.equal(await cluster.client.get("v1", "ConfigMap", ns, "last"), undefined);
+  });
+
   it("prunes a Delete=confirm object only in a sync with --confirm-prune", async () => {
     const { ns, target: t } = await target();
     await sync(t, [cm("app"), cm("ledger", { "argocd.argoproj.io/sync-options": "Delete=confirm" })]);

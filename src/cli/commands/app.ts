@@ -18,7 +18,7 @@ export const APP_USAGE = `usage: syncward app <command> [ENV] [options]
   list                                   environments and their state
   get ENV                                sync policy, status, health and resources
   diff ENV [--revision REF]              what a sync would change (exit 1 when there is a diff)
-  sync ENV [--revision REF] [--prune] [--dry-run] [--force] [--override-prune-limit]
+  sync ENV [--revision REF] [--prune] [--dry-run] [--force] [--override-prune-limit] [--allow-empty] [--confirm-prune]
   history ENV                            past operations
   set ENV --sync-policy automated|none|config [--auto-prune] [--self-heal]
   freeze ENV [--reason TEXT]             stop automated sync and self-heal
@@ -90,6 +90,8 @@ export async function appCommand(argv: string[], io: CliIO): Promise<number> {
       "dry-run": { type: "boolean" },
       force: { type: "boolean" },
       "override-prune-limit": { type: "boolean" },
+      "allow-empty": { type: "boolean" },
+      "confirm-prune": { type: "boolean" },
       "sync-policy": { type: "string" },
       "auto-prune": { type: "boolean" },
       "self-heal": { type: "boolean" },
@@ -127,6 +129,8 @@ export async function appCommand(argv: string[], io: CliIO): Promise<number> {
           force: values.force,
           ignoreFreeze: values.force,
           overridePruneLimit: values["override-prune-limit"],
+          allowEmpty: values["allow-empty"],
+          confirmPrune: values["confirm-prune"],
           onProgress: progress
             ? (e) => {
                 if (e.type === "wave") io.err(`wave ${e.wave}: applying ${e.objects} object(s)`);
