@@ -154,3 +154,52 @@ describe("which revision a retry syncs", () => {
     assert.notEqual(state.lastSyncedRevision, unapproved);
   });
 });
+
+describe("deny windows and self-heal", () => {
+  // Always active: opens every minute for two minutes. Manual syncs pass (manualSync: true).
+  const alwaysDeny = (more: Record<string, unknown> = {}) => ({
+    kind: "deny",
+    schedule: "* * * * *",
+    duration: "2m",
+    manualSync: true,
+    ...more,
+  });
+  const drift = (ns: string) =>
+    cluster.client.request("PATCH", `/api/v1/namespaces/${ns}/configmaps/settings`, {
+      body: { data: { v: "changed by hand" } },
+      contentType: "application/merge-patch+json",
+    });
+  const valueOf = async (ns: string) =>
+    ((await cluster.client.get("v1", "ConfigMap", ns, "settings")) as unknown as { data: { v: string } }).data
+      .v;
+
+  it("keeps reverting drift inside a deny window, and stops when the window sets selfHeal: false", async () => {
+    for (const [window, heals] of [
+      [alwaysDeny(), true],
+      [alwaysDeny({ selfHeal: false }), false],
+    ] as const) {
+      const { ns, store, controller } = await setup(
+        { syncPolicy: { automated: { selfHeal: true } }, syncWindows: [window] },
+        { "app/cm.yaml": cm("1") },
+      );
+      const synced = await controller.sync({ trigger: "cli", actor: "alice" });
+      assert.equal(synced.phase, "Succeeded", synced.message);
+      await drift(ns);
+      controller.start();
+      try {
+        if (heals) {
+          await eventually("self-heal inside the deny window", async () => (await valueOf(ns)) === "1");
+        } else {
+          await eventually("the environment reported OutOfSync", async () => {
+            const s = await store.load(controller.instance);
+            return s.syncStatus === "OutOfSync";
+          });
+          await new Promise((r) => setTimeout(r, 1500));
+          assert.equal(await valueOf(ns), "changed by hand", "selfHeal: false holds remediation too");
+        }
+      } finally {
+        await controller.stop();
+      }
+    }
+  });
+});

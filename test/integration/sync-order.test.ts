@@ -123,6 +123,33 @@ describe("sync order", () => {
     }
   });
 
+  it("creates the destination namespace with managedNamespaceMetadata's labels and annotations", async () => {
+    const name = `created-${Math.random().toString(36).slice(2, 8)}`;
+    const t: SyncTarget = {
+      instance: `shop.${name}`,
+      env: envConfig(name, {
+        syncPolicy: {
+          syncOptions: ["CreateNamespace=true"],
+          managedNamespaceMetadata: {
+            labels: { team: "payments" },
+            annotations: { owner: "pay@example.com" },
+          },
+        },
+      }),
+    };
+    try {
+      // Creating namespaces is beyond deploy/ (deploy/optional/cluster-resources.yaml grants it).
+      const { client } = cluster.syncwardClientWith(optionalRules("cluster-resources.yaml"));
+      const result = await sync(t, [cm("settings")], {}, client);
+      assert.equal(result.phase, "Succeeded", result.message);
+      const ns = await cluster.client.get("v1", "Namespace", undefined, name);
+      assert.equal(ns?.metadata.labels?.team, "payments");
+      assert.equal(ns?.metadata.annotations?.owner, "pay@example.com");
+    } finally {
+      await cluster.client.delete({ group: "", kind: "Namespace", namespace: "", name, apiVersion: "v1" });
+    }
+  });
+
   it("dry-runs every wave before writing any: a typo in wave 2 changes nothing in waves 0 and 1, naming file and line", async () => {
     const { ns, target: t } = await target();
     const typo = cm("feature-flags", wave(2), { daat: { beta: "on" } });
