@@ -13,7 +13,7 @@ import type { HookTask } from "./hooks/plan.ts";
 import { hookNotRun, runHooks } from "./hooks/run.ts";
 import { waveOf } from "./order.ts";
 import type { ApplyTask, Plan } from "./plan.ts";
-import { errorMessage, resourceOf, skipAll } from "./resource-results.ts";
+import { errorMessage, originOf, resourceOf, skipAll } from "./resource-results.ts";
 import type { ResourceResult, SyncResult } from "./result.ts";
 import { type Slot, slotsOf } from "./slots.ts";
 import { mayRecreate, resourceOptionsOf } from "./sync-options.ts";
@@ -245,7 +245,7 @@ async function applyStep(
           status: "Failed",
           action: "failed",
           wave: step.wave,
-          message: `${name} failed: ${errorMessage(err)}`,
+          message: `${name}${originOf(request.origins, task.obj)} failed: ${errorMessage(err)}`,
         }),
       );
     }

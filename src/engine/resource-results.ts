@@ -1,6 +1,6 @@
 // Small helpers every verb of the engine uses to build its part of the result.
 import { describeForbidden, KubeApiError } from "../kube/errors.ts";
-import { type KubeObject, keyOf, kubectlName } from "../kube/object.ts";
+import { type KubeObject, keyOf, keyString, kubectlName } from "../kube/object.ts";
 import type { ApplyTask } from "./plan.ts";
 import type { ResourceResult, SyncResult } from "./result.ts";
 import type { SyncOutcome } from "./types.ts";
@@ -20,6 +20,13 @@ export function resourceOf(
 ): ResourceResult {
   const k = keyOf(obj);
   return { group: k.group, kind: k.kind, namespace: k.namespace, name: k.name, ...fields };
+}
+
+/** ` (path/file.yaml:12)` when the caller knows where the object is declared, else "". */
+export function originOf(origins: Map<string, string> | undefined, obj: KubeObject): string {
+  const key = keyOf(obj);
+  const origin = origins?.get(keyString(key)) ?? origins?.get(keyString({ ...key, namespace: "" }));
+  return origin ? ` (${origin})` : "";
 }
 
 export function errorMessage(err: unknown): string {

@@ -14,7 +14,7 @@ import type { KindRef } from "./live.ts";
 import type { Plan } from "./plan.ts";
 import { ValidationError } from "./prepare.ts";
 import { pruneInWaves } from "./prune.ts";
-import { emptyTotals, errorMessage, resourceOf, skipAll } from "./resource-results.ts";
+import { emptyTotals, errorMessage, originOf, resourceOf, skipAll } from "./resource-results.ts";
 import type { Health, ResourceResult, SyncResult } from "./result.ts";
 import { resourceOptionsOf } from "./sync-options.ts";
 import type { HookMode, SyncOutcome, SyncRequest, SyncTarget } from "./types.ts";
@@ -158,7 +158,7 @@ export async function syncEnvironment(
           resourceOf(r.obj, {
             status: "Failed",
             action: "failed",
-            message: `${kubectlName(keyOf(r.obj))}${where(request, r.obj)} failed a dry run: ${r.message}`,
+            message: `${kubectlName(keyOf(r.obj))}${originOf(request.origins, r.obj)} failed a dry run: ${r.message}`,
           }),
         );
     totals.failed += rejected.length;
@@ -171,7 +171,7 @@ export async function syncEnvironment(
       "Failed",
       `dry run failed before any write, nothing changed: ${rejected
         .map((r) =>
-          r.obj ? `${kubectlName(keyOf(r.obj))}${where(request, r.obj)}: ${r.message}` : r.message,
+          r.obj ? `${kubectlName(keyOf(r.obj))}${originOf(request.origins, r.obj)}: ${r.message}` : r.message,
         )
         .join("; ")}`,
       false,
@@ -264,14 +264,6 @@ function reportUnapplied(assessment: Assessment, resources: ResourceResult[], to
       ),
     );
   }
-}
-
-/** ` (path/file.yaml:12)` when the caller knows where the object is declared. */
-function where(request: SyncRequest, obj: KubeObject): string {
-  const key = keyOf(obj);
-  const origin =
-    request.origins?.get(keyString(key)) ?? request.origins?.get(keyString({ ...key, namespace: "" }));
-  return origin ? ` (${origin})` : "";
 }
 
 function unknownOptions(objects: KubeObject[]): string[] {
