@@ -137,6 +137,7 @@ export async function appCommand(argv: string[], io: CliIO): Promise<number> {
                 else if (e.type === "waiting")
                   io.err(`wave ${e.wave}: waiting for health: ${e.pending.join(", ")}`);
                 else if (e.type === "pruned") io.err(`pruned ${e.key}`);
+                else if (e.type === "hook") io.err(`${e.phase} hook ${e.name}: ${e.outcome}`);
               }
             : undefined,
         });
