@@ -11,6 +11,7 @@ import { assessHealth } from "../health/index.ts";
 import { errorMessage, resourceOf } from "../resource-results.ts";
 import type { HookOutcome, ResourceResult } from "../result.ts";
 import type { SyncRequest, SyncTarget } from "../types.ts";
+import { isHookObject } from "./annotations.ts";
 import { HOOK_ID_LABEL, HOOK_OF_LABEL, type HookTask } from "./plan.ts";
 
 /**
@@ -59,7 +60,10 @@ async function earlierRuns(client: KubeClient, task: HookTask, instance: string)
   });
   const names = new Set(items.map((o) => o.metadata.name));
   const own = task.obj.metadata.name;
-  if (own && !names.has(own) && (await client.get(apiVersion, kind, ns, own))) names.add(own);
+  // By name only what is itself a hook (an older run, one applied before hooks were operations):
+  // never an object of that name that something else manages.
+  const named = own && !names.has(own) ? await client.get(apiVersion, kind, ns, own) : undefined;
+  if (own && named && isHookObject(named)) names.add(own);
   return [...names];
 }
 
