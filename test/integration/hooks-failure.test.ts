@@ -41,6 +41,34 @@ const jobNames = async (ns: string) =>
     .map((j) => j.metadata.name.replace(/-[a-z0-9]{5}$/, "-*"))
     .sort();
 
+describe("a bare Pod as a hook", () => {
+  it("is awaited until it Succeeded or Failed (kwok ends it as its annotation asks)", async () => {
+    const ns = await plane.namespace("podhook");
+    const t: SyncTarget = { instance: `storefront.${ns}`, env: envConfig(ns) };
+    const pod = (name: string, outcome: string, phase: string): KubeObject => ({
+      apiVersion: "v1",
+      kind: "Pod",
+      metadata: {
+        name,
+        annotations: { "argocd.argoproj.io/hook": phase, "syncward.dev/kwok-outcome": outcome },
+      },
+      spec: { restartPolicy: "Never", containers: [{ name: "c", image: "busybox:1.36", args: ["true"] }] },
+    });
+    // Pod hooks need pods create/delete, which deploy/ does not grant: run as cluster-admin here.
+    const result = await syncEnvironment(plane.client, t, {
+      revision: "e".repeat(40),
+      objects: [pod("prewarm", "succeed", "PreSync"), pod("smoke", "fail", "PostSync")],
+      prune: false,
+      healthTimeoutMs: 60_000,
+    });
+    assert.equal(result.phase, "Failed");
+    assert.deepEqual(hooksOf(result), [
+      ["prewarm", "PreSync", "Succeeded"],
+      ["smoke", "PostSync", "Failed"],
+    ]);
+  });
+});
+
 describe("hooks that fail", () => {
   it("a failing Sync-wave migration stops the sync before the web tier, keeps the maintenance page up and pages on-call (SyncFail)", async () => {
     const { ns, target: t } = await target();
