@@ -163,6 +163,8 @@ async function sync(
       actor: event.login,
       prune: command.prune || undefined,
       force: command.force,
+      allowEmpty: command.allowEmpty,
+      confirmPrune: command.confirmPrune,
     });
     if (held) {
       return {

@@ -857,19 +857,23 @@ export class EnvironmentController {
     actor: string;
     prune?: boolean;
     force?: boolean;
+    allowEmpty?: boolean;
+    confirmPrune?: boolean;
   }): Promise<{ revision: string; held: boolean }> {
     const revision = await this.o.source.head(this.o.env.source.branch);
-    const ok = await this.gate.check(revision, request.trigger, request.actor, true, {
+    const flags = {
       prune: request.prune,
       force: request.force,
-    });
+      ...(request.allowEmpty ? { allowEmpty: true } : {}),
+      ...(request.confirmPrune ? { confirmPrune: true } : {}),
+    };
+    const ok = await this.gate.check(revision, request.trigger, request.actor, true, flags);
     if (ok)
       this.syncInBackground({
         trigger: request.trigger,
         actor: request.actor,
         revision,
-        prune: request.prune,
-        force: request.force,
+        ...flags,
         ignoreFreeze: false,
       });
     return { revision, held: !ok };
@@ -894,6 +898,8 @@ export class EnvironmentController {
           revision,
           prune: pending.prune,
           force: pending.force,
+          allowEmpty: pending.allowEmpty,
+          confirmPrune: pending.confirmPrune,
         });
       } else {
         this.nudge("comment", by);

@@ -53,6 +53,8 @@ export interface PendingSync {
   manual: boolean;
   prune?: boolean;
   force?: boolean;
+  allowEmpty?: boolean;
+  confirmPrune?: boolean;
 }
 
 /**

@@ -203,3 +203,29 @@ describe("deny windows and self-heal", () => {
     }
   });
 });
+
+describe("--allow-empty through an approval", () => {
+  it("keeps the flag of a held /sync until the approval releases it, then empties the environment", async () => {
+    const { ns, repo, store, controller } = await setup(
+      { approval: { users: ["carol"] } },
+      { "app/cm.yaml": cm("1"), "app/keep.txt": "the path stays\n" },
+    );
+    const first = await controller.sync({ trigger: "cli", actor: "alice" });
+    assert.equal(first.phase, "Succeeded", first.message);
+    const empty = repo.commit({ "app/cm.yaml": null });
+    const { held } = await controller.requestApprovedSync({
+      trigger: "comment",
+      actor: "alice",
+      prune: true,
+      allowEmpty: true,
+    });
+    assert.equal(held, true);
+    assert.equal((await store.load(controller.instance)).pendingSync?.allowEmpty, true);
+    await controller.approve(empty, "carol");
+    await eventually("the empty revision synced", async () => {
+      const s = await store.load(controller.instance);
+      return s.lastSyncedRevision === empty;
+    });
+    assert.equal(await cluster.client.get("v1", "ConfigMap", ns, "settings"), undefined);
+  });
+});
