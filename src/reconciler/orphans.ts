@@ -139,22 +139,19 @@ export async function findOrphans(
     ...found.filter((o) => o.kind === "RoleBinding"),
     ...clusterBindings,
   ] as unknown as Binding[];
-  return (
-    found
-      // Hooks a sync created are operations, not undeclared state.
-      .filter(
-        (o) => !o.metadata.ownerReferences?.length && !isBuiltIn(o) && !o.metadata.labels?.[HOOK_OF_LABEL],
-      )
-      .filter((o) => !declared.has(keyString(keyOf(o))) && managingInstance(o) !== instance)
-      .map((o) => {
-        const risk = riskOf(o, bindings);
-        const key = keyOf(o);
-        return {
-          object: `${kubectlName(key)} in ${key.namespace}`,
-          key: keyString(key),
-          ...(risk ? { risk } : {}),
-        };
-      })
-      .sort((a, b) => Number(Boolean(b.risk)) - Number(Boolean(a.risk)) || a.key.localeCompare(b.key))
-  );
+  // Hooks a sync created (labelled HOOK_OF_LABEL) are operations, not undeclared state.
+  return found
+    .filter((o) => !o.metadata.ownerReferences?.length && !isBuiltIn(o))
+    .filter((o) => !o.metadata.labels?.[HOOK_OF_LABEL])
+    .filter((o) => !declared.has(keyString(keyOf(o))) && managingInstance(o) !== instance)
+    .map((o) => {
+      const risk = riskOf(o, bindings);
+      const key = keyOf(o);
+      return {
+        object: `${kubectlName(key)} in ${key.namespace}`,
+        key: keyString(key),
+        ...(risk ? { risk } : {}),
+      };
+    })
+    .sort((a, b) => Number(Boolean(b.risk)) - Number(Boolean(a.risk)) || a.key.localeCompare(b.key));
 }
