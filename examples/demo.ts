@@ -42,6 +42,7 @@ interface HistoryEntry {
   message: string;
   counts: { created: number; configured: number; pruned: number; failed: number };
   reverted?: Array<{ path: string; manager?: string; security?: string }>;
+  hooks?: Array<{ kind: string; name: string; phase: string; wave: number; outcome: string }>;
 }
 
 const story = new Story();
@@ -540,6 +541,62 @@ async function playStory(): Promise<void> {
   });
 
   await helmStep(r);
+  await story.step("k", "a release runs its PreSync migration Job first, then cleans it up", async (ck) => {
+    r.write(
+      "base/migrate-job.yaml",
+      [
+        "# Schema migrations of the release, before its pods roll out; deleted once it succeeded.",
+        "apiVersion: batch/v1",
+        "kind: Job",
+        "metadata:",
+        "  name: payments-migrate",
+        "  annotations:",
+        "    argocd.argoproj.io/hook: PreSync",
+        "    argocd.argoproj.io/hook-delete-policy: HookSucceeded",
+        "spec:",
+        "  backoffLimit: 0",
+        "  template:",
+        "    spec:",
+        "      restartPolicy: Never",
+        "      containers:",
+        "        - name: migrate",
+        "          image: ghcr.io/example/payments-api:1.4.3",
+        '          args: ["migrate", "--to", "latest"]',
+        "",
+      ].join("\n"),
+    );
+    r.write(
+      "base/kustomization.yaml",
+      r
+        .read("base/kustomization.yaml")
+        .replace("  - configmap.yaml\n", "  - configmap.yaml\n  - migrate-job.yaml\n"),
+    );
+    r.write(
+      "base/deployment.yaml",
+      r.read("base/deployment.yaml").replace("payments-api:1.4.2", "payments-api:1.4.3"),
+    );
+    say(bold("$ # release 1.4.3: base/migrate-job.yaml (PreSync hook, HookSucceeded) and the new image tag"));
+    const sha = await commitShown("Release 1.4.3 with a schema migration");
+    const { entry } = await historyEntry("dev", sha, `the release ${short(sha)} in the history`, (e) =>
+      ["Succeeded", "Failed", "Error", "Refused"].includes(e.result),
+    );
+    const migrate = entry.hooks?.find((h) => h.name === "payments-migrate");
+    say(`history #${entry.id}: ${entry.result}: ${entry.message}`);
+    for (const h of entry.hooks ?? [])
+      say(`  hook ${h.kind}/${h.name}: ${h.phase}, wave ${h.wave}: ${h.outcome}`);
+    ck.expect(
+      entry.result === "Succeeded" && migrate?.phase === "PreSync" && migrate.outcome === "Succeeded",
+      `history #${entry.id} is ${entry.result} with hooks ${JSON.stringify(entry.hooks ?? [])} (expected Succeeded and payments-migrate PreSync Succeeded)`,
+    );
+    const { ms } = await until(
+      "the migration Job to be cleaned up",
+      async () => !(await exists("job", "payments-migrate", DEV)),
+    );
+    await kubectl(["get", "jobs", "-n", DEV], { show: true });
+    ck.note(
+      `payments-migrate ran in PreSync before the 1.4.3 rollout and was deleted ${seconds(ms)} after the sync (HookSucceeded)`,
+    );
+  });
 }
 
 /** helm renders the worker-dev environment's chart; built from Go modules like the plane (cached). */

@@ -58,6 +58,14 @@ export const APP_OPTIONS = {
   "dry-run": { type: "boolean", description: "show what would change, change nothing" },
   force: { type: "boolean", description: "replace objects that cannot be patched; sync even when frozen" },
   "override-prune-limit": { type: "boolean", description: "prune past the configured prune limit" },
+  "allow-empty": {
+    type: "boolean",
+    description: "let this sync prune every object when the render is empty (allowEmpty, this once)",
+  },
+  "confirm-prune": {
+    type: "boolean",
+    description: "prune objects marked Prune=confirm or Delete=confirm",
+  },
   "sync-policy": {
     type: "string",
     value: "POLICY",
@@ -130,7 +138,17 @@ export const COMMANDS: Record<string, CommandSpec> = {
         "sync",
         "apply Git to the cluster now",
         ["<ENV>"],
-        pick(APP_OPTIONS, "revision", "prune", "dry-run", "force", "override-prune-limit", "output"),
+        pick(
+          APP_OPTIONS,
+          "revision",
+          "prune",
+          "dry-run",
+          "force",
+          "override-prune-limit",
+          "allow-empty",
+          "confirm-prune",
+          "output",
+        ),
       ),
       wait: appVerb(
         "wait",

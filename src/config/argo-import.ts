@@ -370,14 +370,13 @@ function importSyncPolicy(input: unknown, problems: string[], notes: string[]): 
   const policy: Json = input ?? {};
   const out: Json = {};
   const automated = policy.automated;
-  if (isObject(automated) && automated.enabled !== false) {
+  if (isObject(automated)) {
     out.automated = {
       prune: automated.prune === true,
       selfHeal: automated.selfHeal === true,
       allowEmpty: automated.allowEmpty === true,
+      ...(automated.enabled === false ? { enabled: false } : {}),
     };
-  } else if (isObject(automated)) {
-    notes.push("syncPolicy.automated.enabled is false: imported as manual sync");
   }
 
   if (Array.isArray(policy.syncOptions)) {
@@ -418,18 +417,20 @@ function importSyncPolicy(input: unknown, problems: string[], notes: string[]): 
       if (retry.backoff.factor !== undefined) backoff.factor = retry.backoff.factor;
       if (Object.keys(backoff).length > 0) imported.backoff = backoff;
     }
-    if (retry.refresh === true) {
-      notes.push("retry.refresh has no syncward setting and was dropped");
-    }
+    if (retry.refresh === true) imported.refresh = true;
     out.retry = imported;
   } else {
     notes.push(
       "Argo CD did not retry failed syncs of this Application (no syncPolicy.retry); syncward retries 5 times by default",
     );
   }
-  if (policy.managedNamespaceMetadata !== undefined) {
-    notes.push("syncPolicy.managedNamespaceMetadata is not supported and was dropped");
-  }
+  const nsMeta = policy.managedNamespaceMetadata;
+  if (isObject(nsMeta)) {
+    const meta: Json = {};
+    for (const key of ["labels", "annotations"] as const) if (isObject(nsMeta[key])) meta[key] = nsMeta[key];
+    out.managedNamespaceMetadata = meta;
+  } else if (nsMeta !== undefined)
+    problems.push("spec.syncPolicy.managedNamespaceMetadata must be a mapping");
   return Object.keys(out).length > 0 ? out : undefined;
 }
 

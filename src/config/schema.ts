@@ -96,6 +96,7 @@ const BOOLEAN_SYNC_OPTIONS = [
   "Replace",
   "FailOnSharedResource",
   "Validate",
+  "SkipDryRunOnMissingResource",
 ] as const;
 const PROPAGATION_POLICIES = ["foreground", "background", "orphan"] as const;
 const SYNC_OPTION_NAMES = [...BOOLEAN_SYNC_OPTIONS, "PrunePropagationPolicy"] as const;
@@ -181,6 +182,10 @@ const automated = strictObject({
     .boolean()
     .default(false)
     .describe("Allow a prune that would delete every managed resource (refused by default)."),
+  enabled: z
+    .boolean()
+    .optional()
+    .describe("false: keep these settings but sync manually only (Argo CD's automated.enabled)."),
 }).describe(
   "Sync automatically when the environment is OutOfSync. Absent: manual syncs only. Write `automated: {}` for automated sync with every flag off.",
 );
@@ -215,6 +220,12 @@ const retry = strictObject({
     .default(5)
     .describe("Retries after a failed sync: -1 forever, 0 never (default 5; Argo CD's default is 0)."),
   backoff,
+  refresh: z
+    .boolean()
+    .optional()
+    .describe(
+      "Each retry syncs the branch's newest commit instead of the failed one, which must pass every gate again (signatures, windows, freeze, approval).",
+    ),
 })
   .prefault({})
   .describe("Retry of failed syncs. Always on: absent means limit 5 with backoff 5s x2 up to 3m.");
@@ -233,8 +244,16 @@ const pruneLimit = z
     'Refuse a sync that would prune more than this many managed objects, or this share of them ("20%").',
   );
 
+const managedNamespaceMetadata = strictObject({
+  labels: z.record(z.string(), z.string()).optional().describe("Labels of the created namespace."),
+  annotations: z.record(z.string(), z.string()).optional().describe("Annotations of the created namespace."),
+}).describe(
+  "Labels and annotations of the namespace CreateNamespace=true creates (Argo CD's field of the same name).",
+);
+
 const syncPolicy = strictObject({
   automated: automated.optional(),
+  managedNamespaceMetadata: managedNamespaceMetadata.optional(),
   syncOptions,
   retry,
   pruneLimit: pruneLimit.optional(),
@@ -306,6 +325,12 @@ const syncWindow = strictObject({
     .boolean()
     .default(false)
     .describe("Let manual syncs through while this window blocks syncs (default false)."),
+  selfHeal: z
+    .boolean()
+    .optional()
+    .describe(
+      "false: a deny window also stops self-heal. Absent: drift is still reverted inside it (unlike Argo CD, which blocks self-heal too).",
+    ),
 }).describe(
   "A time window that allows or denies syncs (Argo CD semantics: an active deny wins; if allow windows exist, one must be active).",
 );

@@ -100,9 +100,11 @@ export interface HelmSource {
 
 export interface SyncPolicy {
   /** Absent = manual sync only. */
-  automated?: { prune: boolean; selfHeal: boolean; allowEmpty: boolean };
+  automated?: { prune: boolean; selfHeal: boolean; allowEmpty: boolean; enabled?: boolean };
   syncOptions: SyncOptions;
   retry: RetryPolicy;
+  /** Labels and annotations of the namespace CreateNamespace=true creates. */
+  managedNamespaceMetadata?: { labels?: Record<string, string>; annotations?: Record<string, string> };
   /** Beyond Argo CD: refuse a sync that would prune more than this (count, or "N%" of managed objects). */
   pruneLimit?: number | string;
   /** Beyond Argo CD: how long each wave may take to become Healthy, ms (absent: 5 minutes). */
@@ -119,6 +121,8 @@ export interface SyncOptions {
   Replace: boolean;
   FailOnSharedResource: boolean;
   Validate: boolean;
+  /** A custom resource whose kind the cluster does not serve yet waits for it (an operator installs the CRD). */
+  SkipDryRunOnMissingResource?: boolean;
 }
 
 export interface RetryPolicy {
@@ -126,6 +130,8 @@ export interface RetryPolicy {
   limit: number;
   /** Milliseconds. Wait before retry n (0-based) is duration * factor^n, capped at maxDuration. */
   backoff: { duration: number; factor: number; maxDuration: number };
+  /** Retries move to the branch's newest revision (Argo CD's retry.refresh); otherwise they stay on theirs. */
+  refresh?: boolean;
 }
 
 export interface IgnoreDifference {
@@ -145,6 +151,8 @@ export interface SyncWindow {
   duration: number;
   timeZone: string;
   manualSync: boolean;
+  /** false: a deny window stops self-heal too (absent: self-heal continues inside it). */
+  selfHeal?: boolean;
 }
 
 export type PermissionLevel = "read" | "triage" | "write" | "maintain" | "admin";

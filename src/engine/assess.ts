@@ -6,12 +6,14 @@ import type { KubeObject } from "../kube/object.ts";
 import { validationFor } from "./apply.ts";
 import { confirmDrift } from "./confirm-drift.ts";
 import { compareObjects } from "./diff/index.ts";
+import { PHASE_ORDER } from "./hooks/annotations.ts";
+import { generateNameProblem, type HookTask, type SkippedObject, splitHooks } from "./hooks/plan.ts";
 import { fetchLive } from "./live.ts";
 import { type Plan, planSync } from "./plan.ts";
-import { type PreparedObject, prepareObjects } from "./prepare.ts";
+import { type PreparedObject, prepareObjects, ValidationError } from "./prepare.ts";
 import { compareOptionsFor } from "./revert/index.ts";
-import type { SyncRequest, SyncTarget } from "./sync.ts";
 import { withTracking } from "./tracking.ts";
+import type { SyncRequest, SyncTarget } from "./types.ts";
 
 export function comparerFor(env: EnvironmentConfig) {
   return (desired: KubeObject, live: KubeObject) => {
@@ -32,6 +34,17 @@ export interface Assessment {
   plan: Plan;
   /** Objects syncward may not read (see LiveState.denied): planned, but failed without a request. */
   denied: Map<string, string>;
+  /** Hooks of the render (namespace defaulted), one per phase they name: run by a sync, never planned. */
+  hooks: HookTask[];
+  /** Never applied: `hook: Skip`, Helm test hooks, phases syncward does not run. */
+  skipped: SkippedObject[];
+}
+
+/** A generateName hook goes through preparation under its prefix, and leaves it without a name. */
+function named(obj: KubeObject): KubeObject {
+  return obj.metadata.name
+    ? obj
+    : { ...obj, metadata: { ...obj.metadata, name: String(obj.metadata.generateName ?? "") } };
 }
 
 /** Everything short of writing: what a diff, a preview or a dry run shows. */
@@ -41,7 +54,22 @@ export async function assess(
   request: SyncRequest,
 ): Promise<Assessment> {
   const { env } = target;
-  const prepared = await prepareObjects(client, env, request.objects);
+  const split = splitHooks(request.objects);
+  const nameless = split.resources.flatMap((o) => {
+    const problem = generateNameProblem(o);
+    return problem ? [`${o.kind} ${String(o.metadata.generateName)}*: ${problem}`] : [];
+  });
+  if (nameless.length > 0) throw new ValidationError(nameless);
+  const hookObjects = [...new Set(split.hooks.map((h) => h.obj))];
+  const all = await prepareObjects(client, env, [...split.resources, ...hookObjects.map(named)]);
+  const prepared = all.slice(0, split.resources.length);
+  const preparedHooks = new Map(
+    hookObjects.map((o, i) => {
+      const p = all[split.resources.length + i]!.obj;
+      return [o, o.metadata.name ? p : { ...p, metadata: { ...p.metadata, name: "" } }];
+    }),
+  );
+  const hooks = split.hooks.map((h) => ({ ...h, obj: preparedHooks.get(h.obj) ?? h.obj }));
   const tracked = prepared.map((p) => withTracking(p.obj, target.instance));
   const { live, denied } = await fetchLive(
     client,
@@ -57,10 +85,15 @@ export async function assess(
     live,
     compare: comparerFor(env),
     prune: request.prune,
-    allowEmpty: env.syncPolicy.automated?.allowEmpty ?? false,
+    allowEmpty: request.allowEmpty === true || (env.syncPolicy.automated?.allowEmpty ?? false),
     failOnSharedResource: opts.FailOnSharedResource,
     pruneLimit: env.syncPolicy.pruneLimit,
     overridePruneLimit: request.overridePruneLimit,
+    confirmPrune: request.confirmPrune,
+    pruneLast: opts.PruneLast,
+    hooks: hooks
+      .filter((h) => h.phase !== "SyncFail")
+      .map((h) => ({ phase: PHASE_ORDER[h.phase], wave: h.wave, obj: h.obj })),
   });
   const confirmed = await confirmDrift(client, planned, validationFor(env));
   const plan =
@@ -73,5 +106,5 @@ export async function assess(
             tasks: s.tasks.map((t) => (denied.has(t.key) ? { ...t, denied: denied.get(t.key) } : t)),
           })),
         };
-  return { prepared, tracked, live, plan, denied };
+  return { prepared, tracked, live, plan, denied, hooks, skipped: split.skipped };
 }

@@ -5,6 +5,7 @@ import type { EnvironmentConfig } from "../config/types.ts";
 import type { ApiResource, KubeClient } from "../kube/client.ts";
 import { groupOf, type KubeObject, keyOf, kubectlName } from "../kube/object.ts";
 import { mapLimit } from "../util/map-limit.ts";
+import { resourceOptionsOf } from "./sync-options.ts";
 
 export class ValidationError extends Error {
   constructor(readonly problems: string[]) {
@@ -45,12 +46,18 @@ export async function prepareObjects(
     const resource = await client.resourceFor(obj.apiVersion, obj.kind);
     const group = groupOf(obj.apiVersion);
     const fromCrd = defined.get(`${group}/${obj.kind}`);
-    if (!resource && fromCrd === undefined) {
+    // An operator installs this kind at run time (its Deployment registers the CRD): the object
+    // waits for its wave instead of failing the sync now (SkipDryRunOnMissingResource).
+    const waits =
+      env.syncPolicy.syncOptions.SkipDryRunOnMissingResource === true ||
+      resourceOptionsOf(obj).skipDryRunOnMissingResource === true;
+    if (!resource && fromCrd === undefined && !waits) {
       problems.push(
         `${kubectlName(keyOf(obj))}: the cluster does not know kind ${obj.kind} in ${obj.apiVersion} (is its CustomResourceDefinition installed?)`,
       );
       return undefined;
     }
+    // A kind not served yet is taken as namespaced, as most operators' kinds are.
     const namespaced = resource ? resource.namespaced : (fromCrd ?? true);
     const copy: KubeObject = { ...obj, metadata: { ...obj.metadata } };
     if (namespaced) {

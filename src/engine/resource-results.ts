@@ -1,8 +1,9 @@
 // Small helpers every verb of the engine uses to build its part of the result.
 import { describeForbidden, KubeApiError } from "../kube/errors.ts";
-import { type KubeObject, keyOf, kubectlName } from "../kube/object.ts";
+import { type KubeObject, keyOf, keyString, kubectlName } from "../kube/object.ts";
 import type { ApplyTask } from "./plan.ts";
-import type { ResourceResult } from "./result.ts";
+import type { ResourceResult, SyncResult } from "./result.ts";
+import type { SyncOutcome } from "./types.ts";
 
 export const emptyTotals = () => ({
   created: 0,
@@ -19,6 +20,13 @@ export function resourceOf(
 ): ResourceResult {
   const k = keyOf(obj);
   return { group: k.group, kind: k.kind, namespace: k.namespace, name: k.name, ...fields };
+}
+
+/** ` (path/file.yaml:12)` when the caller knows where the object is declared, else "". */
+export function originOf(origins: Map<string, string> | undefined, obj: KubeObject): string {
+  const key = keyOf(obj);
+  const origin = origins?.get(keyString(key)) ?? origins?.get(keyString({ ...key, namespace: "" }));
+  return origin ? ` (${origin})` : "";
 }
 
 export function errorMessage(err: unknown): string {
@@ -40,4 +48,27 @@ export function skipAll(tasks: ApplyTask[], why: string, resources: ResourceResu
       }),
     );
   }
+}
+
+/** The outcome of an operation that stopped before touching the cluster (a render error, a refusal). */
+export function outcomeWithoutWork(
+  revision: string,
+  phase: SyncResult["phase"],
+  message: string,
+  dryRun = false,
+): SyncOutcome {
+  const now = new Date().toISOString();
+  return {
+    revision,
+    phase,
+    message,
+    resources: [],
+    startedAt: now,
+    finishedAt: now,
+    totals: emptyTotals(),
+    writes: 0,
+    dryRun,
+    inventory: [],
+    retryable: false,
+  };
 }

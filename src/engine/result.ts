@@ -33,6 +33,18 @@ export interface ResourceResult {
   /** JSON pointers of fields that differed from Git (for drift and self-heal reporting). */
   drifted?: string[];
   wave?: number;
+  /** Set for a hook: an operation run during the sync, not an object syncward manages. */
+  hook?: HookReport;
+}
+
+export type HookOutcome = "Succeeded" | "Failed" | "Skipped";
+
+export interface HookReport {
+  /** PreSync, Sync, PostSync or SyncFail. */
+  phase: string;
+  outcome: HookOutcome;
+  /** The deletion policy that removed it after it finished (HookSucceeded, HookFailed). */
+  deletedBy?: string;
 }
 
 export type OperationPhase = "Succeeded" | "Failed" | "Error" | "Refused";

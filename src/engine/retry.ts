@@ -1,12 +1,13 @@
 // Retrying a sync per the environment's retry policy (Argo CD's: wait = duration x factor^n,
-// capped at maxDuration). Only transient failures are retried; a refused or invalid sync, or a
-// permanent API error (422, 403), fails at once. Each attempt calls `attempt` afresh, so the
-// caller re-resolves the branch and a retry moves to the newest revision when a fix has landed.
+// capped at maxDuration). As in Argo CD, every failed sync is retried (a 422 from an admission
+// webhook, a failed hook, a health deadline): what failed may be fixed by the cluster meanwhile.
+// Refusals by syncward's own guards and render errors are not: they would fail the same way.
+// Each attempt calls `attempt` afresh; the caller decides which revision it syncs.
 import pRetry, { AbortError } from "p-retry";
 import type { RetryPolicy } from "../config/types.ts";
 import { KubeApiError, KubeConnectionError } from "../kube/errors.ts";
-import { errorMessage } from "./resource-results.ts";
-import { outcomeWithoutWork, type SyncOutcome } from "./sync.ts";
+import { errorMessage, outcomeWithoutWork } from "./resource-results.ts";
+import type { SyncOutcome } from "./types.ts";
 
 class RetryableOutcome extends Error {
   constructor(readonly outcome: SyncOutcome) {
@@ -53,9 +54,11 @@ export async function syncWithRetry(
       async () => {
         attempts++;
         let outcome: SyncOutcome;
+        let thrown = false;
         try {
           outcome = await attempt(attempts);
         } catch (err) {
+          thrown = true;
           if (hooks.signal?.aborted) throw err;
           // An error (a GitHub call, reading the branch) is an outcome like any other: a transient
           // one is retried and listed among the retried attempts, any other fails at once.
@@ -65,7 +68,9 @@ export async function syncWithRetry(
           };
         }
         last = outcome;
-        if (outcome.phase === "Failed" && outcome.retryable) throw new RetryableOutcome(outcome);
+        // A sync that ran and failed is retried whatever the cause; an error around it (reading
+        // the branch, GitHub) only when it is transient.
+        if (outcome.phase === "Failed" && (outcome.retryable || !thrown)) throw new RetryableOutcome(outcome);
         if (outcome.phase === "Failed") throw new AbortError(outcome.message);
         return outcome;
       },
@@ -88,7 +93,7 @@ export async function syncWithRetry(
     // Stopped (say, the lease was lost): no outcome to record, whoever runs next decides.
     if (hooks.signal?.aborted) throw err;
     if (last) {
-      const exhausted = last.retryable && attempts > 1;
+      const exhausted = attempts > 1;
       return {
         ...last,
         message: exhausted ? `${last.message} (gave up after ${attempts} attempts)` : last.message,

@@ -2,89 +2,27 @@
 // apply wave by wave (waiting for health in between), prune, and report. It never throws for
 // problems a person must read: the result says what happened and the cluster is left in a known
 // state (a failed wave stops the sync before anything later is applied or anything is pruned).
-import type { EnvironmentConfig } from "../config/types.ts";
 import type { KubeClient } from "../kube/client.ts";
 import { isTransient } from "../kube/errors.ts";
 import { type KubeObject, keyOf, keyString, kubectlName } from "../kube/object.ts";
-import { applySteps, ensureNamespace, runSyncFailHooks } from "./apply.ts";
+import { ensureNamespace, runWaves } from "./apply.ts";
 import { type Assessment, assess } from "./assess.ts";
+import { dryRunAll } from "./dry-run.ts";
 import { assessHealth, type HealthChecks } from "./health/index.ts";
+import { hookNotRun, runHooks } from "./hooks/run.ts";
 import type { KindRef } from "./live.ts";
 import type { Plan } from "./plan.ts";
 import { ValidationError } from "./prepare.ts";
-import { pruneObjects } from "./prune.ts";
-import { emptyTotals, errorMessage, resourceOf } from "./resource-results.ts";
+import { pruneInWaves } from "./prune.ts";
+import { emptyTotals, errorMessage, originOf, resourceOf, skipAll } from "./resource-results.ts";
 import type { Health, ResourceResult, SyncResult } from "./result.ts";
+import { resourceOptionsOf } from "./sync-options.ts";
+import type { HookMode, SyncOutcome, SyncRequest, SyncTarget } from "./types.ts";
 import { waitHealthy } from "./wait.ts";
 
 export { type Assessment, assess, comparerFor } from "./assess.ts";
-
-export interface SyncTarget {
-  /** `<app>.<environment>`: names the owner in tracking annotations and labels. */
-  instance: string;
-  env: EnvironmentConfig;
-  /** The config's compiled custom health checks (resourceCustomizations); absent: built-in rules only. */
-  health?: HealthChecks;
-}
-
-export type ProgressEvent =
-  | { type: "wave"; wave: number; objects: number }
-  | { type: "applied"; key: string; action: string }
-  | { type: "waiting"; wave: number; pending: string[] }
-  | { type: "pruned"; key: string };
-
-export interface SyncRequest {
-  revision: string;
-  /** Rendered from Git at `revision`, untracked and without defaults. */
-  objects: KubeObject[];
-  /** Prune managed objects Git no longer declares (policy's automated.prune, or `--prune`). */
-  prune: boolean;
-  dryRun?: boolean;
-  /** Delete and recreate on immutable-field errors. */
-  force?: boolean;
-  overridePruneLimit?: boolean;
-  /** Kinds this environment applied before (from its durable state). */
-  inventory?: KindRef[];
-  /** Only these keys are applied (self-heal re-applies just the drifted objects). */
-  only?: Set<string>;
-  /** Deadline for health between waves, ms (default: the environment's syncPolicy.healthTimeout, else 5m). */
-  healthTimeoutMs?: number;
-  concurrency?: number;
-  onProgress?: (event: ProgressEvent) => void;
-  /** Awaited after planning, before the first write, when there is something to apply or prune. */
-  onPlan?: (plan: Plan) => Promise<void> | void;
-  signal?: AbortSignal;
-}
-
-export interface SyncOutcome extends SyncResult {
-  /** Kinds now applied, to persist as the next inventory. */
-  inventory: KindRef[];
-  /** True when the failure is transient (API unavailable, 5xx, 429, timeouts): worth a retry. */
-  retryable: boolean;
-}
-
-/** The outcome of an operation that stopped before touching the cluster (a render error, a refusal). */
-export function outcomeWithoutWork(
-  revision: string,
-  phase: SyncResult["phase"],
-  message: string,
-  dryRun = false,
-): SyncOutcome {
-  const now = new Date().toISOString();
-  return {
-    revision,
-    phase,
-    message,
-    resources: [],
-    startedAt: now,
-    finishedAt: now,
-    totals: emptyTotals(),
-    writes: 0,
-    dryRun,
-    inventory: [],
-    retryable: false,
-  };
-}
+export { outcomeWithoutWork } from "./resource-results.ts";
+export type { HookMode, ProgressEvent, SyncOutcome, SyncRequest, SyncTarget } from "./types.ts";
 
 export async function syncEnvironment(
   client: KubeClient,
@@ -130,29 +68,18 @@ export async function syncEnvironment(
   );
   const env = target.env;
   const opts = env.syncPolicy.syncOptions;
-
-  for (const t of plan.unchanged) {
-    totals.unchanged++;
-    resources.push(
-      resourceOf(t.obj, {
-        status: "Synced",
-        action: "unchanged",
-        health: healthOf(t.live, target.health),
-        message: `${kubectlName(keyOf(t.obj))} unchanged`,
-      }),
-    );
-  }
-  for (const p of plan.requiresPruning) {
-    resources.push(
-      resourceOf(p.live, {
-        status: "OutOfSync",
-        action: "would prune",
-        health: healthOf(p.live, target.health),
-        message: `${kubectlName(keyOf(p.live))} requires pruning (prune is off)`,
-      }),
-    );
-  }
+  reportUnapplied(assessment, resources, totals, target.health);
   const pending = plan.steps.flatMap((s) => s.tasks).filter((t) => !request.only || request.only.has(t.key));
+  const changes = pending.length + plan.prunes.length;
+  // Hooks belong to a release: every explicit sync, a new revision only when it changes something,
+  // never a self-heal.
+  const mode: HookMode = request.only ? "never" : (request.hooks ?? "always");
+  const runs = mode === "always" || (mode === "ifChanged" && changes > 0);
+  const hooks = runs ? assessment.hooks.filter((h) => h.phase !== "SyncFail") : [];
+  const onFailure = mode === "never" ? [] : assessment.hooks.filter((h) => h.phase === "SyncFail");
+  const unknown = unknownOptions(tracked);
+  const withNotes = (message: string) =>
+    unknown.length > 0 ? `${message}; sync options not honoured: ${unknown.join("; ")}` : message;
 
   if (plan.refusal) {
     for (const t of pending)
@@ -183,6 +110,7 @@ export async function syncEnvironment(
         }),
       );
     }
+    for (const h of hooks) resources.push(hookNotRun(h, "would run (dry run)"));
     for (const p of plan.prunes)
       resources.push(
         resourceOf(p.live, {
@@ -193,15 +121,17 @@ export async function syncEnvironment(
       );
     if (totals.failed > 0)
       return finish("Failed", failedMessage(totals.failed, resources), false, request.inventory ?? []);
-    return finish("Succeeded", describe(plan, pending.length, true), false, request.inventory ?? []);
+    return finish(
+      "Succeeded",
+      withNotes(describe(plan, pending.length, true, totals, hooks.length)),
+      false,
+      request.inventory ?? [],
+    );
   }
 
-  try {
-    if (pending.length > 0 || plan.prunes.length > 0) await request.onPlan?.(plan);
-    if (opts.CreateNamespace) await ensureNamespace(client, env.destination.namespace);
-    const failed = await applySteps(client, target, request, plan, pending, resources, totals);
-    if (failed) {
-      await runSyncFailHooks(client, target, plan.onFail, resources);
+  let pruned = false;
+  const failed = async (why: { message: string; retryable: boolean }): Promise<SyncOutcome> => {
+    if (!pruned)
       for (const p of plan.prunes)
         resources.push(
           resourceOf(p.live, {
@@ -210,24 +140,142 @@ export async function syncEnvironment(
             message: `${kubectlName(keyOf(p.live))} not pruned: the sync failed before pruning`,
           }),
         );
-      return finish("Failed", failed.message, failed.retryable, inventory);
+    let message = why.message;
+    if (onFailure.length > 0) {
+      // Argo CD's SyncFail hooks (a notification, a rollback): on any failure, awaited and reported.
+      const ran = await runHooks(client, target, onFailure, request, resources);
+      message += `; SyncFail hooks: ${ran.map((r) => `${r.name} ${r.outcome === "Succeeded" ? "succeeded" : r.message}`).join(", ")}`;
     }
-    if (plan.prunes.length > 0 && opts.PruneLast) {
-      const waited = await waitHealthy(
-        client,
-        pending.map((t) => t.obj),
-        request,
-        -1,
-        target.health,
-      );
-      if (waited) return finish("Failed", waited, false, inventory);
-    }
-    await pruneObjects(client, plan.prunes, opts.PrunePropagationPolicy, request, resources, totals);
-  } catch (err) {
-    return finish("Failed", errorMessage(err), isTransient(err), inventory);
+    return finish("Failed", withNotes(message), why.retryable, inventory);
+  };
+  const rejected = await dryRunAll(client, target, request, pending, [...hooks, ...onFailure]).catch(
+    (err) => [{ obj: undefined, message: errorMessage(err) }],
+  );
+  if (rejected.length > 0) {
+    for (const r of rejected)
+      if (r.obj)
+        resources.push(
+          resourceOf(r.obj, {
+            status: "Failed",
+            action: "failed",
+            message: `${kubectlName(keyOf(r.obj))}${originOf(request.origins, r.obj)} failed a dry run: ${r.message}`,
+          }),
+        );
+    totals.failed += rejected.length;
+    skipAll(
+      pending.filter((t) => !rejected.some((r) => r.obj === t.obj)),
+      "the dry run of this sync failed; nothing was written",
+      resources,
+    );
+    return finish(
+      "Failed",
+      `dry run failed before any write, nothing changed: ${rejected
+        .map((r) =>
+          r.obj ? `${kubectlName(keyOf(r.obj))}${originOf(request.origins, r.obj)}: ${r.message}` : r.message,
+        )
+        .join("; ")}`,
+      false,
+      request.inventory ?? [],
+    );
   }
-  if (totals.failed > 0) return finish("Failed", failedMessage(totals.failed, resources), false, inventory);
-  return finish("Succeeded", describe(plan, pending.length, false, totals), false, inventory);
+  try {
+    if (changes > 0 || hooks.length > 0) await request.onPlan?.(plan);
+    if (opts.CreateNamespace)
+      await ensureNamespace(client, env.destination.namespace, env.syncPolicy.managedNamespaceMetadata);
+    const stopped = await runWaves(
+      client,
+      target,
+      request,
+      plan,
+      pending,
+      hooks,
+      resources,
+      totals,
+      async (applied) => {
+        if (plan.prunes.length === 0) return undefined;
+        if (plan.prunes.some((p) => p.last)) {
+          const waited = await waitHealthy(client, applied, request, -1, target.health);
+          if (waited) return { message: waited, retryable: false };
+        }
+        pruned = true;
+        const stuck = await pruneInWaves(
+          { client, propagation: opts.PrunePropagationPolicy, request, resources, totals },
+          plan.prunes,
+        );
+        return stuck ? { message: stuck, retryable: false } : undefined;
+      },
+    );
+    if (stopped) return await failed(stopped);
+  } catch (err) {
+    return failed({ message: errorMessage(err), retryable: isTransient(err) });
+  }
+  if (totals.failed > 0)
+    return failed({ message: failedMessage(totals.failed, resources), retryable: false });
+  return finish(
+    "Succeeded",
+    withNotes(describe(plan, pending.length, false, totals, hooks.length)),
+    false,
+    inventory,
+  );
+}
+
+/** What the render declares but this sync leaves alone: unchanged objects, kept ones, skipped ones. */
+function reportUnapplied(
+  assessment: Assessment,
+  resources: ResourceResult[],
+  totals: SyncResult["totals"],
+  checks: HealthChecks | undefined,
+) {
+  const { plan } = assessment;
+  for (const t of plan.unchanged) {
+    totals.unchanged++;
+    resources.push(
+      resourceOf(t.obj, {
+        status: "Synced",
+        action: "unchanged",
+        health: healthOf(t.live, checks),
+        message: `${kubectlName(keyOf(t.obj))} unchanged`,
+      }),
+    );
+  }
+  for (const p of plan.requiresPruning) {
+    resources.push(
+      resourceOf(p.live, {
+        status: "OutOfSync",
+        action: "would prune",
+        health: healthOf(p.live, checks),
+        message: `${kubectlName(keyOf(p.live))} requires pruning${p.kept ? `, kept (${p.kept})` : " (prune is off)"}`,
+      }),
+    );
+  }
+  for (const p of plan.ignoredExtraneous ?? [])
+    resources.push(
+      resourceOf(p.live, {
+        status: "Skipped",
+        action: "skipped",
+        health: healthOf(p.live, checks),
+        message: `${kubectlName(keyOf(p.live))} is no longer declared (IgnoreExtraneous: not OutOfSync)`,
+      }),
+    );
+  for (const s of assessment.skipped) {
+    totals.skipped++;
+    resources.push(
+      resourceOf(
+        {
+          ...s.obj,
+          metadata: { ...s.obj.metadata, name: s.obj.metadata.name || `${s.obj.metadata.generateName}*` },
+        },
+        { status: "Skipped", action: "skipped", message: `not applied: ${s.reason}` },
+      ),
+    );
+  }
+}
+
+function unknownOptions(objects: KubeObject[]): string[] {
+  return objects.flatMap((o) => {
+    const { unknown } = resourceOptionsOf(o);
+    return unknown.length > 0 ? [`${kubectlName(keyOf(o))}: ${unknown.join(", ")}`] : [];
+  });
 }
 
 function failedMessage(failed: number, resources: ResourceResult[]): string {
@@ -237,14 +285,17 @@ function failedMessage(failed: number, resources: ResourceResult[]): string {
     .join("; ")}`;
 }
 
-function describe(plan: Plan, applied: number, dryRun: boolean, totals = emptyTotals()): string {
+function describe(plan: Plan, applied: number, dryRun: boolean, totals = emptyTotals(), hooks = 0): string {
   const verb = dryRun ? "would apply" : "applied";
   const parts = [`${verb} ${applied} object${applied === 1 ? "" : "s"}`];
   if (!dryRun) parts[0] = `${totals.created} created, ${totals.configured} configured`;
   parts.push(`${plan.unchanged.length} unchanged`);
   parts.push(`${plan.prunes.length} ${dryRun ? "to prune" : "pruned"}`);
-  if (plan.requiresPruning.length > 0)
-    parts.push(`${plan.requiresPruning.length} require pruning (prune is off)`);
+  const kept = plan.requiresPruning.filter((p) => p.kept).length;
+  const off = plan.requiresPruning.length - kept;
+  if (off > 0) parts.push(`${off} require pruning (prune is off)`);
+  if (kept > 0) parts.push(`${kept} require pruning, kept by their sync options`);
+  if (hooks > 0) parts.push(`${hooks} hook${hooks === 1 ? "" : "s"} ${dryRun ? "would run" : "ran"}`);
   return parts.join(", ");
 }
 

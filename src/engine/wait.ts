@@ -6,7 +6,7 @@ import { mapLimit } from "../util/map-limit.ts";
 import { sleep } from "../util/sleep.ts";
 import { assessHealth, type HealthChecks } from "./health/index.ts";
 import type { Health } from "./result.ts";
-import type { SyncRequest } from "./sync.ts";
+import type { SyncRequest } from "./types.ts";
 
 const DEFAULT_HEALTH_TIMEOUT_MS = 300_000;
 const DETAILED = 5;

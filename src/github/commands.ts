@@ -28,7 +28,14 @@ import { didYouMean } from "../config/did-you-mean.ts";
 import { codeSpan, hasInvisible, showInvisible } from "./markdown.ts";
 
 export type ParsedCommand =
-  | { type: "sync"; env?: string; prune: boolean; force: boolean }
+  | {
+      type: "sync";
+      env?: string;
+      prune: boolean;
+      force: boolean;
+      allowEmpty?: boolean;
+      confirmPrune?: boolean;
+    }
   | { type: "freeze"; env?: string; reason: string }
   | { type: "unfreeze"; env?: string }
   | { type: "approve"; env?: string }
@@ -52,7 +59,7 @@ export const COMMAND_NAMES: readonly CommandName[] = [
 
 /** Flags each command accepts (without the leading `--`). */
 const FLAGS: Record<CommandName, readonly string[]> = {
-  sync: ["prune", "force"],
+  sync: ["prune", "force", "allow-empty", "confirm-prune"],
   diff: [],
   approve: [],
   freeze: [],
@@ -239,7 +246,13 @@ function parseLine(line: string, environments: string[]): ParsedCommand | undefi
         if (env === undefined) return unknownEnvironment(line, first, environments);
       }
       if (name === "sync") {
-        const sync = { type: "sync" as const, prune: flags.has("prune"), force: flags.has("force") };
+        const sync = {
+          type: "sync" as const,
+          prune: flags.has("prune"),
+          force: flags.has("force"),
+          ...(flags.has("allow-empty") ? { allowEmpty: true } : {}),
+          ...(flags.has("confirm-prune") ? { confirmPrune: true } : {}),
+        };
         return env === undefined ? sync : { ...sync, env };
       }
       return env === undefined ? { type: name } : { type: name, env };

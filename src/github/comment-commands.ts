@@ -163,7 +163,7 @@ async function runCommand(
 async function sync(
   controller: EnvironmentController,
   event: CommentEvent,
-  command: { prune: boolean; force: boolean },
+  command: { prune: boolean; force: boolean; allowEmpty?: boolean; confirmPrune?: boolean },
   permission: Permission,
 ): Promise<Outcome> {
   const name = controller.env.name;
@@ -179,6 +179,8 @@ async function sync(
       actor: event.login,
       prune: command.prune || undefined,
       force: command.force,
+      allowEmpty: command.allowEmpty,
+      confirmPrune: command.confirmPrune,
     });
     if (held) {
       return {
@@ -194,6 +196,8 @@ async function sync(
     prune: command.prune || undefined,
     force: command.force,
     ignoreFreeze: command.force,
+    allowEmpty: command.allowEmpty,
+    confirmPrune: command.confirmPrune,
   });
   if (outcome.handedOver)
     return {

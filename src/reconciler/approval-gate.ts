@@ -32,7 +32,7 @@ export class ApprovalGate {
     trigger: Trigger,
     actor: string,
     manual: boolean,
-    opts: { prune?: boolean; force?: boolean } = {},
+    opts: { prune?: boolean; force?: boolean; allowEmpty?: boolean; confirmPrune?: boolean } = {},
   ): Promise<boolean> {
     const rule = this.o.env.approval;
     if (!rule) return true;

@@ -35,7 +35,7 @@ import type { Emit } from "./events.ts";
 import { findOrphans, mayBeOrphan, type Orphan, RISKY_KINDS } from "./orphans.ts";
 import { effectivePolicy } from "./policy.ts";
 import type { RevisionSource } from "./revision-source.ts";
-import { evaluateWindows } from "./sync-windows.ts";
+import { evaluateWindows, selfHealHeldBy } from "./sync-windows.ts";
 import { ManagedWatch } from "./watch.ts";
 
 export interface Logger {
@@ -77,6 +77,10 @@ export interface ManualSync {
   force?: boolean;
   dryRun?: boolean;
   overridePruneLimit?: boolean;
+  /** Let this sync empty the environment (render of 0 objects), without turning automation on. */
+  allowEmpty?: boolean;
+  /** Prune objects marked Prune=confirm / Delete=confirm. */
+  confirmPrune?: boolean;
   /** Sync even when frozen (only for those allowed to). */
   ignoreFreeze?: boolean;
   onProgress?: SyncRequest["onProgress"];
@@ -411,7 +415,8 @@ export class EnvironmentController {
       return;
     }
 
-    if (policy.selfHeal && head === state.lastSyncedRevision && drifted.length > 0) {
+    const healHeld = selfHealHeldBy(env.syncWindows, new Date());
+    if (policy.selfHeal && head === state.lastSyncedRevision && drifted.length > 0 && !healHeld) {
       await this.heal(
         head,
         rendered,
@@ -442,7 +447,9 @@ export class EnvironmentController {
             ? "manual sync policy: waiting for a sync"
             : state.stuck?.revision === head
               ? `stuck: ${state.stuck.reason}`
-              : "drift detected; self-heal is off";
+              : healHeld && policy.selfHeal
+                ? `self-heal held: ${healHeld}`
+                : "drift detected; self-heal is off";
       this.o.log.info(
         { instance: this.instance, revision: head, drifted: driftedFields, requiresPruning: extra },
         `OutOfSync: ${reason}`,
@@ -611,6 +618,14 @@ export class EnvironmentController {
     }
   }
 
+  /** retry.refresh: whether a retry may move to `revision` (not frozen, a window open, approved). */
+  private async mayMoveTo(revision: string, actor: string): Promise<boolean> {
+    const state = await this.o.store.load(this.instance);
+    if (state.freeze) return false;
+    if (!evaluateWindows(this.o.env.syncWindows, new Date(), false).allowed) return false;
+    return this.gate.check(revision, "retry", actor, false);
+  }
+
   private async syncRevision(
     head: string,
     trigger: Trigger,
@@ -620,6 +635,8 @@ export class EnvironmentController {
       force?: boolean;
       dryRun?: boolean;
       overridePruneLimit?: boolean;
+      allowEmpty?: boolean;
+      confirmPrune?: boolean;
       pinned?: boolean;
       onProgress?: SyncRequest["onProgress"];
       /** Started by the loop's own pass, which a stop() before this point has already ended. */
@@ -642,7 +659,13 @@ export class EnvironmentController {
       async (n) => {
         unfetched = false;
         // A retry moves to the newest revision of the branch: a fix that landed meanwhile wins.
-        const revision = n === 1 || opts.pinned ? head : await this.o.source.head(env.source.branch);
+        // A retry stays on its operation's revision (Argo CD); with retry.refresh it moves to the
+        // newest one, only if that passes every gate a new revision must pass.
+        const newest =
+          n === 1 || opts.pinned || !env.syncPolicy.retry.refresh
+            ? head
+            : await this.o.source.head(env.source.branch);
+        const revision = newest === head || (await this.mayMoveTo(newest, actor)) ? newest : head;
         if (n > 1) lastTrigger = "retry";
         const refusal = opts.dryRun ? undefined : await this.signatureRefusal(revision);
         if (refusal) return outcomeWithoutWork(revision, "Refused", refusal);
@@ -690,6 +713,11 @@ export class EnvironmentController {
             force: opts.force,
             dryRun: opts.dryRun,
             overridePruneLimit: opts.overridePruneLimit,
+            allowEmpty: opts.allowEmpty,
+            confirmPrune: opts.confirmPrune,
+            // Hooks run on every sync someone asked for; a new revision runs them when it changes something.
+            hooks: AUTOMATIC.has(trigger) ? "ifChanged" : "always",
+            origins: originsOf(rendered),
             onProgress: opts.onProgress,
             signal,
             onPlan: (plan) => {
@@ -829,6 +857,8 @@ export class EnvironmentController {
       force: request.force,
       dryRun: request.dryRun,
       overridePruneLimit: request.overridePruneLimit,
+      allowEmpty: request.allowEmpty,
+      confirmPrune: request.confirmPrune,
       pinned: Boolean(request.revision),
       onProgress: request.onProgress,
     });
@@ -848,6 +878,8 @@ export class EnvironmentController {
         prune: request.prune,
         force: request.force,
         ignoreFreeze: request.ignoreFreeze,
+        ...(request.allowEmpty ? { allowEmpty: true } : {}),
+        ...(request.confirmPrune ? { confirmPrune: true } : {}),
       };
     });
     return {
@@ -905,19 +937,23 @@ export class EnvironmentController {
     actor: string;
     prune?: boolean;
     force?: boolean;
+    allowEmpty?: boolean;
+    confirmPrune?: boolean;
   }): Promise<{ revision: string; held: boolean }> {
     const revision = await this.o.source.head(this.o.env.source.branch);
-    const ok = await this.gate.check(revision, request.trigger, request.actor, true, {
+    const flags = {
       prune: request.prune,
       force: request.force,
-    });
+      ...(request.allowEmpty ? { allowEmpty: true } : {}),
+      ...(request.confirmPrune ? { confirmPrune: true } : {}),
+    };
+    const ok = await this.gate.check(revision, request.trigger, request.actor, true, flags);
     if (ok)
       this.syncInBackground({
         trigger: request.trigger,
         actor: request.actor,
         revision,
-        prune: request.prune,
-        force: request.force,
+        ...flags,
         ignoreFreeze: false,
       });
     return { revision, held: !ok };
@@ -942,6 +978,8 @@ export class EnvironmentController {
           revision,
           prune: pending.prune,
           force: pending.force,
+          allowEmpty: pending.allowEmpty,
+          confirmPrune: pending.confirmPrune,
         });
       } else {
         this.nudge("comment", by);
@@ -1008,6 +1046,14 @@ function remoteChart(source: EnvironmentConfig["source"]): { remote?: RemoteChar
   return chart && repoURL && targetRevision ? { remote: { chart, repoURL, version: targetRevision } } : {};
 }
 
+/** Where each object is declared, so a failure can name the file and line. */
+function originsOf(rendered: RenderedSource): Map<string, string> {
+  return new Map([...rendered.files].map(([key, file]) => [key, `${file}:${rendered.lines.get(key) ?? 1}`]));
+}
+
+/** Triggers of a sync nobody asked for: a new revision found by a push, a merge or a poll. */
+const AUTOMATIC = new Set<Trigger>(["push", "merge", "poll"]);
+
 function historyEntryOf(
   trigger: Trigger,
   actor: string,
@@ -1029,5 +1075,16 @@ function historyEntryOf(
       failed: outcome.totals.failed,
     },
     drifted,
+    ...hooksOf(outcome),
   };
+}
+
+/** Each hook the operation ran (or skipped), with its phase, wave and outcome. */
+function hooksOf(outcome: SyncOutcome): Pick<HistoryEntry, "hooks"> {
+  const hooks = outcome.resources.flatMap((r) =>
+    r.hook
+      ? [{ kind: r.kind, name: r.name, phase: r.hook.phase, wave: r.wave ?? 0, outcome: r.hook.outcome }]
+      : [],
+  );
+  return hooks.length > 0 ? { hooks } : {};
 }

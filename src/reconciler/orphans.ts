@@ -2,6 +2,7 @@
 // manage. They are reported, with the risky ones flagged, and never touched: deleting what we did
 // not create is how GitOps tools lose people's data.
 
+import { HOOK_OF_LABEL } from "../engine/hooks/plan.ts";
 import { managingInstance } from "../engine/tracking.ts";
 import type { KubeClient } from "../kube/client.ts";
 import { KubeApiError } from "../kube/errors.ts";
@@ -148,8 +149,10 @@ export async function findOrphans(
     ...found.filter((o) => o.kind === "RoleBinding"),
     ...clusterBindings,
   ] as unknown as Binding[];
+  // Hooks a sync created (labelled HOOK_OF_LABEL) are operations, not undeclared state.
   return found
     .filter((o) => !o.metadata.ownerReferences?.length && !isBuiltIn(o))
+    .filter((o) => !o.metadata.labels?.[HOOK_OF_LABEL])
     .filter((o) => !declared.has(keyString(keyOf(o))) && managingInstance(o) !== instance)
     .map((o) => {
       const risk = riskOf(o, bindings);

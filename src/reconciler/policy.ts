@@ -45,7 +45,8 @@ export function effectivePolicy(
       label: `${o.automated ? automatedLabel(o.prune, o.selfHeal) : "<none>"} (set by ${o.by} at ${o.at})`,
     };
   }
-  const a = env.syncPolicy.automated;
+  // automated.enabled: false keeps the settings written down but syncs manually only (Argo CD).
+  const a = env.syncPolicy.automated?.enabled === false ? undefined : env.syncPolicy.automated;
   return {
     automated: Boolean(a),
     prune: a?.prune ?? false,

@@ -59,6 +59,15 @@ export function evaluateWindows(windows: readonly SyncWindow[], now: Date, manua
       };
 }
 
+/**
+ * Why self-heal must wait, when it must: an active deny window that says `selfHeal: false`. A
+ * deny window holds releases, not remediation (Argo CD blocks both; see docs/semantics.md).
+ */
+export function selfHealHeldBy(windows: readonly SyncWindow[], now: Date): string | undefined {
+  const held = windows.find((w) => w.kind === "deny" && w.selfHeal === false && isWindowActive(w, now));
+  return held && `deny window "${held.schedule}" (${held.timeZone}) is active and sets selfHeal: false`;
+}
+
 /** Whether `window` is active at `now`. */
 export function isWindowActive(window: SyncWindow, now: Date): boolean {
   return activeAt({ window, index: 0, cron: cronFor(window.schedule, window.timeZone) }, now.getTime());

@@ -144,7 +144,12 @@ function checkObject(value: unknown, what: string): KubeObject | string {
   if (metadata === undefined || metadata === null) missing.push("metadata.name");
   else if (!isPlainObject(metadata)) wrong.push(`metadata must be a mapping, found ${describe(metadata)}`);
   else {
-    field("metadata.name", metadata.name);
+    // A hook may be named by the server on each run (generateName); the engine refuses it on anything else.
+    const generated =
+      metadata.name === undefined &&
+      typeof metadata.generateName === "string" &&
+      metadata.generateName !== "";
+    if (!generated) field("metadata.name", metadata.name);
     if (
       metadata.namespace !== undefined &&
       metadata.namespace !== null &&

@@ -135,6 +135,11 @@ function assemble(
   const files = new Map<string, string>();
   const lines = new Map<string, number>();
   for (const { object, file, line } of items) {
+    // generateName hooks have no identity to collide on: each run gets a fresh name.
+    if (!object.metadata.name) {
+      objects.push(object);
+      continue;
+    }
     const key = keyString(keyOf(object));
     const first = files.get(key);
     if (first !== undefined) {

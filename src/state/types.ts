@@ -25,6 +25,8 @@ export interface HistoryEntry {
   retried?: FailedAttempt[];
   /** How many retried attempts are left out of `retried` (it keeps the first 3 and the last 10). */
   retriedOmitted?: number;
+  /** Hooks the operation ran, in order: PreSync, Sync, PostSync, SyncFail. */
+  hooks?: Array<{ kind: string; name: string; phase: string; wave: number; outcome: string }>;
 }
 
 export interface FailedAttempt {
@@ -57,6 +59,8 @@ export interface PendingSync {
   manual: boolean;
   prune?: boolean;
   force?: boolean;
+  allowEmpty?: boolean;
+  confirmPrune?: boolean;
 }
 
 /**
@@ -72,6 +76,8 @@ export interface HandedOverSync {
   prune?: boolean;
   force?: boolean;
   ignoreFreeze?: boolean;
+  allowEmpty?: boolean;
+  confirmPrune?: boolean;
 }
 
 export type SyncStatus = "Synced" | "OutOfSync" | "Unknown";

@@ -357,6 +357,7 @@ describe("sync engine", () => {
       {
         onProgress: (e) => {
           if (e.type === "applied") order.push(e.key.split("/").pop() ?? "");
+          if (e.type === "hook") order.push(e.name);
         },
       },
     );
@@ -368,16 +369,35 @@ describe("sync engine", () => {
       "SyncFail hooks wait for a failure",
     );
 
-    const broken: KubeObject = {
-      apiVersion: "v1",
-      kind: "Service",
-      metadata: { name: "bad" },
-      spec: { ports: [{ port: 70000 }] },
+    // A wave that never becomes healthy (no node matches) fails the sync after writes were made;
+    // a dry-run failure would change nothing and run no SyncFail hook.
+    const stuck: KubeObject = {
+      ...deployment("stuck", "nginx:1.27", 1),
+      spec: {
+        replicas: 1,
+        selector: { matchLabels: { app: "stuck" } },
+        template: {
+          metadata: { labels: { app: "stuck" } },
+          spec: {
+            nodeSelector: { "syncward.dev/no-such-node": "true" },
+            containers: [{ name: "w", image: "nginx" }],
+          },
+        },
+      },
     };
-    const failed = await sync(t, [configMap("main"), broken, hook("on-fail", "SyncFail")]);
+    const later = {
+      ...configMap("later"),
+      metadata: { name: "later", annotations: { "argocd.argoproj.io/sync-wave": "1" } },
+    };
+    const failed = await sync(t, [configMap("main"), stuck, later, hook("on-fail", "SyncFail")], {
+      healthTimeoutMs: 2_000,
+    });
     assert.equal(failed.phase, "Failed");
     assert.ok(await cluster.client.get("v1", "ConfigMap", ns, "on-fail"), "the SyncFail hook ran");
-    assert.ok(messages(failed).includes("configmap/on-fail created (SyncFail hook)"));
+    assert.ok(
+      messages(failed).includes("configmap/on-fail SyncFail hook succeeded"),
+      messages(failed).join("\n"),
+    );
   });
 
   it("fails an object with an unknown field at once with the API server's message, applying nothing of it", async () => {

@@ -75,8 +75,10 @@ describe("a sync that never becomes healthy", () => {
     assert.equal(await cluster.client.get("v1", "ConfigMap", ns, "later"), undefined, "wave 1 not applied");
     assert.match(outcome.resources.find((r) => r.name === "later")?.message ?? "", /not applied/);
 
-    // A deadline is not transient: no retries, one failed entry, the revision marked stuck.
+    // Retried like any failure (Argo CD does), then one failed entry and the revision marked stuck.
+    assert.match(outcome.message, /\(gave up after 4 attempts\)$/);
     const state = await store.load(controller.instance);
+    assert.equal(state.history[0]?.retried?.length, 3);
     assert.deepEqual(
       state.history.map((h) => [h.result, h.message]),
       [["Failed", outcome.message]],

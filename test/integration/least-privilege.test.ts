@@ -115,7 +115,7 @@ describe("least privilege", () => {
     );
   });
 
-  it("fails an object it may read but not write with the write verb", async () => {
+  it("fails an object it may read but not write with the write verb, in the dry run, before anything is written", async () => {
     const ns = await cluster.namespace("lp");
     const pod: KubeObject = {
       apiVersion: "v1",
@@ -131,9 +131,13 @@ describe("least privilege", () => {
     assert.equal(result.phase, "Failed");
     assert.match(
       result.resources.find((r) => r.kind === "Pod")?.message ?? "",
-      new RegExp(`^pod/debug failed: forbidden: cannot patch pods in namespace "${ns}"`),
+      new RegExp(`^pod/debug failed a dry run: forbidden: cannot patch pods in namespace "${ns}"`),
     );
-    assert.equal(result.resources.find((r) => r.kind === "ConfigMap")?.message, "configmap/settings created");
+    assert.equal(
+      result.resources.find((r) => r.kind === "ConfigMap")?.message,
+      "configmap/settings not applied: the dry run of this sync failed; nothing was written",
+    );
+    assert.equal(await cluster.client.get("v1", "ConfigMap", ns, "settings"), undefined);
   });
 
   it("shows the forbidden object in `syncward app sync` output, with a failing exit code and no token", async () => {
@@ -141,7 +145,8 @@ describe("least privilege", () => {
     const stateNs = await cluster.stateNamespace("lp-state");
     const name = `lp-${ns}`;
     const repo = makeRepo({
-      ".github/syncward.yml": `environments:\n  - name: dev\n    source: {path: app}\n    destination: {namespace: ${ns}}\n    policy: {clusterResources: [{group: rbac.authorization.k8s.io, kind: ClusterRole}]}\n`,
+      // One attempt: a failed sync is retried, and this test is about what one attempt shows.
+      ".github/syncward.yml": `environments:\n  - name: dev\n    source: {path: app}\n    destination: {namespace: ${ns}}\n    syncPolicy: {retry: {limit: 0}}\n    policy: {clusterResources: [{group: rbac.authorization.k8s.io, kind: ClusterRole}]}\n`,
       "app/role.yaml": `apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {name: ${name}}\nrules: []\n`,
       "app/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\ndata: {mode: fast}\n",
     });

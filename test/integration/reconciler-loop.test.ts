@@ -81,7 +81,7 @@ describe("reconcile loop", () => {
     }
   });
 
-  it("marks a revision the API server rejects as stuck at once (no retries for a 422), and a fix supersedes it", async () => {
+  it("retries a revision the API server rejects (a 422, as Argo CD retries any failure), then marks it stuck, and a fix supersedes it", async () => {
     const { ns, repo, events, store, controller } = await setup(
       {
         syncPolicy: {
@@ -95,11 +95,17 @@ describe("reconcile loop", () => {
     try {
       const stuck = await eventually("stuck", async () => events.find((e) => e.type === "stuck"));
       assert.equal(stuck.type, "stuck");
-      if (stuck.type === "stuck") assert.match(stuck.reason, /service\/bad failed: .*70000/i);
+      if (stuck.type === "stuck")
+        assert.match(stuck.reason, /service\/bad.*70000.*\(gave up after 4 attempts\)$/i);
       let state = await store.load(controller.instance);
       assert.equal(state.stuck?.revision, repo.head());
-      assert.equal(state.history.length, 1, "a permanent error is not retried");
+      assert.equal(state.history.length, 1, "one operation, its retries listed in it");
       assert.equal(state.history[0]?.result, "Failed");
+      assert.deepEqual(
+        state.history[0]?.retried?.map((r) => r.revision),
+        [repo.head(), repo.head(), repo.head()],
+        "each retry stayed on the operation's revision",
+      );
       // The fix lands as a newer commit: it is synced, and the environment is no longer stuck.
       const fix = repo.commit({ "app/svc.yaml": null });
       controller.nudge("push", "bob");

@@ -38,7 +38,8 @@ export interface PrivatePlane {
   stateNamespace(prefix?: string): Promise<string>;
 }
 
-export function usePrivatePlane(): PrivatePlane {
+/** `full`: the controller manager, scheduler and kwok too (Jobs run, pods finish), not just the API. */
+export function usePrivatePlane(options: { full?: boolean } = {}): PrivatePlane {
   const parent = mkdtempSync(join(tmpdir(), "syncward-private-plane-"));
   const dir = join(parent, "plane");
   let state: { kubeconfig: string; server: string; etcdUrl: string; client: KubeClient } | undefined;
@@ -56,7 +57,7 @@ export function usePrivatePlane(): PrivatePlane {
   };
   before(async () => {
     try {
-      const { state: s } = await up({ dir, apiOnly: true });
+      const { state: s } = await up({ dir, apiOnly: !options.full });
       state = {
         kubeconfig: s.kubeconfig,
         server: s.server,

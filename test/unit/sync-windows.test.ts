@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { SyncWindow } from "../../src/config/types.ts";
-import { evaluateWindows, isWindowActive } from "../../src/reconciler/sync-windows.ts";
+import { evaluateWindows, isWindowActive, selfHealHeldBy } from "../../src/reconciler/sync-windows.ts";
 
 const H = 3_600_000;
 const M = 60_000;
@@ -251,4 +251,18 @@ describe("isWindowActive", () => {
     it(`${now}: ${active ? "active" : "inactive"}`, () =>
       assert.equal(isWindowActive(window, new Date(now)), active));
   }
+});
+
+describe("selfHealHeldBy", () => {
+  // Saturday 2026-12-05 12:00 UTC, inside a weekend freeze (Saturday 00:00, 48h).
+  const saturday = new Date("2026-12-05T12:00:00Z");
+  it("lets self-heal continue inside a deny window by default: a change freeze is not a remediation freeze", () => {
+    assert.equal(selfHealHeldBy([deny("0 0 * * 6", 48 * H)], saturday), undefined);
+    assert.equal(evaluateWindows([deny("0 0 * * 6", 48 * H)], saturday, false).allowed, false);
+  });
+  it("holds self-heal inside a deny window that sets selfHeal: false, and only while it is active", () => {
+    const strict = [deny("0 0 * * 6", 48 * H, { selfHeal: false })];
+    assert.match(selfHealHeldBy(strict, saturday) ?? "", /sets selfHeal: false/);
+    assert.equal(selfHealHeldBy(strict, new Date("2026-12-07T12:00:00Z")), undefined);
+  });
 });

@@ -385,6 +385,8 @@ export async function up(options: UpOptions = {}): Promise<UpResult> {
     const kwok = launch("kwok", [
       `--kubeconfig=${kubeconfig}`,
       `--config=${bin("kwok-stages")}`,
+      // Ours, after the module's: pods that fail or succeed on request (see the file).
+      `--config=${join(import.meta.dirname, "kwok-stages.yaml")}`,
       "--manage-all-nodes=false",
       "--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake",
       "--node-lease-duration-seconds=40",

@@ -115,12 +115,15 @@ export async function appCommand(
           force: values.force,
           ignoreFreeze: values.force,
           overridePruneLimit: values["override-prune-limit"],
+          allowEmpty: values["allow-empty"],
+          confirmPrune: values["confirm-prune"],
           onProgress: progress
             ? (e) => {
                 if (e.type === "wave") io.err(`wave ${e.wave}: applying ${e.objects} object(s)`);
                 else if (e.type === "waiting")
                   io.err(`wave ${e.wave}: waiting for health: ${e.pending.join(", ")}`);
                 else if (e.type === "pruned") io.err(`pruned ${e.key}`);
+                else if (e.type === "hook") io.err(`${e.phase} hook ${e.name}: ${e.outcome}`);
               }
             : undefined,
         });

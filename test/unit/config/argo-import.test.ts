@@ -63,6 +63,7 @@ describe("importArgoApplication", () => {
           Replace: false,
           FailOnSharedResource: false,
           Validate: true,
+          SkipDryRunOnMissingResource: true,
         },
         // "10" is ten seconds in Argo CD; 5m0s is Go's spelling of five minutes.
         retry: { limit: 3, backoff: { duration: 10_000, factor: 3, maxDuration: 300_000 } },
@@ -94,7 +95,7 @@ describe("importArgoApplication", () => {
       commands: DEFAULT_COMMANDS,
     };
     assert.deepEqual(environment, expected);
-    assert.ok(notes.some((n) => n.includes('"SkipDryRunOnMissingResource=true"') && n.includes("dropped")));
+    assert.ok(!notes.some((n) => n.includes("SkipDryRunOnMissingResource")));
     assert.ok(notes.some((n) => n.includes('project "payments"')));
     assert.ok(notes.some((n) => n.includes('destination.name "prod-eu" became destination.context')));
     assertPastes(yaml, environment);
@@ -105,16 +106,26 @@ describe("importArgoApplication", () => {
     assert.equal(environment.name, "monitoring-stack");
     assert.deepEqual(environment.destination, { namespace: "monitoring", inCluster: true });
     assert.equal(environment.source.branch, "4f2c9d1e8b7a6f5e4d3c2b1a0f9e8d7c6b5a4f3e");
-    assert.equal(environment.syncPolicy.automated, undefined);
+    // Carried over as written: the settings stay, and the environment syncs manually only.
+    assert.deepEqual(environment.syncPolicy.automated, {
+      prune: true,
+      selfHeal: false,
+      allowEmpty: false,
+      enabled: false,
+    });
     // Argo CD does not retry when `retry` has no limit: kept, not silently turned into 5 retries.
     assert.deepEqual(environment.syncPolicy.retry, {
       limit: 0,
       backoff: { duration: 500, factor: 2, maxDuration: 180_000 },
+      refresh: true,
+    });
+    assert.deepEqual(environment.syncPolicy.managedNamespaceMetadata, {
+      labels: { team: "observability" },
+      annotations: { owner: "sre@example.com" },
     });
     const expectedNotes = [
       'name "Monitoring_Stack" became "monitoring-stack"',
       "looks like a commit SHA",
-      "automated.enabled is false",
       "retry without limit does not retry in Argo CD",
       "syncward applies server-side by default",
     ];

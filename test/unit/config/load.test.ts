@@ -375,16 +375,16 @@ describe("parseConfig: every class of error, with its field path", () => {
       // sync options
       {
         name: "unknown sync option",
-        fields: { syncPolicy: { syncOptions: ["SkipDryRunOnMissingResource=true"] } },
+        fields: { syncPolicy: { syncOptions: ["Prune=false"] } },
         problems: [
-          'environments[0].syncPolicy.syncOptions[0]: unknown sync option "SkipDryRunOnMissingResource"; known options: CreateNamespace, ApplyOutOfSyncOnly, PruneLast, RespectIgnoreDifferences, ServerSideApply, Replace, FailOnSharedResource, Validate, PrunePropagationPolicy',
+          'environments[0].syncPolicy.syncOptions[0]: unknown sync option "Prune"; known options: CreateNamespace, ApplyOutOfSyncOnly, PruneLast, RespectIgnoreDifferences, ServerSideApply, Replace, FailOnSharedResource, Validate, SkipDryRunOnMissingResource, PrunePropagationPolicy',
         ],
       },
       {
         name: "misspelt sync option",
         fields: { syncPolicy: { syncOptions: ["CreateNamspace=true"] } },
         problems: [
-          'environments[0].syncPolicy.syncOptions[0]: unknown sync option "CreateNamspace" (did you mean "CreateNamespace"?); known options: CreateNamespace, ApplyOutOfSyncOnly, PruneLast, RespectIgnoreDifferences, ServerSideApply, Replace, FailOnSharedResource, Validate, PrunePropagationPolicy',
+          'environments[0].syncPolicy.syncOptions[0]: unknown sync option "CreateNamspace" (did you mean "CreateNamespace"?); known options: CreateNamespace, ApplyOutOfSyncOnly, PruneLast, RespectIgnoreDifferences, ServerSideApply, Replace, FailOnSharedResource, Validate, SkipDryRunOnMissingResource, PrunePropagationPolicy',
         ],
       },
       {

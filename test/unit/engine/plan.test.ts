@@ -52,8 +52,9 @@ describe("planSync", () => {
     assert.deepEqual(
       p.steps.map((s) => [s.wave, s.foundational, s.tasks.map((t) => t.obj.metadata.name)]),
       [
+        // The Namespace moves ahead of its first dependant, the wave -1 Job in it (Argo CD's hoisting).
+        [-1, true, ["shop"]],
         [-1, false, ["early"]],
-        [0, true, ["shop"]],
         [0, false, ["cfg"]],
         [0, true, ["widgets.example.com"]],
         [0, false, ["web", "w"]],
@@ -203,29 +204,14 @@ describe("sync order", () => {
   });
 });
 
-describe("sync phases", () => {
-  it("orders PreSync, Sync and PostSync into separate steps and keeps SyncFail hooks aside", () => {
-    const hook = (name: string, phase: string) =>
-      tracked(obj("ConfigMap", name, { annotations: { "argocd.argoproj.io/hook": phase } }));
-    const p = plan({
-      desired: [
-        hook("post", "PostSync"),
-        tracked(obj("ConfigMap", "main")),
-        hook("pre", "PreSync"),
-        hook("fail", "SyncFail"),
-      ],
-    });
+describe("hooks in the live state", () => {
+  it("never prunes a hook, even one an older syncward applied as a managed object", () => {
+    const hook = tracked(obj("Job", "migrate", { annotations: { "argocd.argoproj.io/hook": "PreSync" } }));
+    const gone = tracked(obj("ConfigMap", "gone"));
+    const p = plan({ desired: [tracked(obj("ConfigMap", "main"))], live: liveMap(hook, gone), prune: true });
     assert.deepEqual(
-      p.steps.map((s) => [s.phase, s.tasks.map((t) => t.obj.metadata.name)]),
-      [
-        [0, ["pre"]],
-        [1, ["main"]],
-        [2, ["post"]],
-      ],
-    );
-    assert.deepEqual(
-      p.onFail.map((t) => t.obj.metadata.name),
-      ["fail"],
+      p.prunes.map((t) => t.live.metadata.name),
+      ["gone"],
     );
   });
 });

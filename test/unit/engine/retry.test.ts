@@ -32,7 +32,7 @@ describe("syncWithRetry", () => {
     );
   });
 
-  it("retries transient failures and moves to the newest revision on each attempt", async () => {
+  it("retries transient failures, each attempt at the revision its caller gives", async () => {
     const seen: number[] = [];
     const result = await syncWithRetry(policy(3), async (n) => {
       seen.push(n);
@@ -55,8 +55,18 @@ describe("syncWithRetry", () => {
     assert.deepEqual(retries, [1, 2]);
   });
 
+  it("retries a sync that failed for a permanent reason too (a 422, a failed hook), as Argo CD does", async () => {
+    let calls = 0;
+    const r = await syncWithRetry(policy(2), async () => {
+      calls++;
+      return outcome("Failed", false);
+    });
+    assert.equal(calls, 3);
+    assert.equal(r.phase, "Failed");
+    assert.match(r.message, /\(gave up after 3 attempts\)$/);
+  });
+
   const stops: Array<[string, SyncOutcome]> = [
-    ["a permanent failure", outcome("Failed", false)],
     ["a refusal", outcome("Refused", false)],
     ["a render or validation error", outcome("Error", false)],
   ];

@@ -39,6 +39,10 @@ describe("parseCommands: each command", () => {
     ["/sync prod", [sync("prod")]],
     ["/sync prod --prune", [sync("prod", true)]],
     ["/sync prod --prune --force", [sync("prod", true, true)]],
+    [
+      "/sync prod --prune --allow-empty --confirm-prune",
+      [{ ...sync("prod", true), allowEmpty: true, confirmPrune: true } as ParsedCommand],
+    ],
     ["/sync --force --prune prod", [sync("prod", true, true)]],
     ["/sync --prune", [sync(undefined, true)]],
     ["/SYNC PROD --PRUNE", [sync("prod", true)]],
@@ -132,7 +136,8 @@ describe("parseCommands: invalid commands and suggestions", () => {
       [
         {
           type: "invalid",
-          error: /unknown flag `--dry-run` for `\/sync` \(it accepts `--prune`, `--force`\)/,
+          error:
+            /unknown flag `--dry-run` for `\/sync` \(it accepts `--prune`, `--force`, `--allow-empty`, `--confirm-prune`\)/,
         },
       ],
     ],

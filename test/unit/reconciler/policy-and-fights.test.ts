@@ -27,6 +27,11 @@ describe("effective policy", () => {
       { automated: true, selfHeal: true, source: "config", label: /^Automated \(Prune, SelfHeal\)$/ },
     ],
     [
+      "automated.enabled: false, which keeps the settings but syncs manually only",
+      [envConfig("ns", { syncPolicy: { automated: { prune: true, selfHeal: true, enabled: false } } }), {}],
+      { automated: false, selfHeal: false, source: "config", label: /^<none>$/ },
+    ],
+    [
       "no automated policy",
       [manual, {}],
       { automated: false, selfHeal: false, source: "config", label: /^<none>$/ },
