@@ -115,19 +115,24 @@ function deliver(port: number, name: string, id: string, body: string): Promise<
   });
 }
 
-export async function startBenchApp(ctx: BenchContext): Promise<BenchApp> {
+/** The app of benchmark 4 with `environments` automated environments tracking the same path. */
+export async function startBenchApp(ctx: BenchContext, environments = 1): Promise<BenchApp> {
   const kube = client(ctx);
   const namespaces = new Namespaces(kube, "bench-gh");
-  const appNs = await namespaces.create("app");
+  const appNamespaces: string[] = [];
+  for (let i = 0; i < environments; i++) appNamespaces.push(await namespaces.create(`app${i}`));
   const stateNs = await namespaces.create("state");
   const repo: TestRepo = makeRepo({ "deploy/settings.yaml": configMap(0) });
   const cacheDir = mkdtempSync(join(tmpdir(), "syncward-bench-gh-trees-"));
-  const config = `environments:
-  - name: dev
+  const config = `environments:\n${appNamespaces
+    .map(
+      (ns, i) => `  - name: dev${i === 0 ? "" : i + 1}
     source: {path: deploy}
-    destination: {namespace: ${appNs}}
+    destination: {namespace: ${ns}}
     syncPolicy: {automated: {prune: true}}
-`;
+`,
+    )
+    .join("")}`;
   const tarballs = new Map<string, Buffer>();
   const mock = mockGitHub();
   mockGitHubForPushes(mock, config, tarballs);

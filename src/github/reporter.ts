@@ -34,6 +34,7 @@ export const PREVIEW_PREFIX = "syncward preview / ";
 /** The events that become something on GitHub. */
 const REPORTED = new Set<ReconcilerEvent["type"]>([
   "syncStarted",
+  "syncProgress",
   "awaitingApproval",
   "synced",
   "selfHealed",
@@ -44,6 +45,8 @@ const REPORTED = new Set<ReconcilerEvent["type"]>([
 ]);
 const DEPLOYING = new Set<ReconcilerEvent["type"]>(["syncStarted", "awaitingApproval", "synced"]);
 const COMMENT_MARKER = "syncward:summary";
+/** Wave updates of a live check run: at most one per this many ms (GitHub's secondary limits). */
+const PROGRESS_EVERY_MS = 3_000;
 
 export interface ReporterOptions {
   repo: RepoRef;
@@ -104,6 +107,8 @@ export class GitHubReporter {
   /** (env, sha) whose deployment was asked for: a retry looks it up instead of making a second. */
   private readonly attempted = new BoundedMap<string, true>(REMEMBERED);
   private readonly pulls = new BoundedMap<string, number>(REMEMBERED);
+  /** When each (env, sha)'s live check run was last told of a wave. */
+  private readonly progressAt = new BoundedMap<string, number>(REMEMBERED);
   /** Deploy check runs by (env, sha): a later report of the same commit updates the run, never duplicates it. */
   private readonly checkRuns = new BoundedMap<string, number>(REMEMBERED);
   /** Per environment: the deployment waiting for approval, made inactive when a newer commit supersedes it. */
@@ -143,6 +148,13 @@ export class GitHubReporter {
 
   handle(event: ReconcilerEvent): void {
     if (!REPORTED.has(event.type)) return;
+    if (event.type === "syncProgress") {
+      // A wave boundary updates the live check run at most every few seconds.
+      const key = this.deploymentKey(event.env, event.revision);
+      const last = this.progressAt.get(key) ?? 0;
+      if (Date.now() - last < PROGRESS_EVERY_MS) return;
+      this.progressAt.set(key, Date.now());
+    }
     if (event.type === "syncStarted" || event.type === "awaitingApproval")
       this.owed.set(this.deploymentKey(event.env, event.revision), true);
     this.queue.push(event);
@@ -182,6 +194,19 @@ export class GitHubReporter {
         const description = `syncing ${event.changes} change(s)`;
         await this.deploymentProgress(gh, event.env, event.revision, "in_progress", description);
         await this.checkStarted(gh, event.env, event.revision, description, event.planned ?? []);
+        return;
+      }
+      case "syncProgress": {
+        const id = this.checkRuns.get(this.deploymentKey(event.env, event.revision));
+        if (id === undefined) return;
+        await gh.rest.checks.update({
+          ...this.o.repo,
+          check_run_id: id,
+          output: {
+            title: `Syncing: wave ${event.wave} (${event.objects} object(s))`,
+            summary: `syncward is syncing **${event.env}** to \`${event.revision.slice(0, 7)}\`: wave ${event.wave} (${event.objects} object(s)) is being applied; this run completes with the result.`,
+          },
+        });
         return;
       }
       case "awaitingApproval": {
@@ -456,6 +481,8 @@ export class GitHubReporter {
     const failed = (what.problems?.length ?? 0) > 0;
     const conclusion =
       what.conclusion ??
+      // Waiting for approval while frozen: nothing would deploy even if approved, so no call to act.
+      (what.awaitingApproval && state.freeze ? "neutral" : undefined) ??
       (failed
         ? "failure"
         : what.outOfSync

@@ -718,7 +718,19 @@ export class EnvironmentController {
             // Hooks run on every sync someone asked for; a new revision runs them when it changes something.
             hooks: AUTOMATIC.has(trigger) ? "ifChanged" : "always",
             origins: originsOf(rendered),
-            onProgress: opts.onProgress,
+            onProgress: (event) => {
+              opts.onProgress?.(event);
+              // Each wave that starts shows on the sync's live check run (the reporter throttles).
+              if (event.type === "wave" && !opts.dryRun)
+                this.o.emit({
+                  type: "syncProgress",
+                  instance: this.instance,
+                  env: env.name,
+                  revision,
+                  wave: event.wave,
+                  objects: event.objects,
+                });
+            },
             signal,
             onPlan: (plan) => {
               if (opts.dryRun) return;

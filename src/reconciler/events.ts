@@ -57,6 +57,7 @@ export type ReconcilerEvent =
       /** What the sync will do, kubectl-style (`deployment.apps/web configure`), at most 50. */
       planned?: string[];
     })
+  | (Base & { type: "syncProgress"; wave: number; objects: number })
   | (Base & { type: "orphans"; orphans: Array<{ object: string; risk?: string }> });
 
 export type Emit = (event: ReconcilerEvent) => void;

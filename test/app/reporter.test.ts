@@ -494,3 +494,77 @@ describe("GitHub reporter: the deployment timeline of a production environment",
     ]);
   });
 });
+
+describe("GitHub reporter: a live check run", () => {
+  const ev = { instance: "acme-shop.dev", env: "dev", revision: sha } as const;
+
+  it("shows the first wave of a sync, at most one wave update every few seconds, then the result", async () => {
+    const r = await reporter();
+    const runs: string[] = [];
+    mock.api
+      .post(`${REPO_PATH}/check-runs`, (b: { status: string; output: { title: string } }) => {
+        runs.push(`create ${b.status}: ${b.output.title}`);
+        return true;
+      })
+      .reply(201, { id: 31, html_url: "https://github.com/acme/shop/runs/31" });
+    mock.api
+      .patch(`${REPO_PATH}/check-runs/31`, (b: { status?: string; output: { title: string } }) => {
+        runs.push(`update ${b.status ?? "-"}: ${b.output.title}`);
+        return true;
+      })
+      .times(2)
+      .reply(200, { id: 31, html_url: "https://github.com/acme/shop/runs/31" });
+    mock.api.get(`${REPO_PATH}/deployments`).query(true).reply(200, []);
+    mock.api.post(`${REPO_PATH}/deployments`).reply(201, { id: 88 });
+    mock.api.post(`${REPO_PATH}/deployments/88/statuses`).times(2).reply(201, { id: 1 });
+    r.handle({ ...ev, type: "syncStarted", trigger: "push", actor: "alice", changes: 3 });
+    r.handle({ ...ev, type: "syncProgress", wave: 0, objects: 2 });
+    r.handle({ ...ev, type: "syncProgress", wave: 1, objects: 1 }); // within a few seconds: not sent
+    r.handle({
+      ...ev,
+      type: "synced",
+      trigger: "push",
+      actor: "alice",
+      outcome: outcome("Succeeded"),
+      entry: {
+        id: 1,
+        startedAt: "",
+        finishedAt: "",
+        revision: sha,
+        trigger: "push",
+        actor: "alice",
+        result: "Succeeded",
+        message: "",
+        counts: { created: 0, configured: 1, pruned: 0, failed: 0 },
+      },
+    });
+    await r.idle();
+    mock.assertDone();
+    assert.deepEqual(runs, [
+      "create in_progress: Syncing: syncing 3 change(s)",
+      "update -: Syncing: wave 0 (2 object(s))",
+      "update completed: Nothing to sync", // the fixture's result lists no object
+    ]);
+  });
+
+  it("a waiting environment that is frozen is neutral, not action_required", async () => {
+    const frozen = {
+      controller: () => ({ env, instance: "acme-shop.dev" }),
+      store: {
+        load: async () => ({
+          ...defaultState("acme-shop.dev"),
+          freeze: { by: "alice", at: "2026-12-01T00:00:00Z" },
+        }),
+      },
+    } as unknown as Reconciler;
+    const r = await reporter({ reconciler: frozen });
+    const seen = capture();
+    mock.api.get(`${REPO_PATH}/deployments`).query(true).reply(200, []);
+    mock.api.post(`${REPO_PATH}/deployments`).reply(201, { id: 89 });
+    mock.api.post(`${REPO_PATH}/deployments/89/statuses`).reply(201, { id: 1 });
+    r.handle({ ...ev, type: "awaitingApproval", trigger: "push", actor: "alice", approvals: [], needed: 1 });
+    await r.idle();
+    mock.assertDone();
+    assert.equal(seen[0]?.conclusion, "neutral");
+  });
+});

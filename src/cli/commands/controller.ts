@@ -32,6 +32,8 @@ export function describeEvent(e: ReconcilerEvent): string {
       return `${at} waiting for approval (${e.approvals.length}/${e.needed}${e.approvals.length > 0 ? `: ${e.approvals.join(", ")}` : ""})`;
     case "syncStarted":
       return `${at} syncing ${e.changes} change(s) (${e.trigger} by ${e.actor})`;
+    case "syncProgress":
+      return `${at} wave ${e.wave}: ${e.objects} object(s)`;
     case "orphans":
       return `${at} not declared in Git (left alone): ${e.orphans.map((o) => (o.risk ? `${o.object} [${o.risk}]` : o.object)).join(", ")}`;
   }
