@@ -126,7 +126,10 @@ async function finished(
   for (;;) {
     const live = await client.get(apiVersion, kind, namespace, name);
     if (!live) return { outcome: "Failed", message: "deleted before it finished" };
-    const health = assessHealth(live, checks);
+    // A hook being deleted (its ttlSecondsAfterFinished ran out) is held by syncward's finalizer
+    // precisely so its outcome can be read: judge its status, not its pending deletion.
+    const { deletionTimestamp: _deleting, ...metadata } = live.metadata;
+    const health = assessHealth({ ...live, metadata }, checks);
     if (!health || health.status === "Healthy") return { outcome: "Succeeded", message: "succeeded" };
     if (health.status === "Degraded")
       return { outcome: "Failed", message: `failed${health.message ? `: ${health.message}` : ""}` };
