@@ -55,6 +55,8 @@ export interface ReporterOptions {
   octokit: OctokitFactory;
   reconciler: Reconciler;
   log: Logger;
+  /** Least time between two wave updates of a live check run (ms; default 3 s). */
+  progressEveryMs?: number;
   /** First and longest wait before sending again after GitHub failed (ms; default 5 s to 5 min). */
   retryMs?: { initial: number; max: number };
 }
@@ -148,11 +150,13 @@ export class GitHubReporter {
 
   handle(event: ReconcilerEvent): void {
     if (!REPORTED.has(event.type)) return;
+    // A wave boundary updates the live check run at most every few seconds, counted from the
+    // run's creation: a sync that ends within them costs no update at all.
+    const key = this.deploymentKey(event.env, event.revision);
+    if (event.type === "syncStarted") this.progressAt.set(key, Date.now());
     if (event.type === "syncProgress") {
-      // A wave boundary updates the live check run at most every few seconds.
-      const key = this.deploymentKey(event.env, event.revision);
       const last = this.progressAt.get(key) ?? 0;
-      if (Date.now() - last < PROGRESS_EVERY_MS) return;
+      if (Date.now() - last < (this.o.progressEveryMs ?? PROGRESS_EVERY_MS)) return;
       this.progressAt.set(key, Date.now());
     }
     if (event.type === "syncStarted" || event.type === "awaitingApproval")

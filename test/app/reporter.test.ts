@@ -23,7 +23,7 @@ const reconciler = {
 } as unknown as Reconciler;
 
 async function reporter(
-  over: Partial<Pick<ReporterOptions, "reconciler" | "log" | "retryMs">> = {},
+  over: Partial<Pick<ReporterOptions, "reconciler" | "log" | "retryMs" | "progressEveryMs">> = {},
 ): Promise<GitHubReporter> {
   const probot = await createTestProbot();
   const gh = (await probot.auth()) as unknown as Octokit;
@@ -498,8 +498,8 @@ describe("GitHub reporter: the deployment timeline of a production environment",
 describe("GitHub reporter: a live check run", () => {
   const ev = { instance: "acme-shop.dev", env: "dev", revision: sha } as const;
 
-  it("shows the first wave of a sync, at most one wave update every few seconds, then the result", async () => {
-    const r = await reporter();
+  it("shows the waves of a slow sync, at most one update per interval from the run's creation, then the result", async () => {
+    const r = await reporter({ progressEveryMs: 50 });
     const runs: string[] = [];
     mock.api
       .post(`${REPO_PATH}/check-runs`, (b: { status: string; output: { title: string } }) => {
@@ -518,8 +518,10 @@ describe("GitHub reporter: a live check run", () => {
     mock.api.post(`${REPO_PATH}/deployments`).reply(201, { id: 88 });
     mock.api.post(`${REPO_PATH}/deployments/88/statuses`).times(2).reply(201, { id: 1 });
     r.handle({ ...ev, type: "syncStarted", trigger: "push", actor: "alice", changes: 3 });
-    r.handle({ ...ev, type: "syncProgress", wave: 0, objects: 2 });
-    r.handle({ ...ev, type: "syncProgress", wave: 1, objects: 1 }); // within a few seconds: not sent
+    r.handle({ ...ev, type: "syncProgress", wave: 0, objects: 2 }); // as the run is created: not sent
+    await new Promise((resolve) => setTimeout(resolve, 80));
+    r.handle({ ...ev, type: "syncProgress", wave: 1, objects: 1 }); // an interval later: sent
+    r.handle({ ...ev, type: "syncProgress", wave: 2, objects: 1 }); // right after it: not sent
     r.handle({
       ...ev,
       type: "synced",
@@ -542,7 +544,7 @@ describe("GitHub reporter: a live check run", () => {
     mock.assertDone();
     assert.deepEqual(runs, [
       "create in_progress: Syncing: syncing 3 change(s)",
-      "update -: Syncing: wave 0 (2 object(s))",
+      "update -: Syncing: wave 1 (1 object(s))",
       "update completed: Nothing to sync", // the fixture's result lists no object
     ]);
   });
