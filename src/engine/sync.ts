@@ -2,6 +2,7 @@
 // apply wave by wave (waiting for health in between), prune, and report. It never throws for
 // problems a person must read: the result says what happened and the cluster is left in a known
 // state (a failed wave stops the sync before anything later is applied or anything is pruned).
+
 import type { KubeClient } from "../kube/client.ts";
 import { isTransient } from "../kube/errors.ts";
 import { type KubeObject, keyOf, keyString, kubectlName } from "../kube/object.ts";
@@ -17,6 +18,7 @@ import { pruneInWaves } from "./prune.ts";
 import { emptyTotals, errorMessage, originOf, resourceOf, skipAll } from "./resource-results.ts";
 import type { Health, ResourceResult, SyncResult } from "./result.ts";
 import { resourceOptionsOf } from "./sync-options.ts";
+import { desiredHash } from "./tracking.ts";
 import type { HookMode, SyncOutcome, SyncRequest, SyncTarget } from "./types.ts";
 import { waitHealthy } from "./wait.ts";
 
@@ -51,11 +53,14 @@ export async function syncEnvironment(
     dryRun: request.dryRun ?? false,
     inventory,
     retryable,
+    hooksDigest: assessedDigest,
   });
 
+  let assessedDigest: string | undefined;
   let assessment: Assessment;
   try {
     assessment = await assess(client, target, request);
+    assessedDigest = hooksDigestOf(assessment.hooks.map((h) => h.obj));
   } catch (err) {
     if (err instanceof ValidationError) return finish("Error", `invalid manifests: ${err.message}`);
     return finish("Failed", errorMessage(err), isTransient(err));
@@ -74,7 +79,9 @@ export async function syncEnvironment(
   // Hooks belong to a release: every explicit sync, a new revision only when it changes something,
   // never a self-heal.
   const mode: HookMode = request.only ? "never" : (request.hooks ?? "always");
-  const runs = mode === "always" || (mode === "ifChanged" && changes > 0);
+  // A revision that changes only a hook (a new migration) changes the release: its hooks run too.
+  const hooksChanged = request.hooksDigest !== undefined && request.hooksDigest !== assessedDigest;
+  const runs = mode === "always" || (mode === "ifChanged" && (changes > 0 || hooksChanged));
   const hooks = runs ? assessment.hooks.filter((h) => h.phase !== "SyncFail") : [];
   const onFailure = mode === "never" ? [] : assessment.hooks.filter((h) => h.phase === "SyncFail");
   const unknown = unknownOptions(tracked);
@@ -309,4 +316,14 @@ function mergeInventory(previous: KindRef[], tracked: KubeObject[]): KindRef[] {
 
 function healthOf(obj: KubeObject | undefined, checks: HealthChecks | undefined): Health | undefined {
   return obj ? assessHealth(obj, checks) : undefined;
+}
+
+/** One fingerprint of hooks as Git declares them: equal for equal declarations, in any order. */
+export function hooksDigestOf(hooks: KubeObject[]): string {
+  return desiredHash({
+    apiVersion: "v1",
+    kind: "List",
+    metadata: { name: "hooks" },
+    items: hooks.map((h) => desiredHash(h)).sort(),
+  } as unknown as KubeObject);
 }

@@ -52,6 +52,11 @@ export interface SyncRequest {
   only?: Set<string>;
   /** Default `always`; `never` whenever `only` is set. */
   hooks?: HookMode;
+  /**
+   * The hooks fingerprint of the revision last synced (from state): with `ifChanged`, a revision
+   * whose hooks differ from it runs them even when no managed object changes. Absent: not known.
+   */
+  hooksDigest?: string;
   /** Deadline for health between waves, ms (default: the environment's syncPolicy.healthTimeout, else 5m). */
   healthTimeoutMs?: number;
   concurrency?: number;
@@ -64,6 +69,8 @@ export interface SyncRequest {
 export interface SyncOutcome extends SyncResult {
   /** Kinds now applied, to persist as the next inventory. */
   inventory: KindRef[];
+  /** Fingerprint of the revision's hooks as declared, to persist (see SyncRequest.hooksDigest). */
+  hooksDigest?: string;
   /** True when the failure is transient (API unavailable, 5xx, 429, timeouts): worth a retry. */
   retryable: boolean;
 }

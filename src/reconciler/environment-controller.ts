@@ -285,6 +285,7 @@ export class EnvironmentController {
       objects,
       prune,
       inventory: state.inventory,
+      hooksDigest: state.hooksDigest,
       healthTimeoutMs: this.o.healthTimeoutMs,
       ...extra,
     };
@@ -783,6 +784,7 @@ export class EnvironmentController {
       (s) => {
         if (ok) {
           s.lastSyncedRevision = outcome.revision;
+          if (outcome.hooksDigest !== undefined) s.hooksDigest = outcome.hooksDigest;
           s.syncStatus = outcome.resources.some((r) => r.status === "OutOfSync") ? "OutOfSync" : "Synced";
           s.stuck = undefined;
           s.lastError = undefined;

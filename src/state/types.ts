@@ -100,6 +100,8 @@ export interface EnvironmentState {
   handedOver?: HandedOverSync;
   /** Kinds this environment has applied, so pruning finds a kind that vanished from Git entirely. */
   inventory?: Array<{ apiVersion: string; kind: string }>;
+  /** Fingerprint of the hooks of the revision last synced: a revision that changes only a hook runs it. */
+  hooksDigest?: string;
   /** The last render or sync problem reported for a revision, so a poll does not report it again. */
   lastError?: { revision: string; message: string; at: string };
   /** Self-heal counters per object key at the current revision, for drift-fight detection. */

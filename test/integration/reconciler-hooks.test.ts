@@ -93,6 +93,45 @@ describe("hooks through the reconciler", () => {
   });
 });
 
+describe("a revision that changes only a hook", () => {
+  it("runs it, though no managed object changes; the next unrelated revision runs none", async () => {
+    const { repo, store, controller } = await setup(
+      { syncPolicy: { automated: { prune: true } } },
+      { "app/cm.yaml": cm("1"), "app/migrate.yaml": migrate },
+    );
+    controller.start();
+    try {
+      await eventually("the first release", async () => {
+        const s = await store.load(controller.instance);
+        return s.lastSyncedRevision === repo.head() ? s : undefined;
+      });
+      // A new migration: only the hook's command changes.
+      const next = repo.commit({
+        "app/migrate.yaml": migrate.replace("args: [migrate]", "args: [migrate, --to, v2]"),
+      });
+      controller.nudge("push", "bob");
+      const synced = await eventually("the hook-only revision synced", async () => {
+        const s = await store.load(controller.instance);
+        return s.lastSyncedRevision === next ? s : undefined;
+      });
+      assert.deepEqual(
+        synced.history.at(-1)?.hooks?.map((h) => [h.phase, h.outcome]),
+        [["PreSync", "Succeeded"]],
+        "the changed hook ran",
+      );
+      const docs = repo.commit({ "README.md": "notes\n" });
+      controller.nudge("push", "bob");
+      const after = await eventually("the docs commit synced", async () => {
+        const s = await store.load(controller.instance);
+        return s.lastSyncedRevision === docs ? s : undefined;
+      });
+      assert.equal(after.history.at(-1)?.hooks, undefined, "an unrelated revision runs no hook");
+    } finally {
+      await controller.stop();
+    }
+  });
+});
+
 describe("which revision a retry syncs", () => {
   /** The branch's first read answers the broken commit; later reads see the fix that landed. */
   const fixLandsDuringTheSync =
