@@ -96,6 +96,8 @@ interface Pair {
   loadAverage: { start: number[]; end: number[] };
   syncward: { cold: EngineRun; noop: EngineRun };
   raw: RawApplyRun;
+  /** The same requests as syncward sends: a dry run of every object, then the applies. */
+  rawDryRun: RawApplyRun;
   kubectl: { cold: KubectlApply; noop: KubectlApply };
 }
 
@@ -114,10 +116,14 @@ async function pair(
     const ns = {
       syncward: await namespaces.create("syncward"),
       raw: await namespaces.create("raw"),
+      rawDryRun: await namespaces.create("rawdry"),
       kubectl: await namespaces.create("kubectl"),
     };
     const settle = (namespace: string) => waitDeploymentsReady(admin, namespace);
-    const order = index % 2 === 0 ? ["syncward", "raw", "kubectl"] : ["raw", "syncward", "kubectl"];
+    const order =
+      index % 2 === 0
+        ? ["syncward", "raw", "rawDryRun", "kubectl"]
+        : ["rawDryRun", "raw", "syncward", "kubectl"];
     const start = loadavg();
     const p: Partial<Pair> = {};
     for (const side of order) {
@@ -128,6 +134,9 @@ async function pair(
       } else if (side === "raw") {
         p.raw = await rawApply(ctx.kubeconfig, objects, ns.raw, concurrency);
         await settle(ns.raw);
+      } else if (side === "rawDryRun") {
+        p.rawDryRun = await rawApply(ctx.kubeconfig, objects, ns.rawDryRun, concurrency, true);
+        await settle(ns.rawDryRun);
       } else {
         const cold = await kubectlApply(ctx, dir, ns.kubectl, true);
         await settle(ns.kubectl);
@@ -136,7 +145,7 @@ async function pair(
     }
     const done = { ...p, order, loadAverage: { start, end: loadavg() } } as Pair;
     progress(
-      `pair ${index + 1}: cold syncward ${ms(done.syncward.cold.ms)}, raw ${ms(done.raw.ms)}, kubectl ${ms(done.kubectl.cold.ms)}; ` +
+      `pair ${index + 1}: cold syncward ${ms(done.syncward.cold.ms)}, raw ${ms(done.raw.ms)}, raw dry run + apply ${ms(done.rawDryRun.ms)}, kubectl ${ms(done.kubectl.cold.ms)}; ` +
         `no-op syncward ${ms(done.syncward.noop.ms)} (${done.syncward.noop.writes} writes), kubectl ${ms(done.kubectl.noop.ms)} (${done.kubectl.noop.writes} writes); load ${start[0]?.toFixed(2)}`,
     );
     return done;
@@ -233,6 +242,7 @@ export async function coldSync(ctx: BenchContext): Promise<BenchResult> {
   const cold = col((p) => p.syncward.cold.ms);
   const kubectlCold = col((p) => p.kubectl.cold.ms);
   const raw = col((p) => p.raw.ms);
+  const rawDryRun = col((p) => p.rawDryRun.ms);
   const noop = col((p) => p.syncward.noop.ms);
   const kubectlNoop = col((p) => p.kubectl.noop.ms);
   const noopWrites = col((p) => p.syncward.noop.writes);
@@ -267,6 +277,18 @@ export async function coldSync(ctx: BenchContext): Promise<BenchResult> {
           calibration: calibration.map((c) => ({ concurrency: c.concurrency, ms: c.ms })),
           rawFailures: runs.reduce((n, p) => n + p.raw.failures, 0),
         },
+      },
+    ),
+    sideBySide(
+      `cold sync, ${objectsLabel}, vs raw dry run + PATCH, the same requests (${concurrency} in flight)`,
+      cold,
+      rawDryRun,
+      {
+        baseline: `raw SSA dry run of every object, then the PATCHes, keep-alive, ${concurrency} in flight`,
+        meaning: "syncward's rate as a fraction of a raw client sending the same requests, per pair",
+        target: ">= 0.70 of the raw rate for the same requests",
+        atLeast: 0.7,
+        details: { rawFailures: runs.reduce((n, p) => n + p.rawDryRun.failures, 0) },
       },
     ),
     sideBySide(`no-op resync, ${objectsLabel}, vs kubectl apply --server-side`, noop, kubectlNoop, {

@@ -38,12 +38,18 @@ function pathOf(obj: KubeObject, namespace: string): string {
   return `${base}/namespaces/${namespace}/${plural}/${obj.metadata.name}?fieldManager=bench-raw&force=true`;
 }
 
-/** Applies `objects` into `namespace` with `concurrency` requests in flight; resolves when all answered. */
+/**
+ * Applies `objects` into `namespace` with `concurrency` requests in flight; resolves when all
+ * answered. With `dryRunFirst`, every object is first sent as a server-side dry run (`dryRun=All`)
+ * and only then applied: the requests syncward itself sends (it dry-runs every write before the
+ * first one, as Argo CD does), so the limit is measured for the same work.
+ */
 export async function rawApply(
   kubeconfig: string,
   objects: KubeObject[],
   namespace: string,
   concurrency: number,
+  dryRunFirst = false,
 ): Promise<RawApplyRun> {
   const kc = new KubeConfig();
   kc.loadFromFile(kubeconfig);
@@ -55,10 +61,11 @@ export async function rawApply(
     ? new HttpAgent({ keepAlive: true, maxSockets: concurrency })
     : new HttpsAgent({ keepAlive: true, maxSockets: concurrency });
   const ordered = [...objects].sort((a, b) => KIND_ORDER.indexOf(a.kind) - KIND_ORDER.indexOf(b.kind));
-  const requests = ordered.map((o) => {
+  const applies = ordered.map((o) => {
     const body = Buffer.from(JSON.stringify({ ...o, metadata: { ...o.metadata, namespace } }));
     return { path: pathOf(o, namespace), body };
   });
+  const dryRuns = dryRunFirst ? applies.map((r) => ({ ...r, path: `${r.path}&dryRun=All` })) : [];
   const headers = { ...(auth.headers ?? {}), "Content-Type": "application/apply-patch+yaml" };
   const send = (path: string, body: Buffer) =>
     new Promise<number>((resolve, reject) => {
@@ -74,10 +81,9 @@ export async function rawApply(
       req.on("error", reject);
       req.end(body);
     });
-  let next = 0;
   let failures = 0;
-  const start = performance.now();
-  try {
+  const sendAll = async (requests: Array<{ path: string; body: Buffer }>) => {
+    let next = 0;
     await Promise.all(
       Array.from({ length: Math.min(concurrency, requests.length) }, async () => {
         while (next < requests.length) {
@@ -87,7 +93,12 @@ export async function rawApply(
         }
       }),
     );
-    return { ms: performance.now() - start, concurrency, writes: requests.length, failures };
+  };
+  const start = performance.now();
+  try {
+    if (dryRuns.length > 0) await sendAll(dryRuns);
+    await sendAll(applies);
+    return { ms: performance.now() - start, concurrency, writes: applies.length, failures };
   } finally {
     agent.destroy();
   }
