@@ -304,26 +304,12 @@ describe("GitHub reporter", () => {
         actor: "alice",
         changes: 1,
       });
-      r.handle({
-        type: "synced",
-        instance: "acme-shop.dev",
-        env: "dev",
-        revision: sha,
-        trigger: "comment",
-        actor: "alice",
-        outcome: outcome(phase),
-        entry: {
-          id: 1,
-          startedAt: outcome(phase).startedAt,
-          finishedAt: outcome(phase).finishedAt,
-          revision: sha,
-          trigger: "comment",
-          actor: "alice",
-          result: phase,
-          message: "",
-          counts: { created: 0, configured: 1, pruned: 0, failed: phase === "Failed" ? 1 : 0 },
-        },
-      });
+      r.handle(
+        syncedEvent(
+          { instance: "acme-shop.dev", env: "dev", revision: sha, trigger: "comment", actor: "alice" },
+          phase,
+        ),
+      );
       await r.idle();
     }
     mock.assertDone();
@@ -375,6 +361,30 @@ describe("GitHub reporter when something other than GitHub fails", () => {
     assert.doesNotMatch(lines[0] ?? "", /GitHub refused/);
   });
 });
+
+/** The reconciler's "synced" event for `o.revision`, with its history entry, as the reporter gets it. */
+function syncedEvent(
+  o: { instance: string; env: string; revision: string; trigger: "comment" | "push"; actor: string },
+  phase: "Failed" | "Succeeded",
+): ReconcilerEvent {
+  const result = { ...outcome(phase), revision: o.revision };
+  return {
+    ...o,
+    type: "synced",
+    outcome: result,
+    entry: {
+      id: 1,
+      startedAt: result.startedAt,
+      finishedAt: result.finishedAt,
+      revision: o.revision,
+      trigger: o.trigger,
+      actor: o.actor,
+      result: phase,
+      message: "",
+      counts: { created: 0, configured: 1, pruned: 0, failed: phase === "Failed" ? 1 : 0 },
+    },
+  };
+}
 
 function outcome(phase: "Failed" | "Succeeded") {
   const at = "2026-01-01T00:00:00.000Z";
@@ -453,25 +463,8 @@ describe("GitHub reporter: the deployment timeline of a production environment",
     actor: "carol",
     changes: 1,
   });
-  const synced = (revision: string): ReconcilerEvent => ({
-    ...base,
-    type: "synced",
-    revision,
-    trigger: "comment",
-    actor: "carol",
-    outcome: { ...outcome("Succeeded"), revision },
-    entry: {
-      id: 1,
-      startedAt: "",
-      finishedAt: "",
-      revision,
-      trigger: "comment",
-      actor: "carol",
-      result: "Succeeded",
-      message: "",
-      counts: { created: 0, configured: 1, pruned: 0, failed: 0 },
-    },
-  });
+  const synced = (revision: string) =>
+    syncedEvent({ ...base, revision, trigger: "comment", actor: "carol" }, "Succeeded");
 
   it("a waiting deployment a newer commit supersedes ends inactive; a success retires the one before it", async () => {
     const r = await reporter({ reconciler: prodReconciler });
@@ -522,24 +515,7 @@ describe("GitHub reporter: a live check run", () => {
     await new Promise((resolve) => setTimeout(resolve, 80));
     r.handle({ ...ev, type: "syncProgress", wave: 1, objects: 1 }); // an interval later: sent
     r.handle({ ...ev, type: "syncProgress", wave: 2, objects: 1 }); // right after it: not sent
-    r.handle({
-      ...ev,
-      type: "synced",
-      trigger: "push",
-      actor: "alice",
-      outcome: outcome("Succeeded"),
-      entry: {
-        id: 1,
-        startedAt: "",
-        finishedAt: "",
-        revision: sha,
-        trigger: "push",
-        actor: "alice",
-        result: "Succeeded",
-        message: "",
-        counts: { created: 0, configured: 1, pruned: 0, failed: 0 },
-      },
-    });
+    r.handle(syncedEvent({ ...ev, trigger: "push", actor: "alice" }, "Succeeded"));
     await r.idle();
     mock.assertDone();
     assert.deepEqual(runs, [
