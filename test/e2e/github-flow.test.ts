@@ -19,6 +19,7 @@ import {
 import { useCluster } from "../support/cluster.ts";
 import { makeRepo, type TestRepo, testMerge } from "../support/git-repo.ts";
 import type { GitHubMock } from "../support/github.ts";
+import { checkRunId } from "../support/github-checks.ts";
 import { issueCommentEvent, pullRequestEvent, pushEvent } from "../support/webhooks.ts";
 
 const cluster = useCluster();
@@ -95,11 +96,10 @@ function captureGitHubWrites(
       return true;
     })
     .times(times.checks)
-    .reply(201, (_uri: string, body: { name: string }) => ({
-      id: 9000 + captured.checks.length,
-      name: body.name,
-      html_url: `https://github.com/acme/shop/runs/${9000 + captured.checks.length}`,
-    }));
+    .reply(201, (_uri: string, body: { name: string; head_sha: string }) => {
+      const id = checkRunId(captured.checks, body);
+      return { id, name: body.name, html_url: `https://github.com/acme/shop/runs/${id}` };
+    });
   if (times.updates)
     mock.api
       .patch(/\/check-runs\/9\d{3}$/, () => true)

@@ -37,6 +37,25 @@ export interface CheckRun {
   };
 }
 
+const given = new WeakMap<object, Set<number>>();
+
+/**
+ * The id of the run a creation made: 9001 + its place in `into`. Found by its content, not by
+ * `into`'s length when the answer is built: two creations in flight at once (two environments)
+ * are both captured before either is answered.
+ */
+export function checkRunId(
+  into: Array<Pick<CheckRun, "name" | "head_sha">>,
+  body: Pick<CheckRun, "name" | "head_sha">,
+): number {
+  const taken = given.get(into) ?? new Set<number>();
+  given.set(into, taken);
+  const i = into.findIndex((c, n) => !taken.has(n) && c.name === body.name && c.head_sha === body.head_sha);
+  const index = i < 0 ? into.length - 1 : i;
+  taken.add(index);
+  return 9001 + index;
+}
+
 /**
  * Accepts `times` check-run creations and `updates` updates, and keeps each run in `into` as it
  * stands after its updates (a sync's run is created in progress, then completed). Run ids are
@@ -50,10 +69,10 @@ export function captureCheckRuns(mock: GitHubMock, into: CheckRun[], times: numb
         return true;
       })
       .times(times)
-      .reply(201, () => ({
-        id: 9000 + into.length,
-        html_url: `https://github.com/acme/shop/runs/${9000 + into.length}`,
-      }));
+      .reply(201, (_uri: string, body: CheckRun) => {
+        const id = checkRunId(into, body);
+        return { id, html_url: `https://github.com/acme/shop/runs/${id}` };
+      });
   if (updates > 0)
     mock.api
       .patch(/\/check-runs\/9\d{3}$/, () => true)
