@@ -20,6 +20,7 @@ import { useCluster } from "../support/cluster.ts";
 import { makeRepo, type TestRepo, testMerge } from "../support/git-repo.ts";
 import type { GitHubMock } from "../support/github.ts";
 import { checkRunId } from "../support/github-checks.ts";
+import { apiPull, type FakePull, mockRange } from "../support/github-range.ts";
 import { issueCommentEvent, pullRequestEvent, pushEvent } from "../support/webhooks.ts";
 
 const cluster = useCluster();
@@ -121,6 +122,18 @@ function captureGitHubWrites(
       .times(n)
       .reply(201, { id: 1, state: "ok" });
   }
+}
+
+/** Bob's pull request #7, merged by Bob as `merge`. */
+function mergedPull7(merge: string): FakePull {
+  return {
+    number: 7,
+    author: "bob",
+    mergedBy: "bob",
+    commits: [merge],
+    mergeCommit: merge,
+    head: "f".repeat(40),
+  };
 }
 
 function mockDeployment(mock: GitHubMock, env: string, id: number, captured: Captured): void {
@@ -274,9 +287,10 @@ describe("GitHub App end to end", () => {
   it("/approve prod by an approver deploys the approved commit", async () => {
     mockReactions(app.mock, 1001, "rocket");
     mockPermission(app.mock, "carol", "write");
-    app.mock.api
-      .get(`${REPO_PATH}/pulls/7`)
-      .reply(200, { number: 7, merged: true, merge_commit_sha: first, head: { sha: "f".repeat(40) } });
+    const pr7 = mergedPull7(first);
+    app.mock.api.get(`${REPO_PATH}/pulls/7`).reply(200, apiPull(pr7));
+    // A first deployment: the pending commit alone is what would be deployed.
+    mockRange(app.mock, { head: first, commits: [{ sha: first, author: "bob" }], pulls: [pr7] });
     const reply = mockReply(app.mock, 7);
     captureGitHubWrites(app.mock, { prod: 202 }, captured, { checks: 1, updates: 1, statuses: { prod: 2 } });
     const event = issueCommentEvent({ body: "/approve prod", sender: { login: "carol" } });
@@ -307,9 +321,7 @@ describe("GitHub App end to end", () => {
 
     mockReactions(app.mock, 1002, "confused");
     mockPermission(app.mock, "carol", "write");
-    app.mock.api
-      .get(`${REPO_PATH}/pulls/7`)
-      .reply(200, { number: 7, merged: true, merge_commit_sha: first, head: { sha: "f".repeat(40) } });
+    app.mock.api.get(`${REPO_PATH}/pulls/7`).reply(200, apiPull(mergedPull7(first)));
     const reply = mockReply(app.mock, 7);
     const event = issueCommentEvent({ body: "/approve prod", sender: { login: "carol" }, commentId: 1002 });
     (event.payload.issue.user as { login: string }).login = "bob";
