@@ -369,13 +369,16 @@ async function approveButton(
     rt.log.warn({ login: who.login, env: controller.env.name }, "refused an Approve click");
   // Released: the sync reports on this run; a second writer here could land after its result.
   if (outcome.released) return;
+  const title = outcome.recorded ? `Approved by @${who.login}` : `Approval by @${who.login} refused`;
   const state = await rt.reconciler.store.load(controller.instance);
-  const waiting = state.pendingSync?.revision === sha;
-  await rt.reporter.check(gh, controller.env.name, sha, {
-    ...(waiting ? { awaitingApproval: { revision: sha } } : { conclusion: "neutral" as const }),
-    title: outcome.recorded ? `Approved by @${who.login}` : `Approval by @${who.login} refused`,
-    note: outcome.message,
-  });
+  if (state.pendingSync?.revision === sha)
+    await rt.reporter.approvalNote(gh, controller.env.name, sha, title, outcome.message);
+  else
+    await rt.reporter.check(gh, controller.env.name, sha, {
+      title,
+      note: outcome.message,
+      conclusion: "neutral",
+    });
 }
 
 export { checkName };

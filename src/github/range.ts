@@ -45,8 +45,11 @@ function toCommit(c: ApiCommit): RangeCommit {
 /** The commits in `base..head` (every page), or the head commit alone without a base. */
 async function rangeCommits(gh: Octokit, repo: RepoRef, base: string | undefined, head: string) {
   if (base === undefined || base === head) {
-    const { data } = await gh.rest.repos.getCommit({ ...repo, ref: head });
-    return [toCommit(data as unknown as ApiCommit)];
+    // The branch's history from `head`, first entry only: `head` itself, without its file list.
+    const { data } = await gh.rest.repos.listCommits({ ...repo, sha: head, per_page: 1 });
+    const [commit] = data as unknown as ApiCommit[];
+    if (commit?.sha !== head) throw new Error(`GitHub does not list commit ${head.slice(0, 7)}`);
+    return [toCommit(commit)];
   }
   const commits: RangeCommit[] = [];
   for (let page = 1; ; page++) {

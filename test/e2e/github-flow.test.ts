@@ -190,6 +190,8 @@ describe("GitHub App end to end", () => {
     mockTarball(app.mock, repo, first);
     mockNoEarlierDeployments(app.mock, "dev");
     mockNoEarlierDeployments(app.mock, "prod");
+    // prod's waiting check run shows what it would deploy: a first deployment, the pushed commit.
+    mockRange(app.mock, { head: first, commits: [{ sha: first, author: "alice" }], pulls: [] });
     mockDeployment(app.mock, "dev", 101, captured);
     mockDeployment(app.mock, "prod", 202, captured);
     captureGitHubWrites(app.mock, { dev: 101, prod: 202 }, captured, {
@@ -312,6 +314,12 @@ describe("GitHub App end to end", () => {
   it("a newer commit needs a new approval, and approving the old one says it is stale", async () => {
     const second = repo.commit({ "prod/app.yaml": manifests("1.28") }, "bump prod");
     mockTarball(app.mock, repo, second);
+    mockRange(app.mock, {
+      base: first,
+      head: second,
+      commits: [{ sha: second, author: "alice" }],
+      pulls: [],
+    });
     mockDeployment(app.mock, "prod", 303, captured);
     captureGitHubWrites(app.mock, { prod: 303 }, captured, { checks: 1, statuses: { prod: 1 } });
     await app.probot.receive(

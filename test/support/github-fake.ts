@@ -121,9 +121,10 @@ export class FakeGitHub {
         return [200, { status: "ahead", total_commits: commits.length, commits }];
       });
     api
-      .get(/\/repos\/acme\/shop\/commits\/[0-9a-f]{40}$/)
+      .get(`${REPO}/commits`)
+      .query(true)
       .optionally()
-      .reply((uri) => [200, this.commits(`-1 ${uri.split("/").at(-1)}`)[0]]);
+      .reply((uri) => [200, this.commits(`-1 ${new URL(uri, GITHUB_API).searchParams.get("sha")}`)]);
     api
       .get(/\/repos\/acme\/shop\/commits\/[0-9a-f]{40}\/pulls/)
       .query(true)

@@ -79,7 +79,10 @@ export function mockRange(
   o: { base?: string; head: string; commits: FakeCommit[]; pulls: FakePull[] },
 ): void {
   if (o.base === undefined) {
-    mock.api.get(`${REPO_PATH}/commits/${o.head}`).reply(200, apiCommit(o.commits[0] as FakeCommit));
+    mock.api
+      .get(`${REPO_PATH}/commits`)
+      .query({ sha: o.head, per_page: "1" })
+      .reply(200, [apiCommit(o.commits[0] as FakeCommit)]);
   } else {
     mock.api
       .get(`${REPO_PATH}/compare/${o.base}...${o.head}`)
