@@ -114,7 +114,7 @@ export async function approveAs(
   if (!rule.allowAuthor) {
     let range: Awaited<ReturnType<typeof fetchRange>>;
     try {
-      range = await fetchRange(gh, rt.ref, state.lastSyncedRevision, revision);
+      range = await fetchRange(gh, rt.ref, state.lastSyncedRevision, revision, controller.env.source.branch);
     } catch (err) {
       if (err instanceof RangeTooLong) return refuse(err.message, revision);
       throw err;

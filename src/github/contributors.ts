@@ -38,12 +38,21 @@ export interface RangePull {
   commits: string[];
 }
 
+/** A change of the branch from GitHub's repository activity: who moved it to `after`, and how. */
+export interface RangePush {
+  after: string;
+  actor: GitHubUser | null;
+  kind: string;
+}
+
 export interface Range {
   /** The last synced revision (absent: a first deployment, only the pending commit counts). */
   base?: string;
   head: string;
   commits: RangeCommit[];
   pulls: RangePull[];
+  /** Pushes and merges that moved the branch (repository activity); absent when unreadable. */
+  pushes?: RangePush[];
 }
 
 /** Someone named outside the range: the pusher of the pending revision, whoever requested its sync. */
@@ -93,6 +102,12 @@ export function contributorsOf(range: Range, named: readonly NamedPerson[] = [])
   for (const p of range.pulls) {
     if (p.user) add({ id: p.user.id, login: p.user.login }, `opened #${p.number}`);
     if (p.mergedBy) add({ id: p.mergedBy.id, login: p.mergedBy.login }, `merged #${p.number}`);
+  }
+  const inRange = new Set([range.head, ...range.commits.map((c) => c.sha)]);
+  for (const p of range.pushes ?? []) {
+    if (!p.actor || !inRange.has(p.after) || p.actor.login === WEB_FLOW) continue;
+    const how = p.kind === "pr_merge" || p.kind === "merge_queue_merge" ? "merged" : "pushed";
+    add({ id: p.actor.id, login: p.actor.login }, `${how} ${short(p.after)}`);
   }
   for (const n of named) {
     const reason =

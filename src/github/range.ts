@@ -4,7 +4,8 @@
 // the pending commit alone, with its pull requests, is the range. contributors.ts decides who
 // contributed.
 
-import type { GitHubUser, Range, RangeCommit, RangePull } from "./contributors.ts";
+import type { GitHubUser, Range, RangeCommit, RangePull, RangePush } from "./contributors.ts";
+import { isRateLimited, statusOf } from "./github-errors.ts";
 import type { Octokit, RepoRef } from "./octokit.ts";
 
 /** Most commits read: a longer range cannot be told apart person by person, and is refused. */
@@ -81,14 +82,55 @@ async function eachLimited<T>(items: readonly T[], limit: number, work: (item: T
   await Promise.all(lanes);
 }
 
-/** The commits from `base` to `head` and the pull requests that carry them. */
+/** Most pages of repository activity read back to the last synced revision. */
+const MAX_ACTIVITY_PAGES = 3;
+
+/**
+ * Who moved `branch` to each revision since `base`: the pushers, which commits do not name (a
+ * commit's author and committer are whatever its maker wrote). Newest first, until the push that
+ * made `base` (or a few pages). Undefined when GitHub does not show the activity to syncward.
+ */
+async function branchPushes(
+  gh: Octokit,
+  repo: RepoRef,
+  branch: string,
+  base: string | undefined,
+): Promise<RangePush[] | undefined> {
+  const pushes: RangePush[] = [];
+  let pages = 0;
+  try {
+    await gh.paginate(
+      gh.rest.repos.listActivities,
+      { ...repo, ref: `refs/heads/${branch}`, direction: "desc", per_page: 100 },
+      (response, done) => {
+        for (const a of response.data)
+          pushes.push({
+            after: a.after,
+            kind: a.activity_type,
+            actor: a.actor ? { id: a.actor.id, login: a.actor.login } : null,
+          });
+        if (++pages >= MAX_ACTIVITY_PAGES || response.data.some((a) => a.after === base)) done();
+        return [];
+      },
+    );
+  } catch (err) {
+    const status = statusOf(err);
+    if (isRateLimited(err) || (status !== 403 && status !== 404)) throw err;
+    return undefined;
+  }
+  return pushes;
+}
+
+/** The commits from `base` to `head` on `branch`, the pull requests that carry them and who pushed them. */
 export async function fetchRange(
   gh: Octokit,
   repo: RepoRef,
   base: string | undefined,
   head: string,
+  branch?: string,
 ): Promise<Range> {
   const commits = await rangeCommits(gh, repo, base, head);
+  const pushes = branch === undefined ? undefined : await branchPushes(gh, repo, branch, base);
   const pulls = new Map<number, RangePull & { merged: boolean }>();
   await eachLimited(commits, CONCURRENCY, async (c) => {
     const list = await gh.paginate(gh.rest.repos.listPullRequestsAssociatedWithCommit, {
@@ -123,6 +165,7 @@ export async function fetchRange(
     ...(base === undefined ? {} : { base }),
     head,
     commits,
+    ...(pushes === undefined ? {} : { pushes }),
     pulls: [...pulls.values()].sort((a, b) => a.number - b.number).map(({ merged: _merged, ...p }) => p),
   };
 }

@@ -329,7 +329,7 @@ export class GitHubReporter {
     const state = await this.o.reconciler.store.load(controller.instance);
     const wait: ApprovalWait = { revision };
     try {
-      const range = await fetchRange(gh, this.o.repo, state.lastSyncedRevision, revision);
+      const range = await fetchRange(gh, this.o.repo, state.lastSyncedRevision, revision, env.source.branch);
       const pending = state.pendingSync;
       const people = contributorsOf(
         range,

@@ -551,3 +551,50 @@ describe("GitHub reporter: a live check run", () => {
     assert.equal(seen[0]?.conclusion, "neutral");
   });
 });
+
+describe("GitHub reporter: the PR comment of a merge waiting for approval", () => {
+  it("mentions the configured approvers who may approve it, not one who contributed", async () => {
+    const prod = envConfig("shop-prod", {
+      name: "prod",
+      production: true,
+      approval: { users: ["carol", "alice"], teams: ["acme/sre"] },
+    });
+    const r = await reporter({
+      reconciler: {
+        controller: () => ({ env: prod, instance: "acme-shop.prod" }),
+        store: { load: async () => defaultState("acme-shop.prod") },
+      } as unknown as Reconciler,
+    });
+    const merge = "d".repeat(40);
+    r.linkPullRequest(merge, 7);
+    mock.api.get(`${REPO_PATH}/deployments`).query(true).reply(200, []);
+    mock.api.post(`${REPO_PATH}/deployments`).reply(201, { id: 61 });
+    mock.api.post(`${REPO_PATH}/deployments/61/statuses`).reply(201, { id: 1 });
+    mock.api
+      .post(`${REPO_PATH}/check-runs`)
+      .reply(201, { id: 62, html_url: "https://github.com/acme/shop/runs/62" });
+    mockRange(mock, { head: merge, commits: [{ sha: merge, author: "alice" }], pulls: [] });
+    let comment = "";
+    mock.api
+      .post(`${REPO_PATH}/issues/7/comments`, (b: { body: string }) => {
+        comment = b.body;
+        return true;
+      })
+      .reply(201, { id: 63 });
+    r.handle({
+      instance: "acme-shop.prod",
+      env: "prod",
+      revision: merge,
+      type: "awaitingApproval",
+      trigger: "merge",
+      actor: "bob",
+      approvals: [],
+      needed: 1,
+    });
+    await r.idle();
+    mock.assertDone();
+    const row = comment.split("\n").find((l) => l.startsWith("| `prod`")) ?? "";
+    assert.match(row, / approvers: @carol @acme\/sre \|$/);
+    assert.doesNotMatch(row, /@alice/);
+  });
+});

@@ -192,6 +192,37 @@ describe("who may approve a production sync", () => {
     );
   });
 
+  it("whoever pushed a commit written in someone else's name is refused (GitHub's repository activity)", async () => {
+    const spoofed = fakeSha("commit claiming carol wrote it");
+    await waiting(deployed, spoofed, "alice");
+    mockRange(app.mock, {
+      base: deployed,
+      head: spoofed,
+      commits: [{ sha: spoofed, author: "carol", committer: "carol" }],
+      pulls: [],
+      pushes: [{ after: spoofed, actor: "dave" }],
+    });
+    const pr: FakePull = {
+      number: 5,
+      author: "erin",
+      mergedBy: "erin",
+      commits: [spoofed],
+      mergeCommit: spoofed,
+    };
+    const reply = await approve("dave", { pull: pr });
+    assert.match(reply, new RegExp(`you pushed ${spoofed.slice(0, 7)} in what would be deployed`));
+  });
+
+  it("without GitHub's repository activity, the commits, pull requests and pusher still decide", async () => {
+    await waiting(deployed, bobDocs, "bob");
+    mockRange(app.mock, { ...twoMerges, pushes: "forbidden" });
+    const refused = await approve("alice", { pull: BOB_PR });
+    assert.match(refused, /you authored [0-9a-f]{7}, opened #1, merged #1 in what would be deployed/);
+    mockRange(app.mock, { ...twoMerges, pushes: "forbidden" });
+    const approved = await approve("erin", { pull: BOB_PR, outcome: "rocket", id: 1002 });
+    assert.match(approved, /^Approved `[0-9a-f]{7}` for \*\*prod\*\* \(1\/2\)/);
+  });
+
   it("the pusher of the pending revision is refused even without a commit in the range", async () => {
     await waiting(deployed, bobDocs, "erin");
     mockRange(app.mock, twoMerges);

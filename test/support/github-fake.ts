@@ -125,6 +125,7 @@ export class FakeGitHub {
       .query(true)
       .optionally()
       .reply((uri) => [200, this.commits(`-1 ${new URL(uri, GITHUB_API).searchParams.get("sha")}`)]);
+    api.get(`${REPO}/activity`).query(true).optionally().reply(200, []);
     api
       .get(/\/repos\/acme\/shop\/commits\/[0-9a-f]{40}\/pulls/)
       .query(true)

@@ -1,7 +1,7 @@
 // GitHub's answers about what an approval would deploy: the compare API's commits, the pull
 // requests that carry each commit, and the full pull requests that name who merged them.
 import { REPO_PATH } from "./app.ts";
-import type { GitHubMock } from "./github.ts";
+import { GITHUB_API, type GitHubMock } from "./github.ts";
 import { userIdOf } from "./webhooks.ts";
 
 export interface FakeCommit {
@@ -76,23 +76,50 @@ export function apiPull(p: FakePull) {
  */
 export function mockRange(
   mock: GitHubMock,
-  o: { base?: string; head: string; commits: FakeCommit[]; pulls: FakePull[] },
+  o: {
+    base?: string;
+    head: string;
+    commits: FakeCommit[];
+    pulls: FakePull[];
+    /** Who moved main to which commit (repository activity), newest first; default none listed. */
+    pushes?: Array<{ after: string; actor: string; kind?: string }> | "forbidden";
+  },
 ): void {
+  // A scope of its own: a test may have made `mock.api` persist, which would hold for these too.
+  const api = mock.scope(GITHUB_API);
   if (o.base === undefined) {
-    mock.api
+    api
       .get(`${REPO_PATH}/commits`)
       .query({ sha: o.head, per_page: "1" })
       .reply(200, [apiCommit(o.commits[0] as FakeCommit)]);
   } else {
-    mock.api
+    api
       .get(`${REPO_PATH}/compare/${o.base}...${o.head}`)
       .query({ per_page: "100", page: "1" })
       .reply(200, { status: "ahead", total_commits: o.commits.length, commits: o.commits.map(apiCommit) });
   }
+  const activity = api
+    .get(`${REPO_PATH}/activity`)
+    .query({ ref: "refs/heads/main", direction: "desc", per_page: "100" });
+  if (o.pushes === "forbidden") activity.reply(403, { message: "Resource not accessible by integration" });
+  else
+    activity.reply(
+      200,
+      (o.pushes ?? []).map((p, i) => ({
+        id: 100 + i,
+        node_id: `A_${i}`,
+        before: "0".repeat(40),
+        after: p.after,
+        ref: "refs/heads/main",
+        timestamp: "2024-05-01T12:00:00Z",
+        activity_type: p.kind ?? "push",
+        actor: ghUser(p.actor),
+      })),
+    );
   const shown = o.base === undefined ? o.commits.slice(0, 1) : o.commits;
   for (const c of shown) {
     const carrying = o.pulls.filter((p) => p.commits.includes(c.sha));
-    mock.api
+    api
       .get(`${REPO_PATH}/commits/${c.sha}/pulls`)
       .query(true)
       .reply(
@@ -103,5 +130,5 @@ export function mockRange(
   for (const p of o.pulls.filter(
     (p) => p.mergedBy !== undefined && p.commits.some((s) => shown.some((c) => c.sha === s)),
   ))
-    mock.api.get(`${REPO_PATH}/pulls/${p.number}`).reply(200, apiPull(p));
+    api.get(`${REPO_PATH}/pulls/${p.number}`).reply(200, apiPull(p));
 }

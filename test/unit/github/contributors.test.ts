@@ -110,6 +110,29 @@ describe("contributors of a range", () => {
       want: ["authored bbbbbbb", "opened #2", "merged #2", "pushed bbbbbbb"],
     },
     {
+      name: "the pusher of a commit written in someone else's name (repository activity)",
+      range: {
+        ...twoMerges,
+        commits: [commit("a", carol, carol)],
+        pulls: [],
+        pushes: [{ after: sha("a"), actor: alice, kind: "push" }],
+      },
+      who: alice,
+      want: ["pushed aaaaaaa"],
+    },
+    {
+      name: "a push outside the range does not count",
+      range: { ...twoMerges, pushes: [{ after: sha("0"), actor: carol, kind: "push" }] },
+      who: carol,
+      want: undefined,
+    },
+    {
+      name: "a merge through the merge queue names who queued it",
+      range: { ...twoMerges, pushes: [{ after: sha("b"), actor: dave, kind: "merge_queue_merge" }] },
+      who: dave,
+      want: ["merged bbbbbbb"],
+    },
+    {
       name: "an unlinked author whose address is the approver's noreply address",
       range: {
         head: sha("9"),
