@@ -223,6 +223,20 @@ describe("who may approve a production sync", () => {
     assert.match(approved, /^Approved `[0-9a-f]{7}` for \*\*prod\*\* \(1\/2\)/);
   });
 
+  it("a range too long to tell who contributed cannot be approved, and says what to do", async () => {
+    await waiting(deployed, bobDocs, "bob");
+    app.mock.api
+      .get(`${REPO_PATH}/compare/${deployed}...${bobDocs}`)
+      .query({ per_page: "100", page: "1" })
+      .reply(200, { status: "ahead", total_commits: 501, commits: [] });
+    const reply = await approve("erin", { pull: BOB_PR });
+    assert.match(
+      reply,
+      /holds 501 commits; syncward reads at most 500 to tell who contributed, so nobody can approve it: deploy a shorter step/,
+    );
+    assert.deepEqual((await rt.reconciler.store.load(instance)).pendingApprovals, []);
+  });
+
   it("the pusher of the pending revision is refused even without a commit in the range", async () => {
     await waiting(deployed, bobDocs, "erin");
     mockRange(app.mock, twoMerges);
