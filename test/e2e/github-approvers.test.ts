@@ -67,7 +67,7 @@ describe("who may approve a production sync", () => {
     destination: {namespace: ${prodNs}}
     production: true
     syncPolicy: {automated: {prune: true}}
-    approval: {users: [alice, bob, carol, dave, erin], minimum: 2}
+    approval: {users: [alice, bob, carol, carol-new, dave, erin], minimum: 2}
 `,
     );
     rt = (await app.parts.runtimes.for({
@@ -102,7 +102,14 @@ describe("who may approve a production sync", () => {
 
   const approve = async (
     login: string,
-    o: { pull: FakePull; permission?: "read" | "write"; outcome?: "rocket" | "confused"; id?: number },
+    o: {
+      pull: FakePull;
+      permission?: "read" | "write";
+      outcome?: "rocket" | "confused";
+      id?: number;
+      /** The commenter's GitHub user id, when not the one of their login. */
+      userId?: number;
+    },
   ) => {
     const id = o.id ?? 1001;
     mockReactions(app.mock, id, o.outcome ?? "confused");
@@ -112,7 +119,7 @@ describe("who may approve a production sync", () => {
     await app.probot.receive(
       issueCommentEvent({
         body: "/approve prod",
-        sender: { login },
+        sender: { login, ...(o.userId === undefined ? {} : { id: o.userId }) },
         number: o.pull.number,
         author: o.pull.author,
         commentId: id,
@@ -190,6 +197,20 @@ describe("who may approve a production sync", () => {
       state.pendingApprovals.map((a) => ({ sha: a.sha, by: a.by, id: a.id })),
       [{ sha: bobDocs, by: "carol", id: userIdOf("carol") }],
     );
+  });
+
+  it("one person approving under two logins (a renamed account) counts once", async () => {
+    await waiting(deployed, bobDocs, "bob");
+    mockRange(app.mock, twoMerges);
+    await approve("carol", { pull: BOB_PR, outcome: "rocket" });
+    mockRange(app.mock, twoMerges);
+    const again = await approve("carol-new", {
+      pull: BOB_PR,
+      outcome: "rocket",
+      id: 1002,
+      userId: userIdOf("carol"),
+    });
+    assert.match(again, /\(1\/2\); waiting for more approvals\./);
   });
 
   it("whoever pushed a commit written in someone else's name is refused (GitHub's repository activity)", async () => {
