@@ -23,44 +23,61 @@ export async function permissionOf(gh: Octokit, repo: RepoRef, username: string)
   }
 }
 
-export interface ApprovalCheck {
-  ok: boolean;
+export interface ApproverListing {
+  /** `login` is one of the listed users or a member of a listed team. */
+  listed: boolean;
+  /** The rule lists nobody: whoever has `commands.approve` permission may approve. */
+  open: boolean;
+  /** Who may approve, for a refusal: `only @carol, @acme/sre may approve`. */
   reason?: string;
   /** Listed teams whose membership could not be read, each with its cause. */
   unreadable?: string[];
 }
 
-/** May `login` approve a change authored by `author` under `rule`? Pure except team membership. */
-export async function checkApprover(
+/**
+ * Whether `login` is one of `rule`'s approvers (a listed user or a member of a listed team).
+ * Listed approvers need only read permission, like GitHub Environments' reviewers; everyone
+ * else needs `commands.approve` (approve.ts decides, with who contributed to the change).
+ */
+export async function listedApprover(
   gh: Octokit,
   org: string,
   rule: ApprovalRule,
   login: string,
-  author: string | undefined,
-  isBot: boolean,
-): Promise<ApprovalCheck> {
-  if (isBot || login.endsWith("[bot]")) return { ok: false, reason: "bots never approve deployments" };
-  if (author && login.toLowerCase() === author.toLowerCase() && !rule.allowAuthor) {
-    return {
-      ok: false,
-      reason: "the author of a change cannot approve its deployment (approval.allowAuthor is false)",
-    };
-  }
-  if (rule.users.length === 0 && rule.teams.length === 0) return { ok: true };
-  if (rule.users.some((u) => u.toLowerCase() === login.toLowerCase())) return { ok: true };
+): Promise<ApproverListing> {
+  if (rule.users.length === 0 && rule.teams.length === 0) return { listed: false, open: true };
+  if (rule.users.some((u) => u.toLowerCase() === login.toLowerCase())) return { listed: true, open: false };
   const unreadable: string[] = [];
   for (const team of rule.teams) {
     const [teamOrg, slug] = team.includes("/") ? (team.split("/", 2) as [string, string]) : [org, team];
     const problem = await teamMembership(gh, teamOrg, slug, login);
-    if (problem === "member") return { ok: true };
+    if (problem === "member") return { listed: true, open: false };
     if (problem !== "not a member") unreadable.push(problem);
   }
-  const who = [
-    ...rule.users.map((u) => `@${u}`),
-    ...rule.teams.map((t) => `@${t.includes("/") ? t : `${org}/${t}`}`),
-  ];
   const also = unreadable.length > 0 ? ` (and ${unreadable.join("; ")})` : "";
-  return { ok: false, reason: `only ${who.join(", ")} may approve${also}`, unreadable };
+  return {
+    listed: false,
+    open: false,
+    reason: `only ${approverMentions(org, rule).join(", ")} may approve${also}`,
+    unreadable,
+  };
+}
+
+/**
+ * The configured approvers as GitHub mentions (`@carol`, `@acme/sre`). The config schema admits
+ * only login and `org/slug` characters, and they are checked again here: these are the one
+ * place syncward writes a live mention, so nothing else may pass for one.
+ */
+export function approverMentions(org: string, rule: ApprovalRule): string[] {
+  const login = /^[A-Za-z0-9](?:[A-Za-z0-9]|-(?=[A-Za-z0-9])){0,38}$/;
+  const slug = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
+  const out: string[] = [];
+  for (const u of rule.users) if (login.test(u)) out.push(`@${u}`);
+  for (const t of rule.teams) {
+    const [teamOrg, teamSlug] = t.includes("/") ? (t.split("/", 2) as [string, string]) : [org, t];
+    if (login.test(teamOrg) && slug.test(teamSlug)) out.push(`@${teamOrg}/${teamSlug}`);
+  }
+  return out;
 }
 
 /**

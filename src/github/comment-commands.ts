@@ -10,7 +10,8 @@ import { environmentDiff } from "../engine/environment-diff.ts";
 import { ValidationError } from "../engine/prepare.ts";
 import type { EnvironmentController } from "../reconciler/environment-controller.ts";
 import { SourceError } from "../source/errors.ts";
-import { allows, checkApprover, type Permission, permissionOf } from "./authorize.ts";
+import { approveAs } from "./approve.ts";
+import { allows, type Permission, permissionOf } from "./authorize.ts";
 import { type ParsedCommand, parseCommands } from "./commands.ts";
 import { helpText } from "./help.ts";
 import { codeSpan, fenced, inertText, tableCell } from "./markdown.ts";
@@ -24,10 +25,13 @@ export interface CommentEvent {
   commentId: number;
   body: string;
   login: string;
+  /** The commenter's GitHub user id: approvals bind people by id, not login. */
+  userId: number;
   senderType: string;
   pullNumber: number;
   /** The pull request's author (approvals by the author are refused unless configured). */
   author?: string;
+  authorId?: number;
   merged: boolean;
 }
 
@@ -128,6 +132,8 @@ async function runCommand(
   const picked = pickEnvironment(command, envNames, `/${command.type}`);
   if (typeof picked !== "string") return picked;
   const controller = rt.reconciler.controller(picked);
+  // Listed approvers need only read permission: approve.ts decides, as for the Approve button.
+  if (command.type === "approve") return approve(rt, gh, controller, event, permission);
   const need: Permission = controller.env.commands[command.type];
   if (!allows(permission, need)) {
     return {
@@ -151,8 +157,6 @@ async function runCommand(
       await controller.setFreeze(undefined);
       return { ok: true, reply: `**${picked}** is unfrozen; its configured sync policy applies again.` };
     }
-    case "approve":
-      return approve(rt, gh, controller, event);
     case "diff":
       return diff(rt, gh, controller, event, permission);
     case "history":
@@ -216,46 +220,22 @@ async function approve(
   gh: Octokit,
   controller: EnvironmentController,
   event: CommentEvent,
+  permission: Permission,
 ): Promise<Outcome> {
-  const name = controller.env.name;
-  const rule = controller.env.approval;
-  if (!rule) return { ok: false, reply: `**${name}** does not require approval.` };
-  const check = await checkApprover(
+  const outcome = await approveAs(
+    rt,
     gh,
-    rt.info.owner,
-    rule,
-    event.login,
-    event.author,
-    event.senderType === "Bot",
+    controller,
+    { login: event.login, id: event.userId, bot: event.senderType === "Bot", permission },
+    {
+      kind: "comment",
+      pullNumber: event.pullNumber,
+      ...(event.author !== undefined && event.authorId !== undefined
+        ? { pullAuthor: { login: event.author, id: event.authorId } }
+        : {}),
+    },
   );
-  if (!check.ok)
-    return {
-      ok: false,
-      reply: `Sorry @${event.login}, you cannot approve **${name}**: ${check.reason}. Nothing was changed.`,
-    };
-  const state = await rt.reconciler.store.load(controller.instance);
-  const pending = state.pendingSync;
-  if (!pending) return { ok: false, reply: `Nothing is waiting for approval in **${name}**.` };
-  // An approval is tied to the commit it approves: this pull request's commit must be the one waiting.
-  const { data: pr } = await gh.rest.pulls.get({ ...rt.ref, pull_number: event.pullNumber });
-  const prSha = pr.merged ? pr.merge_commit_sha : pr.head.sha;
-  if (prSha !== pending.revision) {
-    return {
-      ok: false,
-      reply: `This approval would be stale: **${name}** is waiting for \`${short(pending.revision)}\`, but this pull request is \`${short(prSha ?? "")}\`. Approvals are tied to the commit they approve; approve on the change that produced \`${short(pending.revision)}\`.`,
-    };
-  }
-  const result = await controller.approve(pending.revision, event.login);
-  if (!result.released) {
-    return {
-      ok: true,
-      reply: `Approved \`${short(pending.revision)}\` for **${name}** (${result.approvers.length}/${result.needed}); waiting for more approvals.`,
-    };
-  }
-  return {
-    ok: true,
-    reply: `Approved \`${short(pending.revision)}\` for **${name}** (${result.approvers.length}/${result.needed}); deploying.`,
-  };
+  return { ok: outcome.ok, reply: outcome.message };
 }
 
 async function diff(

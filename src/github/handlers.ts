@@ -4,6 +4,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { ConfigError } from "../config/load.ts";
 import { helmInputs, includedDirs } from "../source/includes.ts";
+import { approveAs } from "./approve.ts";
 import { allows, permissionOf } from "./authorize.ts";
 import { parseCommands } from "./commands.ts";
 import { handleCommentCommands } from "./comment-commands.ts";
@@ -218,8 +219,12 @@ export async function onCheckSuiteRerequested(
 }
 
 export interface CommentPayload extends RepoPayload {
-  comment: { id: number; body: string; user: { login: string; type: string } };
-  issue: { number: number; user: { login: string }; pull_request?: { merged_at?: string | null } };
+  comment: { id: number; body: string; user: { login: string; type: string; id: number } };
+  issue: {
+    number: number;
+    user: { login: string; id: number };
+    pull_request?: { merged_at?: string | null };
+  };
   sender: { login: string; type: string };
 }
 
@@ -254,9 +259,11 @@ export async function onIssueComment(
     commentId: payload.comment.id,
     body: payload.comment.body,
     login: payload.comment.user.login,
+    userId: payload.comment.user.id,
     senderType: payload.sender.type,
     pullNumber: payload.issue.number,
     author: payload.issue.user.login,
+    authorId: payload.issue.user.id,
     merged: Boolean(payload.issue.pull_request.merged_at),
   });
 }
@@ -265,7 +272,7 @@ export interface CheckRunPayload extends RepoPayload {
   action: string;
   check_run: { name: string; head_sha: string; pull_requests: Array<{ number: number }> };
   requested_action?: { identifier: string };
-  sender: { login: string; type: string };
+  sender: { login: string; type: string; id: number };
 }
 
 /**
@@ -300,6 +307,10 @@ export async function onCheckRun(
     return;
   }
   const identifier = payload.requested_action?.identifier;
+  if (identifier === "approve") {
+    await approveButton(rt, gh, controller, payload);
+    return;
+  }
   if (identifier !== "sync" && identifier !== "freeze" && identifier !== "unfreeze") return;
   const permission = await permissionOf(gh, rt.ref, login);
   const need = controller.env.commands[identifier];
@@ -331,6 +342,43 @@ export async function onCheckRun(
         : "The configured sync policy applies again.",
     conclusion: "neutral",
   });
+}
+
+/**
+ * The Approve button: decided exactly like `/approve` (approve.ts), for the check run's commit,
+ * so a commit without a pull request (a direct push) can be approved. What happened shows on
+ * the check run; an approval that releases the sync leaves the run to the sync's own report.
+ */
+async function approveButton(
+  rt: RepoRuntime,
+  gh: Octokit,
+  controller: ReturnType<RepoRuntime["reconciler"]["controller"]>,
+  payload: CheckRunPayload,
+): Promise<void> {
+  const sha = payload.check_run.head_sha;
+  const who = payload.sender;
+  const permission = await permissionOf(gh, rt.ref, who.login);
+  const outcome = await approveAs(
+    rt,
+    gh,
+    controller,
+    { login: who.login, id: who.id, bot: who.type === "Bot", permission },
+    { kind: "button", headSha: sha },
+  );
+  if (!outcome.recorded)
+    rt.log.warn({ login: who.login, env: controller.env.name }, "refused an Approve click");
+  // Released: the sync reports on this run; a second writer here could land after its result.
+  if (outcome.released) return;
+  const title = outcome.recorded ? `Approved by @${who.login}` : `Approval by @${who.login} refused`;
+  const state = await rt.reconciler.store.load(controller.instance);
+  if (state.pendingSync?.revision === sha)
+    await rt.reporter.approvalNote(gh, controller.env.name, sha, title, outcome.message);
+  else
+    await rt.reporter.check(gh, controller.env.name, sha, {
+      title,
+      note: outcome.message,
+      conclusion: "neutral",
+    });
 }
 
 export { checkName };

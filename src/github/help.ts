@@ -26,10 +26,11 @@ const HELP: Record<CommandName, CommandHelp> = {
   },
   approve: {
     args: "`[env]`",
-    does: "Approve syncing this pull request's head commit. Approvals are tied to that commit: a new push needs a new approval.",
+    does: "Approve syncing this pull request's commit (or click **Approve** on the environment's check run). Approvals are tied to that commit: a new push needs a new approval.",
     who:
-      `${WRITE}, and the approvers listed in the environment's \`approval\` rule if it lists any; ` +
-      "not the pull request's author unless `allowAuthor` is set; never bots",
+      "the approvers listed in the environment's `approval` rule (read permission is enough), or, if it lists none, " +
+      `${WRITE.charAt(0).toLowerCase()}${WRITE.slice(1)}; ` +
+      "nobody who contributed to what would be deployed (authored, committed, pushed or merged a commit since the last sync, opened or merged its pull request, or asked for the sync) unless `allowAuthor` is set; not on a fork's pull request; never bots",
   },
   freeze: {
     args: '`[env] ["reason"]`',

@@ -15,11 +15,15 @@ import type { DriftFight, ReconcilerEvent } from "../reconciler/events.ts";
 import { effectivePolicy } from "../reconciler/policy.ts";
 import type { Reconciler } from "../reconciler/reconciler.ts";
 import { BoundedMap } from "../util/bounded-map.ts";
+import { approverMentions } from "./authorize.ts";
+import { contributorsOf, unclaimedAddresses } from "./contributors.ts";
 import { causes, gitHubWaitMs, isTransientGitHubError, statusOf } from "./github-errors.ts";
 import { fenced } from "./markdown.ts";
 import type { Octokit, OctokitFactory, RepoRef } from "./octokit.ts";
+import { fetchRange } from "./range.ts";
 import { ReportQueue } from "./report-queue.ts";
 import {
+  type ApprovalWait,
   annotationsFor,
   checkRunOutput,
   conclusionFor,
@@ -87,15 +91,19 @@ export function envFromPreviewCheckName(name: string): string | undefined {
   return name.startsWith(PREVIEW_PREFIX) ? name.slice(PREVIEW_PREFIX.length) : undefined;
 }
 
-/** The three buttons GitHub allows, clicks authorized like comments. */
+/** The three buttons GitHub allows, clicks authorized like comments (Approve exactly like `/approve`). */
 export function checkActions(
   frozen: boolean,
+  awaitingApproval = false,
 ): Array<{ label: string; description: string; identifier: string }> {
   return [
     { label: "Sync", description: "Sync this environment now", identifier: "sync" },
     frozen
       ? { label: "Unfreeze", description: "Resume automated sync and self-heal", identifier: "unfreeze" }
       : { label: "Freeze", description: "Stop automated sync and self-heal", identifier: "freeze" },
+    ...(awaitingApproval
+      ? [{ label: "Approve", description: "Approve deploying this commit", identifier: "approve" }]
+      : []),
   ];
 }
 
@@ -121,7 +129,17 @@ export class GitHubReporter {
     number,
     {
       id?: number;
-      rows: Map<string, { env: string; status: string; revision: string; checkUrl?: string; note?: string }>;
+      rows: Map<
+        string,
+        {
+          env: string;
+          status: string;
+          revision: string;
+          checkUrl?: string;
+          note?: string;
+          approvers?: string[];
+        }
+      >;
     }
   >(REMEMBERED);
 
@@ -219,9 +237,12 @@ export class GitHubReporter {
         await this.deploymentProgress(gh, event.env, event.revision, "queued", description);
         const record = this.deployments.get(this.deploymentKey(event.env, event.revision));
         if (record) this.waiting.set(event.env, { sha: event.revision, id: record.id });
-        await this.check(gh, event.env, event.revision, { awaitingApproval: { revision: event.revision } });
+        const { wait, diff } = await this.approvalWait(gh, event.env, event.revision);
+        await this.check(gh, event.env, event.revision, { awaitingApproval: wait, diff });
         const pr = this.pulls.get(event.revision);
         if (pr !== undefined) {
+          const rule = this.env(event.env).approval;
+          const excluded = new Set((wait.excluded ?? []).map((l) => `@${l.toLowerCase()}`));
           await this.updateComment(
             gh,
             pr,
@@ -229,6 +250,10 @@ export class GitHubReporter {
             event.revision,
             "waiting for approval",
             `comment /approve ${event.env} to deploy (${event.needed} approval(s) needed)`,
+            undefined,
+            rule
+              ? approverMentions(this.o.repo.owner, rule).filter((m) => !excluded.has(m.toLowerCase()))
+              : [],
           );
         }
         return;
@@ -285,6 +310,59 @@ export class GitHubReporter {
       default:
         return;
     }
+  }
+
+  /**
+   * What an approver is shown: the commits and pull requests the approval would deploy, the
+   * listed approvers who contributed to them (and so cannot approve), and the plan as a diff
+   * that compares no Secret value (everyone who reads the repository reads the check run).
+   * Either may be missing (GitHub or the cluster unreadable): the check run says so, and the
+   * approval reads the range again when it is given.
+   */
+  private async approvalWait(
+    gh: Octokit,
+    envName: string,
+    revision: string,
+  ): Promise<{ wait: ApprovalWait; diff?: string }> {
+    const controller = this.o.reconciler.controller(envName);
+    const env = controller.env;
+    const state = await this.o.reconciler.store.load(controller.instance);
+    const wait: ApprovalWait = { revision };
+    try {
+      const range = await fetchRange(gh, this.o.repo, state.lastSyncedRevision, revision, env.source.branch);
+      const pending = state.pendingSync;
+      const people = contributorsOf(
+        range,
+        pending ? [{ login: pending.actor, role: pending.manual ? "requested" : "pushed" }] : [],
+      );
+      wait.range = {
+        ...(range.base === undefined ? {} : { base: range.base }),
+        commits: range.commits.map((c) => ({ sha: c.sha, title: c.title, author: c.author?.login })),
+        pulls: range.pulls.map((p) => ({ number: p.number, title: p.title, author: p.user?.login })),
+        unclaimed: unclaimedAddresses(range),
+      };
+      if (!env.approval?.allowAuthor)
+        wait.excluded = (env.approval?.users ?? []).filter((u) =>
+          people.some((p) => p.login?.toLowerCase() === u.toLowerCase()),
+        );
+    } catch (err) {
+      if (isTransientGitHubError(err)) throw err;
+      wait.rangeError = err instanceof Error ? err.message : String(err);
+    }
+    let diff: string | undefined;
+    try {
+      const { assessment } = await controller.inspect(revision);
+      diff = environmentDiff(assessment.plan, env, { blindSecrets: true });
+    } catch (err) {
+      this.o.log.warn({ err, env: envName, revision }, "no plan for the approval check run");
+    }
+    return { wait, diff };
+  }
+
+  /** Tells on the waiting check run of (env, sha) what an Approve click did; its plan and range stay. */
+  async approvalNote(gh: Octokit, envName: string, sha: string, title: string, note: string): Promise<void> {
+    const { wait, diff } = await this.approvalWait(gh, envName, sha);
+    await this.check(gh, envName, sha, { awaitingApproval: wait, diff, title, note });
   }
 
   /** Creates the deployment for (env, sha) once, then moves it along queued -> in_progress. */
@@ -453,7 +531,7 @@ export class GitHubReporter {
       result?: SyncResult;
       diff?: string;
       alert?: DriftFightAlert;
-      awaitingApproval?: { revision: string };
+      awaitingApproval?: ApprovalWait;
       reverted?: RevertedChange[];
       riskyOrphans?: Array<{ object: string; risk?: string }>;
       problems?: Array<{ file?: string; line?: number; message: string }>;
@@ -510,7 +588,9 @@ export class GitHubReporter {
         text: output.text,
         ...(chunks[0] ? { annotations: chunks[0] } : {}),
       },
-      ...(what.preview ? {} : { actions: checkActions(Boolean(state.freeze)) }),
+      ...(what.preview
+        ? {}
+        : { actions: checkActions(Boolean(state.freeze), what.awaitingApproval !== undefined) }),
     };
     // A deploy check run of this commit already shown (started, waiting, synced) is updated, so
     // the commit shows one run per environment; previews are always their own run.
@@ -580,13 +660,22 @@ export class GitHubReporter {
     status: string,
     note: string,
     checkUrl?: string,
+    /** Configured approvers to notify (approverMentions). */
+    approvers?: string[],
   ): Promise<void> {
     let entry = this.comments.get(pr);
     if (!entry) {
       entry = { rows: new Map() };
       this.comments.set(pr, entry);
     }
-    entry.rows.set(env, { env, status, revision, checkUrl, note });
+    entry.rows.set(env, {
+      env,
+      status,
+      revision,
+      checkUrl,
+      note,
+      ...(approvers?.length ? { approvers } : {}),
+    });
     const body = prCommentBody([...entry.rows.values()], COMMENT_MARKER);
     if (entry.id === undefined) {
       const { data } = await gh.rest.issues.createComment({ ...this.o.repo, issue_number: pr, body });

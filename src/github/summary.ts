@@ -33,6 +33,18 @@ export interface DriftFightAlert {
 /** A sync held until enough approvals for `revision` arrive (approvals are tied to the SHA). */
 export interface ApprovalWait {
   revision: string;
+  /** What would be deployed: the commits since the last synced revision and their pull requests. */
+  range?: {
+    base?: string;
+    commits: Array<{ sha: string; title?: string; author?: string }>;
+    pulls: Array<{ number: number; title?: string; author?: string }>;
+    /** Commit addresses no GitHub account claims. */
+    unclaimed?: string[];
+  };
+  /** Why the range could not be read (the approval itself reads it again). */
+  rangeError?: string;
+  /** Listed approvers who contributed to the range, so cannot approve it. */
+  excluded?: string[];
 }
 
 export type CheckConclusion = "success" | "failure" | "action_required" | "neutral";
@@ -209,7 +221,15 @@ export function htmlMarker(marker: string): string {
  * find its own comment (`body.includes(htmlMarker(marker))`) and edit it instead of adding another.
  */
 export function prCommentBody(
-  rows: Array<{ env: string; status: string; revision: string; checkUrl?: string; note?: string }>,
+  rows: Array<{
+    env: string;
+    status: string;
+    revision: string;
+    checkUrl?: string;
+    note?: string;
+    /** Configured approvers to notify (`@carol`, `@acme/sre`): the only live mentions syncward writes. */
+    approvers?: string[];
+  }>,
   marker: string,
 ): string {
   const lines = [htmlMarker(marker), "#### syncward", ""];
@@ -223,12 +243,23 @@ export function prCommentBody(
           ? ""
           : `[details](${r.checkUrl.replaceAll(")", "%29").replaceAll(" ", "%20")})`;
       lines.push(
-        `| ${codeCell(r.env)} | ${tableCell(r.status)} | ${r.revision === "" ? "" : codeCell(short(r.revision))} | ${check} | ${tableCell(r.note ?? "")} |`,
+        `| ${codeCell(r.env)} | ${tableCell(r.status)} | ${r.revision === "" ? "" : codeCell(short(r.revision))} | ${check} | ${noteCell(r.note ?? "", r.approvers ?? [])} |`,
       );
     }
   }
   lines.push("", "<sub>Comment `/help` for syncward commands. This comment is updated in place.</sub>");
   return truncateBytes(lines.join("\n"), COMMENT_MAX_BYTES);
+}
+
+/** A mention of a login or an `org/team`, whole: nothing else may reach a comment unescaped. */
+const APPROVER_MENTION =
+  /^@[A-Za-z0-9](?:[A-Za-z0-9]|-(?=[A-Za-z0-9])){0,38}(?:\/[A-Za-z0-9][A-Za-z0-9_.-]*)?$/;
+
+/** The note, inert, then the approvers to notify: mentions on purpose, each checked to be one. */
+function noteCell(note: string, approvers: string[]): string {
+  const mentions = approvers.filter((a) => APPROVER_MENTION.test(a));
+  const cell = tableCell(note);
+  return mentions.length === 0 ? cell : `${cell}${cell === "" ? "" : " "}approvers: ${mentions.join(" ")}`;
 }
 
 // ---- title, status, health ----
@@ -355,17 +386,64 @@ function approvalSection(input: CheckRunOutputInput, wait: ApprovalWait): string
   const rule = input.env.approval;
   const have = input.state.pendingApprovals.filter((a) => a.sha === wait.revision);
   const need = rule?.minimum ?? 1;
+  const excluded = new Set((wait.excluded ?? []).map((l) => l.toLowerCase()));
   const approvers = [
-    ...(rule?.users ?? []).map((u) => `@${u}`),
+    ...(rule?.users ?? []).filter((u) => !excluded.has(u.toLowerCase())).map((u) => `@${u}`),
     ...(rule?.teams ?? []).map((t) => (t.includes("/") ? `@${t}` : `team \`${t}\``)),
   ];
+  const missing = Math.max(0, need - have.length);
   const paragraph = [
     `\`${short(wait.revision)}\` needs ${plural(need, "approval")} before it is synced to \`${input.env.name}\`` +
-      ` (${have.length} so far${have.length > 0 ? `: ${have.map((a) => `@${a.by}`).join(", ")}` : ""}).`,
+      ` (${have.length} so far${have.length > 0 ? `: ${have.map((a) => `@${a.by}`).join(", ")}` : ""}; **${missing} more** needed).`,
     ...(approvers.length > 0 ? [`Approvers: ${approvers.join(", ")}.`] : []),
-    `An approver comments \`/approve ${input.env.name}\` on the pull request. A new push needs new approvals.`,
+    ...(excluded.size > 0
+      ? [`Cannot approve it, having contributed to it: ${[...excluded].map(code).join(", ")}.`]
+      : []),
+    `An approver clicks **Approve** above or comments \`/approve ${input.env.name}\` on the pull request; nobody who contributed to what would be deployed may approve it. A new push needs new approvals.`,
   ];
-  return ["#### Waiting for approval", "", ...paragraph].join("\n");
+  return ["#### Waiting for approval", "", ...paragraph, ...rangeSection(wait)].join("\n");
+}
+
+/** Most commits listed in the approval section; the rest are counted. */
+const MAX_RANGE_ROWS = 30;
+
+/** The commits and pull requests an approval would deploy; everything written by people is inert. */
+function rangeSection(wait: ApprovalWait): string[] {
+  if (wait.rangeError !== undefined)
+    return ["", `_What would be deployed could not be read: ${inline(wait.rangeError)}._`];
+  const range = wait.range;
+  if (range === undefined) return [];
+  const from = range.base === undefined ? "the first deployment" : `\`${short(range.base)}\``;
+  const rows = range.commits
+    .slice(0, MAX_RANGE_ROWS)
+    .map(
+      (c) =>
+        `| ${codeCell(short(c.sha))} | ${c.author ? codeCell(c.author) : ""} | ${tableCell(c.title ?? "", 120)} |`,
+    );
+  const more = range.commits.length - rows.length;
+  return [
+    "",
+    `#### What would be deployed (${plural(range.commits.length, "commit")} since ${from})`,
+    "",
+    "| COMMIT | AUTHOR | MESSAGE |",
+    "| --- | --- | --- |",
+    ...rows,
+    ...(more > 0 ? ["", `_and ${plural(more, "more commit")}_`] : []),
+    ...(range.pulls.length > 0
+      ? [
+          "",
+          `Pull requests: ${range.pulls
+            .map(
+              (p) =>
+                `#${p.number}${p.title ? ` ${inline(clipChars(p.title, 80))}` : ""}${p.author ? ` by ${code(p.author)}` : ""}`,
+            )
+            .join("; ")}.`,
+        ]
+      : []),
+    ...(range.unclaimed?.length
+      ? ["", `Commits by addresses no GitHub account claims: ${range.unclaimed.map(code).join(", ")}.`]
+      : []),
+  ];
 }
 
 /** The resource table; `compact` leaves out objects that were already in sync. */

@@ -9,7 +9,11 @@ import type { Emit } from "./events.ts";
 
 /** Distinct approvers of `revision` so far; approvals of other revisions do not count. */
 export function approversOf(state: EnvironmentState, revision: string): string[] {
-  return [...new Set(state.pendingApprovals.filter((a) => a.sha === revision).map((a) => a.by))];
+  // One person is one GitHub id, whatever logins they approved under; older records have only a login.
+  const people = new Map<string, string>();
+  for (const a of state.pendingApprovals)
+    if (a.sha === revision) people.set(a.id === undefined ? `login:${a.by}` : `id:${a.id}`, a.by);
+  return [...new Set(people.values())];
 }
 
 export class ApprovalGate {
@@ -67,11 +71,18 @@ export class ApprovalGate {
   async record(
     revision: string,
     by: string,
+    id?: number,
   ): Promise<{ approvers: string[]; needed: number; released: boolean; state: EnvironmentState }> {
     const needed = this.o.env.approval?.minimum ?? 0;
     const state = await this.o.store.update(this.o.instance, (s) => {
-      if (!s.pendingApprovals.some((a) => a.sha === revision && a.by === by)) {
-        s.pendingApprovals.push({ sha: revision, by, at: new Date().toISOString() });
+      const same = (a: { by: string; id?: number }) => (id === undefined ? a.by === by : a.id === id);
+      if (!s.pendingApprovals.some((a) => a.sha === revision && same(a))) {
+        s.pendingApprovals.push({
+          sha: revision,
+          by,
+          ...(id === undefined ? {} : { id }),
+          at: new Date().toISOString(),
+        });
       }
     });
     const approvers = approversOf(state, revision);

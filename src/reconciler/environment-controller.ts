@@ -981,8 +981,9 @@ export class EnvironmentController {
   async approve(
     revision: string,
     by: string,
+    id?: number,
   ): Promise<{ approvers: string[]; needed: number; released: boolean }> {
-    const { approvers, needed, released, state } = await this.gate.record(revision, by);
+    const { approvers, needed, released, state } = await this.gate.record(revision, by, id);
     if (released) {
       const pending = state.pendingSync;
       if (pending?.manual && pending.revision === revision) {

@@ -47,6 +47,8 @@ export interface FreezeRecord {
 export interface ApprovalRecord {
   sha: string;
   by: string;
+  /** The approver's GitHub user id (logins can be renamed): distinct approvers are distinct ids. */
+  id?: number;
   at: string;
 }
 

@@ -29,8 +29,8 @@ function comment(
     sender: { login, type: extra.type ?? "User" },
     commentId: extra.commentId ?? 1001,
     deliveryId: extra.deliveryId,
+    author: extra.author,
   });
-  if (extra.author) (event.payload.issue.user as { login: string }).login = extra.author;
   return event;
 }
 
@@ -62,7 +62,10 @@ describe("PR comment commands: refusals", () => {
     const reply = mockRefusal(app().mock, CONFIG, { login: "bob", permission: "write" });
     await app().probot.receive(comment("/approve prod", "bob", { author: "bob" }));
     app().mock.assertDone();
-    assert.match(reply.body(), /the author of a change cannot approve its deployment/);
+    assert.match(
+      reply.body(),
+      /Sorry @bob, you cannot approve \*\*prod\*\*: you opened #7, and nobody who contributed to a change approves its deployment \(approval\.allowAuthor is false\)\. Nothing was changed\./,
+    );
   });
 
   it("refuses an approver who is not in the approval rule", async () => {

@@ -12,6 +12,7 @@ import { defaultState } from "../../src/state/store.ts";
 import { REPO_PATH } from "../support/app.ts";
 import { envConfig } from "../support/env.ts";
 import { createTestProbot, mockGitHub } from "../support/github.ts";
+import { mockRange } from "../support/github-range.ts";
 
 const mock = mockGitHub();
 afterEach(() => mock.reset());
@@ -469,6 +470,9 @@ describe("GitHub reporter: the deployment timeline of a production environment",
   it("a waiting deployment a newer commit supersedes ends inactive; a success retires the one before it", async () => {
     const r = await reporter({ reconciler: prodReconciler });
     const timeline = captureTimeline();
+    // Each waiting check run shows what would be deployed (no sync recorded: the commit alone).
+    for (const head of [a, b, c])
+      mockRange(mock, { head, commits: [{ sha: head, author: "alice" }], pulls: [] });
     for (const event of [waiting(a), started(a), synced(a), waiting(b), waiting(c), started(c), synced(c)]) {
       r.handle(event);
       await r.idle();
@@ -540,9 +544,57 @@ describe("GitHub reporter: a live check run", () => {
     mock.api.get(`${REPO_PATH}/deployments`).query(true).reply(200, []);
     mock.api.post(`${REPO_PATH}/deployments`).reply(201, { id: 89 });
     mock.api.post(`${REPO_PATH}/deployments/89/statuses`).reply(201, { id: 1 });
+    mockRange(mock, { head: sha, commits: [{ sha, author: "alice" }], pulls: [] });
     r.handle({ ...ev, type: "awaitingApproval", trigger: "push", actor: "alice", approvals: [], needed: 1 });
     await r.idle();
     mock.assertDone();
     assert.equal(seen[0]?.conclusion, "neutral");
+  });
+});
+
+describe("GitHub reporter: the PR comment of a merge waiting for approval", () => {
+  it("mentions the configured approvers who may approve it, not one who contributed", async () => {
+    const prod = envConfig("shop-prod", {
+      name: "prod",
+      production: true,
+      approval: { users: ["carol", "alice"], teams: ["acme/sre"] },
+    });
+    const r = await reporter({
+      reconciler: {
+        controller: () => ({ env: prod, instance: "acme-shop.prod" }),
+        store: { load: async () => defaultState("acme-shop.prod") },
+      } as unknown as Reconciler,
+    });
+    const merge = "d".repeat(40);
+    r.linkPullRequest(merge, 7);
+    mock.api.get(`${REPO_PATH}/deployments`).query(true).reply(200, []);
+    mock.api.post(`${REPO_PATH}/deployments`).reply(201, { id: 61 });
+    mock.api.post(`${REPO_PATH}/deployments/61/statuses`).reply(201, { id: 1 });
+    mock.api
+      .post(`${REPO_PATH}/check-runs`)
+      .reply(201, { id: 62, html_url: "https://github.com/acme/shop/runs/62" });
+    mockRange(mock, { head: merge, commits: [{ sha: merge, author: "alice" }], pulls: [] });
+    let comment = "";
+    mock.api
+      .post(`${REPO_PATH}/issues/7/comments`, (b: { body: string }) => {
+        comment = b.body;
+        return true;
+      })
+      .reply(201, { id: 63 });
+    r.handle({
+      instance: "acme-shop.prod",
+      env: "prod",
+      revision: merge,
+      type: "awaitingApproval",
+      trigger: "merge",
+      actor: "bob",
+      approvals: [],
+      needed: 1,
+    });
+    await r.idle();
+    mock.assertDone();
+    const row = comment.split("\n").find((l) => l.startsWith("| `prod`")) ?? "";
+    assert.match(row, / approvers: @carol @acme\/sre \|$/);
+    assert.doesNotMatch(row, /@alice/);
   });
 });

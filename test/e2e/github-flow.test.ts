@@ -20,6 +20,7 @@ import { useCluster } from "../support/cluster.ts";
 import { makeRepo, type TestRepo, testMerge } from "../support/git-repo.ts";
 import type { GitHubMock } from "../support/github.ts";
 import { checkRunId } from "../support/github-checks.ts";
+import { apiPull, type FakePull, mockRange } from "../support/github-range.ts";
 import { issueCommentEvent, pullRequestEvent, pushEvent } from "../support/webhooks.ts";
 
 const cluster = useCluster();
@@ -123,6 +124,18 @@ function captureGitHubWrites(
   }
 }
 
+/** Bob's pull request #7, merged by Bob as `merge`. */
+function mergedPull7(merge: string): FakePull {
+  return {
+    number: 7,
+    author: "bob",
+    mergedBy: "bob",
+    commits: [merge],
+    mergeCommit: merge,
+    head: "f".repeat(40),
+  };
+}
+
 function mockDeployment(mock: GitHubMock, env: string, id: number, captured: Captured): void {
   mock.api
     .post(`${REPO_PATH}/deployments`, (b: Captured["deployments"][number]) => {
@@ -177,6 +190,8 @@ describe("GitHub App end to end", () => {
     mockTarball(app.mock, repo, first);
     mockNoEarlierDeployments(app.mock, "dev");
     mockNoEarlierDeployments(app.mock, "prod");
+    // prod's waiting check run shows what it would deploy: a first deployment, the pushed commit.
+    mockRange(app.mock, { head: first, commits: [{ sha: first, author: "alice" }], pulls: [] });
     mockDeployment(app.mock, "dev", 101, captured);
     mockDeployment(app.mock, "prod", 202, captured);
     captureGitHubWrites(app.mock, { dev: 101, prod: 202 }, captured, {
@@ -274,9 +289,10 @@ describe("GitHub App end to end", () => {
   it("/approve prod by an approver deploys the approved commit", async () => {
     mockReactions(app.mock, 1001, "rocket");
     mockPermission(app.mock, "carol", "write");
-    app.mock.api
-      .get(`${REPO_PATH}/pulls/7`)
-      .reply(200, { number: 7, merged: true, merge_commit_sha: first, head: { sha: "f".repeat(40) } });
+    const pr7 = mergedPull7(first);
+    app.mock.api.get(`${REPO_PATH}/pulls/7`).reply(200, apiPull(pr7));
+    // A first deployment: the pending commit alone is what would be deployed.
+    mockRange(app.mock, { head: first, commits: [{ sha: first, author: "bob" }], pulls: [pr7] });
     const reply = mockReply(app.mock, 7);
     captureGitHubWrites(app.mock, { prod: 202 }, captured, { checks: 1, updates: 1, statuses: { prod: 2 } });
     const event = issueCommentEvent({ body: "/approve prod", sender: { login: "carol" } });
@@ -298,6 +314,12 @@ describe("GitHub App end to end", () => {
   it("a newer commit needs a new approval, and approving the old one says it is stale", async () => {
     const second = repo.commit({ "prod/app.yaml": manifests("1.28") }, "bump prod");
     mockTarball(app.mock, repo, second);
+    mockRange(app.mock, {
+      base: first,
+      head: second,
+      commits: [{ sha: second, author: "alice" }],
+      pulls: [],
+    });
     mockDeployment(app.mock, "prod", 303, captured);
     captureGitHubWrites(app.mock, { prod: 303 }, captured, { checks: 1, statuses: { prod: 1 } });
     await app.probot.receive(
@@ -307,9 +329,7 @@ describe("GitHub App end to end", () => {
 
     mockReactions(app.mock, 1002, "confused");
     mockPermission(app.mock, "carol", "write");
-    app.mock.api
-      .get(`${REPO_PATH}/pulls/7`)
-      .reply(200, { number: 7, merged: true, merge_commit_sha: first, head: { sha: "f".repeat(40) } });
+    app.mock.api.get(`${REPO_PATH}/pulls/7`).reply(200, apiPull(mergedPull7(first)));
     const reply = mockReply(app.mock, 7);
     const event = issueCommentEvent({ body: "/approve prod", sender: { login: "carol" }, commentId: 1002 });
     (event.payload.issue.user as { login: string }).login = "bob";

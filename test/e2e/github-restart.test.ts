@@ -16,6 +16,7 @@ import { eventually, useCluster } from "../support/cluster.ts";
 import { makeRepo, type TestRepo } from "../support/git-repo.ts";
 import { GITHUB_API } from "../support/github.ts";
 import { FakeGitHub } from "../support/github-fake.ts";
+import { apiPull } from "../support/github-range.ts";
 import { DEFAULT_INSTALLATION_ID, issueCommentEvent, pushEvent } from "../support/webhooks.ts";
 
 const cluster = useCluster();
@@ -47,7 +48,16 @@ describe("the app killed mid-sync and restarted", () => {
       .persist()
       .get(`${REPO_PATH}/pulls/7`)
       .optionally()
-      .reply(200, () => ({ number: 7, merged: true, merge_commit_sha: c1, head: { sha: "f".repeat(40) } }));
+      .reply(200, () =>
+        apiPull({
+          number: 7,
+          author: "bob",
+          mergedBy: "bob",
+          commits: [c1],
+          mergeCommit: c1,
+          head: "f".repeat(40),
+        }),
+      );
 
   const comment = async (app: TestApp, id: number, login: string, body: string) => {
     mockReactions(app.mock, id, "rocket");

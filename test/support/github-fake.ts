@@ -61,6 +61,23 @@ export class FakeGitHub {
     private readonly config: string,
   ) {}
 
+  /** Commits of the repository as the compare API lists them (`git log` arguments). */
+  private commits(spec: string) {
+    const out = this.repo.git("log", "--reverse", "--format=%H%x09%ae%x09%ce%x09%s", ...spec.split(" "));
+    return out
+      .split("\n")
+      .filter(Boolean)
+      .map((line) => {
+        const [sha, author, committer, message] = line.split("\t") as [string, string, string, string];
+        return {
+          sha,
+          commit: { message, author: { email: author }, committer: { email: committer } },
+          author: null,
+          committer: null,
+        };
+      });
+  }
+
   /** Answers on `mock` (again after a new mock: what GitHub holds is kept). */
   install(mock: GitHubMock): void {
     const api = mock.scope(GITHUB_API).persist();
@@ -92,6 +109,28 @@ export class FakeGitHub {
         const sha = uri.split("/").at(-1)!;
         return [302, "", { location: `${CODELOAD}/acme/shop/legacy.tar.gz/${sha}` }];
       });
+    // What an approval would deploy, from the real repository: its commits are by an address no
+    // GitHub account claims, and no pull request carries them.
+    api
+      .get(/\/repos\/acme\/shop\/compare\/[0-9a-f]{40}\.\.\.[0-9a-f]{40}/)
+      .query(true)
+      .optionally()
+      .reply((uri) => {
+        const [base, head] = uri.split("?")[0]!.split("/").at(-1)!.split("...") as [string, string];
+        const commits = this.commits(`${base}..${head}`);
+        return [200, { status: "ahead", total_commits: commits.length, commits }];
+      });
+    api
+      .get(`${REPO}/commits`)
+      .query(true)
+      .optionally()
+      .reply((uri) => [200, this.commits(`-1 ${new URL(uri, GITHUB_API).searchParams.get("sha")}`)]);
+    api.get(`${REPO}/activity`).query(true).optionally().reply(200, []);
+    api
+      .get(/\/repos\/acme\/shop\/commits\/[0-9a-f]{40}\/pulls/)
+      .query(true)
+      .optionally()
+      .reply(200, []);
     mock
       .scope(CODELOAD)
       .persist()

@@ -58,6 +58,14 @@ function obj(v: unknown): Payload {
   return v as Payload;
 }
 
+/**
+ * A stable GitHub user id for a login in tests: syncward binds people by id, so two logins must
+ * never share the example payload's one id.
+ */
+export function userIdOf(login: string): number {
+  return 1_000_000 + (Number.parseInt(fakeSha(`user ${login.toLowerCase()}`).slice(0, 6), 16) % 8_000_000);
+}
+
 /** Points the payload at owner/repo everywhere (URLs included) and applies the common options. */
 function patch(payload: Payload, o: EventOptions): Payload {
   const repository = obj(payload.repository);
@@ -84,7 +92,10 @@ function patch(payload: Payload, o: EventOptions): Payload {
     node_id: "MDIzOkludGVncmF0aW9uSW5zdGFsbGF0aW9uNDI0Mg==",
   };
   const sender = obj(out.sender);
-  if (o.sender?.login !== undefined) sender.login = o.sender.login;
+  if (o.sender?.login !== undefined) {
+    sender.login = o.sender.login;
+    sender.id = userIdOf(o.sender.login);
+  }
   if (o.sender?.type !== undefined) sender.type = o.sender.type;
   if (o.sender?.id !== undefined) sender.id = o.sender.id;
   return out;
@@ -222,6 +233,8 @@ export interface IssueCommentOptions extends EventOptions {
   commentId?: number;
   /** Comment on a pull request (default) or on a plain issue. */
   onPullRequest?: boolean;
+  /** The pull request's author (default: the example's user, who is nobody else in a test). */
+  author?: string;
   action?: "created" | "edited" | "deleted";
 }
 
@@ -237,6 +250,10 @@ export function issueCommentEvent(o: IssueCommentOptions): EmitterWebhookEvent<"
   const owner = o.owner ?? DEFAULT_OWNER;
   const repo = o.repo ?? DEFAULT_REPO;
   issue.number = number;
+  if (o.author !== undefined) {
+    obj(issue.user).login = o.author;
+    obj(issue.user).id = userIdOf(o.author);
+  }
   const htmlBase = `https://github.com/${owner}/${repo}`;
   if (o.onPullRequest ?? true) {
     issue.pull_request = {

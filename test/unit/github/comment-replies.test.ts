@@ -39,6 +39,7 @@ async function syncReply(message: string): Promise<string> {
     commentId: 1,
     body: "/sync dev",
     login: "alice",
+    userId: 1,
     senderType: "User",
     pullNumber: 7,
     merged: true,

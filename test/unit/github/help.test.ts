@@ -11,7 +11,7 @@ describe("helpText", () => {
     assert.match(text, /\| `\/sync` \| `\[env\] \[--prune\] \[--force\]` \|.*\| people with write access/);
     assert.match(
       text,
-      /\| `\/approve` \|.*not the pull request's author unless `allowAuthor`.*never bots \|/,
+      /\| `\/approve` \|.*\*\*Approve\*\*.*read permission is enough.*nobody who contributed to what would be deployed.*unless `allowAuthor`.*not on a fork's pull request; never bots \|/,
     );
     assert.match(text, /\| `\/freeze` \| `\[env\] \["reason"\]` \|/);
     assert.match(text, /Environments: `dev`, `prod`\./);

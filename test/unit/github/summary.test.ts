@@ -178,11 +178,11 @@ describe("checkRunOutput: titles and status lines", () => {
     assert.equal(out.title, "Waiting for approval");
     assert.match(
       out.summary,
-      /`a1b2c3d` needs 2 approvals before it is synced to `prod` \(1 so far: @carol\)\./,
+      /`a1b2c3d` needs 2 approvals before it is synced to `prod` \(1 so far: @carol; \*\*1 more\*\* needed\)\./,
     );
     assert.doesNotMatch(out.summary, /@dave/, "approvals of another commit do not count");
     assert.match(out.summary, /Approvers: @carol, @erin, @acme\/sre\./);
-    assert.match(out.summary, /comments `\/approve prod`/);
+    assert.match(out.summary, /clicks \*\*Approve\*\* above or comments `\/approve prod`/);
     assert.equal(conclusionFor(undefined, undefined, { revision: SHA }), "action_required");
     assert.match(out.text, /- \*\*Approval:\*\* 2 approvals from @carol, @erin, team `acme\/sre`/);
   });

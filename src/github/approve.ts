@@ -1,0 +1,148 @@
+// An approval, wherever it is given: `/approve <env>` on a pull request or the check run's
+// Approve button. Both come here, so both are decided by the same rules, in this order:
+// - bots never approve;
+// - a listed approver (users, teams) needs read permission, anyone else `commands.approve`, and
+//   where approvers are listed nobody else counts;
+// - something must be waiting, and the approval must be of exactly that commit;
+// - an approval written on a pull request from a fork does not count (its author controls the head);
+// - nobody who contributed to what would be deployed approves it (contributors.ts), unless
+//   `approval.allowAuthor`: every commit from the last synced revision to the pending one.
+// People are bound by GitHub user id; the reconciler records the id beside the login.
+import type { EnvironmentController } from "../reconciler/environment-controller.ts";
+import { allows, listedApprover, type Permission } from "./authorize.ts";
+import { contributionOf, contributorsOf, type GitHubUser, type RangePull } from "./contributors.ts";
+import type { Octokit } from "./octokit.ts";
+import { isForkPull } from "./preview.ts";
+import { fetchRange, RangeTooLong } from "./range.ts";
+import type { RepoRuntime } from "./runtime.ts";
+
+export interface Approver extends GitHubUser {
+  bot: boolean;
+  permission: Permission;
+}
+
+/** Where the approval was given. */
+export type ApprovalPlace =
+  | { kind: "comment"; pullNumber: number; pullAuthor?: GitHubUser }
+  | { kind: "button"; headSha: string };
+
+export interface ApprovalOutcome {
+  ok: boolean;
+  /** Says what happened, to the approver: a refusal already starts with "Sorry". */
+  message: string;
+  /** The approval counted (false for a refusal or nothing to approve). */
+  recorded: boolean;
+  /** It completed the approvals: the held sync runs now. */
+  released?: boolean;
+  revision?: string;
+}
+
+const short = (sha: string) => sha.slice(0, 7);
+
+/** Decides an approval of `controller`'s environment by `who` and, when it counts, records it. */
+export async function approveAs(
+  rt: RepoRuntime,
+  gh: Octokit,
+  controller: EnvironmentController,
+  who: Approver,
+  place: ApprovalPlace,
+): Promise<ApprovalOutcome> {
+  const name = controller.env.name;
+  const rule = controller.env.approval;
+  const refuse = (reason: string, revision?: string): ApprovalOutcome => ({
+    ok: false,
+    recorded: false,
+    message: `Sorry @${who.login}, you cannot approve **${name}**: ${reason}. Nothing was changed.`,
+    ...(revision ? { revision } : {}),
+  });
+  if (!rule) return { ok: false, recorded: false, message: `**${name}** does not require approval.` };
+  if (who.bot || who.login.endsWith("[bot]")) return refuse("bots never approve deployments");
+
+  const listing = await listedApprover(gh, rt.info.owner, rule, who.login);
+  if (!listing.listed && !listing.open) return refuse(listing.reason ?? "you are not a listed approver");
+  const need: Permission = listing.listed ? "read" : controller.env.commands.approve;
+  if (!allows(who.permission, need))
+    return refuse(
+      `approving needs **${need}** permission on this repository${listing.listed ? " (listed approvers need only read)" : ""} and you have **${who.permission}**`,
+    );
+  // Cheap and certain before anything is read: the pull request's own author.
+  if (
+    !rule.allowAuthor &&
+    place.kind === "comment" &&
+    place.pullAuthor !== undefined &&
+    place.pullAuthor.id === who.id
+  )
+    return refuse(
+      `you opened #${place.pullNumber}, and nobody who contributed to a change approves its deployment (approval.allowAuthor is false)`,
+    );
+
+  const state = await rt.reconciler.store.load(controller.instance);
+  const pending = state.pendingSync;
+  if (!pending)
+    return { ok: false, recorded: false, message: `Nothing is waiting for approval in **${name}**.` };
+  const revision = pending.revision;
+
+  const extraPulls: RangePull[] = [];
+  if (place.kind === "comment") {
+    const { data: pr } = await gh.rest.pulls.get({ ...rt.ref, pull_number: place.pullNumber });
+    if (isForkPull(pr))
+      return refuse(
+        `#${place.pullNumber} comes from a fork, and approvals written on a fork's pull request do not count; use the **Approve** button on the \`${name}\` check run of \`${short(revision)}\`, or comment on a pull request of this repository`,
+      );
+    // An approval is tied to the commit it approves: this pull request's commit must be the one waiting.
+    const prSha = pr.merged ? pr.merge_commit_sha : pr.head.sha;
+    if (prSha !== revision)
+      return {
+        ok: false,
+        recorded: false,
+        message: `This approval would be stale: **${name}** is waiting for \`${short(revision)}\`, but this pull request is \`${short(prSha ?? "")}\`. Approvals are tied to the commit they approve; approve on the change that produced \`${short(revision)}\`, or with the **Approve** button of its check run.`,
+      };
+    extraPulls.push({
+      number: pr.number,
+      user: pr.user ? { id: pr.user.id, login: pr.user.login } : null,
+      mergedBy: pr.merged_by ? { id: pr.merged_by.id, login: pr.merged_by.login } : null,
+      commits: [revision],
+    });
+  } else if (place.headSha !== revision) {
+    return {
+      ok: false,
+      recorded: false,
+      message: `This approval would be stale: **${name}** is waiting for \`${short(revision)}\`, but this check run is on \`${short(place.headSha)}\`. Approvals are tied to the commit they approve.`,
+    };
+  }
+
+  if (!rule.allowAuthor) {
+    let range: Awaited<ReturnType<typeof fetchRange>>;
+    try {
+      range = await fetchRange(gh, rt.ref, state.lastSyncedRevision, revision, controller.env.source.branch);
+    } catch (err) {
+      if (err instanceof RangeTooLong) return refuse(err.message, revision);
+      throw err;
+    }
+    range.pulls.push(...extraPulls);
+    const people = contributorsOf(range, [
+      { login: pending.actor, role: pending.manual ? "requested" : "pushed" },
+    ]);
+    const why = contributionOf(people, who);
+    if (why !== undefined) {
+      const span = range.base ? `\`${short(range.base)}..${short(revision)}\`` : `\`${short(revision)}\``;
+      const shown = why.length > 3 ? [...why.slice(0, 3), `${why.length - 3} more`] : why;
+      return refuse(
+        `you ${shown.join(", ")} in what would be deployed (${span}), and nobody who contributed to a change approves its deployment (approval.allowAuthor is false)`,
+        revision,
+      );
+    }
+  }
+
+  const result = await controller.approve(revision, who.login, who.id);
+  const count = `(${result.approvers.length}/${result.needed})`;
+  return {
+    ok: true,
+    recorded: true,
+    released: result.released,
+    revision,
+    message: result.released
+      ? `Approved \`${short(revision)}\` for **${name}** ${count}; deploying.`
+      : `Approved \`${short(revision)}\` for **${name}** ${count}; waiting for more approvals.`,
+  };
+}

@@ -1,0 +1,267 @@
+// Who may approve, against GitHub's answers about what would be deployed (compare API, the pull
+// requests of each commit) and syncward's state on the real cluster: nobody who contributed to
+// the range from the last synced revision to the pending one, nobody on a fork's pull request;
+// listed approvers need only read permission. Nothing is synced here (prod needs two approvals):
+// each test sees what an approval leaves in the state and what its author is told.
+import assert from "node:assert/strict";
+import { after, before, beforeEach, describe, it } from "node:test";
+import type { RepoRuntime } from "../../src/github/runtime.ts";
+import {
+  mockConfig,
+  mockPermission,
+  mockReactions,
+  mockReply,
+  REPO_PATH,
+  startApp,
+  type TestApp,
+} from "../support/app.ts";
+import { useCluster } from "../support/cluster.ts";
+import { apiPull, type FakePull, mockRange } from "../support/github-range.ts";
+import { fakeSha, issueCommentEvent, userIdOf } from "../support/webhooks.ts";
+
+const cluster = useCluster();
+
+const deployed = fakeSha("deployed");
+const aliceProd = fakeSha("alice prod change");
+const bobDocs = fakeSha("bob docs");
+
+// Alice's prod change (#1) and Bob's docs change (#2) were both squash-merged since the last sync.
+const ALICE_PR: FakePull = {
+  number: 1,
+  author: "alice",
+  mergedBy: "alice",
+  commits: [aliceProd],
+  mergeCommit: aliceProd,
+};
+const BOB_PR: FakePull = {
+  number: 2,
+  author: "bob",
+  mergedBy: "bob",
+  commits: [bobDocs],
+  mergeCommit: bobDocs,
+};
+const twoMerges = {
+  base: deployed,
+  head: bobDocs,
+  commits: [
+    { sha: aliceProd, author: "alice" },
+    { sha: bobDocs, author: "bob" },
+  ],
+  pulls: [ALICE_PR, BOB_PR],
+};
+
+describe("who may approve a production sync", () => {
+  let app: TestApp;
+  let rt: RepoRuntime;
+  let instance: string;
+
+  before(async () => {
+    const prodNs = await cluster.namespace("appr-prod");
+    const stateNs = await cluster.stateNamespace("appr-state");
+    app = await startApp({ client: cluster.syncwardClient, stateNamespace: stateNs });
+    mockConfig(
+      app.mock,
+      `environments:
+  - name: prod
+    source: {path: prod}
+    destination: {namespace: ${prodNs}}
+    production: true
+    syncPolicy: {automated: {prune: true}}
+    approval: {users: [alice, bob, carol, carol-new, dave, erin], minimum: 2}
+`,
+    );
+    rt = (await app.parts.runtimes.for({
+      owner: "acme",
+      repo: "shop",
+      installationId: 4242,
+      htmlUrl: "https://github.com/acme/shop",
+      defaultBranch: "main",
+    })) as RepoRuntime;
+    instance = rt.reconciler.controller("prod").instance;
+  });
+
+  after(async () => {
+    await Promise.all(app.parts.runtimes.all().map((r) => r.stop()));
+    app.mock.reset();
+  });
+
+  /** prod last synced `base` and holds `head`, pushed or merged by `actor`, for approval. */
+  const waiting = (base: string, head: string, actor: string) =>
+    rt.reconciler.store.update(instance, (s) => {
+      s.lastSyncedRevision = base;
+      s.syncStatus = "OutOfSync";
+      s.pendingApprovals = [];
+      s.pendingSync = {
+        revision: head,
+        trigger: "merge",
+        actor,
+        requestedAt: new Date().toISOString(),
+        manual: false,
+      };
+    });
+
+  const approve = async (
+    login: string,
+    o: {
+      pull: FakePull;
+      permission?: "read" | "write";
+      outcome?: "rocket" | "confused";
+      id?: number;
+      /** The commenter's GitHub user id, when not the one of their login. */
+      userId?: number;
+    },
+  ) => {
+    const id = o.id ?? 1001;
+    mockReactions(app.mock, id, o.outcome ?? "confused");
+    mockPermission(app.mock, login, o.permission ?? "write");
+    app.mock.api.get(`${REPO_PATH}/pulls/${o.pull.number}`).reply(200, apiPull(o.pull));
+    const reply = mockReply(app.mock, o.pull.number);
+    await app.probot.receive(
+      issueCommentEvent({
+        body: "/approve prod",
+        sender: { login, ...(o.userId === undefined ? {} : { id: o.userId }) },
+        number: o.pull.number,
+        author: o.pull.author,
+        commentId: id,
+      }),
+    );
+    app.mock.assertDone();
+    return reply.body();
+  };
+
+  beforeEach(() => app.mock.reset());
+
+  it("Alice merged a prod change: her /approve on Bob's docs PR is refused, and says why", async () => {
+    await waiting(deployed, bobDocs, "bob");
+    mockRange(app.mock, twoMerges);
+    const reply = await approve("alice", { pull: BOB_PR });
+    assert.equal(
+      reply,
+      `Sorry @alice, you cannot approve **prod**: you authored ${aliceProd.slice(0, 7)}, opened #1, merged #1 in what would be deployed (\`${deployed.slice(0, 7)}..${bobDocs.slice(0, 7)}\`), and nobody who contributed to a change approves its deployment (approval.allowAuthor is false). Nothing was changed.`,
+    );
+    const state = await rt.reconciler.store.load(instance);
+    assert.deepEqual(state.pendingApprovals, [], "no approval was recorded");
+  });
+
+  it("a colleague who pushed a commit into someone else's PR is refused", async () => {
+    const daveWork = fakeSha("dave work");
+    const bobFix = fakeSha("bob fix pushed into dave's branch");
+    const merge = fakeSha("carol merges #3");
+    const davePr: FakePull = {
+      number: 3,
+      author: "dave",
+      mergedBy: "carol",
+      commits: [daveWork, bobFix, merge],
+      mergeCommit: merge,
+    };
+    await waiting(deployed, merge, "carol");
+    mockRange(app.mock, {
+      base: deployed,
+      head: merge,
+      commits: [
+        { sha: daveWork, author: "dave", committer: "dave" },
+        { sha: bobFix, author: "bob", committer: "bob" },
+        { sha: merge, author: "carol" },
+      ],
+      pulls: [davePr],
+    });
+    const reply = await approve("bob", { pull: davePr });
+    assert.match(
+      reply,
+      /^Sorry @bob, you cannot approve \*\*prod\*\*: you authored [0-9a-f]{7}, committed [0-9a-f]{7} in what would be deployed/,
+    );
+    assert.deepEqual((await rt.reconciler.store.load(instance)).pendingApprovals, []);
+  });
+
+  it("an approval written on a fork's pull request is refused before anything else is read", async () => {
+    await waiting(deployed, bobDocs, "bob");
+    const forkPr: FakePull = { number: 4, author: "outsider", commits: [bobDocs], head: bobDocs, fork: true };
+    const reply = await approve("erin", { pull: forkPr });
+    assert.match(
+      reply,
+      /^Sorry @erin, you cannot approve \*\*prod\*\*: #4 comes from a fork, and approvals written on a fork's pull request do not count; use the \*\*Approve\*\* button/,
+    );
+    assert.deepEqual((await rt.reconciler.store.load(instance)).pendingApprovals, []);
+  });
+
+  it("a listed approver with only read permission approves; the approval is bound to their id", async () => {
+    await waiting(deployed, bobDocs, "bob");
+    mockRange(app.mock, twoMerges);
+    const reply = await approve("carol", { pull: BOB_PR, permission: "read", outcome: "rocket" });
+    assert.equal(
+      reply,
+      `Approved \`${bobDocs.slice(0, 7)}\` for **prod** (1/2); waiting for more approvals.`,
+    );
+    const state = await rt.reconciler.store.load(instance);
+    assert.deepEqual(
+      state.pendingApprovals.map((a) => ({ sha: a.sha, by: a.by, id: a.id })),
+      [{ sha: bobDocs, by: "carol", id: userIdOf("carol") }],
+    );
+  });
+
+  it("one person approving under two logins (a renamed account) counts once", async () => {
+    await waiting(deployed, bobDocs, "bob");
+    mockRange(app.mock, twoMerges);
+    await approve("carol", { pull: BOB_PR, outcome: "rocket" });
+    mockRange(app.mock, twoMerges);
+    const again = await approve("carol-new", {
+      pull: BOB_PR,
+      outcome: "rocket",
+      id: 1002,
+      userId: userIdOf("carol"),
+    });
+    assert.match(again, /\(1\/2\); waiting for more approvals\./);
+  });
+
+  it("whoever pushed a commit written in someone else's name is refused (GitHub's repository activity)", async () => {
+    const spoofed = fakeSha("commit claiming carol wrote it");
+    await waiting(deployed, spoofed, "alice");
+    mockRange(app.mock, {
+      base: deployed,
+      head: spoofed,
+      commits: [{ sha: spoofed, author: "carol", committer: "carol" }],
+      pulls: [],
+      pushes: [{ after: spoofed, actor: "dave" }],
+    });
+    const pr: FakePull = {
+      number: 5,
+      author: "erin",
+      mergedBy: "erin",
+      commits: [spoofed],
+      mergeCommit: spoofed,
+    };
+    const reply = await approve("dave", { pull: pr });
+    assert.match(reply, new RegExp(`you pushed ${spoofed.slice(0, 7)} in what would be deployed`));
+  });
+
+  it("without GitHub's repository activity, the commits, pull requests and pusher still decide", async () => {
+    await waiting(deployed, bobDocs, "bob");
+    mockRange(app.mock, { ...twoMerges, pushes: "forbidden" });
+    const refused = await approve("alice", { pull: BOB_PR });
+    assert.match(refused, /you authored [0-9a-f]{7}, opened #1, merged #1 in what would be deployed/);
+    mockRange(app.mock, { ...twoMerges, pushes: "forbidden" });
+    const approved = await approve("erin", { pull: BOB_PR, outcome: "rocket", id: 1002 });
+    assert.match(approved, /^Approved `[0-9a-f]{7}` for \*\*prod\*\* \(1\/2\)/);
+  });
+
+  it("a range too long to tell who contributed cannot be approved, and says what to do", async () => {
+    await waiting(deployed, bobDocs, "bob");
+    app.mock.api
+      .get(`${REPO_PATH}/compare/${deployed}...${bobDocs}`)
+      .query({ per_page: "100", page: "1" })
+      .reply(200, { status: "ahead", total_commits: 501, commits: [] });
+    const reply = await approve("erin", { pull: BOB_PR });
+    assert.match(
+      reply,
+      /holds 501 commits; syncward reads at most 500 to tell who contributed, so nobody can approve it: deploy a shorter step/,
+    );
+    assert.deepEqual((await rt.reconciler.store.load(instance)).pendingApprovals, []);
+  });
+
+  it("the pusher of the pending revision is refused even without a commit in the range", async () => {
+    await waiting(deployed, bobDocs, "erin");
+    mockRange(app.mock, twoMerges);
+    const reply = await approve("erin", { pull: BOB_PR });
+    assert.match(reply, /you pushed [0-9a-f]{7} in what would be deployed/);
+  });
+});

@@ -1,0 +1,185 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import {
+  contributionOf,
+  contributorsOf,
+  type GitHubUser,
+  type Range,
+  type RangeCommit,
+  unclaimedAddresses,
+} from "../../../src/github/contributors.ts";
+
+const alice: GitHubUser = { id: 11, login: "alice" };
+const bob: GitHubUser = { id: 22, login: "bob" };
+const carol: GitHubUser = { id: 33, login: "carol" };
+const dave: GitHubUser = { id: 44, login: "dave" };
+const webFlow: GitHubUser = { id: 19864447, login: "web-flow" };
+
+const sha = (c: string) => c.repeat(40);
+const commit = (
+  c: string,
+  author: GitHubUser | null,
+  committer: GitHubUser | null,
+  emails = {},
+): RangeCommit => ({
+  sha: sha(c),
+  author,
+  committer,
+  ...emails,
+});
+
+// Alice merges a prod change (#1), Bob merges a docs change (#2): both are in the range.
+const twoMerges: Range = {
+  base: sha("0"),
+  head: sha("b"),
+  commits: [commit("a", alice, webFlow), commit("b", bob, webFlow)],
+  pulls: [
+    { number: 1, user: alice, mergedBy: alice, commits: [sha("a")] },
+    { number: 2, user: bob, mergedBy: bob, commits: [sha("b")] },
+  ],
+};
+
+// Dave's PR, into which Bob pushed a commit; Carol merged it.
+const pushedInto: Range = {
+  base: sha("0"),
+  head: sha("e"),
+  commits: [commit("d", dave, dave), commit("c", bob, bob), commit("e", dave, webFlow)],
+  pulls: [{ number: 3, user: dave, mergedBy: carol, commits: [sha("d"), sha("c"), sha("e")] }],
+};
+
+describe("contributors of a range", () => {
+  const cases: Array<{
+    name: string;
+    range: Range;
+    named?: Parameters<typeof contributorsOf>[1];
+    who: GitHubUser;
+    want: string[] | undefined;
+  }> = [
+    {
+      name: "the author of another merge in the range",
+      range: twoMerges,
+      who: alice,
+      want: ["authored aaaaaaa", "opened #1", "merged #1"],
+    },
+    {
+      name: "the author of the newest merge",
+      range: twoMerges,
+      who: bob,
+      want: ["authored bbbbbbb", "opened #2", "merged #2"],
+    },
+    { name: "someone who did nothing in the range", range: twoMerges, who: carol, want: undefined },
+    {
+      name: "a colleague who pushed into someone else's PR",
+      range: pushedInto,
+      who: bob,
+      want: ["authored ccccccc", "committed ccccccc"],
+    },
+    { name: "whoever merged a PR of the range", range: pushedInto, who: carol, want: ["merged #3"] },
+    { name: "GitHub's own committer is nobody", range: twoMerges, who: webFlow, want: undefined },
+    {
+      name: "the same id under a new login",
+      range: twoMerges,
+      who: { id: 11, login: "alice-renamed" },
+      want: ["authored aaaaaaa", "opened #1", "merged #1"],
+    },
+    {
+      name: "a login reused by someone else (another id)",
+      range: twoMerges,
+      who: { id: 99, login: "alice" },
+      want: undefined,
+    },
+    {
+      name: "the pusher, known by login only",
+      range: { head: sha("f"), commits: [commit("f", carol, carol)], pulls: [] },
+      named: [{ login: "Dave", role: "pushed" }],
+      who: dave,
+      want: ["pushed fffffff"],
+    },
+    {
+      name: "whoever requested the sync",
+      range: twoMerges,
+      named: [{ login: "carol", role: "requested" }],
+      who: carol,
+      want: ["requested the sync of bbbbbbb"],
+    },
+    {
+      name: "a named login that also authored is one person",
+      range: twoMerges,
+      named: [{ login: "bob", role: "pushed" }],
+      who: bob,
+      want: ["authored bbbbbbb", "opened #2", "merged #2", "pushed bbbbbbb"],
+    },
+    {
+      name: "the pusher of a commit written in someone else's name (repository activity)",
+      range: {
+        ...twoMerges,
+        commits: [commit("a", carol, carol)],
+        pulls: [],
+        pushes: [{ after: sha("a"), actor: alice, kind: "push" }],
+      },
+      who: alice,
+      want: ["pushed aaaaaaa"],
+    },
+    {
+      name: "a push outside the range does not count",
+      range: { ...twoMerges, pushes: [{ after: sha("0"), actor: carol, kind: "push" }] },
+      who: carol,
+      want: undefined,
+    },
+    {
+      name: "a merge through the merge queue names who queued it",
+      range: { ...twoMerges, pushes: [{ after: sha("b"), actor: dave, kind: "merge_queue_merge" }] },
+      who: dave,
+      want: ["merged bbbbbbb"],
+    },
+    {
+      name: "an unlinked author whose address is the approver's noreply address",
+      range: {
+        head: sha("9"),
+        commits: [commit("9", null, null, { authorEmail: "33+Carol@users.noreply.github.com" })],
+        pulls: [],
+      },
+      who: carol,
+      want: ["authored 9999999"],
+    },
+    {
+      name: "an unlinked author with any other address matches nobody",
+      range: {
+        head: sha("9"),
+        commits: [commit("9", null, null, { authorEmail: "carol@corp.example" })],
+        pulls: [],
+      },
+      who: carol,
+      want: undefined,
+    },
+  ];
+  for (const c of cases) {
+    it(c.name, () => {
+      assert.deepEqual(contributionOf(contributorsOf(c.range, c.named), c.who), c.want);
+    });
+  }
+
+  it("lists each person once, by id, with every reason", () => {
+    const people = contributorsOf(pushedInto);
+    assert.deepEqual(
+      people.map((p) => [p.id, p.reasons]),
+      [
+        [44, ["authored ddddddd", "committed ddddddd", "authored eeeeeee", "opened #3"]],
+        [22, ["authored ccccccc", "committed ccccccc"]],
+        [33, ["merged #3"]],
+      ],
+    );
+  });
+
+  it("names the addresses no GitHub account claims", () => {
+    const range: Range = {
+      head: sha("9"),
+      commits: [
+        commit("9", null, alice, { authorEmail: "ghost@example.com", committerEmail: "a@example.com" }),
+        commit("8", null, null, { authorEmail: "ghost@example.com", committerEmail: "x@example.com" }),
+      ],
+      pulls: [],
+    };
+    assert.deepEqual(unclaimedAddresses(range), ["ghost@example.com", "x@example.com"]);
+  });
+});
