@@ -36,6 +36,11 @@ export const REPO_OPTIONS = {
     value: "NAMESPACE",
     description: "where state is kept (default: syncward)",
   },
+  projects: {
+    type: "string",
+    value: "FILE",
+    description: "the operator's projects (default: SYNCWARD_PROJECTS_FILE; none: no project limits)",
+  },
 } as const satisfies OptionSpecs;
 
 export const OUTPUT_FORMATS = ["json", "yaml", "wide"] as const;

@@ -5,6 +5,7 @@ import type { EnvironmentConfig } from "../config/types.ts";
 import type { ApiResource, KubeClient } from "../kube/client.ts";
 import { groupOf, type KubeObject, keyOf, kubectlName } from "../kube/object.ts";
 import { mapLimit } from "../util/map-limit.ts";
+import { projectKindProblem, projectViolations } from "./project-limits.ts";
 import { resourceOptionsOf } from "./sync-options.ts";
 
 export class ValidationError extends Error {
@@ -38,7 +39,7 @@ export async function prepareObjects(
   env: EnvironmentConfig,
   objects: KubeObject[],
 ): Promise<PreparedObject[]> {
-  const problems: string[] = [];
+  const problems: string[] = projectViolations(env);
   const defined = crdKinds(objects);
   const allowedNamespaces = new Set(env.policy.namespaces);
   const allowedCluster = env.policy.clusterResources;
@@ -60,6 +61,8 @@ export async function prepareObjects(
     // A kind not served yet is taken as namespaced, as most operators' kinds are.
     const namespaced = resource ? resource.namespaced : (fromCrd ?? true);
     const copy: KubeObject = { ...obj, metadata: { ...obj.metadata } };
+    const forbidden = projectKindProblem(env, kubectlName(keyOf(obj)), group, obj.kind, namespaced);
+    if (forbidden) problems.push(forbidden);
     if (namespaced) {
       copy.metadata.namespace = obj.metadata.namespace || env.destination.namespace;
       if (!allowedNamespaces.has(copy.metadata.namespace)) {
