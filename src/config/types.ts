@@ -76,6 +76,8 @@ export interface EnvironmentProject {
   serviceAccount?: { namespace: string; name: string };
   /** Where the repository's config reaches outside the project: every sync fails before any write. */
   violations: string[];
+  /** The project's floor: pull requests from forks are never previewed. */
+  forkPreviews?: "never";
 }
 
 export type NotifyEvent =

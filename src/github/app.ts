@@ -6,6 +6,7 @@ import type { ApplicationFunction, Probot } from "probot";
 import { KubeClient } from "../kube/client.ts";
 import { healthHandler } from "../observability/http.ts";
 import { createMetrics } from "../observability/metrics.ts";
+import { loadProjectsConfigMap } from "../projects/configmap.ts";
 import { limitsFromEnv } from "../source/limits.ts";
 import { BoundedMap } from "../util/bounded-map.ts";
 import { countRequests, handleEvent, type Metrics } from "./events.ts";
@@ -170,9 +171,11 @@ const app: ApplicationFunction = (probot, options) => {
   };
   void probe();
   options.addHandler(healthHandler({ metrics, ready: () => clusterReachable }));
+  const stateNamespace = process.env.SYNCWARD_STATE_NAMESPACE ?? "syncward";
   return syncwardApp({
     client,
-    stateNamespace: process.env.SYNCWARD_STATE_NAMESPACE ?? "syncward",
+    stateNamespace,
+    projects: () => loadProjectsConfigMap(client, stateNamespace),
     cacheDir,
     identity: process.env.POD_NAME ?? `${hostname()}-${process.pid}`,
     leases: true,

@@ -5,14 +5,19 @@ import { ConfigError, parseConfig } from "../config/load.ts";
 import type { SyncwardConfig } from "../config/types.ts";
 import type { KubeClient } from "../kube/client.ts";
 import { Notifier } from "../notify/notifier.ts";
+import { bindRepository } from "../projects/bind.ts";
+import { TeamLookupError } from "../projects/match.ts";
+import type { ProjectsFile } from "../projects/types.ts";
 import type { Logger } from "../reconciler/environment-controller.ts";
 import type { Emit } from "../reconciler/events.ts";
 import { Reconciler } from "../reconciler/reconciler.ts";
 import { type RenamedEnvironment, renameApp } from "../reconciler/rename.ts";
 import { StateStore } from "../state/store.ts";
+import { BoundedMap } from "../util/bounded-map.ts";
 import { GitHubSource } from "./github-source.ts";
 import type { Octokit, RepoRef } from "./octokit.ts";
 import { PreviewQueue } from "./preview.ts";
+import { ProjectRefusal, teamRefusal, teamRepositoriesOf } from "./project-refusal.ts";
 import { GitHubReporter } from "./reporter.ts";
 
 export const CONFIG_PATH = ".github/syncward.yml";
@@ -47,6 +52,8 @@ export interface AppDeps {
   reportRetryMs?: { initial: number; max: number };
   log: Logger;
   auth(installationId: number): Promise<Octokit>;
+  /** The operator's projects (the ConfigMap syncward-projects); absent or undefined: none, every repository on its own. */
+  projects?: () => Promise<ProjectsFile | undefined>;
 }
 
 export interface RepoInfo extends RepoRef {
@@ -189,7 +196,7 @@ export class Runtimes {
         await this.byRepo.get(key)?.stop();
         this.byRepo.delete(key);
         if (!config) return undefined;
-        const runtime = new RepoRuntime(info, config, this.deps);
+        const runtime = new RepoRuntime(info, await this.underProject(gh, info, config), this.deps);
         this.byRepo.set(key, runtime);
         if (this.deps.autoStart ?? true) runtime.start();
         return runtime;
@@ -197,6 +204,32 @@ export class Runtimes {
       this.pending.set(key, loading);
     }
     return loading;
+  }
+
+  /** The config narrowed by the repository's project. @throws ProjectRefusal when none covers it. */
+  private async underProject(gh: Octokit, info: RepoInfo, config: SyncwardConfig): Promise<SyncwardConfig> {
+    if (!this.deps.projects) return config;
+    try {
+      const binding = await bindRepository(
+        await this.deps.projects(),
+        `${info.owner}/${info.repo}`,
+        config,
+        teamRepositoriesOf(gh),
+      );
+      if (binding.kind === "unmatched") throw new ProjectRefusal(binding.reason);
+      return binding.config;
+    } catch (err) {
+      throw err instanceof TeamLookupError ? teamRefusal(err) : err;
+    }
+  }
+
+  private readonly refusals = new BoundedMap<string, true>(1000);
+
+  /** True the first time a refusal (repository, head, reason) is seen: it is reported once. */
+  firstRefusal(key: string): boolean {
+    if (this.refusals.has(key)) return false;
+    this.refusals.set(key, true);
+    return true;
   }
 
   all(): RepoRuntime[] {

@@ -61,6 +61,7 @@ export function narrowEnvironment(
   };
   const account = serviceAccountFor(onCluster, env.destination.namespace);
   if (account) binding.serviceAccount = account;
+  if (project.floors.forkPreviews === "never") binding.forkPreviews = "never";
   const narrowed: EnvironmentConfig = {
     ...env,
     syncWindows: [...env.syncWindows, ...project.syncWindows.map((w) => ({ ...w, project: project.name }))],

@@ -93,6 +93,7 @@ describe("a repository can only narrow its project", () => {
     const dev = narrowEnvironment(teamA, env("team-a-dev"));
     assert.equal(dev.approval, undefined);
     assert.equal(dev.policy.requireSignedCommits, true);
+    assert.equal(dev.project?.forkPreviews, "never");
     const stricter = narrowEnvironment(
       teamA,
       env("team-a-prod", { production: true, approval: { minimum: 3 } }),

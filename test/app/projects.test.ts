@@ -1,0 +1,149 @@
+// The operator's projects on GitHub: a repository no project covers gets one check run on its
+// default branch's head explaining which rule is missing, and deploys nothing; membership through
+// a team is read from GitHub's API, and a team that cannot be read is reported with its cause.
+// The cluster is unreachable: nothing here may touch it.
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { stringify } from "yaml";
+import { mockConfig, mockPull, REPO_PATH, startApp, unreachableClient } from "../support/app.ts";
+import { mockRefusal } from "../support/comment-app.ts";
+import type { GitHubMock } from "../support/github.ts";
+import type { CheckRun } from "../support/github-checks.ts";
+import { fakeSha, issueCommentEvent, pushEvent } from "../support/webhooks.ts";
+
+const CONFIG =
+  "environments:\n  - name: dev\n    source: {path: app}\n    destination: {namespace: team-a-dev}\n";
+const HEAD = fakeSha("default branch head");
+
+const projects = (list: unknown[]) => stringify({ projects: list });
+const payments = { name: "payments", repositories: ["acme/pay-*"], destinations: [{ namespace: "pay-*" }] };
+const byTeam = { name: "team-a", teams: ["acme/team-a"], destinations: [{ namespace: "team-a-*" }] };
+
+function mockHead(mock: GitHubMock, times = 1): void {
+  mock.api
+    .get(`${REPO_PATH}/branches/main`)
+    .times(times)
+    .reply(200, { name: "main", commit: { sha: HEAD }, protected: false });
+}
+
+/** GitHub's answer to `GET /orgs/acme/teams/team-a/repos`. */
+function mockTeamRepos(mock: GitHubMock, status: number, body: unknown): void {
+  mock.api
+    .get("/orgs/acme/teams/team-a/repos")
+    .query({ per_page: "100" })
+    .reply(status, body as object);
+}
+
+function captureCheckRuns(mock: GitHubMock): CheckRun[] {
+  const runs: CheckRun[] = [];
+  mock.api
+    .post(`${REPO_PATH}/check-runs`, (body: CheckRun) => {
+      runs.push(body);
+      return true;
+    })
+    .reply(201, { id: 1 });
+  return runs;
+}
+
+describe("projects on GitHub", () => {
+  it("a repository no project covers gets one check run on its default branch's head, however many events follow", async () => {
+    const app = await startApp({ client: unreachableClient(), projects: projects([payments]) });
+    try {
+      mockConfig(app.mock, CONFIG, 2);
+      mockHead(app.mock, 2);
+      const runs = captureCheckRuns(app.mock);
+      await app.probot.receive(pushEvent({ ref: "feature" }));
+      await app.probot.receive(issueCommentEvent({ body: "/sync dev", commentId: 1001 }));
+      app.mock.assertDone();
+      assert.equal(runs.length, 1);
+      const [run] = runs;
+      assert.equal(run?.name, "syncward / project");
+      assert.equal(run?.head_sha, HEAD);
+      assert.equal(run?.conclusion, "failure");
+      assert.equal(run?.output?.title, "This repository belongs to no syncward project");
+      assert.match(
+        run?.output?.summary ?? "",
+        /acme\/shop belongs to no project, so syncward deploys nothing of it\. No project's rule covers it: payments \(repositories acme\/pay-\*\)\. The operator adds "acme\/shop" \(or a glob matching it\) to a project's repositories/,
+      );
+      assert.deepEqual(app.parts.runtimes.all(), [], "no reconciler runs for it");
+    } finally {
+      await app.parts.runtimes.stop();
+      app.mock.reset();
+    }
+  });
+
+  describe("membership through a team", () => {
+    it("a repository of the team belongs to its project, with the project's limits", async () => {
+      const app = await startApp({ client: unreachableClient(), projects: projects([byTeam]) });
+      try {
+        mockConfig(app.mock, CONFIG);
+        mockTeamRepos(app.mock, 200, [{ id: 1, name: "shop", full_name: "acme/shop" }]);
+        await app.probot.receive(pushEvent({ ref: "feature" }));
+        app.mock.assertDone();
+        const [rt] = app.parts.runtimes.all();
+        assert.equal(rt?.config.environments[0]?.project?.name, "team-a");
+        assert.deepEqual(rt?.config.environments[0]?.project?.violations, []);
+      } finally {
+        await app.parts.runtimes.stop();
+        app.mock.reset();
+      }
+    });
+
+    it("a team GitHub will not list is reported with its cause, and nothing deploys", async () => {
+      const app = await startApp({ client: unreachableClient(), projects: projects([byTeam]) });
+      try {
+        mockConfig(app.mock, CONFIG);
+        mockTeamRepos(app.mock, 403, { message: "Resource not accessible by integration" });
+        mockHead(app.mock);
+        const runs = captureCheckRuns(app.mock);
+        await app.probot.receive(pushEvent({ ref: "feature" }));
+        app.mock.assertDone();
+        assert.equal(runs.length, 1);
+        assert.match(
+          runs[0]?.output?.summary ?? "",
+          /project team-a: cannot list the repositories of team acme\/team-a: GitHub answered 403: Resource not accessible by integration.*\(the app needs the organization permission Members: read\)\. Until it can be read, syncward cannot tell whether this repository belongs to project team-a, so it deploys nothing of it\./s,
+        );
+        assert.deepEqual(app.parts.runtimes.all(), []);
+      } finally {
+        await app.parts.runtimes.stop();
+        app.mock.reset();
+      }
+    });
+  });
+
+  it("a project's forkPreviews: never floor refuses /diff on a fork's pull request, even to an admin", async () => {
+    const floor = {
+      name: "team-a",
+      repositories: ["acme/*"],
+      destinations: [{ namespace: "team-a-*" }],
+      floors: { forkPreviews: "never" },
+    };
+    const app = await startApp({ client: unreachableClient(), projects: projects([floor]) });
+    try {
+      const reply = mockRefusal(app.mock, CONFIG, { login: "olga", permission: "admin" });
+      mockPull(app.mock, 7, { head: "c".repeat(40), mergeCommit: "d".repeat(40), fork: true });
+      await app.probot.receive(
+        issueCommentEvent({ body: "/diff dev", sender: { login: "olga", type: "User" }, commentId: 1001 }),
+      );
+      app.mock.assertDone();
+      assert.match(reply.body(), /does not preview pull requests from forks against the live cluster/);
+    } finally {
+      await app.parts.runtimes.stop();
+      app.mock.reset();
+    }
+  });
+
+  it("without projects, a repository deploys as before (no team lookup, no project check)", async () => {
+    const app = await startApp({ client: unreachableClient() });
+    try {
+      mockConfig(app.mock, CONFIG);
+      await app.probot.receive(pushEvent({ ref: "feature" }));
+      app.mock.assertDone();
+      const [rt] = app.parts.runtimes.all();
+      assert.equal(rt?.config.environments[0]?.project, undefined);
+    } finally {
+      await app.parts.runtimes.stop();
+      app.mock.reset();
+    }
+  });
+});
