@@ -233,7 +233,7 @@ export const COMMANDS: Record<string, CommandSpec> = {
     },
   },
   "import-argo": {
-    summary: "turn an Argo CD Application into a syncward environment",
+    summary: "turn an Argo CD Application, AppProject or argocd-cm into syncward configuration",
     args: ["<APPLICATION.yaml>"],
     run: async ({ positionals, io }) =>
       (await import("./commands/import-argo.ts")).importArgoCommand(positionals, io),
