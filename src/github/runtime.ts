@@ -209,9 +209,19 @@ export class Runtimes {
   /** The config narrowed by the repository's project. @throws ProjectRefusal when none covers it. */
   private async underProject(gh: Octokit, info: RepoInfo, config: SyncwardConfig): Promise<SyncwardConfig> {
     if (!this.deps.projects) return config;
+    let projects: ProjectsFile | undefined;
+    try {
+      projects = await this.deps.projects();
+    } catch (err) {
+      // The operator's document, not the repository's config: held, and said so on its own check.
+      if (!(err instanceof ConfigError)) throw err;
+      throw new ProjectRefusal(
+        `the operator's projects cannot be read, so syncward deploys nothing until they are fixed:\n${err.message}`,
+      );
+    }
     try {
       const binding = await bindRepository(
-        await this.deps.projects(),
+        projects,
         `${info.owner}/${info.repo}`,
         config,
         teamRepositoriesOf(gh),

@@ -133,6 +133,29 @@ describe("projects on GitHub", () => {
     }
   });
 
+  it("an invalid projects document holds the repository, on the project check run, naming the field", async () => {
+    const app = await startApp({
+      client: unreachableClient(),
+      projects: "projects: [{name: a, repos: [acme/shop], destinations: [{namespace: x}]}]\n",
+    });
+    try {
+      mockConfig(app.mock, CONFIG);
+      mockHead(app.mock);
+      const runs = captureCheckRuns(app.mock);
+      await app.probot.receive(pushEvent({ ref: "feature" }));
+      app.mock.assertDone();
+      assert.equal(runs[0]?.name, "syncward / project");
+      assert.match(
+        runs[0]?.output?.summary ?? "",
+        /the operator's projects cannot be read, so syncward deploys nothing until they are fixed:\nprojects\.yaml: projects\[0\]\.repos: unknown field \(did you mean "repositories"\?\)/,
+      );
+      assert.deepEqual(app.parts.runtimes.all(), []);
+    } finally {
+      await app.parts.runtimes.stop();
+      app.mock.reset();
+    }
+  });
+
   it("without projects, a repository deploys as before (no team lookup, no project check)", async () => {
     const app = await startApp({ client: unreachableClient() });
     try {
