@@ -268,8 +268,14 @@ export class Runtimes {
   async rename(oldOwner: string, oldRepo: string, info: RepoInfo): Promise<RenamedEnvironment[]> {
     const old = this.byRepo.get(keyOf(oldOwner, oldRepo));
     await this.remove(oldOwner, oldRepo);
-    const config = old?.config ?? (await readConfig(await this.deps.auth(info.installationId), info));
-    if (!config) return [];
+    let config = old?.config;
+    if (!config) {
+      const gh = await this.deps.auth(info.installationId);
+      const read = await readConfig(gh, info);
+      if (!read) return [];
+      // Relabelled as the project's ServiceAccount, like every other write of the environment.
+      config = await this.underProject(gh, info, read);
+    }
     const renamed = await renameApp({
       client: this.deps.client,
       store: new StateStore(this.deps.client, this.deps.stateNamespace),

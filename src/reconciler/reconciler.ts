@@ -229,7 +229,7 @@ export function touches(dirs: string[], files: string[]): boolean {
 }
 
 /** The client of an environment: its writes impersonate its project's ServiceAccount, if any. */
-function writerFor(client: KubeClient, env: EnvironmentConfig): KubeClient {
+export function writerFor(client: KubeClient, env: EnvironmentConfig): KubeClient {
   const sa = env.project?.serviceAccount;
   return sa ? client.writingAs(serviceAccountUser(sa.namespace, sa.name)) : client;
 }

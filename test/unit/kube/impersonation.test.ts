@@ -66,6 +66,8 @@ describe("KubeClient.writingAs", () => {
     await writer.apply(cm, { dryRun: true });
     await writer.apply(cm);
     await writer.delete({ group: "", kind: "ConfigMap", namespace: "team-a", name: "c", apiVersion: "v1" });
+    await writer.create(cm); // how hooks are created
+    await writer.replace(cm); // Replace=true
     await client.apply(cm);
     assert.deepEqual(
       seen.map((r) => `${r.method} ${r.as ?? "-"}`),
@@ -75,6 +77,8 @@ describe("KubeClient.writingAs", () => {
         "PATCH system:serviceaccount:team-a:other",
         "PATCH system:serviceaccount:team-a:other",
         "DELETE system:serviceaccount:team-a:other",
+        "POST system:serviceaccount:team-a:other",
+        "PUT system:serviceaccount:team-a:other",
         "PATCH -",
       ],
     );
