@@ -9,7 +9,11 @@ import { projectKindProblem, projectViolations } from "./project-limits.ts";
 import { resourceOptionsOf } from "./sync-options.ts";
 
 export class ValidationError extends Error {
-  constructor(readonly problems: string[]) {
+  constructor(
+    readonly problems: string[],
+    /** How the sync's message introduces the problems. */
+    readonly heading = "invalid manifests",
+  ) {
     super(problems.join("\n"));
     this.name = "ValidationError";
   }
@@ -39,7 +43,10 @@ export async function prepareObjects(
   env: EnvironmentConfig,
   objects: KubeObject[],
 ): Promise<PreparedObject[]> {
-  const problems: string[] = projectViolations(env);
+  // The repository's config reaches outside its project: no object is even looked at.
+  const violations = projectViolations(env);
+  if (violations.length > 0) throw new ValidationError(violations, "refused by the operator's project");
+  const problems: string[] = [];
   const defined = crdKinds(objects);
   const allowedNamespaces = new Set(env.policy.namespaces);
   const allowedCluster = env.policy.clusterResources;
