@@ -2,6 +2,7 @@
 // `teams:` membership), and the one check run a repository that belongs to no project gets on its
 // default branch's head, saying which project rule is missing. syncward deploys nothing of it.
 import type { TeamLookupError, TeamRepositories } from "../projects/match.ts";
+import { Cached } from "../util/cached.ts";
 import { fenced } from "./markdown.ts";
 import type { Octokit, RepoRef } from "./octokit.ts";
 import { truncateBytes } from "./truncate.ts";
@@ -13,34 +14,45 @@ export class ProjectRefusal extends Error {
   override readonly name = "ProjectRefusal";
 }
 
+/** How long a team's repositories are kept: a bootstrap of many repositories asks once per team. */
+export const TEAM_REPOSITORIES_TTL_MS = 60_000;
+
 /**
- * `GET /orgs/{org}/teams/{team_slug}/repos` for each team, once per call of the returned function's
- * owner (a runtime's creation). Errors name GitHub's status and message, and what the app needs.
+ * `GET /orgs/{org}/teams/{team_slug}/repos` for each team, kept in `cache` (one per installation:
+ * the key holds it) for a minute; a failure is not kept. Errors name GitHub's status and message,
+ * and what the app needs.
  */
-export function teamRepositoriesOf(gh: Octokit): TeamRepositories {
-  const seen = new Map<string, Promise<string[]>>();
+export function teamRepositoriesOf(
+  gh: Octokit,
+  cache: Map<string, Cached<string[]>> = new Map(),
+  installationId = 0,
+): TeamRepositories {
   return (team) => {
-    let found = seen.get(team);
-    if (!found) {
-      const [org = "", slug = ""] = team.split("/");
-      found = gh
-        .paginate(gh.rest.teams.listReposInOrg, { org, team_slug: slug, per_page: 100 })
-        .then((repos) => repos.map((r) => r.full_name))
-        .catch((err: { status?: number; message?: string }) => {
-          const hint =
-            err.status === 404
-              ? " (does the team exist, and does the app have the organization permission Members: read?)"
-              : err.status === 403
-                ? " (the app needs the organization permission Members: read)"
-                : "";
-          throw new Error(
-            `GitHub answered ${err.status ?? "with an error"}: ${err.message ?? String(err)}${hint}`,
-          );
-        });
-      seen.set(team, found);
+    const key = `${installationId}:${team.toLowerCase()}`;
+    let entry = cache.get(key);
+    if (!entry) {
+      entry = new Cached(TEAM_REPOSITORIES_TTL_MS, () => listTeamRepositories(gh, team));
+      cache.set(key, entry);
     }
-    return found;
+    return entry.get();
   };
+}
+
+async function listTeamRepositories(gh: Octokit, team: string): Promise<string[]> {
+  const [org = "", slug = ""] = team.split("/");
+  try {
+    const repos = await gh.paginate(gh.rest.teams.listReposInOrg, { org, team_slug: slug, per_page: 100 });
+    return repos.map((r) => r.full_name);
+  } catch (e) {
+    const err = e as { status?: number; message?: string };
+    const hint =
+      err.status === 404
+        ? " (does the team exist, and does the app have the organization permission Members: read?)"
+        : err.status === 403
+          ? " (the app needs the organization permission Members: read)"
+          : "";
+    throw new Error(`GitHub answered ${err.status ?? "with an error"}: ${err.message ?? String(err)}${hint}`);
+  }
 }
 
 /** The refusal's text for a TeamLookupError: nothing deploys until the team can be read. */

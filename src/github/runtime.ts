@@ -14,6 +14,7 @@ import { Reconciler } from "../reconciler/reconciler.ts";
 import { type RenamedEnvironment, renameApp } from "../reconciler/rename.ts";
 import { StateStore } from "../state/store.ts";
 import { BoundedMap } from "../util/bounded-map.ts";
+import type { Cached } from "../util/cached.ts";
 import { GitHubSource } from "./github-source.ts";
 import type { Octokit, RepoRef } from "./octokit.ts";
 import { PreviewQueue } from "./preview.ts";
@@ -224,7 +225,7 @@ export class Runtimes {
         projects,
         `${info.owner}/${info.repo}`,
         config,
-        teamRepositoriesOf(gh),
+        teamRepositoriesOf(gh, this.teams, info.installationId),
       );
       if (binding.kind === "unmatched") throw new ProjectRefusal(binding.reason);
       return binding.config;
@@ -234,6 +235,8 @@ export class Runtimes {
   }
 
   private readonly refusals = new BoundedMap<string, true>(1000);
+  /** Team repositories, per installation and team, for a minute (project-refusal.ts). */
+  private readonly teams = new Map<string, Cached<string[]>>();
 
   /** True the first time a refusal (repository, head, reason) is seen: it is reported once. */
   firstRefusal(key: string): boolean {

@@ -89,6 +89,39 @@ describe("projects on GitHub", () => {
       }
     });
 
+    it("two repositories of the team: the team is listed once (kept a minute), each belongs to the project", async () => {
+      const app = await startApp({ client: unreachableClient(), projects: projects([byTeam]) });
+      try {
+        mockConfig(app.mock, CONFIG);
+        app.mock.api
+          .get(/\/repos\/acme\/wallet\/contents\/\.github(%2F|\/)syncward\.yml/)
+          .query(true)
+          .reply(200, {
+            type: "file",
+            encoding: "base64",
+            name: "syncward.yml",
+            path: ".github/syncward.yml",
+            content: Buffer.from(CONFIG).toString("base64"),
+          });
+        mockTeamRepos(app.mock, 200, [
+          { id: 1, name: "shop", full_name: "acme/shop" },
+          { id: 2, name: "wallet", full_name: "acme/wallet" },
+        ]);
+        await app.probot.receive(pushEvent({ ref: "feature" }));
+        await app.probot.receive(pushEvent({ ref: "feature", repo: "wallet" }));
+        app.mock.assertDone();
+        assert.deepEqual(
+          app.parts.runtimes
+            .all()
+            .map((rt) => `${rt.info.repo}: ${rt.config.environments[0]?.project?.name}`),
+          ["shop: team-a", "wallet: team-a"],
+        );
+      } finally {
+        await app.parts.runtimes.stop();
+        app.mock.reset();
+      }
+    });
+
     it("a team GitHub will not list is reported with its cause, and nothing deploys", async () => {
       const app = await startApp({ client: unreachableClient(), projects: projects([byTeam]) });
       try {
