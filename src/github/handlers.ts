@@ -158,6 +158,7 @@ export async function onPullRequestConfig(
         throw err;
       }
     },
+    (proposed) => runtimes.underItsProject(info.owner, info.repo, proposed),
   );
 }
 

@@ -7,7 +7,8 @@ import type { KubeClient } from "../kube/client.ts";
 import { Notifier } from "../notify/notifier.ts";
 import { bindRepository } from "../projects/bind.ts";
 import { TeamLookupError } from "../projects/match.ts";
-import type { ProjectsFile } from "../projects/types.ts";
+import { narrowConfig } from "../projects/narrow.ts";
+import type { Project, ProjectsFile } from "../projects/types.ts";
 import type { Logger } from "../reconciler/environment-controller.ts";
 import type { Emit } from "../reconciler/events.ts";
 import { Reconciler } from "../reconciler/reconciler.ts";
@@ -210,6 +211,7 @@ export class Runtimes {
   /** The config narrowed by the repository's project. @throws ProjectRefusal when none covers it. */
   private async underProject(gh: Octokit, info: RepoInfo, config: SyncwardConfig): Promise<SyncwardConfig> {
     if (!this.deps.projects) return config;
+    this.projectOf.delete(keyOf(info.owner, info.repo));
     let projects: ProjectsFile | undefined;
     try {
       projects = await this.deps.projects();
@@ -228,10 +230,23 @@ export class Runtimes {
         teamRepositoriesOf(gh, this.teams, info.installationId),
       );
       if (binding.kind === "unmatched") throw new ProjectRefusal(binding.reason);
+      if (binding.kind === "matched") this.projectOf.set(keyOf(info.owner, info.repo), binding.project);
       return binding.config;
     } catch (err) {
       throw err instanceof TeamLookupError ? teamRefusal(err) : err;
     }
+  }
+
+  /** The project each running repository deploys under (none without projects). */
+  private readonly projectOf = new Map<string, Project>();
+
+  /**
+   * `config` as the repository's project sees it (narrowed, with its violations); unchanged
+   * without projects. For a proposed configuration, before it is merged.
+   */
+  underItsProject(owner: string, repo: string, config: SyncwardConfig): SyncwardConfig {
+    const project = this.projectOf.get(keyOf(owner, repo));
+    return project ? narrowConfig(project, config) : config;
   }
 
   private readonly refusals = new BoundedMap<string, true>(1000);

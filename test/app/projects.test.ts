@@ -9,7 +9,7 @@ import { mockConfig, mockPull, REPO_PATH, startApp, unreachableClient } from "..
 import { mockRefusal } from "../support/comment-app.ts";
 import type { GitHubMock } from "../support/github.ts";
 import type { CheckRun } from "../support/github-checks.ts";
-import { fakeSha, issueCommentEvent, pushEvent } from "../support/webhooks.ts";
+import { fakeSha, issueCommentEvent, pullRequestEvent, pushEvent } from "../support/webhooks.ts";
 
 const CONFIG =
   "environments:\n  - name: dev\n    source: {path: app}\n    destination: {namespace: team-a-dev}\n";
@@ -187,6 +187,66 @@ describe("projects on GitHub", () => {
       await app.parts.runtimes.stop();
       app.mock.reset();
     }
+  });
+
+  describe("a pull request that changes the configuration, checked under the project", () => {
+    const MAIN =
+      "environments:\n  - name: dev\n    source: {path: app}\n    destination: {namespace: team-a-dev}\n    previews: false\n    production: true\n";
+    const strict = {
+      name: "team-a",
+      repositories: ["acme/shop"],
+      destinations: [{ namespace: "team-a-*" }],
+      syncWindows: [{ kind: "deny", schedule: "0 22 * * 5", duration: "60h" }],
+      floors: { productionApprovals: 2 },
+    };
+    const PR_HEAD = "e".repeat(40);
+
+    async function checkOf(proposed: string): Promise<CheckRun | undefined> {
+      const app = await startApp({ client: unreachableClient(), projects: projects([strict]) });
+      try {
+        app.mock.api
+          .get(`${REPO_PATH}/pulls/7/files`)
+          .query(true)
+          .reply(200, [{ filename: ".github/syncward.yml", status: "modified" }]);
+        app.mock.api
+          .get(/\/contents\/\.github(%2F|\/)syncward\.yml/)
+          .query({ ref: PR_HEAD })
+          .reply(200, {
+            type: "file",
+            encoding: "base64",
+            name: "syncward.yml",
+            path: ".github/syncward.yml",
+            content: Buffer.from(proposed).toString("base64"),
+          });
+        mockConfig(app.mock, MAIN);
+        const runs = captureCheckRuns(app.mock);
+        await app.probot.receive(pullRequestEvent("opened", { number: 7, headSha: PR_HEAD }));
+        app.mock.assertDone();
+        return runs[0];
+      } finally {
+        await app.parts.runtimes.stop();
+        app.mock.reset();
+      }
+    }
+
+    it("a destination outside the project fails the config check before merge", async () => {
+      const run = await checkOf(MAIN.replace("team-a-dev", "kube-system"));
+      assert.equal(run?.name, "syncward / config");
+      assert.equal(run?.conclusion, "failure");
+      assert.equal(run?.output?.title, "Outside project team-a: 1 problem(s)");
+      assert.match(
+        run?.output?.summary ?? "",
+        /dev: destination\.namespace "kube-system" is outside project team-a/,
+      );
+    });
+
+    it("the project's own windows and floors are not mistaken for changes the pull request makes", async () => {
+      const run = await checkOf(`${MAIN}    pollInterval: 1m\n`);
+      assert.equal(run?.conclusion, "success", run?.output?.summary);
+      assert.equal(run?.output?.title, "Valid; changes 1 environment(s)");
+      assert.match(run?.output?.summary ?? "", /pollInterval: 180000 -> 60000/);
+      assert.doesNotMatch(run?.output?.summary ?? "", /syncWindows|approval/);
+    });
   });
 
   it("without projects, a repository deploys as before (no team lookup, no project check)", async () => {
