@@ -1,35 +1,44 @@
-// Writes schema/syncward.schema.json from the zod schema in src/config/schema.ts, formatted by
-// biome like every other file in the repository.
-//   node --import tsx tools/gen-schema.ts          write the file
-//   node --import tsx tools/gen-schema.ts --check  exit 1 if the committed file is stale
+// Writes schema/syncward.schema.json (the repository config) and schema/syncward-projects.schema.json
+// (the operator's projects) from their zod schemas, formatted by biome like every other file.
+//   node --import tsx tools/gen-schema.ts          write the files
+//   node --import tsx tools/gen-schema.ts --check  exit 1 if a committed file is stale
 // The check compares content, not formatting (test/unit/config/json-schema.test.ts does the same).
 import { spawnSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { isDeepStrictEqual } from "node:util";
-import { buildJsonSchema, renderJsonSchema } from "../src/config/json-schema.ts";
+import { buildJsonSchema } from "../src/config/json-schema.ts";
+import { buildProjectsJsonSchema } from "../src/projects/json-schema.ts";
 
 const root = join(import.meta.dirname, "..");
-const target = join(root, "schema", "syncward.schema.json");
+const targets: Array<[string, () => Record<string, unknown>]> = [
+  [join(root, "schema", "syncward.schema.json"), buildJsonSchema],
+  [join(root, "schema", "syncward-projects.schema.json"), buildProjectsJsonSchema],
+];
 
 if (process.argv.includes("--check")) {
-  let current: unknown;
-  try {
-    current = JSON.parse(readFileSync(target, "utf8"));
-  } catch {
-    current = undefined; // missing or unreadable: stale
+  let stale = false;
+  for (const [target, build] of targets) {
+    let current: unknown;
+    try {
+      current = JSON.parse(readFileSync(target, "utf8"));
+    } catch {
+      current = undefined; // missing or unreadable: stale
+    }
+    if (!isDeepStrictEqual(current, build())) {
+      process.stderr.write(`${target} is stale: run node --import tsx tools/gen-schema.ts\n`);
+      stale = true;
+    } else process.stdout.write(`${target} is up to date\n`);
   }
-  if (!isDeepStrictEqual(current, buildJsonSchema())) {
-    process.stderr.write(`${target} is stale: run node --import tsx tools/gen-schema.ts\n`);
-    process.exit(1);
-  }
-  process.stdout.write(`${target} is up to date\n`);
+  if (stale) process.exit(1);
 } else {
-  writeFileSync(target, renderJsonSchema());
-  const biome = spawnSync(join(root, "node_modules", ".bin", "biome"), ["format", "--write", target], {
-    cwd: root,
-    encoding: "utf8",
-  });
-  if (biome.status !== 0) process.stderr.write(`biome could not format ${target}:\n${biome.stderr}`);
-  process.stdout.write(`wrote ${target}\n`);
+  for (const [target, build] of targets) {
+    writeFileSync(target, `${JSON.stringify(build(), null, 2)}\n`);
+    const biome = spawnSync(join(root, "node_modules", ".bin", "biome"), ["format", "--write", target], {
+      cwd: root,
+      encoding: "utf8",
+    });
+    if (biome.status !== 0) process.stderr.write(`biome could not format ${target}:\n${biome.stderr}`);
+    process.stdout.write(`wrote ${target}\n`);
+  }
 }

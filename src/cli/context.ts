@@ -12,6 +12,7 @@ import type { Logger } from "../reconciler/environment-controller.ts";
 import type { Emit } from "../reconciler/events.ts";
 import { Reconciler } from "../reconciler/reconciler.ts";
 import { LocalGitSource } from "../reconciler/revision-source.ts";
+import { bindProjectsForCheckout } from "./project-binding.ts";
 import { UsageError } from "./usage-error.ts";
 
 export { UsageError } from "./usage-error.ts";
@@ -23,12 +24,15 @@ export interface GlobalOptions {
   config?: string;
   app?: string;
   "state-namespace"?: string;
+  projects?: string;
 }
 
 export interface CliContext {
   repo: string;
   app: string;
   config: SyncwardConfig;
+  /** The operator's project this repository deploys under; undefined without projects. */
+  project?: string;
   client: KubeClient;
   reconciler: Reconciler;
   close(): Promise<void>;
@@ -82,7 +86,9 @@ export async function openContext(
     identity?: string;
   } = {},
 ): Promise<CliContext> {
-  const { repo, config } = await loadRepoConfig(opts);
+  const loaded = await loadRepoConfig(opts);
+  const { repo } = loaded;
+  const { config, project } = await bindProjectsForCheckout(opts.projects, repo, loaded.config);
   const client = makeClient(opts);
   const app = opts.app ?? basename(repo);
   const reconciler = new Reconciler({
@@ -104,6 +110,7 @@ export async function openContext(
     repo,
     app,
     config,
+    project,
     client,
     reconciler,
     async close() {

@@ -36,6 +36,11 @@ export const REPO_OPTIONS = {
     value: "NAMESPACE",
     description: "where state is kept (default: syncward)",
   },
+  projects: {
+    type: "string",
+    value: "FILE",
+    description: "the operator's projects (default: SYNCWARD_PROJECTS_FILE; none: no project limits)",
+  },
 } as const satisfies OptionSpecs;
 
 export const OUTPUT_FORMATS = ["json", "yaml", "wide"] as const;
@@ -228,7 +233,7 @@ export const COMMANDS: Record<string, CommandSpec> = {
     },
   },
   "import-argo": {
-    summary: "turn an Argo CD Application into a syncward environment",
+    summary: "turn an Argo CD Application, AppProject or argocd-cm into syncward configuration",
     args: ["<APPLICATION.yaml>"],
     run: async ({ positionals, io }) =>
       (await import("./commands/import-argo.ts")).importArgoCommand(positionals, io),

@@ -9,7 +9,20 @@ import { configSchema } from "./schema.ts";
 export const SCHEMA_ID = "https://unpkg.com/syncward/schema/syncward.schema.json";
 
 export function buildJsonSchema(): Record<string, unknown> {
-  const generated = z.toJSONSchema(configSchema, {
+  return jsonSchemaFor(configSchema, {
+    $id: SCHEMA_ID,
+    title: "syncward configuration (.github/syncward.yml)",
+    description:
+      "Environments that syncward keeps equal to this repository: source path and branch, destination cluster and namespace, sync policy (Argo CD field names), sync windows and approvals. Durations are Go-style strings such as 30s, 5m or 1h30m.",
+  });
+}
+
+/** The input side of `schema` (what people write) as draft 2020-12 JSON Schema, with `meta` on top. */
+export function jsonSchemaFor(
+  schema: z.ZodType,
+  meta: { $id: string; title: string; description: string },
+): Record<string, unknown> {
+  const generated = z.toJSONSchema(schema, {
     io: "input",
     target: "draft-2020-12",
     unrepresentable: "throw",
@@ -20,14 +33,7 @@ export function buildJsonSchema(): Record<string, unknown> {
     },
   }) as Record<string, unknown>;
   const { $schema, ...rest } = generated;
-  return {
-    $schema,
-    $id: SCHEMA_ID,
-    title: "syncward configuration (.github/syncward.yml)",
-    description:
-      "Environments that syncward keeps equal to this repository: source path and branch, destination cluster and namespace, sync policy (Argo CD field names), sync windows and approvals. Durations are Go-style strings such as 30s, 5m or 1h30m.",
-    ...rest,
-  };
+  return { $schema, ...meta, ...rest };
 }
 
 /** The file's exact text: 2-space JSON and a final newline. */

@@ -59,15 +59,18 @@ export function validateConfig(data: unknown, file = DEFAULT_CONFIG_FILE): Syncw
 
 /** Reads, parses and validates a config file. @throws ConfigError (also when it cannot be read). */
 export async function loadConfigFile(path: string): Promise<SyncwardConfig> {
-  let text: string;
+  return parseConfig(await readConfigFileText(path), path);
+}
+
+/** A config file's text. @throws ConfigError naming the file when it is missing or unreadable. */
+export async function readConfigFileText(path: string): Promise<string> {
   try {
-    text = await readFile(path, "utf8");
+    return await readFile(path, "utf8");
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     const message = code === "ENOENT" ? "file not found" : `cannot be read: ${(err as Error).message}`;
     throw new ConfigError(path, [{ path: "", message }]);
   }
-  return parseConfig(text, path);
 }
 
 /** The environment called `name`. @throws UnknownEnvironmentError with a "did you mean" hint. */
@@ -92,7 +95,7 @@ function validate(
   throw new ConfigError(file, sortByLine(issues));
 }
 
-function toConfigIssues(
+export function toConfigIssues(
   issue: SchemaIssue,
   lineAt: (path: readonly PropertyKey[]) => number | undefined,
 ): ConfigIssue[] {
@@ -109,7 +112,7 @@ function toConfigIssues(
   return [{ path: formatPath(issue.path), line, message: issue.message }];
 }
 
-function sortByLine(issues: ConfigIssue[]): ConfigIssue[] {
+export function sortByLine(issues: ConfigIssue[]): ConfigIssue[] {
   if (issues.some((issue) => issue.line === undefined)) return issues;
   return [...issues].sort((a, b) => (a.line ?? 0) - (b.line ?? 0));
 }

@@ -337,20 +337,16 @@ const syncWindow = strictObject({
 
 const LOGIN_RE = /^[A-Za-z0-9](?:[A-Za-z0-9]|-(?=[A-Za-z0-9])){0,38}$/;
 const TEAM_RE = /^[A-Za-z0-9](?:[A-Za-z0-9]|-(?=[A-Za-z0-9])){0,38}\/[A-Za-z0-9][A-Za-z0-9_.-]*$/;
+const teamName = z.string().regex(TEAM_RE, {
+  error: (i) => `${JSON.stringify(i.input)} is not a team: write "org/team-slug"`,
+});
 
 const approval = strictObject({
   users: z
     .array(z.string().regex(LOGIN_RE, { error: (i) => `${JSON.stringify(i.input)} is not a GitHub login` }))
     .default([])
     .describe("GitHub logins whose approval counts."),
-  teams: z
-    .array(
-      z.string().regex(TEAM_RE, {
-        error: (i) => `${JSON.stringify(i.input)} is not a team: write "org/team-slug"`,
-      }),
-    )
-    .default([])
-    .describe('Teams whose members\' approval counts, as "org/team-slug".'),
+  teams: z.array(teamName).default([]).describe('Teams whose members\' approval counts, as "org/team-slug".'),
   minimum: integer(1, 100).default(1).describe("Approvals needed (default 1)."),
   allowAuthor: z
     .boolean()
@@ -711,19 +707,22 @@ export type SafeParseConfigResult =
  */
 export function safeParseConfig(data: unknown): SafeParseConfigResult {
   const result = configSchema.safeParse(data, { error: configErrorMap });
-  const issues: SchemaIssue[] = result.success
-    ? []
-    : result.error.issues.map((issue) => ({
-        path: issue.path,
-        message: issue.message,
-        code: issue.code,
-        ...(issue.code === "unrecognized_keys" ? { keys: issue.keys } : {}),
-      }));
+  const issues: SchemaIssue[] = result.success ? [] : schemaIssuesOf(result.error);
   // Checked on the raw input rather than as a zod refinement: refinements are skipped once a
   // field has failed, and a duplicate name is worth reporting alongside other problems.
   issues.push(...duplicateNames(data));
   if (issues.length > 0) return { success: false, issues: sortByPath(issues) };
   return { success: true, data: (result as { data: SyncwardConfig }).data };
+}
+
+/** zod's issues as SchemaIssues (unknown keys listed for one problem each). */
+export function schemaIssuesOf(error: z.ZodError): SchemaIssue[] {
+  return error.issues.map((issue) => ({
+    path: issue.path,
+    message: issue.message,
+    code: issue.code,
+    ...(issue.code === "unrecognized_keys" ? { keys: issue.keys } : {}),
+  }));
 }
 
 function duplicateNames(data: unknown): SchemaIssue[] {
@@ -848,3 +847,6 @@ export type SchemaMatchesTypes = [
 
 /** `resourceCustomizations` alone, for the argocd-cm import's check of what it produced. */
 export const resourceCustomizationsSchema = resourceCustomizations;
+
+/** Building blocks the operator's project file (src/projects/schema.ts) shares with this one. */
+export { clusterResource as kindSchema, strictObject, syncWindow as syncWindowSchema, teamName };

@@ -61,6 +61,23 @@ export interface EnvironmentConfig {
   previews?: boolean;
   /** Outbound webhooks (CloudEvents) about this environment's syncs. */
   notify: NotifyTarget[];
+  /** The operator's project this environment deploys under (src/projects): never read from the repository's file. */
+  project?: EnvironmentProject;
+}
+
+/** What the operator's project imposes on one environment, after narrowing (src/projects/narrow.ts). */
+export interface EnvironmentProject {
+  name: string;
+  /** Cluster-scoped kinds the project allows (`*` globs); an object of another kind fails the sync. */
+  clusterResourceWhitelist: Array<{ group: string; kind: string }>;
+  /** Namespaced kinds the project denies (`*` globs). */
+  namespaceResourceBlacklist: Array<{ group: string; kind: string }>;
+  /** Writes impersonate this ServiceAccount; reads stay on syncward's own identity. */
+  serviceAccount?: { namespace: string; name: string };
+  /** Where the repository's config reaches outside the project: every sync fails before any write. */
+  violations: string[];
+  /** The project's floor: pull requests from forks are never previewed. */
+  forkPreviews?: "never";
 }
 
 export type NotifyEvent =
@@ -153,6 +170,8 @@ export interface SyncWindow {
   manualSync: boolean;
   /** false: a deny window stops self-heal too (absent: self-heal continues inside it). */
   selfHeal?: boolean;
+  /** Set on windows the operator's project adds (never read from the repository's file). */
+  project?: string;
 }
 
 export type PermissionLevel = "read" | "triage" | "write" | "maintain" | "admin";

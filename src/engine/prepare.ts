@@ -5,10 +5,15 @@ import type { EnvironmentConfig } from "../config/types.ts";
 import type { ApiResource, KubeClient } from "../kube/client.ts";
 import { groupOf, type KubeObject, keyOf, kubectlName } from "../kube/object.ts";
 import { mapLimit } from "../util/map-limit.ts";
+import { projectKindProblem, projectViolations } from "./project-limits.ts";
 import { resourceOptionsOf } from "./sync-options.ts";
 
 export class ValidationError extends Error {
-  constructor(readonly problems: string[]) {
+  constructor(
+    readonly problems: string[],
+    /** How the sync's message introduces the problems. */
+    readonly heading = "invalid manifests",
+  ) {
     super(problems.join("\n"));
     this.name = "ValidationError";
   }
@@ -38,6 +43,9 @@ export async function prepareObjects(
   env: EnvironmentConfig,
   objects: KubeObject[],
 ): Promise<PreparedObject[]> {
+  // The repository's config reaches outside its project: no object is even looked at.
+  const violations = projectViolations(env);
+  if (violations.length > 0) throw new ValidationError(violations, "refused by the operator's project");
   const problems: string[] = [];
   const defined = crdKinds(objects);
   const allowedNamespaces = new Set(env.policy.namespaces);
@@ -60,6 +68,8 @@ export async function prepareObjects(
     // A kind not served yet is taken as namespaced, as most operators' kinds are.
     const namespaced = resource ? resource.namespaced : (fromCrd ?? true);
     const copy: KubeObject = { ...obj, metadata: { ...obj.metadata } };
+    const forbidden = projectKindProblem(env, kubectlName(keyOf(obj)), group, obj.kind, namespaced);
+    if (forbidden) problems.push(forbidden);
     if (namespaced) {
       copy.metadata.namespace = obj.metadata.namespace || env.destination.namespace;
       if (!allowedNamespaces.has(copy.metadata.namespace)) {

@@ -30,6 +30,8 @@ export function originOf(origins: Map<string, string> | undefined, obj: KubeObje
 }
 
 export function errorMessage(err: unknown): string {
+  // Written as a project's ServiceAccount: the API server's words and what to grant it, whole.
+  if (err instanceof KubeApiError && err.impersonatedAs) return err.message;
   const forbidden = describeForbidden(err);
   if (forbidden) return `${forbidden}; grant it in syncward's RBAC (deploy/) if syncward should manage it`;
   if (err instanceof KubeApiError && err.immutableField) {

@@ -62,7 +62,7 @@ export async function syncEnvironment(
     assessment = await assess(client, target, request);
     assessedDigest = hooksDigestOf(assessment.hooks.map((h) => h.obj));
   } catch (err) {
-    if (err instanceof ValidationError) return finish("Error", `invalid manifests: ${err.message}`);
+    if (err instanceof ValidationError) return finish("Error", `${err.heading}: ${err.message}`);
     return finish("Failed", errorMessage(err), isTransient(err));
   }
   const { plan, tracked } = assessment;

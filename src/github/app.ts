@@ -6,6 +6,8 @@ import type { ApplicationFunction, Probot } from "probot";
 import { KubeClient } from "../kube/client.ts";
 import { healthHandler } from "../observability/http.ts";
 import { createMetrics } from "../observability/metrics.ts";
+import { loadProjectsConfigMap } from "../projects/configmap.ts";
+import { followProjectsConfigMap } from "../projects/follow.ts";
 import { limitsFromEnv } from "../source/limits.ts";
 import { BoundedMap } from "../util/bounded-map.ts";
 import { countRequests, handleEvent, type Metrics } from "./events.ts";
@@ -62,6 +64,8 @@ export function syncwardApp(
   deps: Omit<AppDeps, "auth"> & {
     metrics?: Metrics /** Start every installed repository at load (production). */;
     bootstrap?: boolean;
+    /** Calls back when the operator's projects change (production: polls the ConfigMap). */
+    followProjects?: (onChange: () => Promise<unknown>) => void;
   },
   onReady?: (parts: SyncwardApp) => void,
 ): ApplicationFunction {
@@ -74,6 +78,8 @@ export function syncwardApp(
     const mergedPulls = new Map<string, number>();
     onReady?.({ runtimes, deliveries });
     if (deps.bootstrap) void bootstrap(app, runtimes, auth);
+    // The operator edited the projects: every repository is loaded again under them.
+    deps.followProjects?.(() => bootstrap(app, runtimes, auth, true));
     const on = handleEvent(app, deliveries, deps.metrics);
 
     on("push", (gh, payload) =>
@@ -128,6 +134,7 @@ export async function bootstrap(
   app: Probot,
   runtimes: Runtimes,
   auth: (id: number) => Promise<Octokit>,
+  reload = false,
 ): Promise<string[]> {
   const started: string[] = [];
   try {
@@ -136,7 +143,7 @@ export async function bootstrap(
     for (const installation of installations) {
       if (installation.suspended_at) continue;
       started.push(
-        ...(await startInstallation(runtimes, await auth(installation.id), installation.id, app.log)),
+        ...(await startInstallation(runtimes, await auth(installation.id), installation.id, app.log, reload)),
       );
     }
     app.log.info({ repositories: started }, "bootstrap: reconcile loops started");
@@ -170,9 +177,12 @@ const app: ApplicationFunction = (probot, options) => {
   };
   void probe();
   options.addHandler(healthHandler({ metrics, ready: () => clusterReachable }));
+  const stateNamespace = process.env.SYNCWARD_STATE_NAMESPACE ?? "syncward";
   return syncwardApp({
     client,
-    stateNamespace: process.env.SYNCWARD_STATE_NAMESPACE ?? "syncward",
+    stateNamespace,
+    projects: () => loadProjectsConfigMap(client, stateNamespace),
+    followProjects: (onChange) => followProjectsConfigMap(client, stateNamespace, 10_000, onChange),
     cacheDir,
     identity: process.env.POD_NAME ?? `${hostname()}-${process.pid}`,
     leases: true,

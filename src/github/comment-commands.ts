@@ -252,7 +252,8 @@ async function diff(
     // What merging would do: GitHub's test merge, as in the automatic previews.
     const target = await previewTarget(gh, rt.ref, event.pullNumber);
     if (target.fork) {
-      if (forkPreviews() === "never")
+      // The operator's rule, or the project's floor (forkPreviews: never): no repository widens either.
+      if (forkPreviews() === "never" || controller.env.project?.forkPreviews === "never")
         return {
           ok: false,
           reply: `Sorry @${event.login}, this syncward does not preview pull requests from forks against the live cluster. Nothing was run.`,

@@ -95,6 +95,8 @@ export async function checkPullRequestConfig(
   repo: RepoRef,
   pull: { number: number; head: string },
   current: () => Promise<SyncwardConfig | undefined>,
+  /** The proposed config as the repository's project sees it (the current one already is). */
+  underProject: (proposed: SyncwardConfig) => SyncwardConfig = (c) => c,
 ): Promise<void> {
   const files = await gh.paginate(gh.rest.pulls.listFiles, {
     ...repo,
@@ -126,7 +128,21 @@ export async function checkPullRequestConfig(
     });
     return;
   }
-  const changes = configChanges(await current(), after);
+  const base = await current();
+  after = underProject(after);
+  // What the operator's project would refuse once merged: every sync of those environments.
+  const outside = after.environments.flatMap((e) =>
+    (e.project?.violations ?? []).map((v) => `${e.name}: ${v}`),
+  );
+  if (outside.length > 0) {
+    await sendCheck(gh, repo, pull.head, {
+      conclusion: "failure",
+      title: `Outside project ${after.environments[0]?.project?.name ?? ""}: ${outside.length} problem(s)`,
+      summary: `Merging this would have every sync of these environments refused by the operator's project:\n\n${outside.map((o) => `- ${codeSpan(o, 300)}`).join("\n")}`,
+    });
+    return;
+  }
+  const changes = configChanges(base, after);
   const loosened = changes.filter((c) => c.weakens.length > 0).map((c) => c.env);
   // An approver team syncward cannot read approves nothing: say so before it is relied on.
   const teams = after.environments.flatMap((e) => e.approval?.teams ?? []);

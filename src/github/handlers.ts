@@ -12,6 +12,7 @@ import { checkPullRequestConfig, reportConfigError } from "./config-check.ts";
 import { codeSpan, fenced } from "./markdown.ts";
 import type { Octokit } from "./octokit.ts";
 import { isForkPull, preview, previewsEnabled, previewTarget } from "./preview.ts";
+import { ProjectRefusal, reportProjectRefusalOnce } from "./project-refusal.ts";
 import { checkName, envFromCheckName, envFromPreviewCheckName } from "./reporter.ts";
 import { isConfigPath, type RepoInfo, type RepoRuntime, type Runtimes } from "./runtime.ts";
 import { truncateBytes } from "./truncate.ts";
@@ -45,6 +46,10 @@ export async function runtimeFor(
   try {
     return await runtimes.for(info, reload);
   } catch (err) {
+    if (err instanceof ProjectRefusal) {
+      await reportProjectRefusalOnce(runtimes, gh, info, err);
+      return undefined;
+    }
     if (!(err instanceof ConfigError)) throw err;
     await reportConfigError(gh, { owner: info.owner, repo: info.repo }, sha, err);
     return undefined;
@@ -150,10 +155,11 @@ export async function onPullRequestConfig(
       try {
         return (await runtimes.for(info))?.config;
       } catch (err) {
-        if (err instanceof ConfigError) return undefined;
+        if (err instanceof ConfigError || err instanceof ProjectRefusal) return undefined;
         throw err;
       }
     },
+    (proposed) => runtimes.underItsProject(info.owner, info.repo, proposed),
   );
 }
 
@@ -240,6 +246,7 @@ export async function onIssueComment(
   try {
     rt = await runtimes.for(info);
   } catch (err) {
+    if (err instanceof ProjectRefusal) return await reportProjectRefusalOnce(runtimes, gh, info, err);
     if (!(err instanceof ConfigError)) throw err;
     // Only a comment that holds a command is answered ("LGTM" is not), once: edits are not read.
     if (parseCommands(payload.comment.body, []).length === 0) return;

@@ -7,6 +7,7 @@
 import { ConfigError } from "../config/load.ts";
 import type { Logger } from "../reconciler/environment-controller.ts";
 import type { Octokit } from "./octokit.ts";
+import { ProjectRefusal, reportProjectRefusalOnce } from "./project-refusal.ts";
 import type { Runtimes } from "./runtime.ts";
 
 interface RepoSummary {
@@ -24,6 +25,7 @@ async function start(
   r: RepoSummary,
   log: Logger,
   reload = false,
+  gh?: Octokit,
 ): Promise<string | undefined> {
   try {
     const rt = await runtimes.for(
@@ -38,6 +40,12 @@ async function start(
     );
     return rt ? r.full_name : undefined;
   } catch (err) {
+    if (err instanceof ProjectRefusal) {
+      log.warn({ repo: r.full_name, reason: err.message }, "repository skipped: it belongs to no project");
+      const repo = { owner: r.owner.login, repo: r.name, defaultBranch: r.default_branch };
+      if (gh) await reportProjectRefusalOnce(runtimes, gh, repo, err);
+      return undefined;
+    }
     if (!(err instanceof ConfigError)) throw err;
     log.warn({ repo: r.full_name, problems: err.problems }, "repository skipped: its config is invalid");
     return undefined;
@@ -55,7 +63,7 @@ export async function startInstallation(
   const repos = await gh.paginate(gh.rest.apps.listReposAccessibleToInstallation, { per_page: 100 });
   const started: string[] = [];
   for (const r of repos) {
-    const name = await start(runtimes, installationId, r, log, reload);
+    const name = await start(runtimes, installationId, r, log, reload, gh);
     if (name) started.push(name);
   }
   return started;
@@ -115,7 +123,7 @@ export async function onInstallationRepositories(
     const [owner = "", repo = ""] = r.full_name.split("/");
     const { data } = await gh.rest.repos.get({ owner, repo });
     if (data.archived) continue;
-    const name = await start(runtimes, payload.installation.id, data, log);
+    const name = await start(runtimes, payload.installation.id, data, log, false, gh);
     if (name) started.push(name);
   }
   return started;

@@ -5,14 +5,21 @@ import { ConfigError, parseConfig } from "../config/load.ts";
 import type { SyncwardConfig } from "../config/types.ts";
 import type { KubeClient } from "../kube/client.ts";
 import { Notifier } from "../notify/notifier.ts";
+import { bindRepository } from "../projects/bind.ts";
+import { TeamLookupError } from "../projects/match.ts";
+import { narrowConfig } from "../projects/narrow.ts";
+import type { Project, ProjectsFile } from "../projects/types.ts";
 import type { Logger } from "../reconciler/environment-controller.ts";
 import type { Emit } from "../reconciler/events.ts";
 import { Reconciler } from "../reconciler/reconciler.ts";
 import { type RenamedEnvironment, renameApp } from "../reconciler/rename.ts";
 import { StateStore } from "../state/store.ts";
+import { BoundedMap } from "../util/bounded-map.ts";
+import type { Cached } from "../util/cached.ts";
 import { GitHubSource } from "./github-source.ts";
 import type { Octokit, RepoRef } from "./octokit.ts";
 import { PreviewQueue } from "./preview.ts";
+import { ProjectRefusal, teamRefusal, teamRepositoriesOf } from "./project-refusal.ts";
 import { GitHubReporter } from "./reporter.ts";
 
 export const CONFIG_PATH = ".github/syncward.yml";
@@ -47,6 +54,8 @@ export interface AppDeps {
   reportRetryMs?: { initial: number; max: number };
   log: Logger;
   auth(installationId: number): Promise<Octokit>;
+  /** The operator's projects (the ConfigMap syncward-projects); absent or undefined: none, every repository on its own. */
+  projects?: () => Promise<ProjectsFile | undefined>;
 }
 
 export interface RepoInfo extends RepoRef {
@@ -189,7 +198,7 @@ export class Runtimes {
         await this.byRepo.get(key)?.stop();
         this.byRepo.delete(key);
         if (!config) return undefined;
-        const runtime = new RepoRuntime(info, config, this.deps);
+        const runtime = new RepoRuntime(info, await this.underProject(gh, info, config), this.deps);
         this.byRepo.set(key, runtime);
         if (this.deps.autoStart ?? true) runtime.start();
         return runtime;
@@ -197,6 +206,58 @@ export class Runtimes {
       this.pending.set(key, loading);
     }
     return loading;
+  }
+
+  /** The config narrowed by the repository's project. @throws ProjectRefusal when none covers it. */
+  private async underProject(gh: Octokit, info: RepoInfo, config: SyncwardConfig): Promise<SyncwardConfig> {
+    if (!this.deps.projects) return config;
+    this.projectOf.delete(keyOf(info.owner, info.repo));
+    let projects: ProjectsFile | undefined;
+    try {
+      projects = await this.deps.projects();
+    } catch (err) {
+      // The operator's document, not the repository's config: held, and said so on its own check.
+      if (!(err instanceof ConfigError)) throw err;
+      throw new ProjectRefusal(
+        `the operator's projects cannot be read, so syncward deploys nothing until they are fixed:\n${err.message}`,
+      );
+    }
+    try {
+      const binding = await bindRepository(
+        projects,
+        `${info.owner}/${info.repo}`,
+        config,
+        teamRepositoriesOf(gh, this.teams, info.installationId),
+      );
+      if (binding.kind === "unmatched") throw new ProjectRefusal(binding.reason);
+      if (binding.kind === "matched") this.projectOf.set(keyOf(info.owner, info.repo), binding.project);
+      return binding.config;
+    } catch (err) {
+      throw err instanceof TeamLookupError ? teamRefusal(err) : err;
+    }
+  }
+
+  /** The project each running repository deploys under (none without projects). */
+  private readonly projectOf = new Map<string, Project>();
+
+  /**
+   * `config` as the repository's project sees it (narrowed, with its violations); unchanged
+   * without projects. For a proposed configuration, before it is merged.
+   */
+  underItsProject(owner: string, repo: string, config: SyncwardConfig): SyncwardConfig {
+    const project = this.projectOf.get(keyOf(owner, repo));
+    return project ? narrowConfig(project, config) : config;
+  }
+
+  private readonly refusals = new BoundedMap<string, true>(1000);
+  /** Team repositories, per installation and team, for a minute (project-refusal.ts). */
+  private readonly teams = new Map<string, Cached<string[]>>();
+
+  /** True the first time a refusal (repository, head, reason) is seen: it is reported once. */
+  firstRefusal(key: string): boolean {
+    if (this.refusals.has(key)) return false;
+    this.refusals.set(key, true);
+    return true;
   }
 
   all(): RepoRuntime[] {
@@ -225,8 +286,14 @@ export class Runtimes {
   async rename(oldOwner: string, oldRepo: string, info: RepoInfo): Promise<RenamedEnvironment[]> {
     const old = this.byRepo.get(keyOf(oldOwner, oldRepo));
     await this.remove(oldOwner, oldRepo);
-    const config = old?.config ?? (await readConfig(await this.deps.auth(info.installationId), info));
-    if (!config) return [];
+    let config = old?.config;
+    if (!config) {
+      const gh = await this.deps.auth(info.installationId);
+      const read = await readConfig(gh, info);
+      if (!read) return [];
+      // Relabelled as the project's ServiceAccount, like every other write of the environment.
+      config = await this.underProject(gh, info, read);
+    }
     const renamed = await renameApp({
       client: this.deps.client,
       store: new StateStore(this.deps.client, this.deps.stateNamespace),

@@ -103,6 +103,8 @@ export function checkRunOutput(
   const footer = footerOf(result, input.state);
 
   const head = [
+    // The operator's project, whose limits this environment deploys within (src/projects).
+    ...(input.env.project ? [`- **Project:** \`${input.env.project.name}\``] : []),
     `- **Sync Policy:** ${inline(input.effectivePolicy)}`,
     `- **Sync Status:** ${syncStatusLine(input)}`,
     `- **Health Status:** ${health}`,

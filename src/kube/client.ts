@@ -5,6 +5,7 @@ import { Agent as HttpAgent, request as httpRequest } from "node:http";
 import { Agent as HttpsAgent, request as httpsRequest, type RequestOptions } from "node:https";
 import { KubeConfig } from "@kubernetes/client-node";
 import { KubeApiError, KubeConnectionError } from "./errors.ts";
+import { asImpersonated } from "./impersonation.ts";
 import { groupOf, type KubeObject, type ResourceKey } from "./object.ts";
 import { scrubSecretValues } from "./scrub-secret.ts";
 
@@ -50,6 +51,8 @@ export class KubeClient {
    * kept for every request and watch instead of the direct pools above.
    */
   private proxyAgent?: HttpAgent;
+  /** Impersonate-User of every write; reads and watches keep the client's own identity. */
+  private writeAs?: string;
 
   private constructor(
     readonly kubeConfig: KubeConfig,
@@ -76,6 +79,17 @@ export class KubeClient {
     const cluster = kc.getCurrentCluster();
     if (!cluster) throw new Error("kubeconfig has no current cluster: set a context or pass --context");
     return new KubeClient(kc, new URL(cluster.server), options.timeoutMs ?? 30_000, options.maxSockets ?? 32);
+  }
+
+  /**
+   * A view of this client whose writes (apply and its dry runs, create, replace, delete) carry
+   * Kubernetes impersonation headers as `user`, while reads and watches stay on this client's own
+   * identity (so watches are shared). It shares connections, discovery and request counts.
+   */
+  writingAs(user: string): KubeClient {
+    const view = Object.create(this) as KubeClient;
+    view.writeAs = user;
+    return view;
   }
 
   /** Current context's name, for messages. */
@@ -128,6 +142,7 @@ export class KubeClient {
           headers: {
             ...(auth.headers ?? {}),
             Accept: "application/json",
+            ...(this.writeAs && method !== "GET" ? { "Impersonate-User": this.writeAs } : {}),
             ...(body !== undefined
               ? {
                   "Content-Type": options.contentType ?? "application/json",
@@ -154,15 +169,14 @@ export class KubeClient {
               return;
             }
             const st = (parsed ?? {}) as { message?: string; reason?: string };
-            reject(
-              new KubeApiError(
-                scrubSecretValues(st.message ?? (text.slice(0, 300) || `HTTP ${status}`), options.body),
-                status,
-                st.reason ?? "",
-                method,
-                url.pathname,
-              ),
+            const err = new KubeApiError(
+              scrubSecretValues(st.message ?? (text.slice(0, 300) || `HTTP ${status}`), options.body),
+              status,
+              st.reason ?? "",
+              method,
+              url.pathname,
             );
+            reject(this.writeAs && method !== "GET" ? asImpersonated(err, this.writeAs) : err);
           });
           res.on("error", (err) => reject(new KubeConnectionError(err.message, undefined)));
         },

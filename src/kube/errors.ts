@@ -12,6 +12,9 @@ export class KubeApiError extends Error {
     this.name = "KubeApiError";
   }
 
+  /** Set when the request impersonated this user (a project's ServiceAccount); the message says what to grant. */
+  impersonatedAs?: string;
+
   /** 5xx, 429 and 408 are worth retrying; 4xx (invalid, forbidden, conflict on apply) are not. */
   get transient(): boolean {
     // Server-side apply answers 500 for a manifest that does not fit the schema (an unknown

@@ -3,9 +3,10 @@
 // it holds the app's Lease, so two replicas never operate on one environment at once; when a
 // replica dies, another takes the app over within the lease duration.
 import { findEnvironment } from "../config/load.ts";
-import type { SyncwardConfig } from "../config/types.ts";
+import type { EnvironmentConfig, SyncwardConfig } from "../config/types.ts";
 import { compileHealthChecks } from "../engine/health/index.ts";
 import type { KubeClient } from "../kube/client.ts";
+import { serviceAccountUser } from "../kube/impersonation.ts";
 import { LeaseLock, leaseNameFor } from "../state/lease.ts";
 import { INSTANCE_ANNOTATION, STATE_LABEL, StateStore } from "../state/store.ts";
 import type { Trigger } from "../state/types.ts";
@@ -48,7 +49,7 @@ export class Reconciler {
         new EnvironmentController({
           app: o.app,
           env,
-          client: o.client,
+          client: writerFor(o.client, env),
           store: this.store,
           source: o.source,
           emit: o.emit,
@@ -225,4 +226,10 @@ export class Reconciler {
 export function touches(dirs: string[], files: string[]): boolean {
   const norm = dirs.map((d) => d.replace(/^\.\/?/, "").replace(/\/$/, ""));
   return files.some((f) => norm.some((dir) => dir === "" || f === dir || f.startsWith(`${dir}/`)));
+}
+
+/** The client of an environment: its writes impersonate its project's ServiceAccount, if any. */
+export function writerFor(client: KubeClient, env: EnvironmentConfig): KubeClient {
+  const sa = env.project?.serviceAccount;
+  return sa ? client.writingAs(serviceAccountUser(sa.namespace, sa.name)) : client;
 }

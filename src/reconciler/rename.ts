@@ -7,6 +7,7 @@ import { retrack } from "../engine/retrack.ts";
 import type { KubeClient } from "../kube/client.ts";
 import type { StateStore } from "../state/store.ts";
 import { instanceName } from "./environment-controller.ts";
+import { writerFor } from "./reconciler.ts";
 
 export interface RenamedEnvironment {
   env: string;
@@ -29,7 +30,13 @@ export async function renameApp(o: {
     if (from === to) continue;
     const state = await o.store.load(from);
     // Objects first: should this stop half-way, the old name still holds the state and runs again.
-    const objects = await retrack(o.client, from, to, env.policy.namespaces, state.inventory ?? []);
+    const objects = await retrack(
+      writerFor(o.client, env),
+      from,
+      to,
+      env.policy.namespaces,
+      state.inventory ?? [],
+    );
     await o.store.copy(from, to);
     renamed.push({ env: env.name, from, to, objects });
   }

@@ -93,9 +93,23 @@ function decide(
     const why = manual ? " (manualSync is not set on every active deny window)" : "";
     return { allowed: false, reason: `blocked by ${describe(activeDeny)}${why}` };
   }
+  const allows = compiled.filter((c) => c.window.kind === "allow");
+  // The project's allow windows and the repository's are intersected: one of each must be open.
+  const owners = new Set(allows.map((c) => c.window.project));
+  if (owners.size > 1) {
+    for (const owner of owners) {
+      const own = decide(
+        allows.filter((c) => c.window.project === owner),
+        manual,
+        isActive,
+      );
+      if (!own.allowed)
+        return { allowed: false, reason: `${own.reason}${owner ? ` (project ${owner})` : ""}` };
+    }
+    return { allowed: true, reason: `inside ${describe(allows.filter(isActive))}` };
+  }
   const activeAllow = active.filter((c) => c.window.kind === "allow");
   if (activeAllow.length > 0) return { allowed: true, reason: `inside ${describe(activeAllow)}` };
-  const allows = compiled.filter((c) => c.window.kind === "allow");
   if (allows.length > 0) {
     if (manual && allows.every((c) => c.window.manualSync)) {
       return { allowed: true, reason: `manual sync allowed outside ${describe(allows)} (manualSync)` };
@@ -110,7 +124,7 @@ function describe(list: readonly Compiled[]): string {
   const kind = list[0]?.window.kind ?? "allow";
   const items = list.map(
     ({ window: w, index }) =>
-      `#${index} "${w.schedule}" for ${formatDuration(w.duration)}${w.timeZone === "UTC" ? "" : ` (${w.timeZone})`}`,
+      `#${index} "${w.schedule}" for ${formatDuration(w.duration)}${w.timeZone === "UTC" ? "" : ` (${w.timeZone})`}${w.project ? ` of project ${w.project}` : ""}`,
   );
   return `${kind} window${list.length === 1 ? "" : "s"} ${items.join(", ")}`;
 }

@@ -92,6 +92,7 @@ describe("deploy/ manifests", () => {
     assert.deepEqual(kinds, [
       "ClusterRole/syncward-manager",
       "ClusterRoleBinding/syncward-manager",
+      "ConfigMap/syncward-projects",
       "Deployment/syncward",
       "Namespace/syncward",
       "PodDisruptionBudget/syncward",

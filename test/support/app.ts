@@ -7,6 +7,7 @@ import pino from "pino";
 import type { Probot } from "probot";
 import { type SyncwardApp, syncwardApp } from "../../src/github/app.ts";
 import { KubeClient } from "../../src/kube/client.ts";
+import { parseProjects } from "../../src/projects/load.ts";
 import { createTestProbot, type GitHubMock, mockGitHub } from "./github.ts";
 import { unreachableKubeconfig } from "./kubeconfig.ts";
 import { DEFAULT_OWNER, DEFAULT_REPO } from "./webhooks.ts";
@@ -33,6 +34,8 @@ export async function startApp(options: {
   /** Octokit retries and rate-limit handling on, as in production (waits shortened). */
   resilient?: boolean;
   reportRetryMs?: { initial: number; max: number };
+  /** The operator's projects document (YAML, as in the ConfigMap syncward-projects); absent: none. */
+  projects?: string;
 }): Promise<TestApp> {
   const mock = mockGitHub();
   let parts: SyncwardApp | undefined;
@@ -48,6 +51,9 @@ export async function startApp(options: {
         pollIntervalMs: 0,
         autoStart: options.autoStart ?? false,
         reportRetryMs: options.reportRetryMs,
+        ...(options.projects === undefined
+          ? {}
+          : { projects: async () => parseProjects(options.projects as string, "projects.yaml") }),
         log: pino({ level: process.env.SYNCWARD_TEST_LOG ?? "silent" }),
       },
       (p) => {

@@ -32,31 +32,61 @@ let rendered: KubeObject[] | undefined;
 
 /** deploy/'s Namespace, ServiceAccount and RBAC objects, as the overlay described above renders them. */
 export function accountObjects(): KubeObject[] {
-  if (!rendered) {
-    const dir = mkdtempSync(join(tmpdir(), "syncward-rbac-"));
-    try {
-      writeFileSync(
-        join(dir, "kustomization.yaml"),
-        [
-          "apiVersion: kustomize.config.k8s.io/v1beta1",
-          "kind: Kustomization",
-          `namespace: ${ACCOUNT_NAMESPACE}`,
-          "nameSuffix: -test",
-          `resources: [${relative(dir, DEPLOY)}]`,
-          "",
-        ].join("\n"),
-      );
-      const out = execFileSync("kubectl", ["kustomize", dir], {
-        stdio: ["ignore", "pipe", "pipe"],
-      }).toString();
-      rendered = parseAllDocuments(out)
-        .map((d) => d.toJS() as KubeObject | null)
-        .filter((o): o is KubeObject => o !== null && RBAC_KINDS.has(o.kind));
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  }
+  rendered ??= renderRbac("test", []);
   return rendered;
+}
+
+/** deploy/ with `components`, moved to ACCOUNT_NAMESPACE and suffixed `-<suffix>`: its identity and grants. */
+function renderRbac(suffix: string, components: string[]): KubeObject[] {
+  const dir = mkdtempSync(join(tmpdir(), "syncward-rbac-"));
+  try {
+    writeFileSync(
+      join(dir, "kustomization.yaml"),
+      [
+        "apiVersion: kustomize.config.k8s.io/v1beta1",
+        "kind: Kustomization",
+        `namespace: ${ACCOUNT_NAMESPACE}`,
+        `nameSuffix: -${suffix}`,
+        `resources: [${relative(dir, DEPLOY)}]`,
+        ...(components.length > 0
+          ? [
+              `components: [${components.map((c) => relative(dir, join(DEPLOY, "components", c))).join(", ")}]`,
+            ]
+          : []),
+        "",
+      ].join("\n"),
+    );
+    const out = execFileSync("kubectl", ["kustomize", dir], {
+      stdio: ["ignore", "pipe", "pipe"],
+    }).toString();
+    return parseAllDocuments(out)
+      .map((d) => d.toJS() as KubeObject | null)
+      .filter((o): o is KubeObject => o !== null && RBAC_KINDS.has(o.kind));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * deploy/ plus `components` (e.g. ["impersonation"]) as a ServiceAccount of its own,
+ * `syncward-<suffix>`, with a kubeconfig for a token of it: for tests of a deploy/ variant.
+ * Returns the objects (to delete afterwards; the shared Namespace is left out) and the kubeconfig.
+ */
+export function provisionVariantAccount(
+  adminKubeconfig: string,
+  suffix: string,
+  components: string[],
+  target: string,
+): { objects: KubeObject[]; kubeconfig: string; user: string } {
+  const objects = renderRbac(suffix, components);
+  applyAsAdmin(adminKubeconfig, objects);
+  writeTokenKubeconfig(adminKubeconfig, `syncward-${suffix}`, target);
+  waitForGrant(target, "list", "deployments.apps");
+  return {
+    objects: objects.filter((o) => o.kind !== "Namespace"),
+    kubeconfig: target,
+    user: `system:serviceaccount:${ACCOUNT_NAMESPACE}:syncward-${suffix}`,
+  };
 }
 
 /** deploy/'s syncward-state Role and RoleBinding, moved to `namespace` (the subject stays the account). */

@@ -307,6 +307,7 @@ async function get(ctx: CliContext, c: EnvironmentController, io: CliIO, output:
       path: c.env.source.path,
       ...(rendered.chart ? { chart: rendered.chart } : {}),
       namespace: c.env.destination.namespace,
+      ...(c.env.project ? { project: c.env.project.name } : {}),
       syncWindow: windowLabel(c),
       syncPolicy: policy,
       syncStatus: synced ? "Synced" : "OutOfSync",
@@ -326,6 +327,7 @@ async function get(ctx: CliContext, c: EnvironmentController, io: CliIO, output:
     ["Path", c.env.source.path],
     ...(chart ? [["Chart", chart] as [string, string]] : []),
     ["Namespace", c.env.destination.namespace],
+    ...(c.env.project ? [["Project", c.env.project.name] as [string, string]] : []),
     ["SyncWindow", windowLabel(c)],
     [
       "Sync Policy",

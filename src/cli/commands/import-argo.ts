@@ -1,15 +1,17 @@
-// `syncward import-argo FILE`: prints the syncward environment for an Argo CD Application, or the
-// `resourceCustomizations` (custom health checks) of an Argo CD `argocd-cm` ConfigMap.
+// `syncward import-argo FILE`: prints the syncward environment for an Argo CD Application, the
+// project for an AppProject, or the `resourceCustomizations` (custom health checks) of an Argo CD
+// `argocd-cm` ConfigMap.
 import { readFile } from "node:fs/promises";
 import { importArgoConfigMap, isArgoCdConfigMapText } from "../../config/argo-cm-import.ts";
 import { ArgoImportError, importArgoApplication } from "../../config/argo-import.ts";
+import { AppProjectImportError, importArgoAppProject, isAppProjectText } from "../../projects/argo-import.ts";
 import { type CliIO, EXIT } from "../io.ts";
 import { UsageError } from "../usage-error.ts";
 
 export async function importArgoCommand(argv: string[], io: CliIO): Promise<number> {
   const [file] = argv;
   if (!file || argv.length > 1)
-    throw new UsageError("usage: syncward import-argo APPLICATION.yaml|argocd-cm.yaml");
+    throw new UsageError("usage: syncward import-argo APPLICATION.yaml|APPPROJECT.yaml|argocd-cm.yaml");
   const text = await readFile(file, "utf8").catch(() => {
     throw new UsageError(`cannot read ${file}`);
   });
@@ -21,13 +23,21 @@ export async function importArgoCommand(argv: string[], io: CliIO): Promise<numb
       for (const note of cm.notes) io.err(`note: ${note}`);
       return EXIT.ok;
     }
+    // An AppProject becomes one project of the operator's projects document.
+    if (isAppProjectText(text)) {
+      const project = importArgoAppProject(text);
+      io.out(project.yaml);
+      for (const note of project.notes) io.err(`note: ${note}`);
+      return EXIT.ok;
+    }
     const imported = importArgoApplication(text);
     io.out("# paste under `environments:` in .github/syncward.yml");
     io.out(imported.yaml);
     for (const note of imported.notes) io.err(`note: ${note}`);
     return EXIT.ok;
   } catch (err) {
-    if (err instanceof ArgoImportError) throw new UsageError(`${file}: ${err.message}`);
+    if (err instanceof ArgoImportError || err instanceof AppProjectImportError)
+      throw new UsageError(`${file}: ${err.message}`);
     throw err;
   }
 }

@@ -583,3 +583,25 @@ describe("prCommentBody", () => {
     assert.ok(body.startsWith("<!-- m -->"));
   });
 });
+
+describe("checkRunOutput: the project", () => {
+  it("names the operator's project the environment deploys under, first", () => {
+    const env = envConfig();
+    const out = checkRunOutput(
+      input({
+        result: resultOf(),
+        env: {
+          ...env,
+          project: {
+            name: "team-a",
+            clusterResourceWhitelist: [],
+            namespaceResourceBlacklist: [],
+            violations: [],
+          },
+        },
+      }),
+    );
+    assert.match(out.summary, /^- \*\*Project:\*\* `team-a`\n- \*\*Sync Policy:\*\*/m);
+    assert.doesNotMatch(checkRunOutput(input({ result: resultOf() })).summary, /Project:/);
+  });
+});

@@ -1,0 +1,265 @@
+// The operator's projects on GitHub: a repository no project covers gets one check run on its
+// default branch's head explaining which rule is missing, and deploys nothing; membership through
+// a team is read from GitHub's API, and a team that cannot be read is reported with its cause.
+// The cluster is unreachable: nothing here may touch it.
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { stringify } from "yaml";
+import { mockConfig, mockPull, REPO_PATH, startApp, unreachableClient } from "../support/app.ts";
+import { mockRefusal } from "../support/comment-app.ts";
+import type { GitHubMock } from "../support/github.ts";
+import type { CheckRun } from "../support/github-checks.ts";
+import { fakeSha, issueCommentEvent, pullRequestEvent, pushEvent } from "../support/webhooks.ts";
+
+const CONFIG =
+  "environments:\n  - name: dev\n    source: {path: app}\n    destination: {namespace: team-a-dev}\n";
+const HEAD = fakeSha("default branch head");
+
+const projects = (list: unknown[]) => stringify({ projects: list });
+const payments = { name: "payments", repositories: ["acme/pay-*"], destinations: [{ namespace: "pay-*" }] };
+const byTeam = { name: "team-a", teams: ["acme/team-a"], destinations: [{ namespace: "team-a-*" }] };
+
+function mockHead(mock: GitHubMock, times = 1): void {
+  mock.api
+    .get(`${REPO_PATH}/branches/main`)
+    .times(times)
+    .reply(200, { name: "main", commit: { sha: HEAD }, protected: false });
+}
+
+/** GitHub's answer to `GET /orgs/acme/teams/team-a/repos`. */
+function mockTeamRepos(mock: GitHubMock, status: number, body: unknown): void {
+  mock.api
+    .get("/orgs/acme/teams/team-a/repos")
+    .query({ per_page: "100" })
+    .reply(status, body as object);
+}
+
+function captureCheckRuns(mock: GitHubMock): CheckRun[] {
+  const runs: CheckRun[] = [];
+  mock.api
+    .post(`${REPO_PATH}/check-runs`, (body: CheckRun) => {
+      runs.push(body);
+      return true;
+    })
+    .reply(201, { id: 1 });
+  return runs;
+}
+
+describe("projects on GitHub", () => {
+  it("a repository no project covers gets one check run on its default branch's head, however many events follow", async () => {
+    const app = await startApp({ client: unreachableClient(), projects: projects([payments]) });
+    try {
+      mockConfig(app.mock, CONFIG, 2);
+      mockHead(app.mock, 2);
+      const runs = captureCheckRuns(app.mock);
+      await app.probot.receive(pushEvent({ ref: "feature" }));
+      await app.probot.receive(issueCommentEvent({ body: "/sync dev", commentId: 1001 }));
+      app.mock.assertDone();
+      assert.equal(runs.length, 1);
+      const [run] = runs;
+      assert.equal(run?.name, "syncward / project");
+      assert.equal(run?.head_sha, HEAD);
+      assert.equal(run?.conclusion, "failure");
+      assert.equal(run?.output?.title, "This repository belongs to no syncward project");
+      assert.match(
+        run?.output?.summary ?? "",
+        /acme\/shop belongs to no project, so syncward deploys nothing of it\. No project's rule covers it: payments \(repositories acme\/pay-\*\)\. The operator adds "acme\/shop" \(or a glob matching it\) to a project's repositories/,
+      );
+      assert.deepEqual(app.parts.runtimes.all(), [], "no reconciler runs for it");
+    } finally {
+      await app.parts.runtimes.stop();
+      app.mock.reset();
+    }
+  });
+
+  describe("membership through a team", () => {
+    it("a repository of the team belongs to its project, with the project's limits", async () => {
+      const app = await startApp({ client: unreachableClient(), projects: projects([byTeam]) });
+      try {
+        mockConfig(app.mock, CONFIG);
+        mockTeamRepos(app.mock, 200, [{ id: 1, name: "shop", full_name: "acme/shop" }]);
+        await app.probot.receive(pushEvent({ ref: "feature" }));
+        app.mock.assertDone();
+        const [rt] = app.parts.runtimes.all();
+        assert.equal(rt?.config.environments[0]?.project?.name, "team-a");
+        assert.deepEqual(rt?.config.environments[0]?.project?.violations, []);
+      } finally {
+        await app.parts.runtimes.stop();
+        app.mock.reset();
+      }
+    });
+
+    it("two repositories of the team: the team is listed once (kept a minute), each belongs to the project", async () => {
+      const app = await startApp({ client: unreachableClient(), projects: projects([byTeam]) });
+      try {
+        mockConfig(app.mock, CONFIG);
+        app.mock.api
+          .get(/\/repos\/acme\/wallet\/contents\/\.github(%2F|\/)syncward\.yml/)
+          .query(true)
+          .reply(200, {
+            type: "file",
+            encoding: "base64",
+            name: "syncward.yml",
+            path: ".github/syncward.yml",
+            content: Buffer.from(CONFIG).toString("base64"),
+          });
+        mockTeamRepos(app.mock, 200, [
+          { id: 1, name: "shop", full_name: "acme/shop" },
+          { id: 2, name: "wallet", full_name: "acme/wallet" },
+        ]);
+        await app.probot.receive(pushEvent({ ref: "feature" }));
+        await app.probot.receive(pushEvent({ ref: "feature", repo: "wallet" }));
+        app.mock.assertDone();
+        assert.deepEqual(
+          app.parts.runtimes
+            .all()
+            .map((rt) => `${rt.info.repo}: ${rt.config.environments[0]?.project?.name}`),
+          ["shop: team-a", "wallet: team-a"],
+        );
+      } finally {
+        await app.parts.runtimes.stop();
+        app.mock.reset();
+      }
+    });
+
+    it("a team GitHub will not list is reported with its cause, and nothing deploys", async () => {
+      const app = await startApp({ client: unreachableClient(), projects: projects([byTeam]) });
+      try {
+        mockConfig(app.mock, CONFIG);
+        mockTeamRepos(app.mock, 403, { message: "Resource not accessible by integration" });
+        mockHead(app.mock);
+        const runs = captureCheckRuns(app.mock);
+        await app.probot.receive(pushEvent({ ref: "feature" }));
+        app.mock.assertDone();
+        assert.equal(runs.length, 1);
+        assert.match(
+          runs[0]?.output?.summary ?? "",
+          /project team-a: cannot list the repositories of team acme\/team-a: GitHub answered 403: Resource not accessible by integration.*\(the app needs the organization permission Members: read\)\. Until it can be read, syncward cannot tell whether this repository belongs to project team-a, so it deploys nothing of it\./s,
+        );
+        assert.deepEqual(app.parts.runtimes.all(), []);
+      } finally {
+        await app.parts.runtimes.stop();
+        app.mock.reset();
+      }
+    });
+  });
+
+  it("a project's forkPreviews: never floor refuses /diff on a fork's pull request, even to an admin", async () => {
+    const floor = {
+      name: "team-a",
+      repositories: ["acme/*"],
+      destinations: [{ namespace: "team-a-*" }],
+      floors: { forkPreviews: "never" },
+    };
+    const app = await startApp({ client: unreachableClient(), projects: projects([floor]) });
+    try {
+      const reply = mockRefusal(app.mock, CONFIG, { login: "olga", permission: "admin" });
+      mockPull(app.mock, 7, { head: "c".repeat(40), mergeCommit: "d".repeat(40), fork: true });
+      await app.probot.receive(
+        issueCommentEvent({ body: "/diff dev", sender: { login: "olga", type: "User" }, commentId: 1001 }),
+      );
+      app.mock.assertDone();
+      assert.match(reply.body(), /does not preview pull requests from forks against the live cluster/);
+    } finally {
+      await app.parts.runtimes.stop();
+      app.mock.reset();
+    }
+  });
+
+  it("an invalid projects document holds the repository, on the project check run, naming the field", async () => {
+    const app = await startApp({
+      client: unreachableClient(),
+      projects: "projects: [{name: a, repos: [acme/shop], destinations: [{namespace: x}]}]\n",
+    });
+    try {
+      mockConfig(app.mock, CONFIG);
+      mockHead(app.mock);
+      const runs = captureCheckRuns(app.mock);
+      await app.probot.receive(pushEvent({ ref: "feature" }));
+      app.mock.assertDone();
+      assert.equal(runs[0]?.name, "syncward / project");
+      assert.match(
+        runs[0]?.output?.summary ?? "",
+        /the operator's projects cannot be read, so syncward deploys nothing until they are fixed:\nprojects\.yaml: projects\[0\]\.repos: unknown field \(did you mean "repositories"\?\)/,
+      );
+      assert.deepEqual(app.parts.runtimes.all(), []);
+    } finally {
+      await app.parts.runtimes.stop();
+      app.mock.reset();
+    }
+  });
+
+  describe("a pull request that changes the configuration, checked under the project", () => {
+    const MAIN =
+      "environments:\n  - name: dev\n    source: {path: app}\n    destination: {namespace: team-a-dev}\n    previews: false\n    production: true\n";
+    const strict = {
+      name: "team-a",
+      repositories: ["acme/shop"],
+      destinations: [{ namespace: "team-a-*" }],
+      syncWindows: [{ kind: "deny", schedule: "0 22 * * 5", duration: "60h" }],
+      floors: { productionApprovals: 2 },
+    };
+    const PR_HEAD = "e".repeat(40);
+
+    async function checkOf(proposed: string): Promise<CheckRun | undefined> {
+      const app = await startApp({ client: unreachableClient(), projects: projects([strict]) });
+      try {
+        app.mock.api
+          .get(`${REPO_PATH}/pulls/7/files`)
+          .query(true)
+          .reply(200, [{ filename: ".github/syncward.yml", status: "modified" }]);
+        app.mock.api
+          .get(/\/contents\/\.github(%2F|\/)syncward\.yml/)
+          .query({ ref: PR_HEAD })
+          .reply(200, {
+            type: "file",
+            encoding: "base64",
+            name: "syncward.yml",
+            path: ".github/syncward.yml",
+            content: Buffer.from(proposed).toString("base64"),
+          });
+        mockConfig(app.mock, MAIN);
+        const runs = captureCheckRuns(app.mock);
+        await app.probot.receive(pullRequestEvent("opened", { number: 7, headSha: PR_HEAD }));
+        app.mock.assertDone();
+        return runs[0];
+      } finally {
+        await app.parts.runtimes.stop();
+        app.mock.reset();
+      }
+    }
+
+    it("a destination outside the project fails the config check before merge", async () => {
+      const run = await checkOf(MAIN.replace("team-a-dev", "kube-system"));
+      assert.equal(run?.name, "syncward / config");
+      assert.equal(run?.conclusion, "failure");
+      assert.equal(run?.output?.title, "Outside project team-a: 1 problem(s)");
+      assert.match(
+        run?.output?.summary ?? "",
+        /dev: destination\.namespace "kube-system" is outside project team-a/,
+      );
+    });
+
+    it("the project's own windows and floors are not mistaken for changes the pull request makes", async () => {
+      const run = await checkOf(`${MAIN}    pollInterval: 1m\n`);
+      assert.equal(run?.conclusion, "success", run?.output?.summary);
+      assert.equal(run?.output?.title, "Valid; changes 1 environment(s)");
+      assert.match(run?.output?.summary ?? "", /pollInterval: 180000 -> 60000/);
+      assert.doesNotMatch(run?.output?.summary ?? "", /syncWindows|approval/);
+    });
+  });
+
+  it("without projects, a repository deploys as before (no team lookup, no project check)", async () => {
+    const app = await startApp({ client: unreachableClient() });
+    try {
+      mockConfig(app.mock, CONFIG);
+      await app.probot.receive(pushEvent({ ref: "feature" }));
+      app.mock.assertDone();
+      const [rt] = app.parts.runtimes.all();
+      assert.equal(rt?.config.environments[0]?.project, undefined);
+    } finally {
+      await app.parts.runtimes.stop();
+      app.mock.reset();
+    }
+  });
+});
