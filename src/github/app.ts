@@ -175,6 +175,10 @@ const app: ApplicationFunction = (probot, options) => {
     stateNamespace: process.env.SYNCWARD_STATE_NAMESPACE ?? "syncward",
     cacheDir,
     identity: process.env.POD_NAME ?? `${hostname()}-${process.pid}`,
+    pod:
+      process.env.POD_NAME && process.env.POD_UID
+        ? { name: process.env.POD_NAME, uid: process.env.POD_UID }
+        : undefined,
     leases: true,
     watch: true,
     bootstrap: true,

@@ -9,6 +9,7 @@ import type { Logger } from "../reconciler/environment-controller.ts";
 import type { Emit } from "../reconciler/events.ts";
 import { Reconciler } from "../reconciler/reconciler.ts";
 import { type RenamedEnvironment, renameApp } from "../reconciler/rename.ts";
+import { Shard } from "../reconciler/shard.ts";
 import { StateStore } from "../state/store.ts";
 import { GitHubSource } from "./github-source.ts";
 import type { Octokit, RepoRef } from "./octokit.ts";
@@ -29,6 +30,10 @@ export interface AppDeps {
   cacheDir: string;
   identity: string;
   leases: boolean;
+  /** Shares the repositories' leases out among the replicas; made by Runtimes when leases are on. */
+  shard?: Shard;
+  /** The Pod this replica runs in (its membership Lease is deleted with it). */
+  pod?: { name: string; uid: string };
   watch: boolean;
   pollIntervalMs?: number;
   /** Also told every reconciler event (metrics). */
@@ -89,6 +94,7 @@ export class RepoRuntime {
       stateNamespace: deps.stateNamespace,
       identity: deps.identity,
       leases: deps.leases,
+      shard: deps.shard,
       watch: deps.watch,
       pollIntervalMs: deps.pollIntervalMs,
     });
@@ -170,8 +176,22 @@ export function appNameOf(owner: string, repo: string): string {
 export class Runtimes {
   private readonly byRepo = new Map<string, RepoRuntime>();
   private readonly pending = new Map<string, Promise<RepoRuntime | undefined>>();
+  private readonly deps: AppDeps;
 
-  constructor(private readonly deps: AppDeps) {}
+  constructor(deps: AppDeps) {
+    // One shard per process: every repository's app Lease is shared out among the replicas.
+    const shard =
+      deps.leases && !deps.shard
+        ? new Shard({
+            client: deps.client,
+            namespace: deps.stateNamespace,
+            identity: deps.identity,
+            log: deps.log,
+            pod: deps.pod,
+          })
+        : deps.shard;
+    this.deps = { ...deps, shard };
+  }
 
   /** The runtime of a repository, or undefined when it has no syncward config. Throws ConfigError for an invalid one. */
   async for(info: RepoInfo, reload = false): Promise<RepoRuntime | undefined> {
@@ -248,6 +268,7 @@ export class Runtimes {
   async stop(): Promise<void> {
     await Promise.all(this.all().map((r) => r.stop()));
     this.byRepo.clear();
+    await this.deps.shard?.stop();
   }
 }
 

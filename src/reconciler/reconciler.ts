@@ -1,18 +1,20 @@
 // All environments of one app, each guarded by its own controller. With leases on (the default
 // for the controller process and the GitHub App), a replica runs an app's controllers only while
-// it holds the app's Lease, so two replicas never operate on one environment at once; when a
-// replica dies, another takes the app over within the lease duration.
+// it holds the app's Lease, so two replicas never operate on one environment at once; which
+// replica tries for which app is the shard's call (shard.ts: balanced across the live replicas),
+// and when a replica dies another takes the app over within the lease duration.
 import { findEnvironment } from "../config/load.ts";
 import type { SyncwardConfig } from "../config/types.ts";
 import { compileHealthChecks } from "../engine/health/index.ts";
 import type { KubeClient } from "../kube/client.ts";
 import { LeaseLock, leaseNameFor } from "../state/lease.ts";
-import { INSTANCE_ANNOTATION, STATE_LABEL, StateStore } from "../state/store.ts";
-import type { Trigger } from "../state/types.ts";
+import { INSTANCE_ANNOTATION, STATE_KEY, STATE_LABEL, StateStore } from "../state/store.ts";
+import type { EnvironmentState, HandedOverPush, Trigger } from "../state/types.ts";
 import { sleep } from "../util/sleep.ts";
 import { EnvironmentController, instanceName, type Logger } from "./environment-controller.ts";
 import type { Emit } from "./events.ts";
 import type { RevisionSource } from "./revision-source.ts";
+import { Shard, type ShardedApp } from "./shard.ts";
 
 export interface ReconcilerOptions {
   app: string;
@@ -27,17 +29,27 @@ export interface ReconcilerOptions {
   identity: string;
   leases?: boolean;
   leaseDurationSeconds?: number;
+  /**
+   * The process's shard, shared by all its apps, which decides which app Leases this replica
+   * tries for. Without one (a process with a single app), the reconciler makes its own.
+   */
+  shard?: Shard;
   pollIntervalMs?: number;
   watch?: boolean;
 }
 
-export class Reconciler {
+export class Reconciler implements ShardedApp {
   readonly store: StateStore;
   private readonly controllers = new Map<string, EnvironmentController>();
   private lock: LeaseLock | undefined;
   private readonly abort = new AbortController();
   private readonly running = new Set<string>();
   private deferring = false;
+  private shard: Shard | undefined;
+  private ownShard = false;
+  private claiming: Promise<boolean> | undefined;
+  /** `at` of the last handed-over push acted on, per instance, so a state write does not repeat it. */
+  private readonly pushesSeen = new Map<string, string>();
 
   constructor(private readonly o: ReconcilerOptions) {
     this.store = new StateStore(o.client, o.stateNamespace);
@@ -73,9 +85,10 @@ export class Reconciler {
   }
 
   /**
-   * Another replica held the app's lease when this one last tried to take it, or this one lost
-   * it: until it takes the lease, this replica writes nothing. Before its first try it knows of
-   * no holder and serves requests as a replica without leases would.
+   * This replica does not hold the app's lease (another does, or the shard has not given it the
+   * app yet, or it lost it): until it takes the lease, it writes nothing and hands requests and
+   * pushes over through the state ConfigMap. Before start() it serves requests as a replica
+   * without leases would (the CLI's case).
    */
   get following(): boolean {
     return this.deferring;
@@ -94,7 +107,21 @@ export class Reconciler {
 
   start(): void {
     if (this.o.leases === false) this.startAll();
-    else void this.contend();
+    else {
+      this.ownShard = !this.o.shard;
+      this.shard =
+        this.o.shard ??
+        new Shard({
+          client: this.o.client,
+          namespace: this.o.stateNamespace,
+          identity: this.o.identity,
+          leaseDurationSeconds: this.o.leaseDurationSeconds,
+          log: this.o.log,
+          settleMs: 0,
+        });
+      this.deferring = true;
+      this.shard.register(this);
+    }
     if (this.o.watch !== false) void this.watchState();
   }
 
@@ -133,8 +160,9 @@ export class Reconciler {
           { namespace: this.o.stateNamespace, labelSelector: selector, resourceVersion: rv, signal },
           (type, obj) => {
             const controller = byInstance.get(obj.metadata.annotations?.[INSTANCE_ANNOTATION] ?? "");
-            if (type === "MODIFIED" && controller && this.running.has(controller.env.name))
-              controller.nudge("poll", "syncward");
+            if (type !== "MODIFIED" || !controller || !this.running.has(controller.env.name)) return;
+            const push = handedOverPushOf(obj as { data?: Record<string, string> });
+            if (!(push && this.actOnPush(controller, push))) controller.nudge("poll", "syncward");
           },
         );
       } catch {
@@ -144,55 +172,136 @@ export class Reconciler {
     }
   }
 
+  get leaseName(): string {
+    return leaseNameFor(instanceName(this.o.app, "app"));
+  }
+
+  get app(): string {
+    return this.o.app;
+  }
+
+  /** Runs the app's environments: it took the Lease and its renewals have not failed for good. */
+  get holding(): boolean {
+    return this.o.leases !== false && this.running.size > 0;
+  }
+
   /**
-   * One Lease per app: the replica holding it runs every environment of the app (a renewal every
-   * few seconds per app, not per environment); another replica takes over within the lease
-   * duration when the holder dies.
+   * Tries for the app's Lease (one per app: a renewal every few seconds per app, not per
+   * environment); once held, runs every environment of the app, first acting on pushes that were
+   * handed over while nobody here held it. Called by the shard when this replica is to take the app.
    */
-  private async contend(): Promise<void> {
-    const duration = this.o.leaseDurationSeconds ?? 15;
-    const lock = new LeaseLock(
-      this.o.client,
-      this.o.stateNamespace,
-      leaseNameFor(instanceName(this.o.app, "app")),
-      this.o.identity,
-      {
-        leaseDurationSeconds: duration,
-      },
-    );
-    this.lock = lock;
-    const signal = this.abort.signal;
-    const aborted = new Promise<void>((resolve) =>
-      signal.addEventListener("abort", () => resolve(), { once: true }),
-    );
-    while (!signal.aborted) {
-      let acquired = false;
-      try {
-        acquired = await lock.tryAcquire();
-        this.deferring = !acquired;
-      } catch (err) {
-        this.o.log.warn({ err, app: this.o.app }, "lease: could not contend");
-      }
-      if (acquired && !signal.aborted) {
-        this.o.log.info({ app: this.o.app, identity: this.o.identity }, "lease acquired; reconciling");
-        this.startAll();
-        const lost = new Promise<void>((resolve) => lock.start(resolve));
-        await Promise.race([lost, aborted]);
+  claim(): Promise<boolean> {
+    this.claiming ??= this.takeLease().finally(() => {
+      this.claiming = undefined;
+    });
+    return this.claiming;
+  }
+
+  private async takeLease(): Promise<boolean> {
+    if (this.abort.signal.aborted) return false;
+    if (this.holding) return true;
+    const shard = this.shard as Shard;
+    this.lock ??= new LeaseLock(this.o.client, this.o.stateNamespace, this.leaseName, this.o.identity, {
+      leaseDurationSeconds: shard.leaseDurationSeconds,
+      sightings: shard.sightings,
+    });
+    const lock = this.lock;
+    try {
+      if (!(await lock.tryAcquire())) {
         this.deferring = true;
-        await this.stopAll();
-        if (signal.aborted) break;
-        this.o.log.warn({ app: this.o.app, identity: this.o.identity }, "lease lost; stopped reconciling");
+        return false;
       }
-      // Retry at a fraction of the lease duration so a dead holder is replaced quickly.
-      await sleep((duration * 1000) / 3, signal);
+    } catch (err) {
+      this.o.log.warn({ err, app: this.o.app }, "lease: could not contend");
+      return false;
     }
+    if (this.abort.signal.aborted) {
+      await lock.release().catch(() => undefined);
+      return false;
+    }
+    this.deferring = false;
+    this.o.log.info({ app: this.o.app, identity: this.o.identity }, "lease acquired; reconciling");
+    const pending = await this.pendingPushes();
+    this.startAll();
+    for (const [controller, push] of pending) this.actOnPush(controller, push);
+    lock.start(() => void this.lost());
+    return true;
+  }
+
+  private async lost(): Promise<void> {
+    this.deferring = true;
+    await this.stopAll();
+    if (this.abort.signal.aborted) return;
+    this.o.log.warn({ app: this.o.app, identity: this.o.identity }, "lease lost; stopped reconciling");
+    this.shard?.poke();
+  }
+
+  async relinquish(): Promise<void> {
+    await this.claiming;
+    if (!this.holding) return;
+    this.deferring = true;
+    this.o.log.info({ app: this.o.app, identity: this.o.identity }, "handing the app to another replica");
+    await this.stopAll();
+    await this.lock
+      ?.stop()
+      .catch((err) => this.o.log.warn({ err, app: this.o.app }, "lease: could not release"));
+  }
+
+  standBy(): void {
+    if (!this.holding) this.deferring = true;
+  }
+
+  /** Handed-over pushes not yet synced, read from state when this replica takes the app. */
+  private async pendingPushes(): Promise<Array<[EnvironmentController, HandedOverPush]>> {
+    const pending: Array<[EnvironmentController, HandedOverPush]> = [];
+    for (const controller of this.controllers.values()) {
+      try {
+        const state = await this.store.load(controller.instance);
+        const push = state.handedOverPush;
+        if (push && unsynced(push, state)) pending.push([controller, push]);
+      } catch (err) {
+        // The first pass reads the branch head anyway: a level-triggered loop loses no push here.
+        this.o.log.warn({ err, instance: controller.instance }, "could not read handed-over pushes");
+      }
+    }
+    return pending;
+  }
+
+  /** Acts on a push another replica handed over, once; false when it was already acted on. */
+  private actOnPush(controller: EnvironmentController, push: HandedOverPush): boolean {
+    if (this.pushesSeen.get(controller.instance) === push.at) return false;
+    this.pushesSeen.set(controller.instance, push.at);
+    if (push.revision) this.o.source.learnHead?.(push.branch, push.revision, push.before);
+    controller.nudge(push.trigger, push.actor);
+    return true;
+  }
+
+  /**
+   * A push that reached this replica while another holds the app: recorded in the environment's
+   * state, where the holder's state watch (or whoever takes the app next) picks it up.
+   */
+  private handOverPush(controller: EnvironmentController, push: Omit<HandedOverPush, "at">): void {
+    const record: HandedOverPush = { ...push, at: new Date().toISOString() };
+    this.store
+      .update(controller.instance, (s) => {
+        s.handedOverPush = record;
+      })
+      .catch((err) =>
+        this.o.log.warn(
+          { err, instance: controller.instance },
+          "could not hand a push over to the lease holder; its next poll finds the commit",
+        ),
+      );
   }
 
   async stop(): Promise<void> {
     this.abort.abort();
+    this.shard?.unregister(this);
+    await this.claiming;
     await Promise.all(this.environments.map((c) => c.stop()));
     await this.lock?.stop().catch(() => undefined);
     this.running.clear();
+    if (this.ownShard) await this.shard?.stop();
   }
 
   /**
@@ -206,16 +315,36 @@ export class Reconciler {
     trigger: Trigger,
     actor: string,
     changed?: { files: string[]; includes: (env: string) => string[] },
+    pushed?: { revision: string; before?: string },
   ): string[] {
     const nudged: string[] = [];
     for (const c of this.controllers.values()) {
       if (c.env.source.branch !== branch) continue;
       if (changed && !touches(changed.includes(c.env.name), changed.files)) continue;
-      c.nudge(trigger, actor);
+      if (this.standby(c.env.name)) this.handOverPush(c, { branch, trigger, actor, ...pushed });
+      else c.nudge(trigger, actor);
       nudged.push(c.env.name);
     }
     return nudged;
   }
+}
+
+/** The handed-over push in a state ConfigMap as a watch delivers it, if any. */
+function handedOverPushOf(cm: { data?: Record<string, string> }): HandedOverPush | undefined {
+  const text = cm.data?.[STATE_KEY];
+  if (!text) return undefined;
+  try {
+    return (JSON.parse(text) as EnvironmentState).handedOverPush;
+  } catch {
+    return undefined; // the pass that follows reports a corrupt state
+  }
+}
+
+/** Whether a handed-over push may still be waiting for a sync. */
+function unsynced(push: HandedOverPush, state: EnvironmentState): boolean {
+  if (push.revision) return push.revision !== state.lastSyncedRevision;
+  const last = state.history.at(-1);
+  return !last || last.startedAt < push.at;
 }
 
 /**

@@ -207,6 +207,7 @@ describe("deploy/ manifests", () => {
       "get configmaps",
       "get leases.coordination.k8s.io",
       "list configmaps",
+      "list leases.coordination.k8s.io",
       "patch configmaps",
       "update configmaps",
       "update leases.coordination.k8s.io",
