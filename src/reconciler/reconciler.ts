@@ -307,8 +307,9 @@ export class Reconciler implements ShardedApp {
   /**
    * A push to `branch`: nudges the environments tracking it. When the changed files are known,
    * only environments whose source path they touch are nudged (a monorepo push does not refresh
-   * every app); `includes` names the directories an environment's source reads. Returns the
-   * environments nudged.
+   * every app); `includes` names the directories an environment's source reads. `pushed` is where
+   * the push moved the branch: the source learns it, and on a replica without the app's lease the
+   * push is handed over through the environment's state instead. Returns the environments nudged.
    */
   nudgeBranch(
     branch: string,
@@ -318,6 +319,7 @@ export class Reconciler implements ShardedApp {
     pushed?: { revision: string; before?: string },
   ): string[] {
     const nudged: string[] = [];
+    if (pushed) this.o.source.learnHead?.(branch, pushed.revision, pushed.before);
     for (const c of this.controllers.values()) {
       if (c.env.source.branch !== branch) continue;
       if (changed && !touches(changed.includes(c.env.name), changed.files)) continue;
