@@ -21,7 +21,7 @@ import { makeRepo, type TestRepo } from "../support/git-repo.ts";
 
 const cluster = useCluster();
 const scratch = mkdtempSync(join(tmpdir(), "syncward-shard-"));
-const closing: Array<() => Promise<unknown> | void> = [];
+const closing: Array<() => Promise<unknown>> = [];
 after(async () => {
   for (const close of closing.reverse()) await close();
 });
@@ -153,7 +153,7 @@ describe("replicas handing pushes and apps to each other", () => {
     );
     closing.push(() => proxy.close());
     const cutClient = KubeClient.fromKubeconfig({ kubeconfig: proxy.kubeconfig, timeoutMs: 2000 });
-    closing.push(() => cutClient.close());
+    closing.push(async () => cutClient.close());
     const isolated = replica("replica-1", t, { client: cutClient });
     isolated.start();
     await eventually("replica-1 to hold the app and sync it", async () => (await dataOf(t.ns)) === "1");
