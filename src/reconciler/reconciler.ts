@@ -48,6 +48,7 @@ export class Reconciler implements ShardedApp {
   private shard: Shard | undefined;
   private ownShard = false;
   private claiming: Promise<boolean> | undefined;
+  private releasing: Promise<void> | undefined;
   /** `at` of the last handed-over push acted on, per instance, so a state write does not repeat it. */
   private readonly pushesSeen = new Map<string, string>();
 
@@ -180,9 +181,12 @@ export class Reconciler implements ShardedApp {
     return this.o.app;
   }
 
-  /** Runs the app's environments: it took the Lease and its renewals have not failed for good. */
+  /**
+   * Holds the app's Lease: runs its environments (its renewals have not failed for good), or is
+   * handing it back and letting a sync under way finish.
+   */
   get holding(): boolean {
-    return this.o.leases !== false && this.running.size > 0;
+    return this.o.leases !== false && (this.running.size > 0 || this.releasing !== undefined);
   }
 
   /**
@@ -198,7 +202,7 @@ export class Reconciler implements ShardedApp {
   }
 
   private async takeLease(): Promise<boolean> {
-    if (this.abort.signal.aborted) return false;
+    if (this.abort.signal.aborted || this.releasing) return false;
     if (this.holding) return true;
     const shard = this.shard as Shard;
     this.lock ??= new LeaseLock(this.o.client, this.o.stateNamespace, this.leaseName, this.o.identity, {
@@ -236,11 +240,29 @@ export class Reconciler implements ShardedApp {
     this.shard?.poke();
   }
 
-  async relinquish(): Promise<void> {
+  /**
+   * Hands the app back (the shard found this replica over its share): nothing new starts here
+   * from now on (pushes and requests are handed over), a pass under way may finish within a
+   * lease duration, then the environments stop and the Lease is released for another replica.
+   */
+  relinquish(): Promise<void> {
+    this.releasing ??= this.handBack().finally(() => {
+      this.releasing = undefined;
+    });
+    return this.releasing;
+  }
+
+  private async handBack(): Promise<void> {
     await this.claiming;
-    if (!this.holding) return;
+    if (this.running.size === 0) return;
     this.deferring = true;
+    this.running.clear();
     this.o.log.info({ app: this.o.app, identity: this.o.identity }, "handing the app to another replica");
+    const graceMs = (this.shard?.leaseDurationSeconds ?? 15) * 1000;
+    await Promise.race([
+      Promise.all(this.environments.map((c) => c.idle())),
+      sleep(graceMs, this.abort.signal),
+    ]);
     await this.stopAll();
     await this.lock
       ?.stop()

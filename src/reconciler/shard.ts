@@ -1,13 +1,16 @@
 // Spreading apps over replicas with the API server as the only coordinator. Each replica keeps a
 // membership Lease of its own (a heartbeat: renewed like any lease, gone stale when the replica
-// dies); every few seconds it lists the Leases of its state namespace, works out with
-// shard-plan.ts which app Leases to try for and which to hand back, and tells the apps' reconcilers.
+// dies) and watches the Leases of its state namespace (a list, then a watch: no polling). Every
+// few seconds, at once when a Lease changes hands, and at the moment a Lease would expire, it works
+// out with shard-plan.ts which app Leases to try for and which to hand back, and tells the apps'
+// reconcilers.
 // The app Leases stay the lock: a plan is only a wish, so two replicas that disagree for a moment
 // (one has not seen a join yet) still never operate one app at once.
 import type { KubeClient } from "../kube/client.ts";
 import type { KubeObject } from "../kube/object.ts";
-import { LeaseLock, LeaseSightings, leaseExpired } from "../state/lease.ts";
+import { LeaseLock, LeaseSightings, leaseExpired, parseMicroTime } from "../state/lease.ts";
 import { sanitizeName, shortHash } from "../state/store.ts";
+import { sleep } from "../util/sleep.ts";
 import type { Logger } from "./environment-controller.ts";
 import { planShard, type ShardApp, type ShardPlan } from "./shard-plan.ts";
 
@@ -59,25 +62,36 @@ interface LeaseRecord extends KubeObject {
   spec?: { holderIdentity?: string | null; leaseDurationSeconds?: number | null; renewTime?: string | null };
 }
 
-/** What one listing of the namespace's Leases says: live members, and each app's live holder. */
-export function readLeases(
-  items: LeaseRecord[],
-  appLeases: ReadonlyMap<string, string>,
-  firstSeen: (lease: LeaseRecord) => number,
-  now: number,
-  defaultDurationSeconds: number,
-): { members: string[]; holders: Map<string, string> } {
+/** What the namespace's Leases say: live members, each app's live holder, and the next expiry to look at. */
+export function readLeases(o: {
+  items: Iterable<LeaseRecord>;
+  /** App Lease name -> app. */
+  appLeases: ReadonlyMap<string, string>;
+  self: string;
+  firstSeen: (lease: LeaseRecord) => number;
+  now: number;
+  defaultDurationSeconds: number;
+}): { members: string[]; holders: Map<string, string>; nextExpiry: number } {
   const members: string[] = [];
   const holders = new Map<string, string>();
-  for (const lease of items) {
+  let nextExpiry = Number.POSITIVE_INFINITY;
+  for (const lease of o.items) {
     const spec = lease.spec ?? {};
     const holder = spec.holderIdentity ?? "";
-    if (!holder || leaseExpired(spec, firstSeen(lease), now, defaultDurationSeconds)) continue;
+    const seen = o.firstSeen(lease);
+    if (!holder || leaseExpired(spec, seen, o.now, o.defaultDurationSeconds)) continue;
     if (lease.metadata.labels?.[MEMBER_LABEL] === "true") members.push(holder);
-    const app = appLeases.get(lease.metadata.name);
+    const app = o.appLeases.get(lease.metadata.name);
     if (app !== undefined) holders.set(app, holder);
+    if (holder !== o.self) {
+      // Unless renewed before then, the lease is expired by both clocks at this moment.
+      const durationMs = (spec.leaseDurationSeconds ?? o.defaultDurationSeconds) * 1000;
+      const renewed = parseMicroTime(spec.renewTime);
+      const at = Math.max(seen + durationMs, Number.isNaN(renewed) ? 0 : renewed + durationMs);
+      nextExpiry = Math.min(nextExpiry, at);
+    }
   }
-  return { members, holders };
+  return { members, holders, nextExpiry };
 }
 
 export class Shard {
@@ -87,6 +101,12 @@ export class Shard {
   readonly sightings = new LeaseSightings();
   private readonly apps = new Map<string, ShardedApp>();
   private readonly membership: LeaseLock;
+  /** The namespace's Leases as last listed and watched; undefined until the first list. */
+  private leases?: Map<string, LeaseRecord>;
+  private readonly watching = new AbortController();
+  /** Aborts the current watch so it is listed afresh (it fell silent). */
+  private relist?: AbortController;
+  private nextExpiry = Number.POSITIVE_INFINITY;
   private timer?: NodeJS.Timeout;
   private ticking?: Promise<void>;
   private again = false;
@@ -137,6 +157,7 @@ export class Shard {
   /** Stops planning and withdraws this replica's membership (the apps release their own Leases). */
   async stop(): Promise<void> {
     this.state = "stopped";
+    this.watching.abort();
     clearTimeout(this.timer);
     await this.ticking;
     await this.membership
@@ -146,6 +167,7 @@ export class Shard {
 
   private begin(): void {
     this.state = "settling";
+    void this.watchLeases();
     void this.announce().finally(() => {
       if (this.state !== "settling") return;
       this.state = "running";
@@ -156,7 +178,8 @@ export class Shard {
 
   /** Takes (or renews) the membership Lease and keeps it renewed; a lost one is taken again next round. */
   private async announce(): Promise<void> {
-    if (this.membership.held) return;
+    // While renewing, the renewals keep it (or report it lost, and it is taken again here).
+    if (this.membership.renewing) return;
     try {
       if (await this.membership.tryAcquire()) {
         this.membership.start(() =>
@@ -180,29 +203,95 @@ export class Shard {
       .finally(() => {
         this.ticking = undefined;
         if (this.state !== "running") return;
-        const delay = this.again ? 0 : this.renewEveryMs;
+        // The next round: a renewal interval from now, or sooner when a lease runs out before then.
+        const untilExpiry = this.nextExpiry + 20 - Date.now();
+        const delay = this.again ? 0 : Math.max(0, Math.min(this.renewEveryMs, untilExpiry));
         this.again = false;
         this.timer = setTimeout(() => this.tick(), delay);
         this.timer.unref();
       });
   }
 
+  /**
+   * Keeps `leases` current: a list, then a watch from its resourceVersion, again after an error.
+   * Every version is recorded in the sightings when it arrives, so a lease that stops being
+   * renewed is judged expired one lease duration after its last renewal.
+   */
+  private async watchLeases(): Promise<void> {
+    const signal = this.watching.signal;
+    const selector = { namespace: this.o.namespace, labelSelector: MANAGED };
+    let rv: string | undefined;
+    while (!signal.aborted) {
+      try {
+        if (rv === undefined) {
+          const list = await this.o.client.list(LEASE_API, "Lease", selector);
+          const now = Date.now();
+          this.leases = new Map(list.items.map((l) => [l.metadata.name, l as LeaseRecord]));
+          for (const l of list.items)
+            this.sightings.see(l.metadata.name, l.metadata.resourceVersion ?? "", now);
+          this.sightings.keepOnly(new Set(this.leases.keys()));
+          rv = list.resourceVersion;
+          this.poke();
+        }
+        this.relist = new AbortController();
+        const both = AbortSignal.any([signal, this.relist.signal]);
+        rv = await this.o.client.watch(
+          LEASE_API,
+          "Lease",
+          { ...selector, resourceVersion: rv, signal: both },
+          (type, obj) => this.observe(type, obj as LeaseRecord),
+        );
+        if (this.relist.signal.aborted) rv = undefined;
+      } catch (err) {
+        rv = undefined;
+        if (!signal.aborted) this.o.log.debug?.({ err }, "shard: lease watch failed; listing again");
+        await sleep(1000, signal);
+      }
+    }
+  }
+
+  private observe(type: "ADDED" | "MODIFIED" | "DELETED", lease: LeaseRecord): void {
+    const leases = this.leases;
+    if (!leases) return;
+    const name = lease.metadata.name;
+    const before = leases.get(name)?.spec?.holderIdentity ?? "";
+    if (type === "DELETED") leases.delete(name);
+    else {
+      leases.set(name, lease);
+      this.sightings.see(name, lease.metadata.resourceVersion ?? "");
+    }
+    // A change of hands (a join, a leave, a release, a takeover) may change the plan; a renewal does not.
+    const after = type === "DELETED" ? "" : (lease.spec?.holderIdentity ?? "");
+    if (before !== after) this.poke();
+  }
+
   private async round(): Promise<void> {
     await this.announce();
-    const { items } = await this.o.client.list(LEASE_API, "Lease", {
-      namespace: this.o.namespace,
-      labelSelector: MANAGED,
-    });
+    const leases = this.leases;
+    if (!leases) return; // not listed yet: the first list pokes
     const now = Date.now();
-    this.sightings.keepOnly(new Set(items.map((l) => l.metadata.name)));
+    const own = leases.get(this.membership.name);
+    if (
+      this.membership.held &&
+      own &&
+      this.sightings.see(own.metadata.name, own.metadata.resourceVersion ?? "") +
+        this.leaseDurationSeconds * 1000 <
+        now
+    ) {
+      // Our own renewals have not shown up for a lease duration: the watch fell silent.
+      this.relist?.abort();
+      return;
+    }
     const apps = [...this.apps.values()];
-    const { members, holders } = readLeases(
-      items as LeaseRecord[],
-      new Map(apps.map((a) => [a.leaseName, a.app])),
-      (l) => this.sightings.see(l.metadata.name, l.metadata.resourceVersion ?? "", now),
+    const { members, holders, nextExpiry } = readLeases({
+      items: leases.values(),
+      appLeases: new Map(apps.map((a) => [a.leaseName, a.app])),
+      self: this.o.identity,
+      firstSeen: (l) => this.sightings.see(l.metadata.name, l.metadata.resourceVersion ?? "", now),
       now,
-      this.leaseDurationSeconds,
-    );
+      defaultDurationSeconds: this.leaseDurationSeconds,
+    });
+    this.nextExpiry = nextExpiry;
     const view: ShardApp[] = apps.map((a) => ({
       app: a.app,
       // What this replica holds it knows best (a renewal may have landed after the listing).

@@ -153,6 +153,11 @@ export class LeaseLock {
     return this.heldSince !== undefined && Date.now() - this.heldSince < this.leaseDurationSeconds * 1000;
   }
 
+  /** `start` is renewing the lease in the background (until stopped or lost). */
+  get renewing(): boolean {
+    return !this.stopped;
+  }
+
   /** Takes the lease if it is free, released, expired or already ours; false when someone else holds it. */
   async tryAcquire(): Promise<boolean> {
     const sentAt = Date.now();

@@ -218,6 +218,7 @@ describe("deploy/ manifests", () => {
       "update configmaps",
       "update leases.coordination.k8s.io",
       "watch configmaps",
+      "watch leases.coordination.k8s.io",
     ]);
   });
 
