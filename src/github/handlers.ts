@@ -84,7 +84,11 @@ export async function onPush(
   // Only environments whose sources the push touched, judged on the tree before the push (what
   // the environment rendered from). Without the file list or that tree, every one is nudged.
   const previous = join(cacheDir, payload.before);
-  const pushed = { revision: payload.after, before: payload.before };
+  const pushed = {
+    revision: payload.after,
+    before: payload.before,
+    ...(configChanged ? { config: true } : {}),
+  };
   if (files.length === 0 || !existsSync(previous))
     return rt.reconciler.nudgeBranch(branch, pr ? "merge" : "push", actor, undefined, pushed);
   const dirs = new Map<string, string[]>();

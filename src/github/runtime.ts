@@ -32,6 +32,8 @@ export interface AppDeps {
   leases: boolean;
   /** Shares the repositories' leases out among the replicas; made by Runtimes when leases are on. */
   shard?: Shard;
+  /** Reads a repository's config again and rebuilds its runtime (set by Runtimes). */
+  reload?: (info: RepoInfo) => void;
   /** The Pod this replica runs in (its membership Lease is deleted with it). */
   pod?: { name: string; uid: string };
   watch: boolean;
@@ -96,6 +98,7 @@ export class RepoRuntime {
       leases: deps.leases,
       shard: deps.shard,
       watch: deps.watch,
+      onConfigPushed: deps.reload && (() => deps.reload?.(info)),
       pollIntervalMs: deps.pollIntervalMs,
     });
     reporter = new GitHubReporter({
@@ -190,7 +193,12 @@ export class Runtimes {
             pod: deps.pod,
           })
         : deps.shard;
-    this.deps = { ...deps, shard };
+    // A config pushed to another replica (seen in the state it handed over) is read here too.
+    const reload = (info: RepoInfo) =>
+      void this.for(info, true).catch((err) =>
+        deps.log.warn({ err, repo: `${info.owner}/${info.repo}` }, "could not read the changed config"),
+      );
+    this.deps = { ...deps, shard, reload };
   }
 
   /** The runtime of a repository, or undefined when it has no syncward config. Throws ConfigError for an invalid one. */

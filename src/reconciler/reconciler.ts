@@ -36,6 +36,11 @@ export interface ReconcilerOptions {
   shard?: Shard;
   pollIntervalMs?: number;
   watch?: boolean;
+  /**
+   * Another replica received a push that changed the config (seen in a handed-over push): the
+   * GitHub runtime reads it again, so whichever replica runs the app runs the new config.
+   */
+  onConfigPushed?: () => void;
 }
 
 export class Reconciler implements ShardedApp {
@@ -51,6 +56,9 @@ export class Reconciler implements ShardedApp {
   private releasing: Promise<void> | undefined;
   /** `at` of the last handed-over push acted on, per instance, so a state write does not repeat it. */
   private readonly pushesSeen = new Map<string, string>();
+  /** `at` of the pushes this reconciler handed over itself, which its own state watch then sees. */
+  private readonly handedOverHere = new Set<string>();
+  private readonly createdAt = new Date().toISOString();
 
   constructor(private readonly o: ReconcilerOptions) {
     this.store = new StateStore(o.client, o.stateNamespace);
@@ -161,8 +169,17 @@ export class Reconciler implements ShardedApp {
           { namespace: this.o.stateNamespace, labelSelector: selector, resourceVersion: rv, signal },
           (type, obj) => {
             const controller = byInstance.get(obj.metadata.annotations?.[INSTANCE_ANNOTATION] ?? "");
-            if (type !== "MODIFIED" || !controller || !this.running.has(controller.env.name)) return;
-            const push = handedOverPushOf(obj as { data?: Record<string, string> });
+            if (type !== "MODIFIED" || !controller) return;
+            const found = handedOverPushOf(obj as { data?: Record<string, string> });
+            const push = found && !this.handedOverHere.has(found.at) ? found : undefined;
+            // A config pushed since this runtime read its own: every replica reads it again (the
+            // rebuilt runtime, if it holds the app, then acts on the push from state).
+            if (push?.config && push.at > this.createdAt && this.o.onConfigPushed) {
+              this.handedOverHere.add(push.at);
+              this.o.onConfigPushed();
+              return;
+            }
+            if (!this.running.has(controller.env.name)) return;
             if (!(push && this.actOnPush(controller, push))) controller.nudge("poll", "syncward");
           },
         );
@@ -280,7 +297,8 @@ export class Reconciler implements ShardedApp {
       try {
         const state = await this.store.load(controller.instance);
         const push = state.handedOverPush;
-        if (push && unsynced(push, state)) pending.push([controller, push]);
+        if (push && push.branch === controller.env.source.branch && unsynced(push, state))
+          pending.push([controller, push]);
       } catch (err) {
         // The first pass reads the branch head anyway: a level-triggered loop loses no push here.
         this.o.log.warn({ err, instance: controller.instance }, "could not read handed-over pushes");
@@ -294,7 +312,9 @@ export class Reconciler implements ShardedApp {
     if (this.pushesSeen.get(controller.instance) === push.at) return false;
     this.pushesSeen.set(controller.instance, push.at);
     if (push.revision) this.o.source.learnHead?.(push.branch, push.revision, push.before);
-    controller.nudge(push.trigger, push.actor);
+    // A config change recorded in every environment's state concerns only those on its branch.
+    if (push.branch === controller.env.source.branch) controller.nudge(push.trigger, push.actor);
+    else controller.nudge("poll", "syncward");
     return true;
   }
 
@@ -302,8 +322,8 @@ export class Reconciler implements ShardedApp {
    * A push that reached this replica while another holds the app: recorded in the environment's
    * state, where the holder's state watch (or whoever takes the app next) picks it up.
    */
-  private handOverPush(controller: EnvironmentController, push: Omit<HandedOverPush, "at">): void {
-    const record: HandedOverPush = { ...push, at: new Date().toISOString() };
+  private handOverPush(controller: EnvironmentController, record: HandedOverPush): void {
+    this.handedOverHere.add(record.at);
     this.store
       .update(controller.instance, (s) => {
         s.handedOverPush = record;
@@ -331,22 +351,29 @@ export class Reconciler implements ShardedApp {
    * only environments whose source path they touch are nudged (a monorepo push does not refresh
    * every app); `includes` names the directories an environment's source reads. `pushed` is where
    * the push moved the branch: the source learns it, and on a replica without the app's lease the
-   * push is handed over through the environment's state instead. Returns the environments nudged.
+   * push is handed over through the environment's state instead (a config change always is, so
+   * that every replica reads the config again). Returns the environments nudged.
    */
   nudgeBranch(
     branch: string,
     trigger: Trigger,
     actor: string,
     changed?: { files: string[]; includes: (env: string) => string[] },
-    pushed?: { revision: string; before?: string },
+    pushed?: { revision: string; before?: string; config?: boolean },
   ): string[] {
     const nudged: string[] = [];
     if (pushed) this.o.source.learnHead?.(branch, pushed.revision, pushed.before);
+    // One record per push, the same in every environment it is handed to.
+    const record: HandedOverPush = { branch, trigger, actor, ...pushed, at: new Date().toISOString() };
+    // A config change is recorded in every environment's state, whichever replica holds the app:
+    // the other replicas read the config again when they see it (see watchState).
+    if (pushed?.config) for (const c of this.controllers.values()) this.handOverPush(c, record);
     for (const c of this.controllers.values()) {
       if (c.env.source.branch !== branch) continue;
       if (changed && !touches(changed.includes(c.env.name), changed.files)) continue;
-      if (this.standby(c.env.name)) this.handOverPush(c, { branch, trigger, actor, ...pushed });
-      else c.nudge(trigger, actor);
+      const elsewhere = this.standby(c.env.name) !== undefined;
+      if (elsewhere && !pushed?.config) this.handOverPush(c, record);
+      if (!elsewhere) c.nudge(trigger, actor);
       nudged.push(c.env.name);
     }
     return nudged;

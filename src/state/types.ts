@@ -94,6 +94,8 @@ export interface HandedOverPush {
   /** Where the push moved the branch (and from), when the webhook said so. */
   revision?: string;
   before?: string;
+  /** The push changed the repository's syncward config: every replica reads it again. */
+  config?: boolean;
 }
 
 export type SyncStatus = "Synced" | "OutOfSync" | "Unknown";

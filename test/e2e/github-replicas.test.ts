@@ -1,7 +1,8 @@
 // Two instances of the GitHub App as two replicas on the real cluster, one state namespace: the
 // replica that holds the repository's Lease syncs; a push GitHub delivers to the other one reaches
 // it through the API server (the environment's state ConfigMap) and is deployed and reported as
-// that push, though the holder had no webhook and does not poll.
+// that push, though the holder had no webhook and does not poll; a config change pushed to the
+// other one is read again by the holder, which then runs the new config.
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { KubeClient } from "../../src/kube/client.ts";
@@ -28,9 +29,18 @@ describe("the app as two replicas", () => {
   const apps: TestApp[] = [];
   const clients: KubeClient[] = [];
 
-  const live = async () =>
-    ((await cluster.client.get("v1", "ConfigMap", ns, "settings")) as { data?: { v?: string } } | undefined)
-      ?.data?.v;
+  const live = async (namespace = ns) =>
+    (
+      (await cluster.client.get("v1", "ConfigMap", namespace, "settings")) as
+        | { data?: { v?: string } }
+        | undefined
+    )?.data?.v;
+  const config = (namespace: string, extra = "") => `environments:
+  - name: dev
+    source: {path: app}
+    destination: {namespace: ${namespace}}
+    syncPolicy: {automated: {prune: true}, retry: {limit: 0}}
+${extra}`;
 
   const replica = async (identity: string) => {
     const client = KubeClient.fromKubeconfig({ kubeconfig: cluster.syncwardKubeconfig });
@@ -50,15 +60,7 @@ describe("the app as two replicas", () => {
     ns = await cluster.namespace("ghrep");
     stateNs = await cluster.stateNamespace("ghrep-state");
     repo = makeRepo({ "app/cm.yaml": cm("1") });
-    github = new FakeGitHub(
-      repo,
-      `environments:
-  - name: dev
-    source: {path: app}
-    destination: {namespace: ${ns}}
-    syncPolicy: {automated: {prune: true}, retry: {limit: 0}}
-`,
-    );
+    github = new FakeGitHub(repo, config(ns));
   });
 
   after(async () => {
@@ -110,6 +112,39 @@ describe("the app as two replicas", () => {
     assert.ok(
       github.deployments.some((d) => d.ref === c2 && d.environment === "dev"),
       "the holder reported the deployment to GitHub",
+    );
+  });
+
+  it("a config change pushed to the replica without the Lease is run by the one with it", async () => {
+    const [a, b] = apps as [TestApp, TestApp];
+    const extraNs = await cluster.namespace("ghrep-extra");
+    // A second environment appears in the config; only replica-b is told.
+    github.config = config(
+      ns,
+      `  - name: extra
+    source: {path: app}
+    destination: {namespace: ${extraNs}}
+    syncPolicy: {automated: {prune: true}, retry: {limit: 0}}
+`,
+    );
+    const before = repo.head();
+    const c3 = repo.commit({ ".github/syncward.yml": github.config });
+    await b.probot.receive(
+      pushEvent({ after: c3, before, modified: [".github/syncward.yml"], sender: { login: "carol" } }),
+    );
+    await eventually("the new environment deployed", async () => (await live(extraNs)) === "2", 60_000);
+    const holder = await eventually("one replica running the new config", async () =>
+      [a, b].find((x) => x.parts.runtimes.all()[0]?.reconciler.active.includes("extra")),
+    );
+    const rt = holder.parts.runtimes.all()[0];
+    assert.ok(rt);
+    assert.deepEqual(rt.reconciler.active.sort(), ["dev", "extra"]);
+    const other = holder === a ? b : a;
+    assert.deepEqual(other.parts.runtimes.all()[0]?.reconciler.active ?? [], []);
+    assert.deepEqual(
+      other.parts.runtimes.all()[0]?.config.environments.map((e) => e.name),
+      ["dev", "extra"],
+      "the replica without the Lease read the new config too",
     );
   });
 });
