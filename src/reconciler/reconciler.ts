@@ -8,11 +8,12 @@ import type { SyncwardConfig } from "../config/types.ts";
 import { compileHealthChecks } from "../engine/health/index.ts";
 import type { KubeClient } from "../kube/client.ts";
 import { LeaseLock, leaseNameFor } from "../state/lease.ts";
-import { INSTANCE_ANNOTATION, STATE_KEY, STATE_LABEL, StateStore } from "../state/store.ts";
-import type { EnvironmentState, HandedOverPush, Trigger } from "../state/types.ts";
+import { INSTANCE_ANNOTATION, STATE_LABEL, StateStore } from "../state/store.ts";
+import type { HandedOverPush, Trigger } from "../state/types.ts";
 import { sleep } from "../util/sleep.ts";
 import { EnvironmentController, instanceName, type Logger } from "./environment-controller.ts";
 import type { Emit } from "./events.ts";
+import { awaitsSync, handedOverPushOf } from "./handed-over-push.ts";
 import type { RevisionSource } from "./revision-source.ts";
 import { Shard, type ShardedApp } from "./shard.ts";
 
@@ -297,7 +298,7 @@ export class Reconciler implements ShardedApp {
       try {
         const state = await this.store.load(controller.instance);
         const push = state.handedOverPush;
-        if (push && push.branch === controller.env.source.branch && unsynced(push, state))
+        if (push && push.branch === controller.env.source.branch && awaitsSync(push, state))
           pending.push([controller, push]);
       } catch (err) {
         // The first pass reads the branch head anyway: a level-triggered loop loses no push here.
@@ -378,24 +379,6 @@ export class Reconciler implements ShardedApp {
     }
     return nudged;
   }
-}
-
-/** The handed-over push in a state ConfigMap as a watch delivers it, if any. */
-function handedOverPushOf(cm: { data?: Record<string, string> }): HandedOverPush | undefined {
-  const text = cm.data?.[STATE_KEY];
-  if (!text) return undefined;
-  try {
-    return (JSON.parse(text) as EnvironmentState).handedOverPush;
-  } catch {
-    return undefined; // the pass that follows reports a corrupt state
-  }
-}
-
-/** Whether a handed-over push may still be waiting for a sync. */
-function unsynced(push: HandedOverPush, state: EnvironmentState): boolean {
-  if (push.revision) return push.revision !== state.lastSyncedRevision;
-  const last = state.history.at(-1);
-  return !last || last.startedAt < push.at;
 }
 
 /**

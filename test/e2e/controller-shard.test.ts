@@ -136,9 +136,11 @@ describe("syncward controller replicas sharing 30 apps", () => {
       );
       assert.deepEqual([...settled.counts.keys()].sort(), ["replica-1", "replica-2", "replica-3"]);
       await eventually(
-        "every app synced",
+        "every app synced and recorded",
         async () => {
-          for (const app of repos.keys()) if ((await tagOf(app)) !== "v1") return false;
+          for (const [app, repo] of repos) {
+            if ((await tagOf(app)) !== "v1" || !(await syncedAt(app, repo.head()))) return false;
+          }
           return true;
         },
         90_000,
