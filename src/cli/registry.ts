@@ -89,6 +89,12 @@ export type AppValues = ValuesOf<typeof APP_OPTIONS>;
 
 export const CONTROLLER_OPTIONS = {
   ...REPO_OPTIONS,
+  repos: {
+    type: "string",
+    value: "DIR",
+    description:
+      "run every repository directly under DIR that has a syncward config, one app each (named by its directory); replicas share the apps out",
+  },
   poll: { type: "string", value: "DURATION", description: "how often to poll the repository (default 3m)" },
   "no-leases": { type: "boolean", description: "do not take a lease per environment (one replica only)" },
   "lease-duration": { type: "string", value: "DURATION", description: "lease duration (default 15s)" },

@@ -185,6 +185,10 @@ const app: ApplicationFunction = (probot, options) => {
     followProjects: (onChange) => followProjectsConfigMap(client, stateNamespace, 10_000, onChange),
     cacheDir,
     identity: process.env.POD_NAME ?? `${hostname()}-${process.pid}`,
+    pod:
+      process.env.POD_NAME && process.env.POD_UID
+        ? { name: process.env.POD_NAME, uid: process.env.POD_UID }
+        : undefined,
     leases: true,
     watch: true,
     bootstrap: true,

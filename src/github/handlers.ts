@@ -90,8 +90,13 @@ export async function onPush(
   // Only environments whose sources the push touched, judged on the tree before the push (what
   // the environment rendered from). Without the file list or that tree, every one is nudged.
   const previous = join(cacheDir, payload.before);
+  const pushed = {
+    revision: payload.after,
+    before: payload.before,
+    ...(configChanged ? { config: true } : {}),
+  };
   if (files.length === 0 || !existsSync(previous))
-    return rt.reconciler.nudgeBranch(branch, pr ? "merge" : "push", actor);
+    return rt.reconciler.nudgeBranch(branch, pr ? "merge" : "push", actor, undefined, pushed);
   const dirs = new Map<string, string[]>();
   for (const env of rt.config.environments.filter((e) => e.source.branch === branch)) {
     dirs.set(env.name, [
@@ -99,10 +104,13 @@ export async function onPush(
       ...helmInputs(env.source.path, env.source.helm),
     ]);
   }
-  return rt.reconciler.nudgeBranch(branch, pr ? "merge" : "push", actor, {
-    files,
-    includes: (env) => dirs.get(env) ?? [""],
-  });
+  return rt.reconciler.nudgeBranch(
+    branch,
+    pr ? "merge" : "push",
+    actor,
+    { files, includes: (env) => dirs.get(env) ?? [""] },
+    pushed,
+  );
 }
 
 export interface PullRequestPayload extends RepoPayload {
@@ -137,6 +145,8 @@ export async function onPullRequestMerged(
     payload.pull_request.base.ref,
     "merge",
     payload.pull_request.merged_by?.login ?? payload.sender.login,
+    undefined,
+    { revision: sha },
   );
 }
 

@@ -13,6 +13,7 @@ import type { Logger } from "../reconciler/environment-controller.ts";
 import type { Emit } from "../reconciler/events.ts";
 import { Reconciler } from "../reconciler/reconciler.ts";
 import { type RenamedEnvironment, renameApp } from "../reconciler/rename.ts";
+import { Shard } from "../reconciler/shard.ts";
 import { StateStore } from "../state/store.ts";
 import { BoundedMap } from "../util/bounded-map.ts";
 import type { Cached } from "../util/cached.ts";
@@ -36,6 +37,12 @@ export interface AppDeps {
   cacheDir: string;
   identity: string;
   leases: boolean;
+  /** Shares the repositories' leases out among the replicas; made by Runtimes when leases are on. */
+  shard?: Shard;
+  /** Reads a repository's config again and rebuilds its runtime (set by Runtimes). */
+  reload?: (info: RepoInfo) => void;
+  /** The Pod this replica runs in (its membership Lease is deleted with it). */
+  pod?: { name: string; uid: string };
   watch: boolean;
   pollIntervalMs?: number;
   /** Also told every reconciler event (metrics). */
@@ -98,7 +105,9 @@ export class RepoRuntime {
       stateNamespace: deps.stateNamespace,
       identity: deps.identity,
       leases: deps.leases,
+      shard: deps.shard,
       watch: deps.watch,
+      onConfigPushed: deps.reload && (() => deps.reload?.(info)),
       pollIntervalMs: deps.pollIntervalMs,
     });
     reporter = new GitHubReporter({
@@ -179,8 +188,27 @@ export function appNameOf(owner: string, repo: string): string {
 export class Runtimes {
   private readonly byRepo = new Map<string, RepoRuntime>();
   private readonly pending = new Map<string, Promise<RepoRuntime | undefined>>();
+  private readonly deps: AppDeps;
 
-  constructor(private readonly deps: AppDeps) {}
+  constructor(deps: AppDeps) {
+    // One shard per process: every repository's app Lease is shared out among the replicas.
+    const shard =
+      deps.leases && !deps.shard
+        ? new Shard({
+            client: deps.client,
+            namespace: deps.stateNamespace,
+            identity: deps.identity,
+            log: deps.log,
+            pod: deps.pod,
+          })
+        : deps.shard;
+    // A config pushed to another replica (seen in the state it handed over) is read here too.
+    const reload = (info: RepoInfo) =>
+      void this.for(info, true).catch((err) =>
+        deps.log.warn({ err, repo: `${info.owner}/${info.repo}` }, "could not read the changed config"),
+      );
+    this.deps = { ...deps, shard, reload };
+  }
 
   /** The runtime of a repository, or undefined when it has no syncward config. Throws ConfigError for an invalid one. */
   async for(info: RepoInfo, reload = false): Promise<RepoRuntime | undefined> {
@@ -315,6 +343,7 @@ export class Runtimes {
   async stop(): Promise<void> {
     await Promise.all(this.all().map((r) => r.stop()));
     this.byRepo.clear();
+    await this.deps.shard?.stop();
   }
 }
 

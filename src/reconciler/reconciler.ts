@@ -1,7 +1,8 @@
 // All environments of one app, each guarded by its own controller. With leases on (the default
 // for the controller process and the GitHub App), a replica runs an app's controllers only while
-// it holds the app's Lease, so two replicas never operate on one environment at once; when a
-// replica dies, another takes the app over within the lease duration.
+// it holds the app's Lease, so two replicas never operate on one environment at once; which
+// replica tries for which app is the shard's call (shard.ts: balanced across the live replicas),
+// and when a replica dies another takes the app over within the lease duration.
 import { findEnvironment } from "../config/load.ts";
 import type { EnvironmentConfig, SyncwardConfig } from "../config/types.ts";
 import { compileHealthChecks } from "../engine/health/index.ts";
@@ -9,11 +10,13 @@ import type { KubeClient } from "../kube/client.ts";
 import { serviceAccountUser } from "../kube/impersonation.ts";
 import { LeaseLock, leaseNameFor } from "../state/lease.ts";
 import { INSTANCE_ANNOTATION, STATE_LABEL, StateStore } from "../state/store.ts";
-import type { Trigger } from "../state/types.ts";
+import type { HandedOverPush, Trigger } from "../state/types.ts";
 import { sleep } from "../util/sleep.ts";
 import { EnvironmentController, instanceName, type Logger } from "./environment-controller.ts";
 import type { Emit } from "./events.ts";
+import { awaitsSync, handedOverPushOf } from "./handed-over-push.ts";
 import type { RevisionSource } from "./revision-source.ts";
+import { Shard, type ShardedApp } from "./shard.ts";
 
 export interface ReconcilerOptions {
   app: string;
@@ -28,17 +31,36 @@ export interface ReconcilerOptions {
   identity: string;
   leases?: boolean;
   leaseDurationSeconds?: number;
+  /**
+   * The process's shard, shared by all its apps, which decides which app Leases this replica
+   * tries for. Without one (a process with a single app), the reconciler makes its own.
+   */
+  shard?: Shard;
   pollIntervalMs?: number;
   watch?: boolean;
+  /**
+   * Another replica received a push that changed the config (seen in a handed-over push): the
+   * GitHub runtime reads it again, so whichever replica runs the app runs the new config.
+   */
+  onConfigPushed?: () => void;
 }
 
-export class Reconciler {
+export class Reconciler implements ShardedApp {
   readonly store: StateStore;
   private readonly controllers = new Map<string, EnvironmentController>();
   private lock: LeaseLock | undefined;
   private readonly abort = new AbortController();
   private readonly running = new Set<string>();
   private deferring = false;
+  private shard: Shard | undefined;
+  private ownShard = false;
+  private claiming: Promise<boolean> | undefined;
+  private releasing: Promise<void> | undefined;
+  /** `at` of the last handed-over push acted on, per instance, so a state write does not repeat it. */
+  private readonly pushesSeen = new Map<string, string>();
+  /** `at` of the pushes this reconciler handed over itself, which its own state watch then sees. */
+  private readonly handedOverHere = new Set<string>();
+  private readonly createdAt = new Date().toISOString();
 
   constructor(private readonly o: ReconcilerOptions) {
     this.store = new StateStore(o.client, o.stateNamespace);
@@ -74,9 +96,10 @@ export class Reconciler {
   }
 
   /**
-   * Another replica held the app's lease when this one last tried to take it, or this one lost
-   * it: until it takes the lease, this replica writes nothing. Before its first try it knows of
-   * no holder and serves requests as a replica without leases would.
+   * This replica does not hold the app's lease (another does, or the shard has not given it the
+   * app yet, or it lost it): until it takes the lease, it writes nothing and hands requests and
+   * pushes over through the state ConfigMap. Before start() it serves requests as a replica
+   * without leases would (the CLI's case).
    */
   get following(): boolean {
     return this.deferring;
@@ -95,7 +118,21 @@ export class Reconciler {
 
   start(): void {
     if (this.o.leases === false) this.startAll();
-    else void this.contend();
+    else {
+      this.ownShard = !this.o.shard;
+      this.shard =
+        this.o.shard ??
+        new Shard({
+          client: this.o.client,
+          namespace: this.o.stateNamespace,
+          identity: this.o.identity,
+          leaseDurationSeconds: this.o.leaseDurationSeconds,
+          log: this.o.log,
+          settleMs: 0,
+        });
+      this.deferring = true;
+      this.shard.register(this);
+    }
     if (this.o.watch !== false) void this.watchState();
   }
 
@@ -134,8 +171,18 @@ export class Reconciler {
           { namespace: this.o.stateNamespace, labelSelector: selector, resourceVersion: rv, signal },
           (type, obj) => {
             const controller = byInstance.get(obj.metadata.annotations?.[INSTANCE_ANNOTATION] ?? "");
-            if (type === "MODIFIED" && controller && this.running.has(controller.env.name))
-              controller.nudge("poll", "syncward");
+            if (type !== "MODIFIED" || !controller) return;
+            const found = handedOverPushOf(obj as { data?: Record<string, string> });
+            const push = found && !this.handedOverHere.has(found.at) ? found : undefined;
+            // A config pushed since this runtime read its own: every replica reads it again (the
+            // rebuilt runtime, if it holds the app, then acts on the push from state).
+            if (push?.config && push.at > this.createdAt && this.o.onConfigPushed) {
+              this.handedOverHere.add(push.at);
+              this.o.onConfigPushed();
+              return;
+            }
+            if (!this.running.has(controller.env.name)) return;
+            if (!(push && this.actOnPush(controller, push))) controller.nudge("poll", "syncward");
           },
         );
       } catch {
@@ -145,74 +192,190 @@ export class Reconciler {
     }
   }
 
+  get leaseName(): string {
+    return leaseNameFor(instanceName(this.o.app, "app"));
+  }
+
+  get app(): string {
+    return this.o.app;
+  }
+
   /**
-   * One Lease per app: the replica holding it runs every environment of the app (a renewal every
-   * few seconds per app, not per environment); another replica takes over within the lease
-   * duration when the holder dies.
+   * Holds the app's Lease: runs its environments (its renewals have not failed for good), or is
+   * handing it back and letting a sync under way finish.
    */
-  private async contend(): Promise<void> {
-    const duration = this.o.leaseDurationSeconds ?? 15;
-    const lock = new LeaseLock(
-      this.o.client,
-      this.o.stateNamespace,
-      leaseNameFor(instanceName(this.o.app, "app")),
-      this.o.identity,
-      {
-        leaseDurationSeconds: duration,
-      },
-    );
-    this.lock = lock;
-    const signal = this.abort.signal;
-    const aborted = new Promise<void>((resolve) =>
-      signal.addEventListener("abort", () => resolve(), { once: true }),
-    );
-    while (!signal.aborted) {
-      let acquired = false;
-      try {
-        acquired = await lock.tryAcquire();
-        this.deferring = !acquired;
-      } catch (err) {
-        this.o.log.warn({ err, app: this.o.app }, "lease: could not contend");
-      }
-      if (acquired && !signal.aborted) {
-        this.o.log.info({ app: this.o.app, identity: this.o.identity }, "lease acquired; reconciling");
-        this.startAll();
-        const lost = new Promise<void>((resolve) => lock.start(resolve));
-        await Promise.race([lost, aborted]);
+  get holding(): boolean {
+    return this.o.leases !== false && (this.running.size > 0 || this.releasing !== undefined);
+  }
+
+  /**
+   * Tries for the app's Lease (one per app: a renewal every few seconds per app, not per
+   * environment); once held, runs every environment of the app, first acting on pushes that were
+   * handed over while nobody here held it. Called by the shard when this replica is to take the app.
+   */
+  claim(): Promise<boolean> {
+    this.claiming ??= this.takeLease().finally(() => {
+      this.claiming = undefined;
+    });
+    return this.claiming;
+  }
+
+  private async takeLease(): Promise<boolean> {
+    if (this.abort.signal.aborted || this.releasing) return false;
+    if (this.holding) return true;
+    const shard = this.shard as Shard;
+    this.lock ??= new LeaseLock(this.o.client, this.o.stateNamespace, this.leaseName, this.o.identity, {
+      leaseDurationSeconds: shard.leaseDurationSeconds,
+      sightings: shard.sightings,
+    });
+    const lock = this.lock;
+    try {
+      if (!(await lock.tryAcquire())) {
         this.deferring = true;
-        await this.stopAll();
-        if (signal.aborted) break;
-        this.o.log.warn({ app: this.o.app, identity: this.o.identity }, "lease lost; stopped reconciling");
+        return false;
       }
-      // Retry at a fraction of the lease duration so a dead holder is replaced quickly.
-      await sleep((duration * 1000) / 3, signal);
+    } catch (err) {
+      this.o.log.warn({ err, app: this.o.app }, "lease: could not contend");
+      return false;
     }
+    if (this.abort.signal.aborted) {
+      await lock.release().catch(() => undefined);
+      return false;
+    }
+    this.deferring = false;
+    this.o.log.info({ app: this.o.app, identity: this.o.identity }, "lease acquired; reconciling");
+    const pending = await this.pendingPushes();
+    this.startAll();
+    for (const [controller, push] of pending) this.actOnPush(controller, push);
+    lock.start(() => void this.lost());
+    return true;
+  }
+
+  private async lost(): Promise<void> {
+    this.deferring = true;
+    await this.stopAll();
+    if (this.abort.signal.aborted) return;
+    this.o.log.warn({ app: this.o.app, identity: this.o.identity }, "lease lost; stopped reconciling");
+    this.shard?.poke();
+  }
+
+  /**
+   * Hands the app back (the shard found this replica over its share): nothing new starts here
+   * from now on (pushes and requests are handed over), a pass under way may finish within a
+   * lease duration, then the environments stop and the Lease is released for another replica.
+   */
+  relinquish(): Promise<void> {
+    this.releasing ??= this.handBack().finally(() => {
+      this.releasing = undefined;
+    });
+    return this.releasing;
+  }
+
+  private async handBack(): Promise<void> {
+    await this.claiming;
+    if (this.running.size === 0) return;
+    this.deferring = true;
+    this.running.clear();
+    this.o.log.info({ app: this.o.app, identity: this.o.identity }, "handing the app to another replica");
+    const graceMs = (this.shard?.leaseDurationSeconds ?? 15) * 1000;
+    await Promise.race([
+      Promise.all(this.environments.map((c) => c.idle())),
+      sleep(graceMs, this.abort.signal),
+    ]);
+    await this.stopAll();
+    await this.lock
+      ?.stop()
+      .catch((err) => this.o.log.warn({ err, app: this.o.app }, "lease: could not release"));
+  }
+
+  standBy(): void {
+    if (!this.holding) this.deferring = true;
+  }
+
+  /** Handed-over pushes not yet synced, read from state when this replica takes the app. */
+  private async pendingPushes(): Promise<Array<[EnvironmentController, HandedOverPush]>> {
+    const pending: Array<[EnvironmentController, HandedOverPush]> = [];
+    for (const controller of this.controllers.values()) {
+      try {
+        const state = await this.store.load(controller.instance);
+        const push = state.handedOverPush;
+        if (push && push.branch === controller.env.source.branch && awaitsSync(push, state))
+          pending.push([controller, push]);
+      } catch (err) {
+        // The first pass reads the branch head anyway: a level-triggered loop loses no push here.
+        this.o.log.warn({ err, instance: controller.instance }, "could not read handed-over pushes");
+      }
+    }
+    return pending;
+  }
+
+  /** Acts on a push another replica handed over, once; false when it was already acted on. */
+  private actOnPush(controller: EnvironmentController, push: HandedOverPush): boolean {
+    if (this.pushesSeen.get(controller.instance) === push.at) return false;
+    this.pushesSeen.set(controller.instance, push.at);
+    if (push.revision) this.o.source.learnHead?.(push.branch, push.revision, push.before);
+    // A config change recorded in every environment's state concerns only those on its branch.
+    if (push.branch === controller.env.source.branch) controller.nudge(push.trigger, push.actor);
+    else controller.nudge("poll", "syncward");
+    return true;
+  }
+
+  /**
+   * A push that reached this replica while another holds the app: recorded in the environment's
+   * state, where the holder's state watch (or whoever takes the app next) picks it up.
+   */
+  private handOverPush(controller: EnvironmentController, record: HandedOverPush): void {
+    this.handedOverHere.add(record.at);
+    this.store
+      .update(controller.instance, (s) => {
+        s.handedOverPush = record;
+      })
+      .catch((err) =>
+        this.o.log.warn(
+          { err, instance: controller.instance },
+          "could not hand a push over to the lease holder; its next poll finds the commit",
+        ),
+      );
   }
 
   async stop(): Promise<void> {
     this.abort.abort();
+    this.shard?.unregister(this);
+    await this.claiming;
     await Promise.all(this.environments.map((c) => c.stop()));
     await this.lock?.stop().catch(() => undefined);
     this.running.clear();
+    if (this.ownShard) await this.shard?.stop();
   }
 
   /**
    * A push to `branch`: nudges the environments tracking it. When the changed files are known,
    * only environments whose source path they touch are nudged (a monorepo push does not refresh
-   * every app); `includes` names the directories an environment's source reads. Returns the
-   * environments nudged.
+   * every app); `includes` names the directories an environment's source reads. `pushed` is where
+   * the push moved the branch: the source learns it, and on a replica without the app's lease the
+   * push is handed over through the environment's state instead (a config change always is, so
+   * that every replica reads the config again). Returns the environments nudged.
    */
   nudgeBranch(
     branch: string,
     trigger: Trigger,
     actor: string,
     changed?: { files: string[]; includes: (env: string) => string[] },
+    pushed?: { revision: string; before?: string; config?: boolean },
   ): string[] {
     const nudged: string[] = [];
+    if (pushed) this.o.source.learnHead?.(branch, pushed.revision, pushed.before);
+    // One record per push, the same in every environment it is handed to.
+    const record: HandedOverPush = { branch, trigger, actor, ...pushed, at: new Date().toISOString() };
+    // A config change is recorded in every environment's state, whichever replica holds the app:
+    // the other replicas read the config again when they see it (see watchState).
+    if (pushed?.config) for (const c of this.controllers.values()) this.handOverPush(c, record);
     for (const c of this.controllers.values()) {
       if (c.env.source.branch !== branch) continue;
       if (changed && !touches(changed.includes(c.env.name), changed.files)) continue;
-      c.nudge(trigger, actor);
+      const elsewhere = this.standby(c.env.name) !== undefined;
+      if (elsewhere && !pushed?.config) this.handOverPush(c, record);
+      if (!elsewhere) c.nudge(trigger, actor);
       nudged.push(c.env.name);
     }
     return nudged;

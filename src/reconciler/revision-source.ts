@@ -17,6 +17,8 @@ export interface RevisionSource {
    * are refused.
    */
   signatureProblem?(sha: string): Promise<string | undefined>;
+  /** A push told another replica where `branch` now is (sources that cache heads take the hint). */
+  learnHead?(branch: string, sha: string, before?: string): void;
 }
 
 export class LocalGitSource implements RevisionSource {

@@ -22,6 +22,57 @@ export interface LeaseLockOptions {
   leaseDurationSeconds?: number;
   /** How often `start` renews (default a third of the duration). */
   renewEveryMs?: number;
+  /**
+   * Shared record of when each lease version was first seen in this process, so a lease another
+   * part of the process has watched going unrenewed (the shard's periodic listing) is judged
+   * expired without this lock first watching it for a whole duration itself.
+   */
+  sightings?: LeaseSightings;
+  /** Labels the Lease is created with, beside `app.kubernetes.io/managed-by: syncward`. */
+  labels?: Record<string, string>;
+  /** Owners of the Lease when created (a replica's membership Lease belongs to its Pod). */
+  ownerReferences?: Array<{ apiVersion: string; kind: string; name: string; uid: string }>;
+}
+
+/**
+ * When (our clock) each version of a Lease was first seen. A Lease is judged expired only after it
+ * has gone unchanged for its duration as we watched it (client-go's rule), so every reader in the
+ * process that saw a version counts: the earliest sighting wins.
+ */
+export class LeaseSightings {
+  private readonly seen = new Map<string, { resourceVersion: string; at: number }>();
+
+  /** Records a sighting of `name` at `resourceVersion`; returns when that version was first seen. */
+  see(name: string, resourceVersion: string, now: number = Date.now()): number {
+    const known = this.seen.get(name);
+    if (known && known.resourceVersion === resourceVersion) return known.at;
+    this.seen.set(name, { resourceVersion, at: now });
+    return now;
+  }
+
+  /** Forgets leases not in `names` (deleted ones), so the record does not grow without bound. */
+  keepOnly(names: Set<string>): void {
+    for (const name of this.seen.keys()) if (!names.has(name)) this.seen.delete(name);
+  }
+}
+
+/**
+ * Whether a Lease record has gone unrenewed for its duration, both by our clock (from when its
+ * current version was first seen) and by the holder's (`renewTime`); a lease without a holder is
+ * free whatever the times say.
+ */
+export function leaseExpired(
+  spec: { holderIdentity?: string | null; leaseDurationSeconds?: number | null; renewTime?: string | null },
+  firstSeenAt: number,
+  now: number,
+  defaultDurationSeconds = 15,
+): boolean {
+  if (!spec.holderIdentity) return true;
+  const durationMs = (spec.leaseDurationSeconds ?? defaultDurationSeconds) * 1000;
+  const renewedAt = parseMicroTime(spec.renewTime);
+  const byOurClock = firstSeenAt + durationMs <= now;
+  const byHolderClock = Number.isNaN(renewedAt) || renewedAt + durationMs <= now;
+  return byOurClock && byHolderClock;
 }
 
 interface LeaseSpec {
@@ -74,13 +125,14 @@ export class LeaseLock {
   private timer?: NodeJS.Timeout;
   private running?: Promise<void>;
   private stopped = true;
+  private readonly sightings: LeaseSightings;
 
   constructor(
     private readonly client: KubeClient,
     readonly namespace: string,
     readonly name: string,
     readonly identity: string,
-    options: LeaseLockOptions = {},
+    private readonly options: LeaseLockOptions = {},
   ) {
     if (!identity) throw new Error("a LeaseLock needs a non-empty identity (an empty holder means released)");
     this.leaseDurationSeconds = options.leaseDurationSeconds ?? 15;
@@ -90,6 +142,7 @@ export class LeaseLock {
       );
     }
     this.renewEveryMs = options.renewEveryMs ?? Math.floor((this.leaseDurationSeconds * 1000) / 3);
+    this.sightings = options.sightings ?? new LeaseSightings();
   }
 
   /**
@@ -98,6 +151,11 @@ export class LeaseLock {
    */
   get held(): boolean {
     return this.heldSince !== undefined && Date.now() - this.heldSince < this.leaseDurationSeconds * 1000;
+  }
+
+  /** `start` is renewing the lease in the background (until stopped or lost). */
+  get renewing(): boolean {
+    return !this.stopped;
   }
 
   /** Takes the lease if it is free, released, expired or already ours; false when someone else holds it. */
@@ -212,21 +270,13 @@ export class LeaseLock {
   private async read(): Promise<Lease | undefined> {
     const lease = (await this.client.get(LEASE_API, "Lease", this.namespace, this.name)) as Lease | undefined;
     const rv = lease?.metadata.resourceVersion ?? "";
-    if (!this.observed || this.observed.resourceVersion !== rv) {
-      this.observed = { resourceVersion: rv, at: Date.now() };
-    }
+    this.observed = { resourceVersion: rv, at: this.sightings.see(this.name, rv) };
     return lease;
   }
 
   /** Whether the record has gone unrenewed for its lease duration, by our clock and by the holder's. */
   private expired(lease: Lease, now: number): boolean {
-    const spec = lease.spec ?? {};
-    const durationMs = (spec.leaseDurationSeconds ?? this.leaseDurationSeconds) * 1000;
-    const observedAt = this.observed?.at ?? now;
-    const renewedAt = parseMicroTime(spec.renewTime);
-    const byOurClock = observedAt + durationMs <= now;
-    const byHolderClock = Number.isNaN(renewedAt) || renewedAt + durationMs <= now;
-    return byOurClock && byHolderClock;
+    return leaseExpired(lease.spec ?? {}, this.observed?.at ?? now, now, this.leaseDurationSeconds);
   }
 
   private spec(sentAt: number, previous: LeaseSpec, takeover: boolean): LeaseSpec {
@@ -248,7 +298,8 @@ export class LeaseLock {
       metadata: {
         name: this.name,
         namespace: this.namespace,
-        labels: { "app.kubernetes.io/managed-by": "syncward" },
+        labels: { ...this.options.labels, "app.kubernetes.io/managed-by": "syncward" },
+        ...(this.options.ownerReferences ? { ownerReferences: this.options.ownerReferences } : {}),
       },
       spec: this.spec(sentAt, { leaseTransitions: 0 }, false),
     };
@@ -281,7 +332,8 @@ export class LeaseLock {
         kind: "Lease",
         spec: this.spec(sentAt, lease.spec ?? {}, takeover),
       })) as Lease;
-      this.observed = { resourceVersion: written.metadata.resourceVersion ?? "", at: Date.now() };
+      const rv = written.metadata.resourceVersion ?? "";
+      this.observed = { resourceVersion: rv, at: this.sightings.see(this.name, rv) };
     } catch (err) {
       if (isConflict(err)) {
         this.heldSince = undefined;

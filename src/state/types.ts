@@ -82,6 +82,24 @@ export interface HandedOverSync {
   confirmPrune?: boolean;
 }
 
+/**
+ * A push (or merge) that reached a replica without the app's lease. Written here so the replica
+ * that holds the lease (its state watch) or the next one to take the app syncs it, whichever
+ * replica GitHub delivered it to. Only the latest push of an environment matters: the loop syncs
+ * the branch head, so a newer push replaces an older one.
+ */
+export interface HandedOverPush {
+  branch: string;
+  trigger: Trigger;
+  actor: string;
+  at: string;
+  /** Where the push moved the branch (and from), when the webhook said so. */
+  revision?: string;
+  before?: string;
+  /** The push changed the repository's syncward config: every replica reads it again. */
+  config?: boolean;
+}
+
 export type SyncStatus = "Synced" | "OutOfSync" | "Unknown";
 
 export interface EnvironmentState {
@@ -100,6 +118,8 @@ export interface EnvironmentState {
   pendingSync?: PendingSync;
   /** A requested sync the lease holder is to run (see HandedOverSync). */
   handedOver?: HandedOverSync;
+  /** A push delivered to a replica without the lease, for the one with it (see HandedOverPush). */
+  handedOverPush?: HandedOverPush;
   /** Kinds this environment has applied, so pruning finds a kind that vanished from Git entirely. */
   inventory?: Array<{ apiVersion: string; kind: string }>;
   /** Fingerprint of the hooks of the revision last synced: a revision that changes only a hook runs it. */

@@ -107,9 +107,9 @@ describe("deploy/ manifests", () => {
     }
   });
 
-  it("run two replicas as non-root with a read-only root filesystem, probes and limits", () => {
+  it("run three replicas as non-root with a read-only root filesystem, probes and limits", () => {
     const d = one(base, "Deployment") as DeploymentLike;
-    assert.equal(d.spec.replicas, 2);
+    assert.equal(d.spec.replicas, 3);
     const pod = d.spec.template.spec;
     assert.equal(pod.serviceAccountName, "syncward");
     assert.equal(pod.securityContext?.runAsNonRoot, true);
@@ -144,6 +144,12 @@ describe("deploy/ manifests", () => {
       assert.equal(env[key]?.value, undefined);
     }
     assert.equal(env.HOST?.value, "0.0.0.0", "Probot listens on every interface, not localhost");
+    // A replica's Lease identity is its Pod, which also owns its membership Lease.
+    const fieldOf = (name: string) =>
+      (env[name] as { valueFrom?: { fieldRef?: { fieldPath?: string } } } | undefined)?.valueFrom?.fieldRef
+        ?.fieldPath;
+    assert.equal(fieldOf("POD_NAME"), "metadata.name");
+    assert.equal(fieldOf("POD_UID"), "metadata.uid");
   });
 
   it("route the Service and the PodDisruptionBudget to the Deployment's pods", () => {
@@ -161,9 +167,9 @@ describe("deploy/ manifests", () => {
       [[80, "http"]],
     );
     const pdb = one(base, "PodDisruptionBudget") as KubeObject & {
-      spec: { minAvailable: number; selector: { matchLabels: Record<string, string> } };
+      spec: { maxUnavailable: number; selector: { matchLabels: Record<string, string> } };
     };
-    assert.equal(pdb.spec.minAvailable, 1);
+    assert.equal(pdb.spec.maxUnavailable, 1, "drains take one replica of three at a time");
     assert.ok(matches(pdb.spec.selector.matchLabels));
   });
 
@@ -208,10 +214,12 @@ describe("deploy/ manifests", () => {
       "get configmaps",
       "get leases.coordination.k8s.io",
       "list configmaps",
+      "list leases.coordination.k8s.io",
       "patch configmaps",
       "update configmaps",
       "update leases.coordination.k8s.io",
       "watch configmaps",
+      "watch leases.coordination.k8s.io",
     ]);
   });
 

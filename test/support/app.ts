@@ -36,6 +36,8 @@ export async function startApp(options: {
   reportRetryMs?: { initial: number; max: number };
   /** The operator's projects document (YAML, as in the ConfigMap syncward-projects); absent: none. */
   projects?: string;
+  /** One of several replicas: app Leases on, shared out among the replicas by this identity. */
+  replica?: { identity: string; watch?: boolean };
 }): Promise<TestApp> {
   const mock = mockGitHub();
   let parts: SyncwardApp | undefined;
@@ -45,9 +47,9 @@ export async function startApp(options: {
         client: options.client,
         stateNamespace: options.stateNamespace ?? "syncward-test",
         cacheDir: mkdtempSync(join(tmpdir(), "syncward-gh-trees-")),
-        identity: "test",
-        leases: false,
-        watch: false,
+        identity: options.replica?.identity ?? "test",
+        leases: options.replica !== undefined,
+        watch: options.replica?.watch ?? false,
         pollIntervalMs: 0,
         autoStart: options.autoStart ?? false,
         reportRetryMs: options.reportRetryMs,

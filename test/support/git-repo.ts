@@ -12,8 +12,10 @@ export interface TestRepo {
   git(...args: string[]): string;
 }
 
-export function makeRepo(files: Record<string, string | null> = {}, branch = "main"): TestRepo {
-  const dir = mkdtempSync(join(tmpdir(), "syncward-repo-"));
+/** `at`: an empty directory to make it in (default: a fresh temporary one). */
+export function makeRepo(files: Record<string, string | null> = {}, branch = "main", at?: string): TestRepo {
+  const dir = at ?? mkdtempSync(join(tmpdir(), "syncward-repo-"));
+  if (at) mkdirSync(at, { recursive: true });
   const git = (...args: string[]) =>
     execFileSync("git", ["-c", "user.name=Test", "-c", "user.email=test@example.com", ...args], { cwd: dir })
       .toString()

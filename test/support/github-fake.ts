@@ -58,7 +58,8 @@ export class FakeGitHub {
 
   constructor(
     private readonly repo: TestRepo,
-    private readonly config: string,
+    /** The config on the default branch (a test changes it to push a new one). */
+    public config: string,
   ) {}
 
   /** Commits of the repository as the compare API lists them (`git log` arguments). */

@@ -1,11 +1,18 @@
 // `syncward controller --repo PATH`: the reconcile loop against a local git repository, without
 // GitHub. How a person tries syncward on a laptop, and what the demo runs.
+import { existsSync, readdirSync, statSync } from "node:fs";
 import { hostname } from "node:os";
+import { basename, join, resolve } from "node:path";
 import type { LevelWithSilent } from "pino";
 import { parseDuration } from "../../config/duration.ts";
+import { DEFAULT_CONFIG_FILE } from "../../config/load.ts";
 import { createLogger } from "../../observability/logger.ts";
+import type { Logger } from "../../reconciler/environment-controller.ts";
 import type { ReconcilerEvent } from "../../reconciler/events.ts";
-import { openContext, UsageError } from "../context.ts";
+import { Reconciler } from "../../reconciler/reconciler.ts";
+import { LocalGitSource } from "../../reconciler/revision-source.ts";
+import { Shard } from "../../reconciler/shard.ts";
+import { loadRepoConfig, makeClient, openContext, treeCacheDir, UsageError } from "../context.ts";
 import { short } from "../format.ts";
 import type { CliIO } from "../io.ts";
 import type { ControllerValues } from "../registry.ts";
@@ -50,27 +57,112 @@ export async function controllerCommand(values: ControllerValues, io: CliIO): Pr
   // Logs go to stderr as JSON; stdout carries one readable line per event.
   const level = (values["log-level"] ?? process.env.LOG_LEVEL ?? "info") as LevelWithSilent;
   const log = createLogger({ level, fd: 2 });
-  const ctx = await openContext(values, {
-    emit: (e) => io.out(describeEvent(e)),
+  const options = {
     log,
     leases: !values["no-leases"],
     watch: true,
     pollIntervalMs,
     identity: values.identity ?? `${hostname()}-${process.pid}`,
     leaseDurationSeconds: leaseMs ? Math.round(leaseMs / 1000) : undefined,
-  });
+  };
+  if (values.repos !== undefined) return manyRepositories(values, values.repos, options, io);
+  const ctx = await openContext(values, { ...options, emit: (e) => io.out(describeEvent(e)) });
   io.out(
     `syncward controller: watching ${ctx.config.environments.map((e) => e.name).join(", ")} of ${ctx.repo} on ${ctx.client.server.origin}`,
   );
   ctx.reconciler.start();
-  await new Promise<void>((resolve) => {
+  await untilSignalled();
+  io.out("syncward controller: stopping");
+  await ctx.close();
+  return 0;
+}
+
+function untilSignalled(): Promise<void> {
+  return new Promise<void>((resolve) => {
     const stop = () => resolve();
     process.once("SIGINT", stop);
     process.once("SIGTERM", stop);
   });
+}
+
+/**
+ * `--repos DIR`: every repository under DIR is an app of its own, and with leases the replicas
+ * running over the same DIR share the apps out (reconciler/shard.ts) instead of contending for all.
+ */
+async function manyRepositories(
+  values: ControllerValues,
+  dir: string,
+  options: {
+    log: Logger;
+    leases: boolean;
+    watch: boolean;
+    pollIntervalMs?: number;
+    identity: string;
+    leaseDurationSeconds?: number;
+  },
+  io: CliIO,
+): Promise<number> {
+  for (const single of ["repo", "config", "app"] as const) {
+    if (values[single] !== undefined)
+      throw new UsageError(
+        `--${single} names one repository; with --repos each app is a directory under ${dir}`,
+      );
+  }
+  const repos = repositoriesUnder(dir);
+  if (repos.length === 0)
+    throw new UsageError(
+      `--repos: no git repository with ${DEFAULT_CONFIG_FILE} directly under ${resolve(dir)}`,
+    );
+  const client = makeClient(values);
+  const stateNamespace = values["state-namespace"] ?? "syncward";
+  const shard = options.leases
+    ? new Shard({
+        client,
+        namespace: stateNamespace,
+        identity: options.identity,
+        leaseDurationSeconds: options.leaseDurationSeconds,
+        log: options.log,
+      })
+    : undefined;
+  const reconcilers: Reconciler[] = [];
+  for (const repo of repos) {
+    const { config } = await loadRepoConfig({ repo });
+    const app = basename(repo);
+    reconcilers.push(
+      new Reconciler({
+        ...options,
+        app,
+        config,
+        client,
+        source: new LocalGitSource(repo, treeCacheDir()),
+        emit: (e) => io.out(`${app} ${describeEvent(e)}`),
+        stateNamespace,
+        shard,
+      }),
+    );
+  }
+  io.out(
+    `syncward controller: watching ${reconcilers.length} apps under ${resolve(dir)} on ${client.server.origin} as ${options.identity}`,
+  );
+  for (const r of reconcilers) r.start();
+  await untilSignalled();
   io.out("syncward controller: stopping");
-  await ctx.close();
+  await Promise.all(reconcilers.map((r) => r.stop()));
+  await shard?.stop();
+  client.close();
   return 0;
+}
+
+/** Git repositories directly under `dir` that carry a syncward config, sorted by name. */
+function repositoriesUnder(dir: string): string[] {
+  const root = resolve(dir);
+  if (!existsSync(root) || !statSync(root).isDirectory())
+    throw new UsageError(`--repos: ${root} is not a directory`);
+  return readdirSync(root, { withFileTypes: true })
+    .filter((e) => e.isDirectory())
+    .map((e) => join(root, e.name))
+    .filter((repo) => existsSync(join(repo, ".git")) && existsSync(join(repo, DEFAULT_CONFIG_FILE)))
+    .sort();
 }
 
 /** ` SECURITY: privileged by kubectl-patch; ...` for the reverts that matter, else "". */

@@ -1,0 +1,49 @@
+// What a replica reads from the pushes handed over in state: the record inside a watched
+// ConfigMap, and whether a recorded push still waits for a sync when the app is taken over.
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { awaitsSync, handedOverPushOf } from "../../../src/reconciler/handed-over-push.ts";
+import { defaultState } from "../../../src/state/store.ts";
+import type { EnvironmentState, HandedOverPush, HistoryEntry } from "../../../src/state/types.ts";
+
+const push = (extra: Partial<HandedOverPush> = {}): HandedOverPush => ({
+  branch: "main",
+  trigger: "push",
+  actor: "alice",
+  at: "2026-12-01T12:00:00.000Z",
+  ...extra,
+});
+
+const state = (lastSyncedRevision?: string, lastStartedAt?: string): EnvironmentState => ({
+  ...defaultState("shop.dev"),
+  lastSyncedRevision,
+  history: lastStartedAt ? [{ id: 1, startedAt: lastStartedAt } as HistoryEntry] : [],
+});
+
+describe("handedOverPushOf", () => {
+  it("reads the record from the state ConfigMap's data", () => {
+    const record = push({ revision: "a".repeat(40) });
+    const cm = { data: { "state.json": JSON.stringify({ ...state(), handedOverPush: record }) } };
+    assert.deepEqual(handedOverPushOf(cm), record);
+  });
+  for (const [name, data] of [
+    ["no data", undefined],
+    ["no record", { "state.json": JSON.stringify(state()) }],
+    ["state that is not JSON", { "state.json": "{" }],
+  ] as const) {
+    it(`nothing for ${name}`, () => assert.equal(handedOverPushOf({ data }), undefined));
+  }
+});
+
+describe("awaitsSync", () => {
+  const sha = "b".repeat(40);
+  const cases: Array<[string, HandedOverPush, EnvironmentState, boolean]> = [
+    ["its commit is not synced yet", push({ revision: sha }), state("c".repeat(40)), true],
+    ["its commit is the last synced", push({ revision: sha }), state(sha), false],
+    ["nothing ever synced", push({ revision: sha }), state(), true],
+    ["no commit named, nothing started since", push(), state(undefined, "2026-12-01T11:59:00.000Z"), true],
+    ["no commit named, a sync started after it", push(), state(undefined, "2026-12-01T12:00:05.000Z"), false],
+    ["no commit named, no history", push(), state(), true],
+  ];
+  for (const [name, p, s, waits] of cases) it(name, () => assert.equal(awaitsSync(p, s), waits));
+});
