@@ -61,6 +61,11 @@ export interface EnvironmentConfig {
   previews?: boolean;
   /** Outbound webhooks (CloudEvents) about this environment's syncs. */
   notify: NotifyTarget[];
+  /**
+   * Checks that must have passed on a revision before it is deployed: their names, or true for the
+   * tracked branch's required status checks. Undefined: none.
+   */
+  requireChecks?: string[] | true;
 }
 
 export type NotifyEvent =
@@ -173,4 +178,6 @@ export interface ApprovalRule {
   minimum: number;
   /** May the PR author approve their own change? Default false. */
   allowAuthor: boolean;
+  /** Milliseconds after which an approval lapses (approval.expiresAfter); undefined: never. */
+  expiresAfter?: number;
 }

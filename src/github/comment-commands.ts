@@ -128,7 +128,12 @@ async function runCommand(
   const picked = pickEnvironment(command, envNames, `/${command.type}`);
   if (typeof picked !== "string") return picked;
   const controller = rt.reconciler.controller(picked);
-  const need: Permission = controller.env.commands[command.type];
+  // A pending config change that loosens permissions is held to the stricter of old and new
+  // (read from the state, so asked only of those the config itself lets through).
+  let need: Permission = controller.env.commands[command.type];
+  // (/approve: its approvers are held to the stricter approval rule in approve()).
+  if (allows(permission, need) && command.type !== "approve")
+    need = (await controller.rules()).commands[command.type];
   if (!allows(permission, need)) {
     return {
       ok: false,
@@ -173,8 +178,8 @@ async function sync(
       reply: `Sorry @${event.login}, \`/sync ${name} --force\` needs **admin** permission. Nothing was changed.`,
     };
   }
-  if (controller.env.approval) {
-    const { revision, held } = await controller.requestApprovedSync({
+  if ((await controller.rules()).approval) {
+    const { revision, held, refused } = await controller.requestApprovedSync({
       trigger: "comment",
       actor: event.login,
       prune: command.prune || undefined,
@@ -182,6 +187,7 @@ async function sync(
       allowEmpty: command.allowEmpty,
       confirmPrune: command.confirmPrune,
     });
+    if (refused) return { ok: false, reply: `**${name}**: ${inertText(refused)}. Nothing was changed.` };
     if (held) {
       return {
         ok: true,
@@ -205,6 +211,7 @@ async function sync(
       reply: `**${name}**: syncing \`${short(outcome.revision)}\`; the replica of syncward that holds the lease runs it, and the check run \`${checkName(name)}\` shows the result.`,
     };
   const ok = outcome.phase === "Succeeded";
+  if (outcome.held) return { ok, reply: `**${name}**: ${inertText(outcome.message)}. Nothing was changed.` };
   return {
     ok,
     reply: `**${name}**: sync of \`${short(outcome.revision)}\` ${ok ? "succeeded" : outcome.phase.toLowerCase()}: ${inertText(outcome.message)}`,
@@ -218,16 +225,16 @@ async function approve(
   event: CommentEvent,
 ): Promise<Outcome> {
   const name = controller.env.name;
-  const rule = controller.env.approval;
+  // The config's rule first (no state needed), then the stricter one a pending config change is held to.
+  const configured = controller.env.approval;
+  const strict = async () => (await controller.rules()).approval;
+  const rule = configured ?? (await strict());
   if (!rule) return { ok: false, reply: `**${name}** does not require approval.` };
-  const check = await checkApprover(
-    gh,
-    rt.info.owner,
-    rule,
-    event.login,
-    event.author,
-    event.senderType === "Bot",
-  );
+  const approver = (r: typeof rule) =>
+    checkApprover(gh, rt.info.owner, r, event.login, event.author, event.senderType === "Bot");
+  let check = await approver(rule);
+  const held = check.ok && configured ? await strict() : undefined;
+  if (held && held !== configured) check = await approver(held);
   if (!check.ok)
     return {
       ok: false,
@@ -246,6 +253,11 @@ async function approve(
     };
   }
   const result = await controller.approve(pending.revision, event.login);
+  if (result.refused)
+    return {
+      ok: false,
+      reply: `Approved \`${short(pending.revision)}\` for **${name}** (${result.approvers.length}/${result.needed}), but the sync is ${inertText(result.refused)}. Nothing was changed.`,
+    };
   if (!result.released) {
     return {
       ok: true,

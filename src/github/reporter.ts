@@ -37,13 +37,14 @@ const REPORTED = new Set<ReconcilerEvent["type"]>([
   "syncProgress",
   "awaitingApproval",
   "synced",
+  "refused",
   "selfHealed",
   "driftFight",
   "outOfSync",
   "renderError",
   "orphans",
 ]);
-const DEPLOYING = new Set<ReconcilerEvent["type"]>(["syncStarted", "awaitingApproval", "synced"]);
+const DEPLOYING = new Set<ReconcilerEvent["type"]>(["syncStarted", "awaitingApproval", "synced", "refused"]);
 const COMMENT_MARKER = "syncward:summary";
 /** Wave updates of a live check run: at most one per this many ms (GitHub's secondary limits). */
 const PROGRESS_EVERY_MS = 3_000;
@@ -233,6 +234,9 @@ export class GitHubReporter {
         }
         return;
       }
+      // A refused request ends like a sync that did not run: the check run and any waiting
+      // deployment say why, where the person who asked looks.
+      case "refused":
       case "synced": {
         const url = await this.check(gh, event.env, event.revision, { result: event.outcome });
         await this.deploymentDone(gh, event.env, event.revision, event.outcome, url);

@@ -3,9 +3,9 @@
 // CLI calls only nudge it. Passes never overlap, and nudges during a pass coalesce into one more.
 
 import { formatDuration } from "../config/duration.ts";
+import { guardsOf } from "../config/stricter.ts";
 import type { EnvironmentConfig } from "../config/types.ts";
 import type { HealthChecks } from "../engine/health/index.ts";
-import type { Plan } from "../engine/plan.ts";
 import { errorMessage } from "../engine/resource-results.ts";
 import { syncWithRetry } from "../engine/retry.ts";
 import { compareOptionsFor, revertTrail } from "../engine/revert/index.ts";
@@ -20,7 +20,7 @@ import {
 import { clusterCapabilities } from "../kube/capabilities.ts";
 import type { KubeClient } from "../kube/client.ts";
 import { isTransient, KubeApiError } from "../kube/errors.ts";
-import { type KubeObject, keyOf, keyString, kubectlName } from "../kube/object.ts";
+import { type KubeObject, keyOf, keyString } from "../kube/object.ts";
 import { SourceError } from "../source/errors.ts";
 import { type RenderedSource, type RenderOptions, render } from "../source/render.ts";
 import type { RemoteChart } from "../source/render-helm.ts";
@@ -29,13 +29,19 @@ import { addRetried, type RetriedAttempts } from "../state/retried.ts";
 import type { StateStore } from "../state/store.ts";
 import type { EnvironmentState, HandedOverSync, HistoryEntry, Trigger } from "../state/types.ts";
 import { Cached } from "../util/cached.ts";
-import { ApprovalGate } from "./approval-gate.ts";
+import { addApproval, approvalsOf, withdrawApproval } from "./approvals.ts";
+import { nextAction } from "./decide.ts";
 import { driftFight, healBackoffMs, isFight, nextHealAt, recordHeal } from "./drift-fight.ts";
 import type { Emit } from "./events.ts";
+import { Gate, type GateRequest } from "./gate.ts";
+import type { GateDecision, WritePath } from "./gate-decision.ts";
+import { historyEntryOf, plannedLines } from "./history-entry.ts";
 import { findOrphans, mayBeOrphan, type Orphan, RISKY_KINDS } from "./orphans.ts";
 import { effectivePolicy } from "./policy.ts";
+import { renderDigest } from "./render-digest.ts";
+import type { RequiredChecks } from "./required-checks.ts";
 import type { RevisionSource } from "./revision-source.ts";
-import { evaluateWindows, selfHealHeldBy } from "./sync-windows.ts";
+import { selfHealHeldBy } from "./sync-windows.ts";
 import { ManagedWatch } from "./watch.ts";
 
 export interface Logger {
@@ -67,6 +73,8 @@ export interface ControllerOptions {
    * undefined. Explicit syncs are refused while it says so; dry runs still answer.
    */
   standby?: () => string | undefined;
+  /** requireChecks: which checks passed on a revision (the GitHub adapter); absent: none can be read. */
+  checks?: RequiredChecks;
 }
 
 export interface ManualSync {
@@ -83,6 +91,11 @@ export interface ManualSync {
   confirmPrune?: boolean;
   /** Sync even when frozen (only for those allowed to). */
   ignoreFreeze?: boolean;
+  /**
+   * The request must be approved where the environment asks for approval (default: every request
+   * but the CLI's, whose user already holds the cluster's credentials).
+   */
+  needsApproval?: boolean;
   onProgress?: SyncRequest["onProgress"];
 }
 
@@ -98,7 +111,7 @@ const SHORT = (sha: string) => sha.slice(0, 7);
 export class EnvironmentController {
   readonly instance: string;
   private readonly target: SyncTarget;
-  private readonly gate: ApprovalGate;
+  private readonly gate: Gate;
   private chain: Promise<unknown> = Promise.resolve();
   private queued: { trigger: Trigger; actor: string } | undefined;
   private readonly rendered = new Map<string, Promise<RenderedSource>>();
@@ -122,13 +135,23 @@ export class EnvironmentController {
   constructor(private readonly o: ControllerOptions) {
     this.instance = instanceName(o.app, o.env.name);
     this.target = { instance: this.instance, env: o.env, health: o.health };
-    this.gate = new ApprovalGate({
+    this.gate = new Gate({
       env: o.env,
       store: o.store,
       instance: this.instance,
+      source: o.source,
+      checks: o.checks,
       emit: o.emit,
       log: o.log,
     });
+  }
+
+  /**
+   * The rules a new revision is held to now: the config's, or the stricter of them and the
+   * deployed revision's when the new config loosens a guard (commands, approval, namespaces).
+   */
+  async rules(): Promise<EnvironmentConfig> {
+    return (await this.gate.rules(await this.o.store.load(this.instance))).rules;
   }
 
   get env(): EnvironmentConfig {
@@ -259,20 +282,6 @@ export class EnvironmentController {
 
   private readonly capabilities = new Cached(10 * 60_000, () => clusterCapabilities(this.o.client));
 
-  /** policy.requireSignedCommits: why `sha` must not be deployed, or undefined. */
-  private async signatureRefusal(sha: string): Promise<string | undefined> {
-    if (!this.o.env.policy.requireSignedCommits) return undefined;
-    const source = this.o.source;
-    const problem = source.signatureProblem
-      ? await source.signatureProblem(sha)
-      : `${source.description} cannot tell whether commit ${SHORT(sha)} is signed`;
-    // The reason first: check-run titles are cut at 120 characters.
-    return (
-      problem &&
-      `${problem}; environment ${this.o.env.name} deploys only signed commits (policy.requireSignedCommits)`
-    );
-  }
-
   private request(
     revision: string,
     objects: KubeObject[],
@@ -375,27 +384,25 @@ export class EnvironmentController {
     ]);
     if (trigger === "poll") await this.scanOrphans(head, rendered);
 
-    if (policy.automated && head !== state.lastSyncedRevision && state.stuck?.revision !== head) {
-      const windows = evaluateWindows(env.syncWindows, new Date(), false);
-      if (!windows.allowed) {
-        this.wakeAt(windows.nextOpen);
-        await this.o.store.update(this.instance, (s) => {
-          s.syncStatus = "OutOfSync";
-        });
-        this.o.emit({
-          type: "waiting",
-          instance: this.instance,
-          env: env.name,
-          revision: head,
-          reason: windows.reason,
-          until: windows.nextOpen?.toISOString(),
-        });
-        return;
-      }
-      // An unverified commit is refused (in syncRevision) before anyone is asked to approve it.
-      const unverified = await this.signatureRefusal(head);
-      if (!unverified && !(await this.gate.check(head, trigger, actor, false))) return;
-      await this.syncRevision(head, trigger, actor, { prune: policy.prune, loop: true });
+    const digest = renderDigest(rendered.objects);
+    const fresh = policy.automated && head !== state.lastSyncedRevision;
+    const rules = fresh ? await this.gate.rules(state) : undefined;
+    const input = {
+      policy,
+      state,
+      head,
+      digest,
+      // A config change that loosens a guard is never "no change": it waits under the old rule.
+      gated: Boolean(rules?.rules.approval) && rules?.weakens.length === 0,
+      healHeld: selfHealHeldBy(env.syncWindows, new Date()),
+    };
+    let action = nextAction(input);
+    if (action.kind === "noChange") {
+      await this.advanceUnchanged(head, trigger, actor, rules?.rules ?? env);
+      return;
+    }
+    if (action.kind === "sync") {
+      await this.syncRevision(head, trigger, actor, { prune: policy.prune, loop: true, path: "automated" });
       return;
     }
 
@@ -406,18 +413,16 @@ export class EnvironmentController {
     );
     const drifted = plan.steps.flatMap((s) => s.tasks);
     const extra = [...plan.prunes, ...plan.requiresPruning].map((p) => p.key);
-    if (drifted.length === 0 && extra.length === 0) {
+    action = nextAction({ ...input, assessed: { drifted: drifted.length, extra: extra.length } });
+    if (action.kind === "inSync") {
       this.lastDriftSignature = "";
-      if (state.syncStatus !== "Synced" && head === state.lastSyncedRevision) {
-        state = await this.o.store.update(this.instance, (s) => {
+      if (action.markSynced)
+        await this.o.store.update(this.instance, (s) => {
           s.syncStatus = "Synced";
         });
-      }
       return;
     }
-
-    const healHeld = selfHealHeldBy(env.syncWindows, new Date());
-    if (policy.selfHeal && head === state.lastSyncedRevision && drifted.length > 0 && !healHeld) {
+    if (action.kind === "heal") {
       await this.heal(
         head,
         rendered,
@@ -427,6 +432,7 @@ export class EnvironmentController {
       );
       return;
     }
+    if (action.kind !== "outOfSync") return;
 
     const driftedFields = drifted.flatMap((t) =>
       t.drifted.length > 0
@@ -441,16 +447,7 @@ export class EnvironmentController {
     }
     if (signature !== this.lastDriftSignature) {
       this.lastDriftSignature = signature;
-      const reason =
-        policy.source === "freeze"
-          ? `${policy.label}: drift is left alone until unfrozen`
-          : !policy.automated
-            ? "manual sync policy: waiting for a sync"
-            : state.stuck?.revision === head
-              ? `stuck: ${state.stuck.reason}`
-              : healHeld && policy.selfHeal
-                ? `self-heal held: ${healHeld}`
-                : "drift detected; self-heal is off";
+      const reason = action.reason;
       this.o.log.info(
         { instance: this.instance, revision: head, drifted: driftedFields, requiresPruning: extra },
         `OutOfSync: ${reason}`,
@@ -465,6 +462,32 @@ export class EnvironmentController {
         reason,
       });
     }
+  }
+
+  /**
+   * The head renders exactly what is deployed (a docs-only commit): it becomes the deployed
+   * revision without a sync, an approval or a GitHub deployment; history says "no change".
+   */
+  private async advanceUnchanged(
+    head: string,
+    trigger: Trigger,
+    actor: string,
+    rules: EnvironmentConfig,
+  ): Promise<void> {
+    const now = new Date().toISOString();
+    const outcome = {
+      ...outcomeWithoutWork(head, "Succeeded", `no change for ${this.o.env.name}`),
+      startedAt: now,
+    };
+    const { entry } = await this.record(trigger, actor, outcome, (s) => {
+      s.lastSyncedRevision = head;
+      s.deployedRules = { revision: head, ...guardsOf(rules) };
+      s.stuck = undefined;
+      s.lastError = undefined;
+      if (s.pendingSync && s.pendingSync.revision !== head) s.pendingSync = undefined;
+    });
+    this.o.log.info({ instance: this.instance, revision: head, history: entry.id }, outcome.message);
+    this.o.emit({ type: "unchanged", instance: this.instance, env: this.o.env.name, revision: head, entry });
   }
 
   /** Reports objects nobody declared; never deletes them. */
@@ -540,9 +563,15 @@ export class EnvironmentController {
     const untrusted = (key: string) => trails.get(key)?.some((r) => !r.trusted) ?? false;
     const fought = (key: string) => trails.get(key)?.some((r) => r.trusted) ?? true;
     // The policy may have changed while this pass looked (a freeze from the CLI or another
-    // replica): check again right before writing, so a frozen environment is never healed.
+    // replica): the gate looks again right before writing, so a frozen environment is never healed.
+    const gate = await this.gate.check({
+      path: "selfHeal",
+      revision: head,
+      trigger: "selfHeal",
+      actor: "syncward",
+    });
+    if (!gate.allowed) return;
     const fresh = await this.o.store.load(this.instance);
-    if (!effectivePolicy(this.o.env, fresh).selfHeal) return;
     const now = Date.now();
     const due = drifted.filter((d) => untrusted(d.key) || nextHealAt(fresh.selfHeals[d.key]) <= now);
     const later = drifted.filter((d) => !due.includes(d));
@@ -619,14 +648,6 @@ export class EnvironmentController {
     }
   }
 
-  /** retry.refresh: whether a retry may move to `revision` (not frozen, a window open, approved). */
-  private async mayMoveTo(revision: string, actor: string): Promise<boolean> {
-    const state = await this.o.store.load(this.instance);
-    if (state.freeze) return false;
-    if (!evaluateWindows(this.o.env.syncWindows, new Date(), false).allowed) return false;
-    return this.gate.check(revision, "retry", actor, false);
-  }
-
   private async syncRevision(
     head: string,
     trigger: Trigger,
@@ -642,14 +663,32 @@ export class EnvironmentController {
       onProgress?: SyncRequest["onProgress"];
       /** Started by the loop's own pass, which a stop() before this point has already ended. */
       loop?: boolean;
+      /** Which write path this is, for the gate: the automated pass or a person's request. */
+      path: Extract<WritePath, "automated" | "manual">;
+      ignoreFreeze?: boolean;
+      needsApproval?: boolean;
     },
-  ): Promise<SyncOutcome> {
+  ): Promise<SyncOutcome & { held?: GateDecision }> {
     const env = this.o.env;
     let state = await this.o.store.load(this.instance);
     let lastTrigger = trigger;
     let retried: RetriedAttempts = { retried: [], omitted: 0 };
     /** The last attempt could not fetch the source: not the revision's fault. */
     let unfetched = false;
+    /** What the gate said when it stopped the last attempt before its first write. */
+    let held: (GateDecision & { allowed: false }) | undefined;
+    let digest: string | undefined;
+    let rules = env;
+    const ask = (path: WritePath, revision: string, wait?: GateRequest["wait"]) =>
+      this.gate.check({
+        path,
+        revision,
+        trigger,
+        actor,
+        ignoreFreeze: opts.ignoreFreeze,
+        needsApproval: opts.needsApproval,
+        wait,
+      });
     // A dry run writes nothing, so losing the lease does not concern it.
     const abort = opts.dryRun ? undefined : new AbortController();
     if (abort) this.writing.add(abort);
@@ -659,17 +698,18 @@ export class EnvironmentController {
       env.syncPolicy.retry,
       async (n) => {
         unfetched = false;
-        // A retry moves to the newest revision of the branch: a fix that landed meanwhile wins.
+        held = undefined;
         // A retry stays on its operation's revision (Argo CD); with retry.refresh it moves to the
-        // newest one, only if that passes every gate a new revision must pass.
+        // newest one, only if that passes every gate a new revision must pass (a gated
+        // environment's retry never moves: what was approved is what it retries).
         const newest =
           n === 1 || opts.pinned || !env.syncPolicy.retry.refresh
             ? head
             : await this.o.source.head(env.source.branch);
-        const revision = newest === head || (await this.mayMoveTo(newest, actor)) ? newest : head;
+        const moves =
+          newest !== head && (await ask("refresh", newest, { manual: false, prune: opts.prune })).allowed;
+        const revision = moves ? newest : head;
         if (n > 1) lastTrigger = "retry";
-        const refusal = opts.dryRun ? undefined : await this.signatureRefusal(revision);
-        if (refusal) return outcomeWithoutWork(revision, "Refused", refusal);
         let rendered: RenderedSource;
         try {
           rendered = await this.desiredAt(revision);
@@ -707,9 +747,24 @@ export class EnvironmentController {
             retryable: isTransient(err) || startingUp,
           };
         }
+        // The gate, immediately before the first write, with the exact revision to be applied.
+        if (!opts.dryRun) {
+          const path: WritePath = n === 1 ? opts.path : moves ? "refresh" : "retry";
+          const decision = await ask(
+            path,
+            revision,
+            path === "automated" ? { manual: false, prune: opts.prune } : undefined,
+          );
+          if (!decision.allowed) {
+            held = decision;
+            return outcomeWithoutWork(revision, "Refused", decision.reason);
+          }
+          rules = decision.rules;
+        }
+        digest = renderDigest(rendered.objects);
         return syncEnvironment(
           this.o.client,
-          this.target,
+          { ...this.target, env: rules },
           this.request(revision, rendered.objects, opts.prune, state, {
             force: opts.force,
             dryRun: opts.dryRun,
@@ -776,6 +831,9 @@ export class EnvironmentController {
       },
     ).finally(() => abort && this.writing.delete(abort));
     if (outcome.dryRun) return outcome;
+    // Stopped by the gate before anything was written: nothing to record, the request hears why.
+    if (held && held.check !== "signature" && outcome.attempts === 1)
+      return this.heldBy(held, outcome, opts.path, trigger, actor);
     const ok = outcome.phase === "Succeeded";
     const { entry } = await this.record(
       lastTrigger,
@@ -791,10 +849,13 @@ export class EnvironmentController {
           s.selfHeals = {};
           if (s.pendingSync?.revision === outcome.revision) s.pendingSync = undefined;
           s.pendingApprovals = s.pendingApprovals.filter((a) => a.sha !== outcome.revision);
+          s.deployedRules = { revision: outcome.revision, ...guardsOf(env) };
+          if (digest !== undefined) s.renderedDigest = digest;
         } else {
           s.syncStatus = "OutOfSync";
-          // A source that could not be fetched is tried again by the next pass, not held as stuck.
-          if (!unfetched)
+          // A source that could not be fetched is tried again by the next pass, not held as stuck;
+          // neither is a retry the gate stopped (a freeze meanwhile).
+          if (!unfetched && !(held && held.check !== "signature"))
             s.stuck = {
               revision: outcome.revision,
               reason: outcome.message,
@@ -825,7 +886,7 @@ export class EnvironmentController {
       outcome,
       entry,
     });
-    if (!ok && !unfetched)
+    if (!ok && !unfetched && !(held && held.check !== "signature"))
       this.o.emit({
         type: "stuck",
         instance: this.instance,
@@ -840,32 +901,44 @@ export class EnvironmentController {
    * A sync a person asked for (CLI, PR comment, button). Serialized with the loop's passes. On a
    * replica without the app's lease it is handed over (see HandedOverSync) and `handedOver` is set.
    */
-  sync(request: ManualSync): Promise<SyncOutcome & { handedOver?: boolean }> {
+  sync(request: ManualSync): Promise<SyncOutcome & { handedOver?: boolean; held?: GateDecision }> {
     // A dry run writes nothing, so it need not wait for the passes, nor make them wait for it
     // (a preview must never hold up a sync or a self-heal).
     if (request.dryRun) return this.syncNow(request);
     return this.serialize(() => this.syncNow(request));
   }
 
-  private async syncNow(request: ManualSync): Promise<SyncOutcome & { handedOver?: boolean }> {
+  private async syncNow(
+    request: ManualSync,
+  ): Promise<SyncOutcome & { handedOver?: boolean; held?: GateDecision }> {
     const env = this.o.env;
     const state = await this.o.store.load(this.instance);
     const policy = effectivePolicy(env, state);
-    const refuse = (message: string): SyncOutcome => {
-      return outcomeWithoutWork(state.lastSyncedRevision ?? "", "Refused", message, request.dryRun);
-    };
-    if (state.freeze && !request.ignoreFreeze && !request.dryRun) {
-      return refuse(
-        `environment ${env.name} is frozen by ${state.freeze.by} since ${state.freeze.at}${state.freeze.reason ? ` (${state.freeze.reason})` : ""}; unfreeze it first or force the sync`,
-      );
-    }
-    const windows = evaluateWindows(env.syncWindows, new Date(), true);
-    if (!windows.allowed && !request.dryRun) return refuse(`sync window: ${windows.reason}`);
-    const standby = request.dryRun ? undefined : this.o.standby?.();
     const revision = request.revision
       ? await this.o.source.resolve(request.revision)
       : await this.o.source.head(env.source.branch);
-    if (standby) return this.handOver(request, revision);
+    const needsApproval = request.needsApproval ?? request.trigger !== "cli";
+    if (!request.dryRun) {
+      // The gate answers before anything is said or handed over; syncRevision asks it again
+      // immediately before the first write.
+      const decision = await this.gate.check({
+        path: "manual",
+        revision,
+        trigger: request.trigger,
+        actor: request.actor,
+        ignoreFreeze: request.ignoreFreeze,
+        needsApproval,
+      });
+      if (!decision.allowed)
+        return this.heldBy(
+          decision,
+          outcomeWithoutWork(revision, "Refused", decision.reason),
+          "manual",
+          request.trigger,
+          request.actor,
+        );
+      if (this.o.standby?.()) return this.handOver({ ...request, needsApproval }, revision);
+    }
     return this.syncRevision(revision, request.trigger, request.actor, {
       prune: request.prune ?? policy.prune,
       force: request.force,
@@ -875,7 +948,59 @@ export class EnvironmentController {
       confirmPrune: request.confirmPrune,
       pinned: Boolean(request.revision),
       onProgress: request.onProgress,
+      path: "manual",
+      ignoreFreeze: request.ignoreFreeze,
+      needsApproval,
     });
+  }
+
+  /**
+   * The gate stopped a sync before its first write. The loop's own sync waits (a window: until it
+   * opens; required checks: until they pass); a person's request is refused where it was made
+   * (the caller's answer, and a `refused` event for the check run and deployment status).
+   */
+  private async heldBy(
+    decision: GateDecision & { allowed: false },
+    outcome: SyncOutcome,
+    path: WritePath,
+    trigger: Trigger,
+    actor: string,
+  ): Promise<SyncOutcome & { held: GateDecision }> {
+    const env = this.o.env;
+    const revision = outcome.revision;
+    if (path === "automated") {
+      if (decision.check === "window" || decision.check === "checks") {
+        if (decision.check === "window") this.wakeAt(decision.until);
+        await this.o.store.update(this.instance, (s) => {
+          s.syncStatus = "OutOfSync";
+        });
+        this.o.emit({
+          type: "waiting",
+          instance: this.instance,
+          env: env.name,
+          revision,
+          reason: decision.reason.replace(/^refused: /, ""),
+          until: decision.until?.toISOString(),
+        });
+      }
+      return { ...outcome, held: decision };
+    }
+    if (decision.check !== "approval") {
+      this.o.log.warn(
+        { instance: this.instance, revision, actor, reason: decision.reason },
+        "a requested sync was refused",
+      );
+      this.o.emit({
+        type: "refused",
+        instance: this.instance,
+        env: env.name,
+        revision,
+        trigger,
+        actor,
+        outcome,
+      });
+    }
+    return { ...outcome, held: decision };
   }
 
   /** Writes the request for the lease holder (its state watch runs it); this replica applies nothing. */
@@ -892,6 +1017,7 @@ export class EnvironmentController {
         prune: request.prune,
         force: request.force,
         ignoreFreeze: request.ignoreFreeze,
+        ...(request.needsApproval === false ? { needsApproval: false } : {}),
         ...(request.allowEmpty ? { allowEmpty: true } : {}),
         ...(request.confirmPrune ? { confirmPrune: true } : {}),
       };
@@ -945,7 +1071,11 @@ export class EnvironmentController {
     return state;
   }
 
-  /** A person asks for a sync that needs approval (`/sync prod`): held until approved. */
+  /**
+   * A person asks for a sync of a gated environment (`/sync prod`, the Sync button). The gate
+   * answers first: `held` when it waits for approval (recorded once per revision), `refused` with
+   * the reason when anything else stops it (nothing is started then); otherwise it runs.
+   */
   async requestApprovedSync(request: {
     trigger: Trigger;
     actor: string;
@@ -953,7 +1083,7 @@ export class EnvironmentController {
     force?: boolean;
     allowEmpty?: boolean;
     confirmPrune?: boolean;
-  }): Promise<{ revision: string; held: boolean }> {
+  }): Promise<{ revision: string; held: boolean; refused?: string }> {
     const revision = await this.o.source.head(this.o.env.source.branch);
     const flags = {
       prune: request.prune,
@@ -961,63 +1091,115 @@ export class EnvironmentController {
       ...(request.allowEmpty ? { allowEmpty: true } : {}),
       ...(request.confirmPrune ? { confirmPrune: true } : {}),
     };
-    const ok = await this.gate.check(revision, request.trigger, request.actor, true, flags);
-    if (ok)
-      this.syncInBackground({
-        trigger: request.trigger,
-        actor: request.actor,
-        revision,
-        ...flags,
-        ignoreFreeze: false,
-      });
-    return { revision, held: !ok };
+    const decision = await this.gate.check({
+      path: "manual",
+      revision,
+      trigger: request.trigger,
+      actor: request.actor,
+      needsApproval: true,
+      wait: { manual: true, ...flags },
+    });
+    if (!decision.allowed) {
+      if (decision.check === "approval") return { revision, held: true };
+      await this.heldBy(
+        decision,
+        outcomeWithoutWork(revision, "Refused", decision.reason),
+        "manual",
+        request.trigger,
+        request.actor,
+      );
+      return { revision, held: false, refused: decision.reason };
+    }
+    this.syncInBackground({
+      trigger: request.trigger,
+      actor: request.actor,
+      revision,
+      ...flags,
+      ignoreFreeze: false,
+      needsApproval: true,
+    });
+    return { revision, held: false };
   }
 
   /**
-   * Records an approval of `revision` by `by` (the caller checked who may approve). When it
-   * completes the approvals, the held sync runs: an automated one through the loop, a requested
-   * one as the manual sync it was.
+   * Records an approval of `revision` by `by` (the caller checked who may approve; `id` is their
+   * GitHub user id). When it completes the approvals, the gate is asked before anything is said:
+   * `refused` carries its reason (a freeze, a closed window) and nothing runs; otherwise the held
+   * sync runs, an automated one through the loop, a requested one as the manual sync it was.
    */
   async approve(
     revision: string,
     by: string,
-  ): Promise<{ approvers: string[]; needed: number; released: boolean }> {
-    const { approvers, needed, released, state } = await this.gate.record(revision, by);
-    if (released) {
-      const pending = state.pendingSync;
-      if (pending?.manual && pending.revision === revision) {
-        this.syncInBackground({
-          trigger: pending.trigger,
-          actor: pending.actor,
-          revision,
-          prune: pending.prune,
-          force: pending.force,
-          allowEmpty: pending.allowEmpty,
-          confirmPrune: pending.confirmPrune,
-        });
-      } else {
-        this.nudge("comment", by);
-      }
+    id?: number,
+  ): Promise<{ approvers: string[]; needed: number; released: boolean; refused?: string; expired: number }> {
+    const state = await this.o.store.update(this.instance, (s) => {
+      addApproval(s, {
+        sha: revision,
+        by,
+        ...(id !== undefined ? { id } : {}),
+        at: new Date().toISOString(),
+      });
+    });
+    const rules = (await this.gate.rules(state)).rules;
+    const needed = rules.approval?.minimum ?? 0;
+    const { approvers, expired } = approvalsOf(state, revision, new Date(), rules.approval?.expiresAfter);
+    const released = approvers.length >= needed;
+    if (!released) return { approvers, needed, released, expired };
+    const pending = state.pendingSync;
+    const manual = Boolean(pending?.manual && pending.revision === revision);
+    const trigger = manual && pending ? pending.trigger : "comment";
+    const decision = await this.gate.check({
+      path: manual ? "manual" : "automated",
+      revision,
+      trigger,
+      actor: by,
+      needsApproval: true,
+    });
+    if (!decision.allowed) {
+      await this.heldBy(
+        decision,
+        outcomeWithoutWork(revision, "Refused", decision.reason),
+        "manual",
+        trigger,
+        by,
+      );
+      return { approvers, needed, released: false, refused: decision.reason, expired };
     }
-    return { approvers, needed, released };
+    if (manual && pending) {
+      this.syncInBackground({
+        trigger: pending.trigger,
+        actor: pending.actor,
+        revision,
+        prune: pending.prune,
+        force: pending.force,
+        allowEmpty: pending.allowEmpty,
+        confirmPrune: pending.confirmPrune,
+        needsApproval: true,
+      });
+    } else {
+      this.nudge("comment", by);
+    }
+    return { approvers, needed, released, expired };
+  }
+
+  /** `/unapprove`: withdraws `by`'s approvals of revisions not yet deployed; returns those revisions. */
+  async unapprove(by: { login: string; id?: number }): Promise<string[]> {
+    let withdrawn: string[] = [];
+    await this.serialize(() =>
+      this.o.store.update(this.instance, (s) => {
+        withdrawn = withdrawApproval(s, by);
+      }),
+    );
+    return withdrawn;
   }
 
   /** A sync nobody awaits: its failure to finish (a stop, the state unreachable) is logged, not thrown. */
   private syncInBackground(request: ManualSync): void {
-    this.sync(request).then(
-      (outcome) => {
-        // Nobody reads this outcome: a refusal (a freeze, no lease here) must at least be logged.
-        if (outcome.phase === "Refused")
-          this.o.log.warn(
-            { instance: this.instance, revision: request.revision, reason: outcome.message },
-            "a requested sync was refused",
-          );
-      },
-      (err: unknown) =>
-        this.o.log.warn(
-          { err, instance: this.instance, revision: request.revision },
-          "a requested sync did not finish",
-        ),
+    this.sync(request).catch((err: unknown) =>
+      this.o.log.warn(
+        { err, instance: this.instance, revision: request.revision },
+        "a requested sync did not finish",
+      ),
     );
   }
 
@@ -1043,17 +1225,6 @@ export class EnvironmentController {
   }
 }
 
-/** What a plan will do, one kubectl-style line per object (the first 50), for live check runs. */
-function plannedLines(plan: Plan): string[] {
-  const lines = [
-    ...plan.steps
-      .flatMap((st) => st.tasks)
-      .map((t) => `${kubectlName(keyOf(t.obj))} ${t.action === "create" ? "create" : "configure"}`),
-    ...plan.prunes.map((p) => `${kubectlName(keyOf(p.live))} prune`),
-  ];
-  return lines.slice(0, 50);
-}
-
 /** source.chart, repoURL and targetRevision, when the chart comes from a chart repository. */
 function remoteChart(source: EnvironmentConfig["source"]): { remote?: RemoteChart } {
   const { chart, repoURL, targetRevision } = source;
@@ -1067,38 +1238,3 @@ function originsOf(rendered: RenderedSource): Map<string, string> {
 
 /** Triggers of a sync nobody asked for: a new revision found by a push, a merge or a poll. */
 const AUTOMATIC = new Set<Trigger>(["push", "merge", "poll"]);
-
-function historyEntryOf(
-  trigger: Trigger,
-  actor: string,
-  outcome: SyncOutcome,
-  drifted?: string[],
-): Omit<HistoryEntry, "id"> {
-  return {
-    startedAt: outcome.startedAt,
-    finishedAt: outcome.finishedAt,
-    revision: outcome.revision,
-    trigger,
-    actor,
-    result: outcome.phase,
-    message: outcome.message,
-    counts: {
-      created: outcome.totals.created,
-      configured: outcome.totals.configured,
-      pruned: outcome.totals.pruned,
-      failed: outcome.totals.failed,
-    },
-    drifted,
-    ...hooksOf(outcome),
-  };
-}
-
-/** Each hook the operation ran (or skipped), with its phase, wave and outcome. */
-function hooksOf(outcome: SyncOutcome): Pick<HistoryEntry, "hooks"> {
-  const hooks = outcome.resources.flatMap((r) =>
-    r.hook
-      ? [{ kind: r.kind, name: r.name, phase: r.hook.phase, wave: r.wave ?? 0, outcome: r.hook.outcome }]
-      : [],
-  );
-  return hooks.length > 0 ? { hooks } : {};
-}

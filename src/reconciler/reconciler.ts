@@ -2,6 +2,7 @@
 // for the controller process and the GitHub App), a replica runs an app's controllers only while
 // it holds the app's Lease, so two replicas never operate on one environment at once; when a
 // replica dies, another takes the app over within the lease duration.
+import { applyFloors, type Floor, floorsFromEnv } from "../config/floors.ts";
 import { findEnvironment } from "../config/load.ts";
 import type { SyncwardConfig } from "../config/types.ts";
 import { compileHealthChecks } from "../engine/health/index.ts";
@@ -29,6 +30,8 @@ export interface ReconcilerOptions {
   leaseDurationSeconds?: number;
   pollIntervalMs?: number;
   watch?: boolean;
+  /** Operator floors no repository can lower (default: from the environment, see floors.ts). */
+  floors?: Floor[];
 }
 
 export class Reconciler {
@@ -42,7 +45,9 @@ export class Reconciler {
   constructor(private readonly o: ReconcilerOptions) {
     this.store = new StateStore(o.client, o.stateNamespace);
     const health = compileHealthChecks(o.config.resourceCustomizations);
-    for (const env of o.config.environments) {
+    const floors = o.floors ?? floorsFromEnv();
+    for (const configured of o.config.environments) {
+      const env = applyFloors(configured, floors);
       this.controllers.set(
         env.name,
         new EnvironmentController({
