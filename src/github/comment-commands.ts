@@ -24,6 +24,8 @@ export interface CommentEvent {
   commentId: number;
   body: string;
   login: string;
+  /** The commenter's GitHub user id: approvals are bound to it, not to the login. */
+  userId?: number;
   senderType: string;
   pullNumber: number;
   /** The pull request's author (approvals by the author are refused unless configured). */
@@ -130,10 +132,11 @@ async function runCommand(
   const controller = rt.reconciler.controller(picked);
   // A pending config change that loosens permissions is held to the stricter of old and new
   // (read from the state, so asked only of those the config itself lets through).
-  let need: Permission = controller.env.commands[command.type];
+  // /unapprove needs what /approve needs: only an approver has something to withdraw.
+  const kind = command.type === "unapprove" ? "approve" : command.type;
+  let need: Permission = controller.env.commands[kind];
   // (/approve: its approvers are held to the stricter approval rule in approve()).
-  if (allows(permission, need) && command.type !== "approve")
-    need = (await controller.rules()).commands[command.type];
+  if (allows(permission, need) && kind !== "approve") need = (await controller.rules()).commands[kind];
   if (!allows(permission, need)) {
     return {
       ok: false,
@@ -158,6 +161,18 @@ async function runCommand(
     }
     case "approve":
       return approve(rt, gh, controller, event);
+    case "unapprove": {
+      const withdrawn = await controller.unapprove({
+        login: event.login,
+        ...(event.userId !== undefined ? { id: event.userId } : {}),
+      });
+      return withdrawn.length === 0
+        ? { ok: true, reply: `@${event.login} has no approval of **${picked}** to withdraw.` }
+        : {
+            ok: true,
+            reply: `@${event.login} withdrew their approval of ${withdrawn.map((sha) => `\`${short(sha)}\``).join(", ")} for **${picked}**; it no longer counts.`,
+          };
+    }
     case "diff":
       return diff(rt, gh, controller, event, permission);
     case "history":
@@ -252,7 +267,7 @@ async function approve(
       reply: `This approval would be stale: **${name}** is waiting for \`${short(pending.revision)}\`, but this pull request is \`${short(prSha ?? "")}\`. Approvals are tied to the commit they approve; approve on the change that produced \`${short(pending.revision)}\`.`,
     };
   }
-  const result = await controller.approve(pending.revision, event.login);
+  const result = await controller.approve(pending.revision, event.login, event.userId);
   if (result.refused)
     return {
       ok: false,

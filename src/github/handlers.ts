@@ -218,7 +218,7 @@ export async function onCheckSuiteRerequested(
 }
 
 export interface CommentPayload extends RepoPayload {
-  comment: { id: number; body: string; user: { login: string; type: string } };
+  comment: { id: number; body: string; user: { login: string; id?: number; type: string } };
   issue: { number: number; user: { login: string }; pull_request?: { merged_at?: string | null } };
   sender: { login: string; type: string };
 }
@@ -254,6 +254,7 @@ export async function onIssueComment(
     commentId: payload.comment.id,
     body: payload.comment.body,
     login: payload.comment.user.login,
+    userId: payload.comment.user.id,
     senderType: payload.sender.type,
     pullNumber: payload.issue.number,
     author: payload.issue.user.login,

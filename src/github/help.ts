@@ -31,6 +31,11 @@ const HELP: Record<CommandName, CommandHelp> = {
       `${WRITE}, and the approvers listed in the environment's \`approval\` rule if it lists any; ` +
       "not the pull request's author unless `allowAuthor` is set; never bots",
   },
+  unapprove: {
+    args: "`[env]`",
+    does: "Withdraw your approvals of the environment's revisions that are not deployed yet.",
+    who: "whoever approved (the same permission as `/approve`)",
+  },
   freeze: {
     args: '`[env] ["reason"]`',
     does: "Stop all syncs of the environment, automated and manual, until it is unfrozen.",

@@ -16,6 +16,7 @@ async function syncReply(message: string): Promise<string> {
     reconciler: {
       controller: () => ({
         env,
+        rules: async () => env,
         sync: async () => ({ phase: "Refused", revision: "a".repeat(40), message }),
       }),
     },
