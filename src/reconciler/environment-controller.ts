@@ -1,46 +1,23 @@
-// The guard of one environment. Level-triggered: every pass compares the tracked branch head and
-// the live cluster with what Git declares and acts by policy; webhooks, polls, watch events and
-// CLI calls only nudge it. Passes never overlap, and nudges during a pass coalesce into one more.
-
-import { formatDuration } from "../config/duration.ts";
-import { guardsOf } from "../config/stricter.ts";
 import type { EnvironmentConfig } from "../config/types.ts";
 import type { HealthChecks } from "../engine/health/index.ts";
-import { errorMessage } from "../engine/resource-results.ts";
-import { syncWithRetry } from "../engine/retry.ts";
-import { compareOptionsFor, revertTrail } from "../engine/revert/index.ts";
-import {
-  assess,
-  outcomeWithoutWork,
-  type SyncOutcome,
-  type SyncRequest,
-  type SyncTarget,
-  syncEnvironment,
-} from "../engine/sync.ts";
-import { clusterCapabilities } from "../kube/capabilities.ts";
+import { assess, outcomeWithoutWork, type SyncOutcome, type SyncRequest } from "../engine/sync.ts";
 import type { KubeClient } from "../kube/client.ts";
-import { isTransient, KubeApiError } from "../kube/errors.ts";
-import { type KubeObject, keyOf, keyString } from "../kube/object.ts";
-import { SourceError } from "../source/errors.ts";
-import { type RenderedSource, type RenderOptions, render } from "../source/render.ts";
-import type { RemoteChart } from "../source/render-helm.ts";
-import { appendHistory } from "../state/history.ts";
-import { addRetried, type RetriedAttempts } from "../state/retried.ts";
+import { keyOf, keyString } from "../kube/object.ts";
+import type { RenderedSource } from "../source/render.ts";
 import type { StateStore } from "../state/store.ts";
-import type { EnvironmentState, HandedOverSync, HistoryEntry, Trigger } from "../state/types.ts";
-import { Cached } from "../util/cached.ts";
+import type { EnvironmentState, HandedOverSync, Trigger } from "../state/types.ts";
 import { addApproval, approvalsOf, withdrawApproval } from "./approvals.ts";
 import { nextAction } from "./decide.ts";
-import { driftFight, healBackoffMs, isFight, nextHealAt, recordHeal } from "./drift-fight.ts";
+import { EnvironmentEffects } from "./effects.ts";
 import type { Emit } from "./events.ts";
-import { Gate, type GateRequest } from "./gate.ts";
-import type { GateDecision, WritePath } from "./gate-decision.ts";
-import { historyEntryOf, plannedLines } from "./history-entry.ts";
+import type { GateDecision } from "./gate-decision.ts";
 import { findOrphans, mayBeOrphan, type Orphan, RISKY_KINDS } from "./orphans.ts";
 import { effectivePolicy } from "./policy.ts";
 import { renderDigest } from "./render-digest.ts";
 import type { RequiredChecks } from "./required-checks.ts";
 import type { RevisionSource } from "./revision-source.ts";
+import { heal } from "./self-heal.ts";
+import { syncRevision } from "./sync-operation.ts";
 import { selfHealHeldBy } from "./sync-windows.ts";
 import { ManagedWatch } from "./watch.ts";
 
@@ -106,25 +83,19 @@ export function instanceName(app: string, env: string): string {
     .slice(0, 63);
 }
 
-const SHORT = (sha: string) => sha.slice(0, 7);
+const _SHORT = (sha: string) => sha.slice(0, 7);
 
 export class EnvironmentController {
   readonly instance: string;
-  private readonly target: SyncTarget;
-  private readonly gate: Gate;
+  /** Doing what the passes and requests decide (render, record, sync, heal). */
+  private readonly fx: EnvironmentEffects;
   private chain: Promise<unknown> = Promise.resolve();
   private queued: { trigger: Trigger; actor: string } | undefined;
-  private readonly rendered = new Map<string, Promise<RenderedSource>>();
   private pollTimer: NodeJS.Timeout | undefined;
   private wakeTimer: NodeJS.Timeout | undefined;
   private watcher: ManagedWatch | undefined;
   private undeclared: ManagedWatch | undefined;
   private stopped = false;
-  /**
-   * One per sync that writes, aborted by stop(): it makes no further attempt (the lease may be
-   * someone else's). Fresh per sync, so a stopped controller still serves later requests.
-   */
-  private readonly writing = new Set<AbortController>();
   /** Running its own loop (start() was called), as opposed to serving one CLI command. */
   private looping = false;
   private lastDriftSignature = "";
@@ -134,15 +105,9 @@ export class EnvironmentController {
 
   constructor(private readonly o: ControllerOptions) {
     this.instance = instanceName(o.app, o.env.name);
-    this.target = { instance: this.instance, env: o.env, health: o.health };
-    this.gate = new Gate({
-      env: o.env,
-      store: o.store,
-      instance: this.instance,
-      source: o.source,
-      checks: o.checks,
-      emit: o.emit,
-      log: o.log,
+    this.fx = new EnvironmentEffects(o, this.instance, {
+      wakeAt: (when) => this.wakeAt(when),
+      stopped: () => this.stopped,
     });
   }
 
@@ -151,7 +116,7 @@ export class EnvironmentController {
    * deployed revision's when the new config loosens a guard (commands, approval, namespaces).
    */
   async rules(): Promise<EnvironmentConfig> {
-    return (await this.gate.rules(await this.o.store.load(this.instance))).rules;
+    return (await this.fx.gate.rules(await this.o.store.load(this.instance))).rules;
   }
 
   get env(): EnvironmentConfig {
@@ -210,7 +175,7 @@ export class EnvironmentController {
     clearTimeout(this.wakeTimer);
     this.watcher?.stop();
     this.undeclared?.stop();
-    for (const sync of this.writing) sync.abort();
+    for (const sync of this.fx.writing) sync.abort();
     await this.chain.catch(() => undefined);
   }
 
@@ -255,117 +220,6 @@ export class EnvironmentController {
     }
   }
 
-  private desiredAt(sha: string): Promise<RenderedSource> {
-    let r = this.rendered.get(sha);
-    if (!r) {
-      r = this.o.source.tree(sha).then((dir) => render(dir, this.o.env.source.path, this.renderOptions()));
-      r.catch(() => this.rendered.delete(sha));
-      this.rendered.set(sha, r);
-      // Keep only recent revisions in memory.
-      if (this.rendered.size > 4) this.rendered.delete(this.rendered.keys().next().value as string);
-    }
-    return r;
-  }
-
-  /** Chart sources: the release and what the destination serves for `.Capabilities` (read once a while). */
-  private renderOptions(): RenderOptions {
-    return {
-      helmContext: {
-        settings: this.o.env.source.helm,
-        releaseName: this.o.env.name,
-        namespace: this.o.env.destination.namespace,
-        capabilities: () => this.capabilities.get(),
-        ...remoteChart(this.o.env.source),
-      },
-    };
-  }
-
-  private readonly capabilities = new Cached(10 * 60_000, () => clusterCapabilities(this.o.client));
-
-  private request(
-    revision: string,
-    objects: KubeObject[],
-    prune: boolean,
-    state: EnvironmentState,
-    extra: Partial<SyncRequest> = {},
-  ): SyncRequest {
-    return {
-      revision,
-      objects,
-      prune,
-      inventory: state.inventory,
-      hooksDigest: state.hooksDigest,
-      healthTimeoutMs: this.o.healthTimeoutMs,
-      ...extra,
-    };
-  }
-
-  /**
-   * Writes one operation to history. `retried` are its attempts that failed and were retried:
-   * written with the final outcome, since during an outage of the API server the state they
-   * belong in is unreachable anyway.
-   */
-  private async record(
-    trigger: Trigger,
-    actor: string,
-    outcome: SyncOutcome,
-    mutate: (s: EnvironmentState) => void,
-    drifted?: string[],
-    { retried, omitted }: RetriedAttempts = { retried: [], omitted: 0 },
-    extra: Partial<HistoryEntry> = {},
-  ): Promise<{ state: EnvironmentState; entry: HistoryEntry }> {
-    let entry!: HistoryEntry;
-    const state = await this.o.store.update(this.instance, (s) => {
-      entry = appendHistory(
-        s,
-        {
-          ...historyEntryOf(trigger, actor, outcome, drifted),
-          ...(retried.length > 0 ? { retried } : {}),
-          ...(omitted > 0 ? { retriedOmitted: omitted } : {}),
-          ...extra,
-        },
-        this.o.env.revisionHistoryLimit,
-      );
-      if (outcome.inventory.length > 0) s.inventory = outcome.inventory;
-      mutate(s);
-    });
-    return { state, entry };
-  }
-
-  private async renderOrReport(
-    head: string,
-    state: EnvironmentState,
-    trigger: Trigger,
-    actor: string,
-  ): Promise<RenderedSource | undefined> {
-    try {
-      return await this.desiredAt(head);
-    } catch (err) {
-      if (!(err instanceof SourceError)) throw err;
-      const message = err.message;
-      if (state.lastError?.revision === head && state.lastError.message === message) return undefined;
-      const now = new Date().toISOString();
-      const outcome = outcomeWithoutWork(head, "Error", `render failed: ${message}`);
-      await this.record(trigger, actor, outcome, (s) => {
-        s.lastError = { revision: head, message, at: now };
-        s.syncStatus = "Unknown";
-      });
-      this.o.log.warn(
-        { instance: this.instance, revision: head, problems: err.problems },
-        "render failed; nothing applied",
-      );
-      this.o.emit({
-        type: "renderError",
-        instance: this.instance,
-        env: this.o.env.name,
-        revision: head,
-        message,
-        problems: err.problems,
-      });
-      return undefined;
-    }
-  }
-
   /** One level-triggered pass. */
   private async pass(trigger: Trigger, actor: string): Promise<void> {
     const env = this.o.env;
@@ -376,7 +230,7 @@ export class EnvironmentController {
     }
     const policy = effectivePolicy(env, state);
     const head = await this.o.source.head(env.source.branch);
-    const rendered = await this.renderOrReport(head, state, trigger, actor);
+    const rendered = await this.fx.renderOrReport(head, state, trigger, actor);
     if (!rendered) return;
     this.watcher?.ensureKinds([
       ...(state.inventory ?? []),
@@ -386,7 +240,7 @@ export class EnvironmentController {
 
     const digest = renderDigest(rendered.objects);
     const fresh = policy.automated && head !== state.lastSyncedRevision;
-    const rules = fresh ? await this.gate.rules(state) : undefined;
+    const rules = fresh ? await this.fx.gate.rules(state) : undefined;
     const input = {
       policy,
       state,
@@ -398,18 +252,22 @@ export class EnvironmentController {
     };
     let action = nextAction(input);
     if (action.kind === "noChange") {
-      await this.advanceUnchanged(head, trigger, actor, rules?.rules ?? env);
+      await this.fx.advanceUnchanged(head, trigger, actor, rules?.rules ?? env);
       return;
     }
     if (action.kind === "sync") {
-      await this.syncRevision(head, trigger, actor, { prune: policy.prune, loop: true, path: "automated" });
+      await syncRevision(this.fx, head, trigger, actor, {
+        prune: policy.prune,
+        loop: true,
+        path: "automated",
+      });
       return;
     }
 
     const { plan, live } = await assess(
       this.o.client,
-      this.target,
-      this.request(head, rendered.objects, policy.prune, state),
+      this.fx.target,
+      this.fx.request(head, rendered.objects, policy.prune, state),
     );
     const drifted = plan.steps.flatMap((s) => s.tasks);
     const extra = [...plan.prunes, ...plan.requiresPruning].map((p) => p.key);
@@ -423,7 +281,8 @@ export class EnvironmentController {
       return;
     }
     if (action.kind === "heal") {
-      await this.heal(
+      await heal(
+        this.fx,
         head,
         rendered,
         drifted.map((t) => ({ key: t.key, paths: t.drifted, live: live.get(t.key), obj: t.obj })),
@@ -464,32 +323,6 @@ export class EnvironmentController {
     }
   }
 
-  /**
-   * The head renders exactly what is deployed (a docs-only commit): it becomes the deployed
-   * revision without a sync, an approval or a GitHub deployment; history says "no change".
-   */
-  private async advanceUnchanged(
-    head: string,
-    trigger: Trigger,
-    actor: string,
-    rules: EnvironmentConfig,
-  ): Promise<void> {
-    const now = new Date().toISOString();
-    const outcome = {
-      ...outcomeWithoutWork(head, "Succeeded", `no change for ${this.o.env.name}`),
-      startedAt: now,
-    };
-    const { entry } = await this.record(trigger, actor, outcome, (s) => {
-      s.lastSyncedRevision = head;
-      s.deployedRules = { revision: head, ...guardsOf(rules) };
-      s.stuck = undefined;
-      s.lastError = undefined;
-      if (s.pendingSync && s.pendingSync.revision !== head) s.pendingSync = undefined;
-    });
-    this.o.log.info({ instance: this.instance, revision: head, history: entry.id }, outcome.message);
-    this.o.emit({ type: "unchanged", instance: this.instance, env: this.o.env.name, revision: head, entry });
-  }
-
   /** Reports objects nobody declared; never deletes them. */
   async scanOrphans(head: string, rendered: RenderedSource): Promise<Orphan[]> {
     const declared = new Set(
@@ -528,7 +361,7 @@ export class EnvironmentController {
     if (this.stopped) return;
     try {
       const head = await this.o.source.head(this.o.env.source.branch);
-      await this.scanOrphans(head, await this.desiredAt(head));
+      await this.scanOrphans(head, await this.fx.desiredAt(head));
     } catch (err) {
       this.o.log.debug(
         { err: String(err), instance: this.instance },
@@ -545,356 +378,6 @@ export class EnvironmentController {
       Math.max(0, when.getTime() - Date.now()) + 50,
     );
     this.wakeTimer.unref();
-  }
-
-  /** Re-applies only the drifted objects; counts heals per object to spot drift fights. */
-  private async heal(
-    head: string,
-    rendered: RenderedSource,
-    drifted: Array<{ key: string; paths: string[]; live?: KubeObject; obj?: KubeObject }>,
-    prune: boolean,
-    state: EnvironmentState,
-  ): Promise<void> {
-    const options = compareOptionsFor(this.o.env);
-    const trails = new Map(
-      drifted.map((d) => [d.key, d.live && d.obj ? revertTrail(d.key, d.obj, d.live, options) : []]),
-    );
-    // Backing off is for fights with trusted managers: an untrusted change is reverted at once, every time.
-    const untrusted = (key: string) => trails.get(key)?.some((r) => !r.trusted) ?? false;
-    const fought = (key: string) => trails.get(key)?.some((r) => r.trusted) ?? true;
-    // The policy may have changed while this pass looked (a freeze from the CLI or another
-    // replica): the gate looks again right before writing, so a frozen environment is never healed.
-    const gate = await this.gate.check({
-      path: "selfHeal",
-      revision: head,
-      trigger: "selfHeal",
-      actor: "syncward",
-    });
-    if (!gate.allowed) return;
-    const fresh = await this.o.store.load(this.instance);
-    const now = Date.now();
-    const due = drifted.filter((d) => untrusted(d.key) || nextHealAt(fresh.selfHeals[d.key]) <= now);
-    const later = drifted.filter((d) => !due.includes(d));
-    if (later.length > 0)
-      this.wakeAt(new Date(Math.min(...later.map((d) => nextHealAt(fresh.selfHeals[d.key])))));
-    if (due.length === 0) return;
-    const fields = due.flatMap((d) =>
-      d.paths.length > 0 ? d.paths.map((p) => `${d.key} ${p}`) : [`${d.key} (missing)`],
-    );
-    const reverted = due.flatMap((d) => trails.get(d.key) ?? []);
-    const outcome = await syncEnvironment(
-      this.o.client,
-      this.target,
-      this.request(head, rendered.objects, prune, state, { only: new Set(due.map((d) => d.key)) }),
-    );
-    const fights: Array<{
-      key: string;
-      paths: string[];
-      live?: KubeObject;
-      heals: number;
-      backoffMs: number;
-    }> = [];
-    const { entry } = await this.record(
-      "selfHeal",
-      "syncward",
-      outcome,
-      (s) => {
-        for (const d of due) {
-          if (!fought(d.key)) continue;
-          const counter = recordHeal(s.selfHeals[d.key], head, new Date());
-          s.selfHeals[d.key] = counter;
-          if (isFight(counter))
-            fights.push({ ...d, heals: counter.times.length, backoffMs: healBackoffMs(counter) });
-        }
-        s.syncStatus = outcome.phase === "Succeeded" ? "Synced" : "OutOfSync";
-      },
-      fields,
-      undefined,
-      reverted.length > 0 ? { reverted } : {},
-    );
-    const risky = reverted.filter((r) => r.security);
-    if (risky.length > 0)
-      this.o.log.warn(
-        { instance: this.instance, revision: head, reverted: risky, result: outcome.phase },
-        `self-heal reverted security-relevant changes: ${risky.map((r) => `${r.object} ${r.path} (${r.security}) by ${r.manager ?? "an unknown manager"}`).join("; ")}`,
-      );
-    this.o.log.info(
-      { instance: this.instance, revision: head, drifted: fields, result: outcome.phase },
-      "self-heal",
-    );
-    this.o.emit({
-      type: "selfHealed",
-      instance: this.instance,
-      env: this.o.env.name,
-      revision: head,
-      drifted: fields,
-      outcome,
-      entry,
-      reverted,
-    });
-    for (const f of fights) {
-      const fight = driftFight(f);
-      this.o.log.warn(
-        { instance: this.instance, ...fight },
-        `drift fight: ${fight.object} healed ${f.heals} times at ${SHORT(head)}; changed by ${fight.managers.join(", ") || "an unknown manager"}`,
-      );
-      this.o.emit({
-        type: "driftFight",
-        instance: this.instance,
-        env: this.o.env.name,
-        revision: head,
-        fight,
-      });
-    }
-  }
-
-  private async syncRevision(
-    head: string,
-    trigger: Trigger,
-    actor: string,
-    opts: {
-      prune: boolean;
-      force?: boolean;
-      dryRun?: boolean;
-      overridePruneLimit?: boolean;
-      allowEmpty?: boolean;
-      confirmPrune?: boolean;
-      pinned?: boolean;
-      onProgress?: SyncRequest["onProgress"];
-      /** Started by the loop's own pass, which a stop() before this point has already ended. */
-      loop?: boolean;
-      /** Which write path this is, for the gate: the automated pass or a person's request. */
-      path: Extract<WritePath, "automated" | "manual">;
-      ignoreFreeze?: boolean;
-      needsApproval?: boolean;
-    },
-  ): Promise<SyncOutcome & { held?: GateDecision }> {
-    const env = this.o.env;
-    let state = await this.o.store.load(this.instance);
-    let lastTrigger = trigger;
-    let retried: RetriedAttempts = { retried: [], omitted: 0 };
-    /** The last attempt could not fetch the source: not the revision's fault. */
-    let unfetched = false;
-    /** What the gate said when it stopped the last attempt before its first write. */
-    let held: (GateDecision & { allowed: false }) | undefined;
-    let digest: string | undefined;
-    let rules = env;
-    const ask = (path: WritePath, revision: string, wait?: GateRequest["wait"]) =>
-      this.gate.check({
-        path,
-        revision,
-        trigger,
-        actor,
-        ignoreFreeze: opts.ignoreFreeze,
-        needsApproval: opts.needsApproval,
-        wait,
-      });
-    // A dry run writes nothing, so losing the lease does not concern it.
-    const abort = opts.dryRun ? undefined : new AbortController();
-    if (abort) this.writing.add(abort);
-    if (opts.loop && this.stopped) abort?.abort();
-    const signal = abort?.signal;
-    const outcome = await syncWithRetry(
-      env.syncPolicy.retry,
-      async (n) => {
-        unfetched = false;
-        held = undefined;
-        // A retry stays on its operation's revision (Argo CD); with retry.refresh it moves to the
-        // newest one, only if that passes every gate a new revision must pass (a gated
-        // environment's retry never moves: what was approved is what it retries).
-        const newest =
-          n === 1 || opts.pinned || !env.syncPolicy.retry.refresh
-            ? head
-            : await this.o.source.head(env.source.branch);
-        const moves =
-          newest !== head && (await ask("refresh", newest, { manual: false, prune: opts.prune })).allowed;
-        const revision = moves ? newest : head;
-        if (n > 1) lastTrigger = "retry";
-        let rendered: RenderedSource;
-        try {
-          rendered = await this.desiredAt(revision);
-        } catch (err) {
-          // Only a SourceError is the revision's fault; anything else (GitHub down or limiting us)
-          // means the source could not be fetched: worth a retry, and no reason to mark it stuck.
-          if (!(err instanceof SourceError)) {
-            unfetched = true;
-            return {
-              ...outcomeWithoutWork(
-                revision,
-                "Failed",
-                `fetching ${SHORT(revision)} failed: ${errorMessage(err)}`,
-                opts.dryRun,
-              ),
-              retryable: true,
-            };
-          }
-          return outcomeWithoutWork(revision, "Error", `render failed: ${err.message}`, opts.dryRun);
-        }
-        try {
-          state = await this.o.store.load(this.instance);
-        } catch (err) {
-          // The state lives in syncward's own namespace, which deploy/ grants: a 403 there comes
-          // from an API server that has just started and not yet loaded its RBAC (it answers
-          // before its informers sync, kubernetes#101422), so it is retried like an outage.
-          const startingUp = err instanceof KubeApiError && err.forbidden;
-          return {
-            ...outcomeWithoutWork(
-              revision,
-              "Failed",
-              `reading the environment's state failed: ${errorMessage(err)}`,
-              opts.dryRun,
-            ),
-            retryable: isTransient(err) || startingUp,
-          };
-        }
-        // The gate, immediately before the first write, with the exact revision to be applied.
-        if (!opts.dryRun) {
-          const path: WritePath = n === 1 ? opts.path : moves ? "refresh" : "retry";
-          const decision = await ask(
-            path,
-            revision,
-            path === "automated" ? { manual: false, prune: opts.prune } : undefined,
-          );
-          if (!decision.allowed) {
-            held = decision;
-            return outcomeWithoutWork(revision, "Refused", decision.reason);
-          }
-          rules = decision.rules;
-        }
-        digest = renderDigest(rendered.objects);
-        return syncEnvironment(
-          this.o.client,
-          { ...this.target, env: rules },
-          this.request(revision, rendered.objects, opts.prune, state, {
-            force: opts.force,
-            dryRun: opts.dryRun,
-            overridePruneLimit: opts.overridePruneLimit,
-            allowEmpty: opts.allowEmpty,
-            confirmPrune: opts.confirmPrune,
-            // Hooks run on every sync someone asked for; a new revision runs them when it changes something.
-            hooks: AUTOMATIC.has(trigger) ? "ifChanged" : "always",
-            origins: originsOf(rendered),
-            onProgress: (event) => {
-              opts.onProgress?.(event);
-              // Each wave that starts shows on the sync's live check run (the reporter throttles).
-              if (event.type === "wave" && !opts.dryRun)
-                this.o.emit({
-                  type: "syncProgress",
-                  instance: this.instance,
-                  env: env.name,
-                  revision,
-                  wave: event.wave,
-                  objects: event.objects,
-                });
-            },
-            signal,
-            onPlan: (plan) => {
-              if (opts.dryRun) return;
-              const changes = plan.steps.reduce((n, st) => n + st.tasks.length, 0) + plan.prunes.length;
-              this.o.emit({
-                type: "syncStarted",
-                instance: this.instance,
-                env: env.name,
-                revision,
-                trigger: lastTrigger,
-                actor,
-                changes,
-                planned: plannedLines(plan),
-              });
-            },
-          }),
-        );
-      },
-      {
-        signal,
-        revision: head,
-        dryRun: opts.dryRun,
-        onRetry: (n, failed, delay) => {
-          retried = addRetried(retried, {
-            attempt: n,
-            startedAt: failed.startedAt,
-            finishedAt: failed.finishedAt,
-            revision: failed.revision,
-            message: `${failed.message} (retrying in ${formatDuration(delay)})`,
-          });
-          this.o.log.warn(
-            {
-              instance: this.instance,
-              attempt: n,
-              revision: failed.revision,
-              delayMs: delay,
-              error: failed.message,
-            },
-            "sync failed; retrying",
-          );
-        },
-      },
-    ).finally(() => abort && this.writing.delete(abort));
-    if (outcome.dryRun) return outcome;
-    // Stopped by the gate before anything was written: nothing to record, the request hears why.
-    if (held && held.check !== "signature" && outcome.attempts === 1)
-      return this.heldBy(held, outcome, opts.path, trigger, actor);
-    const ok = outcome.phase === "Succeeded";
-    const { entry } = await this.record(
-      lastTrigger,
-      actor,
-      outcome,
-      (s) => {
-        if (ok) {
-          s.lastSyncedRevision = outcome.revision;
-          if (outcome.hooksDigest !== undefined) s.hooksDigest = outcome.hooksDigest;
-          s.syncStatus = outcome.resources.some((r) => r.status === "OutOfSync") ? "OutOfSync" : "Synced";
-          s.stuck = undefined;
-          s.lastError = undefined;
-          s.selfHeals = {};
-          if (s.pendingSync?.revision === outcome.revision) s.pendingSync = undefined;
-          s.pendingApprovals = s.pendingApprovals.filter((a) => a.sha !== outcome.revision);
-          s.deployedRules = { revision: outcome.revision, ...guardsOf(env) };
-          if (digest !== undefined) s.renderedDigest = digest;
-        } else {
-          s.syncStatus = "OutOfSync";
-          // A source that could not be fetched is tried again by the next pass, not held as stuck;
-          // neither is a retry the gate stopped (a freeze meanwhile).
-          if (!unfetched && !(held && held.check !== "signature"))
-            s.stuck = {
-              revision: outcome.revision,
-              reason: outcome.message,
-              since: new Date().toISOString(),
-            };
-        }
-      },
-      undefined,
-      retried,
-    );
-    this.o.log.info(
-      {
-        instance: this.instance,
-        revision: outcome.revision,
-        trigger: lastTrigger,
-        result: outcome.phase,
-        writes: outcome.writes,
-      },
-      outcome.message,
-    );
-    this.o.emit({
-      type: "synced",
-      instance: this.instance,
-      env: env.name,
-      revision: outcome.revision,
-      trigger: lastTrigger,
-      actor,
-      outcome,
-      entry,
-    });
-    if (!ok && !unfetched && !(held && held.check !== "signature"))
-      this.o.emit({
-        type: "stuck",
-        instance: this.instance,
-        env: env.name,
-        revision: outcome.revision,
-        reason: outcome.message,
-      });
-    return outcome;
   }
 
   /**
@@ -921,7 +404,7 @@ export class EnvironmentController {
     if (!request.dryRun) {
       // The gate answers before anything is said or handed over; syncRevision asks it again
       // immediately before the first write.
-      const decision = await this.gate.check({
+      const decision = await this.fx.gate.check({
         path: "manual",
         revision,
         trigger: request.trigger,
@@ -930,7 +413,7 @@ export class EnvironmentController {
         needsApproval,
       });
       if (!decision.allowed)
-        return this.heldBy(
+        return this.fx.heldBy(
           decision,
           outcomeWithoutWork(revision, "Refused", decision.reason),
           "manual",
@@ -939,7 +422,7 @@ export class EnvironmentController {
         );
       if (this.o.standby?.()) return this.handOver({ ...request, needsApproval }, revision);
     }
-    return this.syncRevision(revision, request.trigger, request.actor, {
+    return syncRevision(this.fx, revision, request.trigger, request.actor, {
       prune: request.prune ?? policy.prune,
       force: request.force,
       dryRun: request.dryRun,
@@ -952,55 +435,6 @@ export class EnvironmentController {
       ignoreFreeze: request.ignoreFreeze,
       needsApproval,
     });
-  }
-
-  /**
-   * The gate stopped a sync before its first write. The loop's own sync waits (a window: until it
-   * opens; required checks: until they pass); a person's request is refused where it was made
-   * (the caller's answer, and a `refused` event for the check run and deployment status).
-   */
-  private async heldBy(
-    decision: GateDecision & { allowed: false },
-    outcome: SyncOutcome,
-    path: WritePath,
-    trigger: Trigger,
-    actor: string,
-  ): Promise<SyncOutcome & { held: GateDecision }> {
-    const env = this.o.env;
-    const revision = outcome.revision;
-    if (path === "automated") {
-      if (decision.check === "window" || decision.check === "checks") {
-        if (decision.check === "window") this.wakeAt(decision.until);
-        await this.o.store.update(this.instance, (s) => {
-          s.syncStatus = "OutOfSync";
-        });
-        this.o.emit({
-          type: "waiting",
-          instance: this.instance,
-          env: env.name,
-          revision,
-          reason: decision.reason.replace(/^refused: /, ""),
-          until: decision.until?.toISOString(),
-        });
-      }
-      return { ...outcome, held: decision };
-    }
-    if (decision.check !== "approval") {
-      this.o.log.warn(
-        { instance: this.instance, revision, actor, reason: decision.reason },
-        "a requested sync was refused",
-      );
-      this.o.emit({
-        type: "refused",
-        instance: this.instance,
-        env: env.name,
-        revision,
-        trigger,
-        actor,
-        outcome,
-      });
-    }
-    return { ...outcome, held: decision };
   }
 
   /** Writes the request for the lease holder (its state watch runs it); this replica applies nothing. */
@@ -1091,7 +525,7 @@ export class EnvironmentController {
       ...(request.allowEmpty ? { allowEmpty: true } : {}),
       ...(request.confirmPrune ? { confirmPrune: true } : {}),
     };
-    const decision = await this.gate.check({
+    const decision = await this.fx.gate.check({
       path: "manual",
       revision,
       trigger: request.trigger,
@@ -1101,7 +535,7 @@ export class EnvironmentController {
     });
     if (!decision.allowed) {
       if (decision.check === "approval") return { revision, held: true };
-      await this.heldBy(
+      await this.fx.heldBy(
         decision,
         outcomeWithoutWork(revision, "Refused", decision.reason),
         "manual",
@@ -1140,7 +574,7 @@ export class EnvironmentController {
         at: new Date().toISOString(),
       });
     });
-    const rules = (await this.gate.rules(state)).rules;
+    const rules = (await this.fx.gate.rules(state)).rules;
     const needed = rules.approval?.minimum ?? 0;
     const { approvers, expired } = approvalsOf(state, revision, new Date(), rules.approval?.expiresAfter);
     const released = approvers.length >= needed;
@@ -1148,7 +582,7 @@ export class EnvironmentController {
     const pending = state.pendingSync;
     const manual = Boolean(pending?.manual && pending.revision === revision);
     const trigger = manual && pending ? pending.trigger : "comment";
-    const decision = await this.gate.check({
+    const decision = await this.fx.gate.check({
       path: manual ? "manual" : "automated",
       revision,
       trigger,
@@ -1156,7 +590,7 @@ export class EnvironmentController {
       needsApproval: true,
     });
     if (!decision.allowed) {
-      await this.heldBy(
+      await this.fx.heldBy(
         decision,
         outcomeWithoutWork(revision, "Refused", decision.reason),
         "manual",
@@ -1214,27 +648,13 @@ export class EnvironmentController {
     const sha = revision
       ? await this.o.source.resolve(revision)
       : await this.o.source.head(this.o.env.source.branch);
-    const rendered = await this.desiredAt(sha);
+    const rendered = await this.fx.desiredAt(sha);
     const policy = effectivePolicy(this.o.env, state);
     const assessment = await assess(
       this.o.client,
-      this.target,
-      this.request(sha, rendered.objects, policy.prune, state),
+      this.fx.target,
+      this.fx.request(sha, rendered.objects, policy.prune, state),
     );
     return { revision: sha, assessment, rendered, state };
   }
 }
-
-/** source.chart, repoURL and targetRevision, when the chart comes from a chart repository. */
-function remoteChart(source: EnvironmentConfig["source"]): { remote?: RemoteChart } {
-  const { chart, repoURL, targetRevision } = source;
-  return chart && repoURL && targetRevision ? { remote: { chart, repoURL, version: targetRevision } } : {};
-}
-
-/** Where each object is declared, so a failure can name the file and line. */
-function originsOf(rendered: RenderedSource): Map<string, string> {
-  return new Map([...rendered.files].map(([key, file]) => [key, `${file}:${rendered.lines.get(key) ?? 1}`]));
-}
-
-/** Triggers of a sync nobody asked for: a new revision found by a push, a merge or a poll. */
-const AUTOMATIC = new Set<Trigger>(["push", "merge", "poll"]);

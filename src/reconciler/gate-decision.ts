@@ -81,7 +81,8 @@ export function decideGate(input: GateInput): GateDecision {
   const on = (check: GateCheck) => applies(check, input);
 
   if (on("freeze")) {
-    if (state.freeze && !(path === "manual" && input.ignoreFreeze)) {
+    // A forced sync passes a freeze, and so do the retries of that same operation.
+    if (state.freeze && !((path === "manual" || path === "retry") && input.ignoreFreeze)) {
       const f = state.freeze;
       return {
         allowed: false,
