@@ -43,6 +43,7 @@ const REPORTED = new Set<ReconcilerEvent["type"]>([
   "outOfSync",
   "renderError",
   "orphans",
+  "waiting",
 ]);
 const DEPLOYING = new Set<ReconcilerEvent["type"]>(["syncStarted", "awaitingApproval", "synced", "refused"]);
 const COMMENT_MARKER = "syncward:summary";
@@ -280,6 +281,14 @@ export class GitHubReporter {
         });
         return;
       }
+      // The loop holds a revision (required checks missing, a sync window closed): the run says why.
+      case "waiting":
+        await this.check(gh, event.env, event.revision, {
+          title: `Waiting: ${event.reason}`,
+          conclusion: "neutral",
+          note: `Waiting: ${event.reason}${event.until ? ` (until ${event.until})` : ""}. Nothing was applied.`,
+        });
+        return;
       case "renderError":
         await this.check(gh, event.env, event.revision, {
           problems: event.problems,

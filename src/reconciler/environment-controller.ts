@@ -1,3 +1,9 @@
+// The guard of one environment. Level-triggered: every pass compares the tracked branch head and
+// the live cluster with what Git declares and acts by policy; webhooks, polls, watch events and
+// CLI calls only nudge it. Passes never overlap, and nudges during a pass coalesce into one more.
+// What a pass does next is decided by decide.ts (pure); doing it is effects.ts, sync-operation.ts
+// and self-heal.ts; every write asks the gate (gate.ts) first.
+
 import type { EnvironmentConfig } from "../config/types.ts";
 import type { HealthChecks } from "../engine/health/index.ts";
 import { assess, outcomeWithoutWork, type SyncOutcome, type SyncRequest } from "../engine/sync.ts";
@@ -82,8 +88,6 @@ export function instanceName(app: string, env: string): string {
     .replace(/[^a-z0-9.-]/g, "-")
     .slice(0, 63);
 }
-
-const _SHORT = (sha: string) => sha.slice(0, 7);
 
 export class EnvironmentController {
   readonly instance: string;

@@ -13,6 +13,7 @@ import type { Trigger } from "../state/types.ts";
 import { sleep } from "../util/sleep.ts";
 import { EnvironmentController, instanceName, type Logger } from "./environment-controller.ts";
 import type { Emit } from "./events.ts";
+import type { RequiredChecks } from "./required-checks.ts";
 import type { RevisionSource } from "./revision-source.ts";
 
 export interface ReconcilerOptions {
@@ -32,6 +33,8 @@ export interface ReconcilerOptions {
   watch?: boolean;
   /** Operator floors no repository can lower (default: from the environment, see floors.ts). */
   floors?: Floor[];
+  /** requireChecks: which checks passed on a revision (GitHub's adapter). */
+  checks?: RequiredChecks;
 }
 
 export class Reconciler {
@@ -61,6 +64,7 @@ export class Reconciler {
           pollIntervalMs: o.pollIntervalMs,
           watch: o.watch,
           health,
+          checks: o.checks,
           standby: () => this.standby(env.name),
         }),
       );

@@ -11,6 +11,7 @@ import { stringify } from "yaml";
 import { findEnvironment, parseConfig } from "../../src/config/load.ts";
 import { EnvironmentController } from "../../src/reconciler/environment-controller.ts";
 import type { ReconcilerEvent } from "../../src/reconciler/events.ts";
+import type { RequiredChecks } from "../../src/reconciler/required-checks.ts";
 import { LocalGitSource, type RevisionSource } from "../../src/reconciler/revision-source.ts";
 import { StateStore } from "../../src/state/store.ts";
 import { eventually, useCluster } from "../support/cluster.ts";
@@ -33,6 +34,7 @@ async function setup(
   fields: Record<string, unknown>,
   files: Record<string, string>,
   wrap: (s: RevisionSource) => RevisionSource = (s) => s,
+  checks?: RequiredChecks,
 ) {
   const ns = await cluster.namespace("rgate");
   const stateNs = await cluster.stateNamespace("rgate-state");
@@ -51,6 +53,7 @@ async function setup(
       log: pino({ level: "silent" }),
       pollIntervalMs: 0,
       watch: false,
+      checks,
     });
   return { ns, repo, store, events, controllerAtHead, controller: controllerAtHead() };
 }
@@ -223,5 +226,43 @@ describe("refusals are told where the request was made", () => {
     // A Sync button or /sync on the frozen environment is refused before anything is started.
     const asked = await controller.requestApprovedSync({ trigger: "comment", actor: "alice" });
     assert.match(asked.refused ?? "", /^refused: frozen by @dave/);
+  });
+});
+
+describe("requireChecks", () => {
+  it("deploys a revision only once its required checks passed on it, and says which are missing", async () => {
+    // What GitHub would answer (its adapter is tested against GitHub's API in test/app/required-checks.test.ts).
+    let failing = ["ci/test"];
+    const asked: string[] = [];
+    const checks: RequiredChecks = {
+      missing: async (sha, wanted) => {
+        asked.push(sha);
+        assert.deepEqual(wanted, ["ci/test", "ci/lint"]);
+        return failing;
+      },
+    };
+    const { ns, repo, store, events, controller } = await setup(
+      { syncPolicy: { automated: {} }, requireChecks: ["ci/test", "ci/lint"] },
+      { "app/cm.yaml": cm("1") },
+      (s) => s,
+      checks,
+    );
+    const head = repo.head();
+    controller.nudge("push", "alice");
+    await controller.idle();
+    const waiting = events.find((e) => e.type === "waiting");
+    assert.ok(waiting && waiting.type === "waiting");
+    assert.equal(waiting.reason, `waiting for checks to pass on ${head.slice(0, 7)}: ci/test`);
+    assert.equal(await settingsOf(ns), undefined, "nothing applied before the checks passed");
+    assert.deepEqual(asked, [head]);
+    // A person's sync is refused the same way, with the reason.
+    const manual = await controller.sync({ trigger: "comment", actor: "alice" });
+    assert.match(manual.message, /waiting for checks to pass on [0-9a-f]{7}: ci\/test/);
+
+    failing = [];
+    controller.nudge("poll", "syncward");
+    await controller.idle();
+    assert.equal(await settingsOf(ns), "1");
+    assert.equal((await store.load(controller.instance)).lastSyncedRevision, head);
   });
 });
