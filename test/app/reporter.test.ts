@@ -143,7 +143,6 @@ describe("GitHub reporter", () => {
   it("a refused request (a Sync click on a frozen environment) gets a check run that says why", async () => {
     const r = await reporter();
     const seen = capture();
-    const now = new Date().toISOString();
     const message =
       "refused: frozen by @alice since 2026-06-01T10:00:00Z (release night); unfreeze dev first or force the sync";
     r.handle({
