@@ -296,6 +296,39 @@ describe("GitHub App end to end", () => {
     );
   });
 
+  it("a commit that changes only comments and notes under prod/ needs no approval: no deployment, no check run, 'no change' in history", async () => {
+    const docs = repo.commit(
+      {
+        "prod/app.yaml": `# Owned by the payments team.\n${manifests("1.27")}`,
+        "prod/NOTES.md": "runbook\n",
+      },
+      "docs: prod notes",
+    );
+    mockTarball(app.mock, repo, docs);
+    const before = app.mock.requests.length;
+    await app.probot.receive(
+      pushEvent({
+        after: docs,
+        before: first,
+        modified: ["prod/app.yaml", "prod/NOTES.md"],
+        sender: { login: "alice" },
+      }),
+    );
+    await app.settle();
+    app.mock.assertDone();
+    const made = app.mock.requests.slice(before).map((r) => `${r.method} ${r.url}`);
+    assert.ok(
+      made.every((r) => /\/tarball\/|legacy\.tar\.gz/.test(r)),
+      `only the commit's tarball was read; no deployment, check run or comment: ${made.join(", ")}`,
+    );
+    const rt = app.parts.runtimes.all()[0];
+    assert.ok(rt);
+    const state = await rt.reconciler.store.load(rt.reconciler.controller("prod").instance);
+    assert.equal(state.lastSyncedRevision, docs);
+    assert.equal(state.history.at(-1)?.message, "no change for prod");
+    assert.equal(state.pendingSync, undefined);
+  });
+
   it("a newer commit needs a new approval, and approving the old one says it is stale", async () => {
     const second = repo.commit({ "prod/app.yaml": manifests("1.28") }, "bump prod");
     mockTarball(app.mock, repo, second);
