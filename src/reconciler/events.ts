@@ -52,6 +52,8 @@ export type ReconcilerEvent =
       actor: string;
       approvals: string[];
       needed: number;
+      /** Why it waits, in words: approvals so far, lapsed ones, a config change held to the old rule. */
+      reason?: string;
     })
   | (Base & {
       type: "syncStarted";

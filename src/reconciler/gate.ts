@@ -124,6 +124,7 @@ export class Gate {
       actor,
       approvals,
       needed,
+      reason,
     });
   }
 

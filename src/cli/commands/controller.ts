@@ -33,7 +33,7 @@ export function describeEvent(e: ReconcilerEvent): string {
     case "waiting":
       return `${at} waiting: ${e.reason}${e.until ? ` until ${e.until}` : ""}`;
     case "awaitingApproval":
-      return `${at} waiting for approval (${e.approvals.length}/${e.needed}${e.approvals.length > 0 ? `: ${e.approvals.join(", ")}` : ""})`;
+      return `${at} ${e.reason ?? `waiting for approval (${e.approvals.length}/${e.needed})`}${e.approvals.length > 0 ? ` (approved by ${e.approvals.join(", ")})` : ""}`;
     case "syncStarted":
       return `${at} syncing ${e.changes} change(s) (${e.trigger} by ${e.actor})`;
     case "syncProgress":
