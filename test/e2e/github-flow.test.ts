@@ -444,6 +444,34 @@ describe("GitHub App end to end", () => {
     assert.equal(live.data.release, "1.27", "nothing deployed while frozen");
   });
 
+  it("/unapprove withdraws an approval the refused sync did not use; a second /unapprove has nothing to withdraw", async () => {
+    const second = repo.head();
+    const rt = app.parts.runtimes.all()[0];
+    assert.ok(rt);
+    const prod = rt.reconciler.controller("prod");
+    const approvals = async () => (await rt.reconciler.store.load(prod.instance)).pendingApprovals;
+    assert.deepEqual(
+      (await approvals()).map((a) => [a.sha, a.by, typeof a.id]),
+      [[second, "carol", "number"]],
+      "carol's approval is kept with her GitHub id",
+    );
+    for (const [commentId, expected] of [
+      [1007, /@carol withdrew their approval of `[0-9a-f]{7}` for \*\*prod\*\*; it no longer counts\./],
+      [1008, /@carol has no approval of \*\*prod\*\* to withdraw\./],
+    ] as const) {
+      mockReactions(app.mock, commentId, "rocket");
+      mockPermission(app.mock, "carol", "write");
+      const reply = mockReply(app.mock, 8);
+      await app.probot.receive(
+        issueCommentEvent({ body: "/unapprove prod", sender: { login: "carol" }, commentId, number: 8 }),
+      );
+      await app.settle();
+      app.mock.assertDone();
+      assert.match(reply.body(), expected);
+    }
+    assert.deepEqual(await approvals(), []);
+  });
+
   it("a pull request gets a preview of merging it (dev only: prod's previews are opt-in), with no buttons", async () => {
     const base = repo.head();
     const head = repo.commit({ "dev/app.yaml": manifests("1.29") }, "pr change");
