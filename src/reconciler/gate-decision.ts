@@ -121,16 +121,17 @@ export function decideGate(input: GateInput): GateDecision {
 
   if (on("approval") && rules.approval) {
     const needed = rules.approval.minimum;
-    // A retry moves a gated environment nowhere: what was approved is what it retries.
-    if (path === "refresh")
+    const { approvers, expired } = approvalsOf(state, input.revision, now, rules.approval.expiresAfter);
+    // A retry moves a gated environment nowhere: what was approved is what it retries. (A newer
+    // revision still lacking approvals is reported as waiting, below.)
+    if (path === "refresh" && approvers.length >= needed)
       return {
         allowed: false,
         check: "approval",
-        reason: `a retry does not move ${rules.name} to an unapproved revision`,
-        approvals: [],
+        reason: `a retry does not move ${rules.name} to another revision, approved or not: it retries what was approved`,
+        approvals: approvers,
         needed,
       };
-    const { approvers, expired } = approvalsOf(state, input.revision, now, rules.approval.expiresAfter);
     if (approvers.length < needed) {
       const lapsed =
         expired > 0

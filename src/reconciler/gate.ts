@@ -74,7 +74,8 @@ export class Gate {
           ? await this.missingChecks(request.revision, rules.requireChecks)
           : undefined,
     });
-    if (!decision.allowed && decision.check === "approval" && request.wait && !deployed)
+    const missing = !decision.allowed && (decision.approvals?.length ?? 0) < (decision.needed ?? 0);
+    if (!decision.allowed && decision.check === "approval" && missing && request.wait && !deployed)
       await this.announceWait(
         request,
         state,

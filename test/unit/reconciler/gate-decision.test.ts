@@ -125,9 +125,14 @@ const rows: Row[] = [
   ],
   ["a retry on its revision needs no new approval", { rules: gated, path: "retry" }, "allowed"],
   [
-    "a retry never moves a gated environment",
+    "a retry never moves a gated environment, even to an approved revision",
     { rules: gated, path: "refresh", state: state({ pendingApprovals: [approved("carol")] }) },
-    /does not move dev/,
+    /does not move dev to another revision/,
+  ],
+  [
+    "a retry that would move to an unapproved revision: that revision waits for approval",
+    { rules: gated, path: "refresh" },
+    /^waiting for approval \(0\/1\)/,
   ],
   [
     "the CLI's manual sync needs no approval",
