@@ -130,23 +130,16 @@ async function runCommand(
   const picked = pickEnvironment(command, envNames, `/${command.type}`);
   if (typeof picked !== "string") return picked;
   const controller = rt.reconciler.controller(picked);
-  // A pending config change that loosens permissions is held to the stricter of old and new
-  // (read from the state, so asked only of those the config itself lets through).
   // /unapprove needs what /approve needs: only an approver has something to withdraw.
   const kind = command.type === "unapprove" ? "approve" : command.type;
-  let need: Permission = controller.env.commands[kind];
-  // (/approve: its approvers are held to the stricter approval rule in approve()).
-  if (allows(permission, need) && kind !== "approve") need = (await controller.rules()).commands[kind];
-  if (!allows(permission, need)) {
-    return {
-      ok: false,
-      reply: `Sorry @${event.login}, \`/${command.type} ${picked}\` needs **${need}** permission on this repository and you have **${permission}**. Nothing was changed.`,
-    };
-  }
+  const need: Permission = controller.env.commands[kind];
+  if (!allows(permission, need)) return lacks(event, `/${command.type} ${picked}`, need, permission);
   switch (command.type) {
     case "sync":
       return sync(controller, event, command, permission);
     case "freeze": {
+      const held = await heldToStricter(controller, "freeze", event, permission);
+      if (held) return held;
       await controller.setFreeze({ by: event.login, reason: command.reason });
       return {
         ok: true,
@@ -154,6 +147,8 @@ async function runCommand(
       };
     }
     case "unfreeze": {
+      const held = await heldToStricter(controller, "unfreeze", event, permission);
+      if (held) return held;
       const state = await rt.reconciler.store.load(controller.instance);
       if (!state.freeze) return { ok: true, reply: `**${picked}** is not frozen.` };
       await controller.setFreeze(undefined);
@@ -180,6 +175,31 @@ async function runCommand(
   }
 }
 
+function lacks(event: CommentEvent, what: string, need: Permission, permission: Permission): Outcome {
+  return {
+    ok: false,
+    reply: `Sorry @${event.login}, \`${what}\` needs **${need}** permission on this repository and you have **${permission}**. Nothing was changed.`,
+  };
+}
+
+/**
+ * A pending config change that loosens a command's permission is held to the stricter of the
+ * deployed and the new rule (read from the state, so asked only of those the config itself lets
+ * through, and only for commands that change the environment; /approve's approvers are held to
+ * the stricter approval rule in approve()).
+ */
+async function heldToStricter(
+  controller: EnvironmentController,
+  command: "sync" | "freeze" | "unfreeze",
+  event: CommentEvent,
+  permission: Permission,
+): Promise<Outcome | undefined> {
+  const need = (await controller.rules()).commands[command];
+  return allows(permission, need)
+    ? undefined
+    : lacks(event, `/${command} ${controller.env.name}`, need, permission);
+}
+
 async function sync(
   controller: EnvironmentController,
   event: CommentEvent,
@@ -193,6 +213,8 @@ async function sync(
       reply: `Sorry @${event.login}, \`/sync ${name} --force\` needs **admin** permission. Nothing was changed.`,
     };
   }
+  const held = await heldToStricter(controller, "sync", event, permission);
+  if (held) return held;
   if ((await controller.rules()).approval) {
     const { revision, held, refused } = await controller.requestApprovedSync({
       trigger: "comment",

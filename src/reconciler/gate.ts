@@ -26,6 +26,8 @@ export interface GateRequest {
   needsApproval?: boolean;
   /** When approval is missing: record the wait (once per revision) with these flags and announce it. */
   wait?: Pick<PendingSync, "manual" | "prune" | "force" | "allowEmpty" | "confirmPrune">;
+  /** The state as the caller read it immediately before (else the gate reads it). */
+  state?: EnvironmentState;
 }
 
 export interface GateOptions {
@@ -52,8 +54,10 @@ export class Gate {
   }
 
   /** Asks the gate; a missing approval is recorded and announced when the request says `wait`. */
-  async check(request: GateRequest): Promise<GateDecision & { rules: EnvironmentConfig }> {
-    const state = await this.o.store.load(this.o.instance);
+  async check(
+    request: GateRequest,
+  ): Promise<GateDecision & { rules: EnvironmentConfig; state: EnvironmentState }> {
+    const state = request.state ?? (await this.o.store.load(this.o.instance));
     // Re-applying the deployed revision (self-heal, a retry, a re-sync) re-applies what was approved.
     const deployed = state.lastSyncedRevision === request.revision;
     const { rules, weakens } = deployed ? { rules: this.o.env, weakens: [] } : await this.rules(state);
@@ -83,7 +87,8 @@ export class Gate {
         decision.needed ?? 0,
         decision.reason,
       );
-    return { ...decision, rules };
+    // The state it decided on, for a caller that needs it right before writing (self-heal's counters).
+    return { ...decision, rules, state };
   }
 
   private async signatureProblem(sha: string): Promise<string | undefined> {

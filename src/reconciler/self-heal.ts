@@ -35,7 +35,7 @@ export async function heal(
     actor: "syncward",
   });
   if (!gate.allowed) return;
-  const fresh = await fx.o.store.load(fx.instance);
+  const fresh = gate.state;
   const now = Date.now();
   const due = drifted.filter((d) => untrusted(d.key) || nextHealAt(fresh.selfHeals[d.key]) <= now);
   const later = drifted.filter((d) => !due.includes(d));

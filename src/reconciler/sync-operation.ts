@@ -9,7 +9,7 @@ import { isTransient, KubeApiError } from "../kube/errors.ts";
 import { SourceError } from "../source/errors.ts";
 import type { RenderedSource } from "../source/render.ts";
 import { addRetried, type RetriedAttempts } from "../state/retried.ts";
-import type { Trigger } from "../state/types.ts";
+import type { EnvironmentState, Trigger } from "../state/types.ts";
 import type { EnvironmentEffects } from "./effects.ts";
 import type { GateRequest } from "./gate.ts";
 import type { GateDecision, WritePath } from "./gate-decision.ts";
@@ -50,7 +50,7 @@ export async function syncRevision(
   let held: (GateDecision & { allowed: false }) | undefined;
   let digest: string | undefined;
   let rules = env;
-  const ask = (path: WritePath, revision: string, wait?: GateRequest["wait"]) =>
+  const ask = (path: WritePath, revision: string, wait?: GateRequest["wait"], read?: EnvironmentState) =>
     fx.gate.check({
       path,
       revision,
@@ -59,6 +59,7 @@ export async function syncRevision(
       ignoreFreeze: opts.ignoreFreeze,
       needsApproval: opts.needsApproval,
       wait,
+      state: read,
     });
   // A dry run writes nothing, so losing the lease does not concern it.
   const abort = opts.dryRun ? undefined : new AbortController();
@@ -125,6 +126,7 @@ export async function syncRevision(
           path,
           revision,
           path === "automated" ? { manual: false, prune: opts.prune } : undefined,
+          state,
         );
         if (!decision.allowed) {
           held = decision;

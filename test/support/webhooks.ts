@@ -84,10 +84,21 @@ function patch(payload: Payload, o: EventOptions): Payload {
     node_id: "MDIzOkludGVncmF0aW9uSW5zdGFsbGF0aW9uNDI0Mg==",
   };
   const sender = obj(out.sender);
-  if (o.sender?.login !== undefined) sender.login = o.sender.login;
+  if (o.sender?.login !== undefined) {
+    sender.login = o.sender.login;
+    // Distinct people have distinct GitHub ids (approvals are counted per id): one per login.
+    sender.id = userIdOf(o.sender.login);
+  }
   if (o.sender?.type !== undefined) sender.type = o.sender.type;
   if (o.sender?.id !== undefined) sender.id = o.sender.id;
   return out;
+}
+
+/** A stable GitHub user id for a test login. */
+export function userIdOf(login: string): number {
+  let h = 7;
+  for (const c of login) h = (h * 31 + c.charCodeAt(0)) % 1_000_000_007;
+  return 1_000 + h;
 }
 
 function event<N extends EmitterWebhookEvent["name"]>(
