@@ -28,6 +28,8 @@ export class EnvironmentEffects {
    * someone else's). Fresh per sync, so a stopped controller still serves later requests.
    */
   readonly writing = new Set<AbortController>();
+  /** The last wait announced (revision and reason), so a poll does not announce it again. */
+  private lastWaiting = "";
 
   constructor(
     readonly o: ControllerOptions,
@@ -161,12 +163,7 @@ export class EnvironmentEffects {
    * The head renders exactly what is deployed (a docs-only commit): it becomes the deployed
    * revision without a sync, an approval or a GitHub deployment; history says "no change".
    */
-  async advanceUnchanged(
-    head: string,
-    trigger: Trigger,
-    actor: string,
-    rules: EnvironmentConfig,
-  ): Promise<void> {
+  async advanceUnchanged(head: string, trigger: Trigger, actor: string): Promise<void> {
     const now = new Date().toISOString();
     const outcome = {
       ...outcomeWithoutWork(head, "Succeeded", `no change for ${this.o.env.name}`),
@@ -174,7 +171,8 @@ export class EnvironmentEffects {
     };
     const { entry } = await this.record(trigger, actor, outcome, (s) => {
       s.lastSyncedRevision = head;
-      s.deployedRules = { revision: head, ...guardsOf(rules) };
+      // Only a revision that loosens no guard gets here: its config is the one now in force.
+      s.deployedRules = { revision: head, ...guardsOf(this.o.env) };
       s.stuck = undefined;
       s.lastError = undefined;
       if (s.pendingSync && s.pendingSync.revision !== head) s.pendingSync = undefined;
@@ -198,8 +196,12 @@ export class EnvironmentEffects {
     const env = this.o.env;
     const revision = outcome.revision;
     if (path === "automated") {
-      if (decision.check === "window" || decision.check === "checks") {
-        if (decision.check === "window") this.hooks.wakeAt(decision.until);
+      const waits = decision.check === "window" || decision.check === "checks";
+      // Said once per revision and reason, not on every poll (each would update a check run).
+      const said = `${revision}|${decision.reason}`;
+      if (decision.check === "window") this.hooks.wakeAt(decision.until);
+      if (waits && said !== this.lastWaiting) {
+        this.lastWaiting = said;
         await this.o.store.update(this.instance, (s) => {
           s.syncStatus = "OutOfSync";
         });

@@ -256,7 +256,7 @@ export class EnvironmentController {
     };
     let action = nextAction(input);
     if (action.kind === "noChange") {
-      await this.fx.advanceUnchanged(head, trigger, actor, rules?.rules ?? env);
+      await this.fx.advanceUnchanged(head, trigger, actor);
       return;
     }
     if (action.kind === "sync") {
