@@ -242,14 +242,14 @@ export class EnvironmentController {
     ]);
     if (trigger === "poll") await this.scanOrphans(head, rendered);
 
-    const digest = renderDigest(rendered.objects);
     const fresh = policy.automated && head !== state.lastSyncedRevision;
     const rules = fresh ? await this.fx.gate.rules(state) : undefined;
     const input = {
       policy,
       state,
       head,
-      digest,
+      // Only a new revision is compared with the deployed render (passes at the same one are many).
+      digest: fresh ? renderDigest(rendered.objects) : "",
       // A config change that loosens a guard is never "no change": it waits under the old rule.
       gated: Boolean(rules?.rules.approval) && rules?.weakens.length === 0,
       healHeld: selfHealHeldBy(env.syncWindows, new Date()),
