@@ -35,6 +35,8 @@ async function setup(
   files: Record<string, string>,
   wrap: (s: RevisionSource) => RevisionSource = (s) => s,
   checks?: RequiredChecks,
+  /** Sees each warning the controller logs. */
+  onWarn: (msg: string) => void = () => undefined,
 ) {
   const ns = await cluster.namespace("rgate");
   const stateNs = await cluster.stateNamespace("rgate-state");
@@ -50,12 +52,18 @@ async function setup(
       store,
       source: wrap(new LocalGitSource(repo.dir, cache)),
       emit: (e) => events.push(e),
-      log: pino({ level: "silent" }),
+      log: warnings(onWarn),
       pollIntervalMs: 0,
       watch: false,
       checks,
     });
   return { ns, repo, store, events, controllerAtHead, controller: controllerAtHead() };
+}
+
+/** A silent logger that hands each warning's message to `onWarn`. */
+function warnings(onWarn: (msg: string) => void) {
+  const log = pino({ level: "silent" });
+  return Object.assign(log, { warn: (_obj: object, msg?: string) => onWarn(msg ?? "") });
 }
 
 const settingsOf = async (ns: string) =>
@@ -110,6 +118,95 @@ describe("the gate on a retry", () => {
     assert.equal(state.pendingSync?.revision, newer, "the newer commit waits for its own approval");
   });
 });
+
+describe("the retry race", () => {
+  it("the approved sync fails on a transient error (an admission webhook down), a new commit lands meanwhile: the retry deploys the approved SHA, and the new commit waits", async () => {
+    const retry = { limit: 5, refresh: true, backoff: { duration: "1s", factor: 1, maxDuration: "1s" } };
+    const retrying: string[] = [];
+    const { ns, repo, store, events, controller } = await setup(
+      { syncPolicy: { automated: {}, retry }, approval: { users: ["carol"] } },
+      { "app/cm.yaml": cm("approved") },
+      (s) => s,
+      undefined,
+      (msg) => retrying.push(msg),
+    );
+    const approved = repo.head();
+    const webhook = await admissionWebhookDown(ns);
+    try {
+      controller.nudge("push", "alice");
+      await controller.idle();
+      assert.equal((await store.load(controller.instance)).pendingSync?.revision, approved);
+      await controller.approve(approved, "carol", 3);
+      await eventually("the approved sync's first attempt failed and waits to retry", async () =>
+        retrying.includes("sync failed; retrying"),
+      );
+      const newer = repo.commit({ "app/cm.yaml": cm("unapproved") });
+      await webhook.remove();
+      await eventually(
+        "the approved revision deployed",
+        async () => (await store.load(controller.instance)).lastSyncedRevision === approved,
+        20_000,
+      );
+      await controller.idle();
+      const state = await store.load(controller.instance);
+      const entry = state.history.find((h) => h.result === "Succeeded");
+      assert.equal(entry?.revision, approved, "the approved SHA, not the newer one");
+      assert.equal(entry?.trigger, "retry");
+      assert.ok((entry?.retried ?? []).every((r) => r.revision === approved));
+      assert.equal(await settingsOf(ns), "approved");
+      assert.ok(
+        events.some((e) => e.type === "awaitingApproval" && e.revision === newer),
+        "the newer commit waits for its own approval",
+      );
+      assert.ok(!events.some((e) => e.type === "synced" && e.revision === newer));
+    } finally {
+      await webhook.remove();
+    }
+  });
+});
+
+/** A validating webhook on ConfigMaps in `ns` whose service does not exist: every write there gets a 500. */
+async function admissionWebhookDown(ns: string): Promise<{ remove: () => Promise<void> }> {
+  const name = `syncward-gate-${ns}`;
+  await cluster.client.apply({
+    apiVersion: "admissionregistration.k8s.io/v1",
+    kind: "ValidatingWebhookConfiguration",
+    metadata: { name },
+    webhooks: [
+      {
+        name: "down.syncward.test",
+        clientConfig: { service: { name: "nowhere", namespace: ns, path: "/" } },
+        rules: [
+          {
+            apiGroups: [""],
+            apiVersions: ["v1"],
+            operations: ["CREATE", "UPDATE"],
+            resources: ["configmaps"],
+          },
+        ],
+        namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": ns } },
+        failurePolicy: "Fail",
+        sideEffects: "None",
+        admissionReviewVersions: ["v1"],
+        timeoutSeconds: 1,
+      },
+    ],
+  } as never);
+  const ref = {
+    group: "admissionregistration.k8s.io",
+    kind: "ValidatingWebhookConfiguration",
+    namespace: "",
+    name,
+    apiVersion: "admissionregistration.k8s.io/v1",
+  };
+  return {
+    remove: () =>
+      cluster.client.delete(ref).then(
+        () => undefined,
+        () => undefined,
+      ),
+  };
+}
 
 describe("a config change that loosens the gate", () => {
   it("a merge that removes approval from prod still waits for an approval under the old rule, then deploys", async () => {
@@ -226,6 +323,27 @@ describe("refusals are told where the request was made", () => {
     // A Sync button or /sync on the frozen environment is refused before anything is started.
     const asked = await controller.requestApprovedSync({ trigger: "comment", actor: "alice" });
     assert.match(asked.refused ?? "", /^refused: frozen by @dave/);
+  });
+
+  it("a sync handed over by another replica just before a freeze is refused by the lease holder's gate", async () => {
+    const { ns, repo, store, events, controller } = await setup({}, { "app/cm.yaml": cm("1") });
+    // What a replica without the lease writes after its own gate said yes; then someone freezes.
+    await store.update(controller.instance, (s) => {
+      s.handedOver = {
+        revision: repo.head(),
+        trigger: "comment",
+        actor: "alice",
+        requestedAt: new Date().toISOString(),
+      };
+    });
+    await controller.setFreeze({ by: "dave", reason: "incident 9" });
+    controller.nudge("poll", "syncward");
+    await controller.idle();
+    assert.equal(await settingsOf(ns), undefined, "nothing applied");
+    const refused = events.find((e) => e.type === "refused");
+    assert.ok(refused && refused.type === "refused" && refused.actor === "alice");
+    assert.match(refused.outcome.message, /^refused: frozen by @dave .*\(incident 9\)/);
+    assert.equal((await store.load(controller.instance)).handedOver, undefined, "run once, not again");
   });
 });
 
