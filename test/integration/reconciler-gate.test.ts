@@ -8,9 +8,11 @@ import { join } from "node:path";
 import { describe, it } from "node:test";
 import pino from "pino";
 import { stringify } from "yaml";
+import { floorsFromEnv } from "../../src/config/floors.ts";
 import { findEnvironment, parseConfig } from "../../src/config/load.ts";
 import { EnvironmentController } from "../../src/reconciler/environment-controller.ts";
 import type { ReconcilerEvent } from "../../src/reconciler/events.ts";
+import { Reconciler } from "../../src/reconciler/reconciler.ts";
 import type { RequiredChecks } from "../../src/reconciler/required-checks.ts";
 import { LocalGitSource, type RevisionSource } from "../../src/reconciler/revision-source.ts";
 import { StateStore } from "../../src/state/store.ts";
@@ -382,5 +384,47 @@ describe("requireChecks", () => {
     await controller.idle();
     assert.equal(await settingsOf(ns), "1");
     assert.equal((await store.load(controller.instance)).lastSyncedRevision, head);
+  });
+});
+
+describe("operator floors", () => {
+  it("SYNCWARD_MIN_PRODUCTION_APPROVALS holds a production environment whose config asks for no approval", async () => {
+    const ns = await cluster.namespace("rfloor");
+    const stateNs = await cluster.stateNamespace("rfloor-state");
+    const repo = makeRepo({ "app/cm.yaml": cm("1") });
+    const events: ReconcilerEvent[] = [];
+    const config = parseConfig(
+      stringify({
+        environments: [
+          {
+            name: "prod",
+            production: true,
+            source: { path: "app" },
+            destination: { namespace: ns },
+            syncPolicy: { automated: {} },
+          },
+        ],
+      }),
+    );
+    const reconciler = new Reconciler({
+      app: "floor",
+      config,
+      client: cluster.syncwardClient,
+      source: new LocalGitSource(repo.dir, cache),
+      emit: (e) => events.push(e),
+      log: pino({ level: "silent" }),
+      stateNamespace: stateNs,
+      identity: "test",
+      leases: false,
+      watch: false,
+      pollIntervalMs: 0,
+      floors: floorsFromEnv({ SYNCWARD_MIN_PRODUCTION_APPROVALS: "1" }),
+    });
+    const prod = reconciler.controller("prod");
+    assert.equal(prod.env.approval?.minimum, 1);
+    prod.nudge("push", "alice");
+    await prod.idle();
+    assert.ok(events.some((e) => e.type === "awaitingApproval" && e.revision === repo.head()));
+    assert.equal(await settingsOf(ns), undefined, "nothing deployed without the floor's approval");
   });
 });
