@@ -415,6 +415,7 @@ export class EnvironmentController {
         actor: request.actor,
         ignoreFreeze: request.ignoreFreeze,
         needsApproval,
+        state,
       });
       if (!decision.allowed)
         return this.fx.heldBy(
