@@ -1,32 +1,45 @@
-// Operator floors: settings no repository can lower. applyFloors() takes every source of floors
-// (the operator's environment variables, the repository's project) and the stricter wins.
-// NOTE (projects, issue 20): minimal version written on branch issue-20; gate-core's fuller
-// src/config/floors.ts (issue 15) has the same shape and replaces it at merge.
+// Floors an operator sets outside any repository (environment variables, the repository's project):
+// a repository's config can raise them, never lower them. Several sources: the stricter wins. Pure.
 import type { EnvironmentConfig } from "./types.ts";
 
-export interface Floors {
-  /** Approvals every environment marked production needs at least. */
+export interface Floor {
+  /** Where it comes from, for messages: "SYNCWARD_MIN_PRODUCTION_APPROVALS", "project payments". */
+  source: string;
+  /** Approvals every environment marked `production: true` needs at least. */
   minProductionApprovals?: number;
+  /** Every commit deployed must carry a signature GitHub shows as Verified. */
   requireSignedCommits?: boolean;
 }
 
-export interface FloorSource {
-  /** Who set them, for people: "SYNCWARD_MIN_PRODUCTION_APPROVALS", "project team-a". */
-  source: string;
-  floors: Floors;
+/** `env` raised to every floor in `floors`. */
+export function applyFloors(env: EnvironmentConfig, floors: readonly Floor[]): EnvironmentConfig {
+  let out = env;
+  if (floors.some((f) => f.requireSignedCommits) && !out.policy.requireSignedCommits)
+    out = { ...out, policy: { ...out.policy, requireSignedCommits: true } };
+  const min = Math.max(0, ...floors.map((f) => (env.production ? (f.minProductionApprovals ?? 0) : 0)));
+  if (min === 0 || (out.approval?.minimum ?? 0) >= min) return out;
+  return {
+    ...out,
+    approval: {
+      users: out.approval?.users ?? [],
+      teams: out.approval?.teams ?? [],
+      allowAuthor: out.approval?.allowAuthor ?? false,
+      ...(out.approval?.expiresAfter !== undefined ? { expiresAfter: out.approval.expiresAfter } : {}),
+      minimum: min,
+    },
+  };
 }
 
-export function applyFloors(env: EnvironmentConfig, sources: readonly FloorSource[]): EnvironmentConfig {
-  let out = env;
-  for (const { floors } of sources) {
-    if (floors.requireSignedCommits && !out.policy.requireSignedCommits)
-      out = { ...out, policy: { ...out.policy, requireSignedCommits: true } };
-    const min = floors.minProductionApprovals;
-    if (min !== undefined && out.production && (out.approval?.minimum ?? 0) < min)
-      out = {
-        ...out,
-        approval: { users: [], teams: [], allowAuthor: false, ...out.approval, minimum: min },
-      };
-  }
-  return out;
+/**
+ * The operator's floors from the environment: SYNCWARD_MIN_PRODUCTION_APPROVALS (default 0).
+ * @throws Error naming the variable when its value is not a whole number from 0 to 100.
+ */
+export function floorsFromEnv(vars: NodeJS.ProcessEnv = process.env): Floor[] {
+  const name = "SYNCWARD_MIN_PRODUCTION_APPROVALS";
+  const raw = vars[name]?.trim();
+  if (!raw) return [];
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 0 || n > 100)
+    throw new Error(`${name} must be a whole number from 0 to 100, got ${JSON.stringify(raw)}`);
+  return [{ source: name, minProductionApprovals: n }];
 }

@@ -352,6 +352,11 @@ const approval = strictObject({
     .boolean()
     .default(false)
     .describe("May the author of the change approve it? (default false)"),
+  expiresAfter: duration(1)
+    .optional()
+    .describe(
+      'An approval lapses this long after it was given (Go-style duration, e.g. "24h"). Absent: never.',
+    ),
 }).describe("Approval needed before a sync of this environment. Absent: no approval needed.");
 
 const permissionLevel = z.enum(["read", "triage", "write", "maintain", "admin"]);
@@ -595,6 +600,12 @@ const environment = strictObject({
     .prefault("3m")
     .describe("How often to check the tracked branch (default 3m)."),
   production: z.boolean().default(false).describe("Report GitHub deployments as production (default false)."),
+  requireChecks: z
+    .union([z.literal(true), z.array(z.string().min(1)).min(1)])
+    .optional()
+    .describe(
+      "Deploy a revision only when these checks (check runs or commit statuses, by name) passed on it; true: the tracked branch's required status checks.",
+    ),
   previews: z
     .boolean()
     .optional()

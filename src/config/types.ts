@@ -63,6 +63,11 @@ export interface EnvironmentConfig {
   notify: NotifyTarget[];
   /** The operator's project this environment deploys under (src/projects): never read from the repository's file. */
   project?: EnvironmentProject;
+  /**
+   * Checks that must have passed on a revision before it is deployed: their names, or true for the
+   * tracked branch's required status checks. Undefined: none.
+   */
+  requireChecks?: string[] | true;
 }
 
 /** What the operator's project imposes on one environment, after narrowing (src/projects/narrow.ts). */
@@ -192,4 +197,6 @@ export interface ApprovalRule {
   minimum: number;
   /** May the PR author approve their own change? Default false. */
   allowAuthor: boolean;
+  /** Milliseconds after which an approval lapses (approval.expiresAfter); undefined: never. */
+  expiresAfter?: number;
 }

@@ -3,6 +3,7 @@
 import { homedir, hostname } from "node:os";
 import { join } from "node:path";
 import type { ApplicationFunction, Probot } from "probot";
+import { floorsFromEnv } from "../config/floors.ts";
 import { KubeClient } from "../kube/client.ts";
 import { healthHandler } from "../observability/http.ts";
 import { createMetrics } from "../observability/metrics.ts";
@@ -70,6 +71,7 @@ export function syncwardApp(
   onReady?: (parts: SyncwardApp) => void,
 ): ApplicationFunction {
   forkPreviews(); // an invalid SYNCWARD_FORK_PREVIEWS stops the app at start, not at the first fork
+  floorsFromEnv(); // so does an invalid SYNCWARD_MIN_PRODUCTION_APPROVALS, not the first repository
   return (app: Probot) => {
     const auth = async (installationId: number) =>
       countRequests((await app.auth(installationId)) as unknown as Octokit, deps.metrics);

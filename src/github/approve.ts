@@ -11,6 +11,7 @@
 import type { EnvironmentController } from "../reconciler/environment-controller.ts";
 import { allows, listedApprover, type Permission } from "./authorize.ts";
 import { contributionOf, contributorsOf, type GitHubUser, type RangePull } from "./contributors.ts";
+import { inertText } from "./markdown.ts";
 import type { Octokit } from "./octokit.ts";
 import { isForkPull } from "./preview.ts";
 import { fetchRange, RangeTooLong } from "./range.ts";
@@ -48,7 +49,10 @@ export async function approveAs(
   place: ApprovalPlace,
 ): Promise<ApprovalOutcome> {
   const name = controller.env.name;
-  const rule = controller.env.approval;
+  // The rules the pending revision is gated by: a config change that loosens them is held to the
+  // stricter of the deployed and the new ones (src/config/stricter.ts).
+  const rules = await controller.rules();
+  const rule = rules.approval;
   const refuse = (reason: string, revision?: string): ApprovalOutcome => ({
     ok: false,
     recorded: false,
@@ -60,7 +64,7 @@ export async function approveAs(
 
   const listing = await listedApprover(gh, rt.info.owner, rule, who.login);
   if (!listing.listed && !listing.open) return refuse(listing.reason ?? "you are not a listed approver");
-  const need: Permission = listing.listed ? "read" : controller.env.commands.approve;
+  const need: Permission = listing.listed ? "read" : rules.commands.approve;
   if (!allows(who.permission, need))
     return refuse(
       `approving needs **${need}** permission on this repository${listing.listed ? " (listed approvers need only read)" : ""} and you have **${who.permission}**`,
@@ -136,6 +140,14 @@ export async function approveAs(
 
   const result = await controller.approve(revision, who.login, who.id);
   const count = `(${result.approvers.length}/${result.needed})`;
+  if (result.refused)
+    return {
+      ok: false,
+      recorded: true,
+      released: false,
+      revision,
+      message: `Approved \`${short(revision)}\` for **${name}** ${count}, but the sync is ${inertText(result.refused)}. Nothing was changed.`,
+    };
   return {
     ok: true,
     recorded: true,

@@ -39,6 +39,7 @@ export type ParsedCommand =
   | { type: "freeze"; env?: string; reason: string }
   | { type: "unfreeze"; env?: string }
   | { type: "approve"; env?: string }
+  | { type: "unapprove"; env?: string }
   | { type: "diff"; env?: string }
   | { type: "history"; env?: string }
   | { type: "help" }
@@ -51,6 +52,7 @@ export const COMMAND_NAMES: readonly CommandName[] = [
   "sync",
   "diff",
   "approve",
+  "unapprove",
   "freeze",
   "unfreeze",
   "history",
@@ -62,6 +64,7 @@ const FLAGS: Record<CommandName, readonly string[]> = {
   sync: ["prune", "force", "allow-empty", "confirm-prune"],
   diff: [],
   approve: [],
+  unapprove: [],
   freeze: [],
   unfreeze: [],
   history: [],

@@ -134,17 +134,17 @@ async function runCommand(
   const controller = rt.reconciler.controller(picked);
   // Listed approvers need only read permission: approve.ts decides, as for the Approve button.
   if (command.type === "approve") return approve(rt, gh, controller, event, permission);
-  const need: Permission = controller.env.commands[command.type];
-  if (!allows(permission, need)) {
-    return {
-      ok: false,
-      reply: `Sorry @${event.login}, \`/${command.type} ${picked}\` needs **${need}** permission on this repository and you have **${permission}**. Nothing was changed.`,
-    };
+  // /unapprove withdraws only the commenter's own approvals, which approve.ts let them give.
+  if (command.type !== "unapprove") {
+    const need: Permission = controller.env.commands[command.type];
+    if (!allows(permission, need)) return lacks(event, `/${command.type} ${picked}`, need, permission);
   }
   switch (command.type) {
     case "sync":
       return sync(controller, event, command, permission);
     case "freeze": {
+      const held = await heldToStricter(controller, "freeze", event, permission);
+      if (held) return held;
       await controller.setFreeze({ by: event.login, reason: command.reason });
       return {
         ok: true,
@@ -152,16 +152,55 @@ async function runCommand(
       };
     }
     case "unfreeze": {
+      const held = await heldToStricter(controller, "unfreeze", event, permission);
+      if (held) return held;
       const state = await rt.reconciler.store.load(controller.instance);
       if (!state.freeze) return { ok: true, reply: `**${picked}** is not frozen.` };
       await controller.setFreeze(undefined);
       return { ok: true, reply: `**${picked}** is unfrozen; its configured sync policy applies again.` };
+    }
+    case "unapprove": {
+      const withdrawn = await controller.unapprove({
+        login: event.login,
+        ...(event.userId !== undefined ? { id: event.userId } : {}),
+      });
+      return withdrawn.length === 0
+        ? { ok: true, reply: `@${event.login} has no approval of **${picked}** to withdraw.` }
+        : {
+            ok: true,
+            reply: `@${event.login} withdrew their approval of ${withdrawn.map((sha) => `\`${short(sha)}\``).join(", ")} for **${picked}**; it no longer counts.`,
+          };
     }
     case "diff":
       return diff(rt, gh, controller, event, permission);
     case "history":
       return history(rt, controller);
   }
+}
+
+function lacks(event: CommentEvent, what: string, need: Permission, permission: Permission): Outcome {
+  return {
+    ok: false,
+    reply: `Sorry @${event.login}, \`${what}\` needs **${need}** permission on this repository and you have **${permission}**. Nothing was changed.`,
+  };
+}
+
+/**
+ * A pending config change that loosens a command's permission is held to the stricter of the
+ * deployed and the new rule (read from the state, so asked only of those the config itself lets
+ * through, and only for commands that change the environment; /approve's approvers are held to
+ * the stricter approval rule in approve()).
+ */
+async function heldToStricter(
+  controller: EnvironmentController,
+  command: "sync" | "freeze" | "unfreeze",
+  event: CommentEvent,
+  permission: Permission,
+): Promise<Outcome | undefined> {
+  const need = (await controller.rules()).commands[command];
+  return allows(permission, need)
+    ? undefined
+    : lacks(event, `/${command} ${controller.env.name}`, need, permission);
 }
 
 async function sync(
@@ -177,8 +216,10 @@ async function sync(
       reply: `Sorry @${event.login}, \`/sync ${name} --force\` needs **admin** permission. Nothing was changed.`,
     };
   }
-  if (controller.env.approval) {
-    const { revision, held } = await controller.requestApprovedSync({
+  const held = await heldToStricter(controller, "sync", event, permission);
+  if (held) return held;
+  if ((await controller.rules()).approval) {
+    const { revision, held, refused } = await controller.requestApprovedSync({
       trigger: "comment",
       actor: event.login,
       prune: command.prune || undefined,
@@ -186,6 +227,7 @@ async function sync(
       allowEmpty: command.allowEmpty,
       confirmPrune: command.confirmPrune,
     });
+    if (refused) return { ok: false, reply: `**${name}**: ${inertText(refused)}. Nothing was changed.` };
     if (held) {
       return {
         ok: true,
@@ -209,6 +251,7 @@ async function sync(
       reply: `**${name}**: syncing \`${short(outcome.revision)}\`; the replica of syncward that holds the lease runs it, and the check run \`${checkName(name)}\` shows the result.`,
     };
   const ok = outcome.phase === "Succeeded";
+  if (outcome.held) return { ok, reply: `**${name}**: ${inertText(outcome.message)}. Nothing was changed.` };
   return {
     ok,
     reply: `**${name}**: sync of \`${short(outcome.revision)}\` ${ok ? "succeeded" : outcome.phase.toLowerCase()}: ${inertText(outcome.message)}`,

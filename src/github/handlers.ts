@@ -344,7 +344,8 @@ export async function onCheckRun(
     return;
   }
   if (identifier === "sync") {
-    if (controller.env.approval) await controller.requestApprovedSync({ trigger: "comment", actor: login });
+    if ((await controller.rules()).approval)
+      await controller.requestApprovedSync({ trigger: "comment", actor: login });
     else await controller.sync({ trigger: "comment", actor: login });
     return;
   }

@@ -32,6 +32,11 @@ const HELP: Record<CommandName, CommandHelp> = {
       `${WRITE.charAt(0).toLowerCase()}${WRITE.slice(1)}; ` +
       "nobody who contributed to what would be deployed (authored, committed, pushed or merged a commit since the last sync, opened or merged its pull request, or asked for the sync) unless `allowAuthor` is set; not on a fork's pull request; never bots",
   },
+  unapprove: {
+    args: "`[env]`",
+    does: "Withdraw your approvals of the environment's revisions that are not deployed yet.",
+    who: "whoever approved (the same permission as `/approve`)",
+  },
   freeze: {
     args: '`[env] ["reason"]`',
     does: "Stop all syncs of the environment, automated and manual, until it is unfrozen.",

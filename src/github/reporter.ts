@@ -41,13 +41,15 @@ const REPORTED = new Set<ReconcilerEvent["type"]>([
   "syncProgress",
   "awaitingApproval",
   "synced",
+  "refused",
   "selfHealed",
   "driftFight",
   "outOfSync",
   "renderError",
   "orphans",
+  "waiting",
 ]);
-const DEPLOYING = new Set<ReconcilerEvent["type"]>(["syncStarted", "awaitingApproval", "synced"]);
+const DEPLOYING = new Set<ReconcilerEvent["type"]>(["syncStarted", "awaitingApproval", "synced", "refused"]);
 const COMMENT_MARKER = "syncward:summary";
 /** Wave updates of a live check run: at most one per this many ms (GitHub's secondary limits). */
 const PROGRESS_EVERY_MS = 3_000;
@@ -258,6 +260,9 @@ export class GitHubReporter {
         }
         return;
       }
+      // A refused request ends like a sync that did not run: the check run and any waiting
+      // deployment say why, where the person who asked looks.
+      case "refused":
       case "synced": {
         const url = await this.check(gh, event.env, event.revision, { result: event.outcome });
         await this.deploymentDone(gh, event.env, event.revision, event.outcome, url);
@@ -301,6 +306,14 @@ export class GitHubReporter {
         });
         return;
       }
+      // The loop holds a revision (required checks missing, a sync window closed): the run says why.
+      case "waiting":
+        await this.check(gh, event.env, event.revision, {
+          title: `Waiting: ${event.reason}`,
+          conclusion: "neutral",
+          note: `Waiting: ${event.reason}${event.until ? ` (until ${event.until})` : ""}. Nothing was applied.`,
+        });
+        return;
       case "renderError":
         await this.check(gh, event.env, event.revision, {
           problems: event.problems,

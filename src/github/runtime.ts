@@ -22,6 +22,7 @@ import type { Octokit, RepoRef } from "./octokit.ts";
 import { PreviewQueue } from "./preview.ts";
 import { ProjectRefusal, teamRefusal, teamRepositoriesOf } from "./project-refusal.ts";
 import { GitHubReporter } from "./reporter.ts";
+import { GitHubRequiredChecks } from "./required-checks.ts";
 
 export const CONFIG_PATH = ".github/syncward.yml";
 /** Where the config may be, in the order they are looked for (`.yml` wins when both exist). */
@@ -95,6 +96,7 @@ export class RepoRuntime {
       config,
       client: deps.client,
       source: this.source,
+      checks: new GitHubRequiredChecks(octokit, repo),
       emit: (e) => {
         reporter?.handle(e);
         const env = config.environments.find((x) => x.name === e.env);

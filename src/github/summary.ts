@@ -272,7 +272,9 @@ function titleOf(input: CheckRunOutputInput, health: string): string {
   if (input.alert !== undefined) {
     title = `Drift fight on ${input.alert.object}`;
   } else if (result !== undefined && result.phase === "Refused") {
-    title = `Refused: ${result.message}`;
+    title = /^refused: /i.test(result.message)
+      ? `Refused: ${result.message.slice(9)}`
+      : `Refused: ${result.message}`;
   } else if (result !== undefined && (result.phase !== "Succeeded" || result.totals.failed > 0)) {
     const failed = result.totals.failed;
     title = `Sync ${result.phase === "Error" ? "error" : "failed"}${failed > 0 ? ` (${failed} failed)` : ""}`;

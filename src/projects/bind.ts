@@ -1,6 +1,6 @@
 // A repository's config under the operator's projects: today's behaviour when none are
 // configured, the config narrowed by its project when one matches, a refusal otherwise.
-import type { FloorSource } from "../config/floors.ts";
+import type { Floor } from "../config/floors.ts";
 import type { SyncwardConfig } from "../config/types.ts";
 import { matchProject, type TeamRepositories } from "./match.ts";
 import { narrowConfig } from "./narrow.ts";
@@ -16,7 +16,7 @@ export async function bindRepository(
   fullName: string,
   config: SyncwardConfig,
   teamRepositories?: TeamRepositories,
-  operatorFloors: readonly FloorSource[] = [],
+  operatorFloors: readonly Floor[] = [],
 ): Promise<Binding> {
   const match = await matchProject(projects, fullName, teamRepositories);
   switch (match.kind) {

@@ -1,26 +1,24 @@
 // Where a repository's config meets its project: the repository can only narrow. Pure: (project,
 // config) -> the effective config, with what reaches outside the project recorded as violations
 // that fail every sync of that environment before anything is written (engine/prepare.ts).
-import { applyFloors, type FloorSource } from "../config/floors.ts";
+import { applyFloors, type Floor } from "../config/floors.ts";
 import type { EnvironmentConfig, EnvironmentProject, SyncwardConfig } from "../config/types.ts";
 import { globMatch, namespaceAllowed } from "./glob.ts";
 import type { Project, ProjectDestination } from "./types.ts";
 
 /** The project's floors as one source of applyFloors(), beside the operator's own. */
-export function projectFloorSource(project: Project): FloorSource {
+export function projectFloorSource(project: Project): Floor {
   return {
     source: `project ${project.name}`,
-    floors: {
-      minProductionApprovals: project.floors.productionApprovals,
-      requireSignedCommits: project.floors.requireSignedCommits,
-    },
+    minProductionApprovals: project.floors.productionApprovals,
+    requireSignedCommits: project.floors.requireSignedCommits,
   };
 }
 
 export function narrowConfig(
   project: Project,
   config: SyncwardConfig,
-  operatorFloors: readonly FloorSource[] = [],
+  operatorFloors: readonly Floor[] = [],
 ): SyncwardConfig {
   return {
     ...config,
@@ -31,7 +29,7 @@ export function narrowConfig(
 export function narrowEnvironment(
   project: Project,
   env: EnvironmentConfig,
-  operatorFloors: readonly FloorSource[] = [],
+  operatorFloors: readonly Floor[] = [],
 ): EnvironmentConfig {
   const violations: string[] = [];
   const where = describeCluster(env);

@@ -1,41 +1,30 @@
 // The guard of one environment. Level-triggered: every pass compares the tracked branch head and
 // the live cluster with what Git declares and acts by policy; webhooks, polls, watch events and
 // CLI calls only nudge it. Passes never overlap, and nudges during a pass coalesce into one more.
+// What a pass does next is decided by decide.ts (pure); doing it is effects.ts, sync-operation.ts
+// and self-heal.ts; every write asks the gate (gate.ts) first.
 
-import { formatDuration } from "../config/duration.ts";
 import type { EnvironmentConfig } from "../config/types.ts";
 import type { HealthChecks } from "../engine/health/index.ts";
-import type { Plan } from "../engine/plan.ts";
-import { errorMessage } from "../engine/resource-results.ts";
-import { syncWithRetry } from "../engine/retry.ts";
-import { compareOptionsFor, revertTrail } from "../engine/revert/index.ts";
-import {
-  assess,
-  outcomeWithoutWork,
-  type SyncOutcome,
-  type SyncRequest,
-  type SyncTarget,
-  syncEnvironment,
-} from "../engine/sync.ts";
-import { clusterCapabilities } from "../kube/capabilities.ts";
+import { assess, outcomeWithoutWork, type SyncOutcome, type SyncRequest } from "../engine/sync.ts";
 import type { KubeClient } from "../kube/client.ts";
-import { isTransient, KubeApiError } from "../kube/errors.ts";
-import { type KubeObject, keyOf, keyString, kubectlName } from "../kube/object.ts";
-import { SourceError } from "../source/errors.ts";
-import { type RenderedSource, type RenderOptions, render } from "../source/render.ts";
-import type { RemoteChart } from "../source/render-helm.ts";
-import { appendHistory } from "../state/history.ts";
-import { addRetried, type RetriedAttempts } from "../state/retried.ts";
+import { keyOf, keyString } from "../kube/object.ts";
+import type { RenderedSource } from "../source/render.ts";
 import type { StateStore } from "../state/store.ts";
-import type { EnvironmentState, HandedOverSync, HistoryEntry, Trigger } from "../state/types.ts";
-import { Cached } from "../util/cached.ts";
-import { ApprovalGate } from "./approval-gate.ts";
-import { driftFight, healBackoffMs, isFight, nextHealAt, recordHeal } from "./drift-fight.ts";
+import type { EnvironmentState, HandedOverSync, Trigger } from "../state/types.ts";
+import { addApproval, approvalsOf, withdrawApproval } from "./approvals.ts";
+import { nextAction } from "./decide.ts";
+import { EnvironmentEffects } from "./effects.ts";
 import type { Emit } from "./events.ts";
+import type { GateDecision } from "./gate-decision.ts";
 import { findOrphans, mayBeOrphan, type Orphan, RISKY_KINDS } from "./orphans.ts";
 import { effectivePolicy } from "./policy.ts";
+import { renderDigest } from "./render-digest.ts";
+import type { RequiredChecks } from "./required-checks.ts";
 import type { RevisionSource } from "./revision-source.ts";
-import { evaluateWindows, selfHealHeldBy } from "./sync-windows.ts";
+import { heal } from "./self-heal.ts";
+import { syncRevision } from "./sync-operation.ts";
+import { selfHealHeldBy } from "./sync-windows.ts";
 import { ManagedWatch } from "./watch.ts";
 
 export interface Logger {
@@ -67,6 +56,8 @@ export interface ControllerOptions {
    * undefined. Explicit syncs are refused while it says so; dry runs still answer.
    */
   standby?: () => string | undefined;
+  /** requireChecks: which checks passed on a revision (the GitHub adapter); absent: none can be read. */
+  checks?: RequiredChecks;
 }
 
 export interface ManualSync {
@@ -83,6 +74,11 @@ export interface ManualSync {
   confirmPrune?: boolean;
   /** Sync even when frozen (only for those allowed to). */
   ignoreFreeze?: boolean;
+  /**
+   * The request must be approved where the environment asks for approval (default: every request
+   * but the CLI's, whose user already holds the cluster's credentials).
+   */
+  needsApproval?: boolean;
   onProgress?: SyncRequest["onProgress"];
 }
 
@@ -93,25 +89,17 @@ export function instanceName(app: string, env: string): string {
     .slice(0, 63);
 }
 
-const SHORT = (sha: string) => sha.slice(0, 7);
-
 export class EnvironmentController {
   readonly instance: string;
-  private readonly target: SyncTarget;
-  private readonly gate: ApprovalGate;
+  /** Doing what the passes and requests decide (render, record, sync, heal). */
+  private readonly fx: EnvironmentEffects;
   private chain: Promise<unknown> = Promise.resolve();
   private queued: { trigger: Trigger; actor: string } | undefined;
-  private readonly rendered = new Map<string, Promise<RenderedSource>>();
   private pollTimer: NodeJS.Timeout | undefined;
   private wakeTimer: NodeJS.Timeout | undefined;
   private watcher: ManagedWatch | undefined;
   private undeclared: ManagedWatch | undefined;
   private stopped = false;
-  /**
-   * One per sync that writes, aborted by stop(): it makes no further attempt (the lease may be
-   * someone else's). Fresh per sync, so a stopped controller still serves later requests.
-   */
-  private readonly writing = new Set<AbortController>();
   /** Running its own loop (start() was called), as opposed to serving one CLI command. */
   private looping = false;
   private lastDriftSignature = "";
@@ -121,14 +109,18 @@ export class EnvironmentController {
 
   constructor(private readonly o: ControllerOptions) {
     this.instance = instanceName(o.app, o.env.name);
-    this.target = { instance: this.instance, env: o.env, health: o.health };
-    this.gate = new ApprovalGate({
-      env: o.env,
-      store: o.store,
-      instance: this.instance,
-      emit: o.emit,
-      log: o.log,
+    this.fx = new EnvironmentEffects(o, this.instance, {
+      wakeAt: (when) => this.wakeAt(when),
+      stopped: () => this.stopped,
     });
+  }
+
+  /**
+   * The rules a new revision is held to now: the config's, or the stricter of them and the
+   * deployed revision's when the new config loosens a guard (commands, approval, namespaces).
+   */
+  async rules(): Promise<EnvironmentConfig> {
+    return (await this.fx.gate.rules(await this.o.store.load(this.instance))).rules;
   }
 
   get env(): EnvironmentConfig {
@@ -187,7 +179,7 @@ export class EnvironmentController {
     clearTimeout(this.wakeTimer);
     this.watcher?.stop();
     this.undeclared?.stop();
-    for (const sync of this.writing) sync.abort();
+    for (const sync of this.fx.writing) sync.abort();
     await this.chain.catch(() => undefined);
   }
 
@@ -232,131 +224,6 @@ export class EnvironmentController {
     }
   }
 
-  private desiredAt(sha: string): Promise<RenderedSource> {
-    let r = this.rendered.get(sha);
-    if (!r) {
-      r = this.o.source.tree(sha).then((dir) => render(dir, this.o.env.source.path, this.renderOptions()));
-      r.catch(() => this.rendered.delete(sha));
-      this.rendered.set(sha, r);
-      // Keep only recent revisions in memory.
-      if (this.rendered.size > 4) this.rendered.delete(this.rendered.keys().next().value as string);
-    }
-    return r;
-  }
-
-  /** Chart sources: the release and what the destination serves for `.Capabilities` (read once a while). */
-  private renderOptions(): RenderOptions {
-    return {
-      helmContext: {
-        settings: this.o.env.source.helm,
-        releaseName: this.o.env.name,
-        namespace: this.o.env.destination.namespace,
-        capabilities: () => this.capabilities.get(),
-        ...remoteChart(this.o.env.source),
-      },
-    };
-  }
-
-  private readonly capabilities = new Cached(10 * 60_000, () => clusterCapabilities(this.o.client));
-
-  /** policy.requireSignedCommits: why `sha` must not be deployed, or undefined. */
-  private async signatureRefusal(sha: string): Promise<string | undefined> {
-    if (!this.o.env.policy.requireSignedCommits) return undefined;
-    const source = this.o.source;
-    const problem = source.signatureProblem
-      ? await source.signatureProblem(sha)
-      : `${source.description} cannot tell whether commit ${SHORT(sha)} is signed`;
-    // The reason first: check-run titles are cut at 120 characters.
-    return (
-      problem &&
-      `${problem}; environment ${this.o.env.name} deploys only signed commits (policy.requireSignedCommits)`
-    );
-  }
-
-  private request(
-    revision: string,
-    objects: KubeObject[],
-    prune: boolean,
-    state: EnvironmentState,
-    extra: Partial<SyncRequest> = {},
-  ): SyncRequest {
-    return {
-      revision,
-      objects,
-      prune,
-      inventory: state.inventory,
-      hooksDigest: state.hooksDigest,
-      healthTimeoutMs: this.o.healthTimeoutMs,
-      ...extra,
-    };
-  }
-
-  /**
-   * Writes one operation to history. `retried` are its attempts that failed and were retried:
-   * written with the final outcome, since during an outage of the API server the state they
-   * belong in is unreachable anyway.
-   */
-  private async record(
-    trigger: Trigger,
-    actor: string,
-    outcome: SyncOutcome,
-    mutate: (s: EnvironmentState) => void,
-    drifted?: string[],
-    { retried, omitted }: RetriedAttempts = { retried: [], omitted: 0 },
-    extra: Partial<HistoryEntry> = {},
-  ): Promise<{ state: EnvironmentState; entry: HistoryEntry }> {
-    let entry!: HistoryEntry;
-    const state = await this.o.store.update(this.instance, (s) => {
-      entry = appendHistory(
-        s,
-        {
-          ...historyEntryOf(trigger, actor, outcome, drifted),
-          ...(retried.length > 0 ? { retried } : {}),
-          ...(omitted > 0 ? { retriedOmitted: omitted } : {}),
-          ...extra,
-        },
-        this.o.env.revisionHistoryLimit,
-      );
-      if (outcome.inventory.length > 0) s.inventory = outcome.inventory;
-      mutate(s);
-    });
-    return { state, entry };
-  }
-
-  private async renderOrReport(
-    head: string,
-    state: EnvironmentState,
-    trigger: Trigger,
-    actor: string,
-  ): Promise<RenderedSource | undefined> {
-    try {
-      return await this.desiredAt(head);
-    } catch (err) {
-      if (!(err instanceof SourceError)) throw err;
-      const message = err.message;
-      if (state.lastError?.revision === head && state.lastError.message === message) return undefined;
-      const now = new Date().toISOString();
-      const outcome = outcomeWithoutWork(head, "Error", `render failed: ${message}`);
-      await this.record(trigger, actor, outcome, (s) => {
-        s.lastError = { revision: head, message, at: now };
-        s.syncStatus = "Unknown";
-      });
-      this.o.log.warn(
-        { instance: this.instance, revision: head, problems: err.problems },
-        "render failed; nothing applied",
-      );
-      this.o.emit({
-        type: "renderError",
-        instance: this.instance,
-        env: this.o.env.name,
-        revision: head,
-        message,
-        problems: err.problems,
-      });
-      return undefined;
-    }
-  }
-
   /** One level-triggered pass. */
   private async pass(trigger: Trigger, actor: string): Promise<void> {
     const env = this.o.env;
@@ -367,7 +234,7 @@ export class EnvironmentController {
     }
     const policy = effectivePolicy(env, state);
     const head = await this.o.source.head(env.source.branch);
-    const rendered = await this.renderOrReport(head, state, trigger, actor);
+    const rendered = await this.fx.renderOrReport(head, state, trigger, actor);
     if (!rendered) return;
     this.watcher?.ensureKinds([
       ...(state.inventory ?? []),
@@ -375,50 +242,51 @@ export class EnvironmentController {
     ]);
     if (trigger === "poll") await this.scanOrphans(head, rendered);
 
-    if (policy.automated && head !== state.lastSyncedRevision && state.stuck?.revision !== head) {
-      const windows = evaluateWindows(env.syncWindows, new Date(), false);
-      if (!windows.allowed) {
-        this.wakeAt(windows.nextOpen);
-        await this.o.store.update(this.instance, (s) => {
-          s.syncStatus = "OutOfSync";
-        });
-        this.o.emit({
-          type: "waiting",
-          instance: this.instance,
-          env: env.name,
-          revision: head,
-          reason: windows.reason,
-          until: windows.nextOpen?.toISOString(),
-        });
-        return;
-      }
-      // An unverified commit is refused (in syncRevision) before anyone is asked to approve it.
-      const unverified = await this.signatureRefusal(head);
-      if (!unverified && !(await this.gate.check(head, trigger, actor, false))) return;
-      await this.syncRevision(head, trigger, actor, { prune: policy.prune, loop: true });
+    const fresh = policy.automated && head !== state.lastSyncedRevision;
+    const rules = fresh ? await this.fx.gate.rules(state) : undefined;
+    const input = {
+      policy,
+      state,
+      head,
+      // Only a new revision is compared with the deployed render (passes at the same one are many).
+      digest: fresh ? renderDigest(rendered.objects) : "",
+      // A config change that loosens a guard is never "no change": it waits under the old rule.
+      gated: Boolean(rules?.rules.approval) && rules?.weakens.length === 0,
+      healHeld: selfHealHeldBy(env.syncWindows, new Date()),
+    };
+    let action = nextAction(input);
+    if (action.kind === "noChange") {
+      await this.fx.advanceUnchanged(head, trigger, actor);
+      return;
+    }
+    if (action.kind === "sync") {
+      await syncRevision(this.fx, head, trigger, actor, {
+        prune: policy.prune,
+        loop: true,
+        path: "automated",
+      });
       return;
     }
 
     const { plan, live } = await assess(
       this.o.client,
-      this.target,
-      this.request(head, rendered.objects, policy.prune, state),
+      this.fx.target,
+      this.fx.request(head, rendered.objects, policy.prune, state),
     );
     const drifted = plan.steps.flatMap((s) => s.tasks);
     const extra = [...plan.prunes, ...plan.requiresPruning].map((p) => p.key);
-    if (drifted.length === 0 && extra.length === 0) {
+    action = nextAction({ ...input, assessed: { drifted: drifted.length, extra: extra.length } });
+    if (action.kind === "inSync") {
       this.lastDriftSignature = "";
-      if (state.syncStatus !== "Synced" && head === state.lastSyncedRevision) {
-        state = await this.o.store.update(this.instance, (s) => {
+      if (action.markSynced)
+        await this.o.store.update(this.instance, (s) => {
           s.syncStatus = "Synced";
         });
-      }
       return;
     }
-
-    const healHeld = selfHealHeldBy(env.syncWindows, new Date());
-    if (policy.selfHeal && head === state.lastSyncedRevision && drifted.length > 0 && !healHeld) {
-      await this.heal(
+    if (action.kind === "heal") {
+      await heal(
+        this.fx,
         head,
         rendered,
         drifted.map((t) => ({ key: t.key, paths: t.drifted, live: live.get(t.key), obj: t.obj })),
@@ -427,6 +295,7 @@ export class EnvironmentController {
       );
       return;
     }
+    if (action.kind !== "outOfSync") return;
 
     const driftedFields = drifted.flatMap((t) =>
       t.drifted.length > 0
@@ -441,16 +310,7 @@ export class EnvironmentController {
     }
     if (signature !== this.lastDriftSignature) {
       this.lastDriftSignature = signature;
-      const reason =
-        policy.source === "freeze"
-          ? `${policy.label}: drift is left alone until unfrozen`
-          : !policy.automated
-            ? "manual sync policy: waiting for a sync"
-            : state.stuck?.revision === head
-              ? `stuck: ${state.stuck.reason}`
-              : healHeld && policy.selfHeal
-                ? `self-heal held: ${healHeld}`
-                : "drift detected; self-heal is off";
+      const reason = action.reason;
       this.o.log.info(
         { instance: this.instance, revision: head, drifted: driftedFields, requiresPruning: extra },
         `OutOfSync: ${reason}`,
@@ -505,7 +365,7 @@ export class EnvironmentController {
     if (this.stopped) return;
     try {
       const head = await this.o.source.head(this.o.env.source.branch);
-      await this.scanOrphans(head, await this.desiredAt(head));
+      await this.scanOrphans(head, await this.fx.desiredAt(head));
     } catch (err) {
       this.o.log.debug(
         { err: String(err), instance: this.instance },
@@ -524,349 +384,50 @@ export class EnvironmentController {
     this.wakeTimer.unref();
   }
 
-  /** Re-applies only the drifted objects; counts heals per object to spot drift fights. */
-  private async heal(
-    head: string,
-    rendered: RenderedSource,
-    drifted: Array<{ key: string; paths: string[]; live?: KubeObject; obj?: KubeObject }>,
-    prune: boolean,
-    state: EnvironmentState,
-  ): Promise<void> {
-    const options = compareOptionsFor(this.o.env);
-    const trails = new Map(
-      drifted.map((d) => [d.key, d.live && d.obj ? revertTrail(d.key, d.obj, d.live, options) : []]),
-    );
-    // Backing off is for fights with trusted managers: an untrusted change is reverted at once, every time.
-    const untrusted = (key: string) => trails.get(key)?.some((r) => !r.trusted) ?? false;
-    const fought = (key: string) => trails.get(key)?.some((r) => r.trusted) ?? true;
-    // The policy may have changed while this pass looked (a freeze from the CLI or another
-    // replica): check again right before writing, so a frozen environment is never healed.
-    const fresh = await this.o.store.load(this.instance);
-    if (!effectivePolicy(this.o.env, fresh).selfHeal) return;
-    const now = Date.now();
-    const due = drifted.filter((d) => untrusted(d.key) || nextHealAt(fresh.selfHeals[d.key]) <= now);
-    const later = drifted.filter((d) => !due.includes(d));
-    if (later.length > 0)
-      this.wakeAt(new Date(Math.min(...later.map((d) => nextHealAt(fresh.selfHeals[d.key])))));
-    if (due.length === 0) return;
-    const fields = due.flatMap((d) =>
-      d.paths.length > 0 ? d.paths.map((p) => `${d.key} ${p}`) : [`${d.key} (missing)`],
-    );
-    const reverted = due.flatMap((d) => trails.get(d.key) ?? []);
-    const outcome = await syncEnvironment(
-      this.o.client,
-      this.target,
-      this.request(head, rendered.objects, prune, state, { only: new Set(due.map((d) => d.key)) }),
-    );
-    const fights: Array<{
-      key: string;
-      paths: string[];
-      live?: KubeObject;
-      heals: number;
-      backoffMs: number;
-    }> = [];
-    const { entry } = await this.record(
-      "selfHeal",
-      "syncward",
-      outcome,
-      (s) => {
-        for (const d of due) {
-          if (!fought(d.key)) continue;
-          const counter = recordHeal(s.selfHeals[d.key], head, new Date());
-          s.selfHeals[d.key] = counter;
-          if (isFight(counter))
-            fights.push({ ...d, heals: counter.times.length, backoffMs: healBackoffMs(counter) });
-        }
-        s.syncStatus = outcome.phase === "Succeeded" ? "Synced" : "OutOfSync";
-      },
-      fields,
-      undefined,
-      reverted.length > 0 ? { reverted } : {},
-    );
-    const risky = reverted.filter((r) => r.security);
-    if (risky.length > 0)
-      this.o.log.warn(
-        { instance: this.instance, revision: head, reverted: risky, result: outcome.phase },
-        `self-heal reverted security-relevant changes: ${risky.map((r) => `${r.object} ${r.path} (${r.security}) by ${r.manager ?? "an unknown manager"}`).join("; ")}`,
-      );
-    this.o.log.info(
-      { instance: this.instance, revision: head, drifted: fields, result: outcome.phase },
-      "self-heal",
-    );
-    this.o.emit({
-      type: "selfHealed",
-      instance: this.instance,
-      env: this.o.env.name,
-      revision: head,
-      drifted: fields,
-      outcome,
-      entry,
-      reverted,
-    });
-    for (const f of fights) {
-      const fight = driftFight(f);
-      this.o.log.warn(
-        { instance: this.instance, ...fight },
-        `drift fight: ${fight.object} healed ${f.heals} times at ${SHORT(head)}; changed by ${fight.managers.join(", ") || "an unknown manager"}`,
-      );
-      this.o.emit({
-        type: "driftFight",
-        instance: this.instance,
-        env: this.o.env.name,
-        revision: head,
-        fight,
-      });
-    }
-  }
-
-  /** retry.refresh: whether a retry may move to `revision` (not frozen, a window open, approved). */
-  private async mayMoveTo(revision: string, actor: string): Promise<boolean> {
-    const state = await this.o.store.load(this.instance);
-    if (state.freeze) return false;
-    if (!evaluateWindows(this.o.env.syncWindows, new Date(), false).allowed) return false;
-    return this.gate.check(revision, "retry", actor, false);
-  }
-
-  private async syncRevision(
-    head: string,
-    trigger: Trigger,
-    actor: string,
-    opts: {
-      prune: boolean;
-      force?: boolean;
-      dryRun?: boolean;
-      overridePruneLimit?: boolean;
-      allowEmpty?: boolean;
-      confirmPrune?: boolean;
-      pinned?: boolean;
-      onProgress?: SyncRequest["onProgress"];
-      /** Started by the loop's own pass, which a stop() before this point has already ended. */
-      loop?: boolean;
-    },
-  ): Promise<SyncOutcome> {
-    const env = this.o.env;
-    let state = await this.o.store.load(this.instance);
-    let lastTrigger = trigger;
-    let retried: RetriedAttempts = { retried: [], omitted: 0 };
-    /** The last attempt could not fetch the source: not the revision's fault. */
-    let unfetched = false;
-    // A dry run writes nothing, so losing the lease does not concern it.
-    const abort = opts.dryRun ? undefined : new AbortController();
-    if (abort) this.writing.add(abort);
-    if (opts.loop && this.stopped) abort?.abort();
-    const signal = abort?.signal;
-    const outcome = await syncWithRetry(
-      env.syncPolicy.retry,
-      async (n) => {
-        unfetched = false;
-        // A retry moves to the newest revision of the branch: a fix that landed meanwhile wins.
-        // A retry stays on its operation's revision (Argo CD); with retry.refresh it moves to the
-        // newest one, only if that passes every gate a new revision must pass.
-        const newest =
-          n === 1 || opts.pinned || !env.syncPolicy.retry.refresh
-            ? head
-            : await this.o.source.head(env.source.branch);
-        const revision = newest === head || (await this.mayMoveTo(newest, actor)) ? newest : head;
-        if (n > 1) lastTrigger = "retry";
-        const refusal = opts.dryRun ? undefined : await this.signatureRefusal(revision);
-        if (refusal) return outcomeWithoutWork(revision, "Refused", refusal);
-        let rendered: RenderedSource;
-        try {
-          rendered = await this.desiredAt(revision);
-        } catch (err) {
-          // Only a SourceError is the revision's fault; anything else (GitHub down or limiting us)
-          // means the source could not be fetched: worth a retry, and no reason to mark it stuck.
-          if (!(err instanceof SourceError)) {
-            unfetched = true;
-            return {
-              ...outcomeWithoutWork(
-                revision,
-                "Failed",
-                `fetching ${SHORT(revision)} failed: ${errorMessage(err)}`,
-                opts.dryRun,
-              ),
-              retryable: true,
-            };
-          }
-          return outcomeWithoutWork(revision, "Error", `render failed: ${err.message}`, opts.dryRun);
-        }
-        try {
-          state = await this.o.store.load(this.instance);
-        } catch (err) {
-          // The state lives in syncward's own namespace, which deploy/ grants: a 403 there comes
-          // from an API server that has just started and not yet loaded its RBAC (it answers
-          // before its informers sync, kubernetes#101422), so it is retried like an outage.
-          const startingUp = err instanceof KubeApiError && err.forbidden;
-          return {
-            ...outcomeWithoutWork(
-              revision,
-              "Failed",
-              `reading the environment's state failed: ${errorMessage(err)}`,
-              opts.dryRun,
-            ),
-            retryable: isTransient(err) || startingUp,
-          };
-        }
-        return syncEnvironment(
-          this.o.client,
-          this.target,
-          this.request(revision, rendered.objects, opts.prune, state, {
-            force: opts.force,
-            dryRun: opts.dryRun,
-            overridePruneLimit: opts.overridePruneLimit,
-            allowEmpty: opts.allowEmpty,
-            confirmPrune: opts.confirmPrune,
-            // Hooks run on every sync someone asked for; a new revision runs them when it changes something.
-            hooks: AUTOMATIC.has(trigger) ? "ifChanged" : "always",
-            origins: originsOf(rendered),
-            onProgress: (event) => {
-              opts.onProgress?.(event);
-              // Each wave that starts shows on the sync's live check run (the reporter throttles).
-              if (event.type === "wave" && !opts.dryRun)
-                this.o.emit({
-                  type: "syncProgress",
-                  instance: this.instance,
-                  env: env.name,
-                  revision,
-                  wave: event.wave,
-                  objects: event.objects,
-                });
-            },
-            signal,
-            onPlan: (plan) => {
-              if (opts.dryRun) return;
-              const changes = plan.steps.reduce((n, st) => n + st.tasks.length, 0) + plan.prunes.length;
-              this.o.emit({
-                type: "syncStarted",
-                instance: this.instance,
-                env: env.name,
-                revision,
-                trigger: lastTrigger,
-                actor,
-                changes,
-                planned: plannedLines(plan),
-              });
-            },
-          }),
-        );
-      },
-      {
-        signal,
-        revision: head,
-        dryRun: opts.dryRun,
-        onRetry: (n, failed, delay) => {
-          retried = addRetried(retried, {
-            attempt: n,
-            startedAt: failed.startedAt,
-            finishedAt: failed.finishedAt,
-            revision: failed.revision,
-            message: `${failed.message} (retrying in ${formatDuration(delay)})`,
-          });
-          this.o.log.warn(
-            {
-              instance: this.instance,
-              attempt: n,
-              revision: failed.revision,
-              delayMs: delay,
-              error: failed.message,
-            },
-            "sync failed; retrying",
-          );
-        },
-      },
-    ).finally(() => abort && this.writing.delete(abort));
-    if (outcome.dryRun) return outcome;
-    const ok = outcome.phase === "Succeeded";
-    const { entry } = await this.record(
-      lastTrigger,
-      actor,
-      outcome,
-      (s) => {
-        if (ok) {
-          s.lastSyncedRevision = outcome.revision;
-          if (outcome.hooksDigest !== undefined) s.hooksDigest = outcome.hooksDigest;
-          s.syncStatus = outcome.resources.some((r) => r.status === "OutOfSync") ? "OutOfSync" : "Synced";
-          s.stuck = undefined;
-          s.lastError = undefined;
-          s.selfHeals = {};
-          if (s.pendingSync?.revision === outcome.revision) s.pendingSync = undefined;
-          s.pendingApprovals = s.pendingApprovals.filter((a) => a.sha !== outcome.revision);
-        } else {
-          s.syncStatus = "OutOfSync";
-          // A source that could not be fetched is tried again by the next pass, not held as stuck.
-          if (!unfetched)
-            s.stuck = {
-              revision: outcome.revision,
-              reason: outcome.message,
-              since: new Date().toISOString(),
-            };
-        }
-      },
-      undefined,
-      retried,
-    );
-    this.o.log.info(
-      {
-        instance: this.instance,
-        revision: outcome.revision,
-        trigger: lastTrigger,
-        result: outcome.phase,
-        writes: outcome.writes,
-      },
-      outcome.message,
-    );
-    this.o.emit({
-      type: "synced",
-      instance: this.instance,
-      env: env.name,
-      revision: outcome.revision,
-      trigger: lastTrigger,
-      actor,
-      outcome,
-      entry,
-    });
-    if (!ok && !unfetched)
-      this.o.emit({
-        type: "stuck",
-        instance: this.instance,
-        env: env.name,
-        revision: outcome.revision,
-        reason: outcome.message,
-      });
-    return outcome;
-  }
-
   /**
    * A sync a person asked for (CLI, PR comment, button). Serialized with the loop's passes. On a
    * replica without the app's lease it is handed over (see HandedOverSync) and `handedOver` is set.
    */
-  sync(request: ManualSync): Promise<SyncOutcome & { handedOver?: boolean }> {
+  sync(request: ManualSync): Promise<SyncOutcome & { handedOver?: boolean; held?: GateDecision }> {
     // A dry run writes nothing, so it need not wait for the passes, nor make them wait for it
     // (a preview must never hold up a sync or a self-heal).
     if (request.dryRun) return this.syncNow(request);
     return this.serialize(() => this.syncNow(request));
   }
 
-  private async syncNow(request: ManualSync): Promise<SyncOutcome & { handedOver?: boolean }> {
+  private async syncNow(
+    request: ManualSync,
+  ): Promise<SyncOutcome & { handedOver?: boolean; held?: GateDecision }> {
     const env = this.o.env;
     const state = await this.o.store.load(this.instance);
     const policy = effectivePolicy(env, state);
-    const refuse = (message: string): SyncOutcome => {
-      return outcomeWithoutWork(state.lastSyncedRevision ?? "", "Refused", message, request.dryRun);
-    };
-    if (state.freeze && !request.ignoreFreeze && !request.dryRun) {
-      return refuse(
-        `environment ${env.name} is frozen by ${state.freeze.by} since ${state.freeze.at}${state.freeze.reason ? ` (${state.freeze.reason})` : ""}; unfreeze it first or force the sync`,
-      );
-    }
-    const windows = evaluateWindows(env.syncWindows, new Date(), true);
-    if (!windows.allowed && !request.dryRun) return refuse(`sync window: ${windows.reason}`);
-    const standby = request.dryRun ? undefined : this.o.standby?.();
     const revision = request.revision
       ? await this.o.source.resolve(request.revision)
       : await this.o.source.head(env.source.branch);
-    if (standby) return this.handOver(request, revision);
-    return this.syncRevision(revision, request.trigger, request.actor, {
+    const needsApproval = request.needsApproval ?? request.trigger !== "cli";
+    if (!request.dryRun) {
+      // The gate answers before anything is said or handed over; syncRevision asks it again
+      // immediately before the first write.
+      const decision = await this.fx.gate.check({
+        path: "manual",
+        revision,
+        trigger: request.trigger,
+        actor: request.actor,
+        ignoreFreeze: request.ignoreFreeze,
+        needsApproval,
+        state,
+      });
+      if (!decision.allowed)
+        return this.fx.heldBy(
+          decision,
+          outcomeWithoutWork(revision, "Refused", decision.reason),
+          "manual",
+          request.trigger,
+          request.actor,
+        );
+      if (this.o.standby?.()) return this.handOver({ ...request, needsApproval }, revision);
+    }
+    return syncRevision(this.fx, revision, request.trigger, request.actor, {
       prune: request.prune ?? policy.prune,
       force: request.force,
       dryRun: request.dryRun,
@@ -875,6 +436,9 @@ export class EnvironmentController {
       confirmPrune: request.confirmPrune,
       pinned: Boolean(request.revision),
       onProgress: request.onProgress,
+      path: "manual",
+      ignoreFreeze: request.ignoreFreeze,
+      needsApproval,
     });
   }
 
@@ -892,6 +456,7 @@ export class EnvironmentController {
         prune: request.prune,
         force: request.force,
         ignoreFreeze: request.ignoreFreeze,
+        ...(request.needsApproval === false ? { needsApproval: false } : {}),
         ...(request.allowEmpty ? { allowEmpty: true } : {}),
         ...(request.confirmPrune ? { confirmPrune: true } : {}),
       };
@@ -945,7 +510,11 @@ export class EnvironmentController {
     return state;
   }
 
-  /** A person asks for a sync that needs approval (`/sync prod`): held until approved. */
+  /**
+   * A person asks for a sync of a gated environment (`/sync prod`, the Sync button). The gate
+   * answers first: `held` when it waits for approval (recorded once per revision), `refused` with
+   * the reason when anything else stops it (nothing is started then); otherwise it runs.
+   */
   async requestApprovedSync(request: {
     trigger: Trigger;
     actor: string;
@@ -953,7 +522,7 @@ export class EnvironmentController {
     force?: boolean;
     allowEmpty?: boolean;
     confirmPrune?: boolean;
-  }): Promise<{ revision: string; held: boolean }> {
+  }): Promise<{ revision: string; held: boolean; refused?: string }> {
     const revision = await this.o.source.head(this.o.env.source.branch);
     const flags = {
       prune: request.prune,
@@ -961,64 +530,115 @@ export class EnvironmentController {
       ...(request.allowEmpty ? { allowEmpty: true } : {}),
       ...(request.confirmPrune ? { confirmPrune: true } : {}),
     };
-    const ok = await this.gate.check(revision, request.trigger, request.actor, true, flags);
-    if (ok)
-      this.syncInBackground({
-        trigger: request.trigger,
-        actor: request.actor,
-        revision,
-        ...flags,
-        ignoreFreeze: false,
-      });
-    return { revision, held: !ok };
+    const decision = await this.fx.gate.check({
+      path: "manual",
+      revision,
+      trigger: request.trigger,
+      actor: request.actor,
+      needsApproval: true,
+      wait: { manual: true, ...flags },
+    });
+    if (!decision.allowed) {
+      if (decision.check === "approval") return { revision, held: true };
+      await this.fx.heldBy(
+        decision,
+        outcomeWithoutWork(revision, "Refused", decision.reason),
+        "manual",
+        request.trigger,
+        request.actor,
+      );
+      return { revision, held: false, refused: decision.reason };
+    }
+    this.syncInBackground({
+      trigger: request.trigger,
+      actor: request.actor,
+      revision,
+      ...flags,
+      ignoreFreeze: false,
+      needsApproval: true,
+    });
+    return { revision, held: false };
   }
 
   /**
-   * Records an approval of `revision` by `by` (the caller checked who may approve). When it
-   * completes the approvals, the held sync runs: an automated one through the loop, a requested
-   * one as the manual sync it was.
+   * Records an approval of `revision` by `by` (the caller checked who may approve; `id` is their
+   * GitHub user id). When it completes the approvals, the gate is asked before anything is said:
+   * `refused` carries its reason (a freeze, a closed window) and nothing runs; otherwise the held
+   * sync runs, an automated one through the loop, a requested one as the manual sync it was.
    */
   async approve(
     revision: string,
     by: string,
     id?: number,
-  ): Promise<{ approvers: string[]; needed: number; released: boolean }> {
-    const { approvers, needed, released, state } = await this.gate.record(revision, by, id);
-    if (released) {
-      const pending = state.pendingSync;
-      if (pending?.manual && pending.revision === revision) {
-        this.syncInBackground({
-          trigger: pending.trigger,
-          actor: pending.actor,
-          revision,
-          prune: pending.prune,
-          force: pending.force,
-          allowEmpty: pending.allowEmpty,
-          confirmPrune: pending.confirmPrune,
-        });
-      } else {
-        this.nudge("comment", by);
-      }
+  ): Promise<{ approvers: string[]; needed: number; released: boolean; refused?: string; expired: number }> {
+    const state = await this.o.store.update(this.instance, (s) => {
+      addApproval(s, {
+        sha: revision,
+        by,
+        ...(id !== undefined ? { id } : {}),
+        at: new Date().toISOString(),
+      });
+    });
+    const rules = (await this.fx.gate.rules(state)).rules;
+    const needed = rules.approval?.minimum ?? 0;
+    const { approvers, expired } = approvalsOf(state, revision, new Date(), rules.approval?.expiresAfter);
+    const released = approvers.length >= needed;
+    if (!released) return { approvers, needed, released, expired };
+    const pending = state.pendingSync;
+    const manual = Boolean(pending?.manual && pending.revision === revision);
+    const trigger = manual && pending ? pending.trigger : "comment";
+    const decision = await this.fx.gate.check({
+      path: manual ? "manual" : "automated",
+      revision,
+      trigger,
+      actor: by,
+      needsApproval: true,
+    });
+    if (!decision.allowed) {
+      await this.fx.heldBy(
+        decision,
+        outcomeWithoutWork(revision, "Refused", decision.reason),
+        "manual",
+        trigger,
+        by,
+      );
+      return { approvers, needed, released: false, refused: decision.reason, expired };
     }
-    return { approvers, needed, released };
+    if (manual && pending) {
+      this.syncInBackground({
+        trigger: pending.trigger,
+        actor: pending.actor,
+        revision,
+        prune: pending.prune,
+        force: pending.force,
+        allowEmpty: pending.allowEmpty,
+        confirmPrune: pending.confirmPrune,
+        needsApproval: true,
+      });
+    } else {
+      this.nudge("comment", by);
+    }
+    return { approvers, needed, released, expired };
+  }
+
+  /** `/unapprove`: withdraws `by`'s approvals of revisions not yet deployed; returns those revisions. */
+  async unapprove(by: { login: string; id?: number }): Promise<string[]> {
+    let withdrawn: string[] = [];
+    await this.serialize(() =>
+      this.o.store.update(this.instance, (s) => {
+        withdrawn = withdrawApproval(s, by);
+      }),
+    );
+    return withdrawn;
   }
 
   /** A sync nobody awaits: its failure to finish (a stop, the state unreachable) is logged, not thrown. */
   private syncInBackground(request: ManualSync): void {
-    this.sync(request).then(
-      (outcome) => {
-        // Nobody reads this outcome: a refusal (a freeze, no lease here) must at least be logged.
-        if (outcome.phase === "Refused")
-          this.o.log.warn(
-            { instance: this.instance, revision: request.revision, reason: outcome.message },
-            "a requested sync was refused",
-          );
-      },
-      (err: unknown) =>
-        this.o.log.warn(
-          { err, instance: this.instance, revision: request.revision },
-          "a requested sync did not finish",
-        ),
+    this.sync(request).catch((err: unknown) =>
+      this.o.log.warn(
+        { err, instance: this.instance, revision: request.revision },
+        "a requested sync did not finish",
+      ),
     );
   }
 
@@ -1033,73 +653,13 @@ export class EnvironmentController {
     const sha = revision
       ? await this.o.source.resolve(revision)
       : await this.o.source.head(this.o.env.source.branch);
-    const rendered = await this.desiredAt(sha);
+    const rendered = await this.fx.desiredAt(sha);
     const policy = effectivePolicy(this.o.env, state);
     const assessment = await assess(
       this.o.client,
-      this.target,
-      this.request(sha, rendered.objects, policy.prune, state),
+      this.fx.target,
+      this.fx.request(sha, rendered.objects, policy.prune, state),
     );
     return { revision: sha, assessment, rendered, state };
   }
-}
-
-/** What a plan will do, one kubectl-style line per object (the first 50), for live check runs. */
-function plannedLines(plan: Plan): string[] {
-  const lines = [
-    ...plan.steps
-      .flatMap((st) => st.tasks)
-      .map((t) => `${kubectlName(keyOf(t.obj))} ${t.action === "create" ? "create" : "configure"}`),
-    ...plan.prunes.map((p) => `${kubectlName(keyOf(p.live))} prune`),
-  ];
-  return lines.slice(0, 50);
-}
-
-/** source.chart, repoURL and targetRevision, when the chart comes from a chart repository. */
-function remoteChart(source: EnvironmentConfig["source"]): { remote?: RemoteChart } {
-  const { chart, repoURL, targetRevision } = source;
-  return chart && repoURL && targetRevision ? { remote: { chart, repoURL, version: targetRevision } } : {};
-}
-
-/** Where each object is declared, so a failure can name the file and line. */
-function originsOf(rendered: RenderedSource): Map<string, string> {
-  return new Map([...rendered.files].map(([key, file]) => [key, `${file}:${rendered.lines.get(key) ?? 1}`]));
-}
-
-/** Triggers of a sync nobody asked for: a new revision found by a push, a merge or a poll. */
-const AUTOMATIC = new Set<Trigger>(["push", "merge", "poll"]);
-
-function historyEntryOf(
-  trigger: Trigger,
-  actor: string,
-  outcome: SyncOutcome,
-  drifted?: string[],
-): Omit<HistoryEntry, "id"> {
-  return {
-    startedAt: outcome.startedAt,
-    finishedAt: outcome.finishedAt,
-    revision: outcome.revision,
-    trigger,
-    actor,
-    result: outcome.phase,
-    message: outcome.message,
-    counts: {
-      created: outcome.totals.created,
-      configured: outcome.totals.configured,
-      pruned: outcome.totals.pruned,
-      failed: outcome.totals.failed,
-    },
-    drifted,
-    ...hooksOf(outcome),
-  };
-}
-
-/** Each hook the operation ran (or skipped), with its phase, wave and outcome. */
-function hooksOf(outcome: SyncOutcome): Pick<HistoryEntry, "hooks"> {
-  const hooks = outcome.resources.flatMap((r) =>
-    r.hook
-      ? [{ kind: r.kind, name: r.name, phase: r.hook.phase, wave: r.wave ?? 0, outcome: r.hook.outcome }]
-      : [],
-  );
-  return hooks.length > 0 ? { hooks } : {};
 }

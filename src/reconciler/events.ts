@@ -41,6 +41,10 @@ export type ReconcilerEvent =
       problems: Array<{ file?: string; line?: number; message: string }>;
     })
   | (Base & { type: "stuck"; reason: string })
+  /** The gate refused a person's request (a freeze, a closed window, an unsigned commit, missing checks). */
+  | (Base & { type: "refused"; trigger: Trigger; actor: string; outcome: SyncOutcome })
+  /** A new revision renders what is deployed: it became the deployed one without a sync or an approval. */
+  | (Base & { type: "unchanged"; entry: HistoryEntry })
   | (Base & { type: "waiting"; reason: string; until?: string })
   | (Base & {
       type: "awaitingApproval";
@@ -48,6 +52,8 @@ export type ReconcilerEvent =
       actor: string;
       approvals: string[];
       needed: number;
+      /** Why it waits, in words: approvals so far, lapsed ones, a config change held to the old rule. */
+      reason?: string;
     })
   | (Base & {
       type: "syncStarted";

@@ -3,6 +3,7 @@
 // it holds the app's Lease, so two replicas never operate on one environment at once; which
 // replica tries for which app is the shard's call (shard.ts: balanced across the live replicas),
 // and when a replica dies another takes the app over within the lease duration.
+import { applyFloors, type Floor, floorsFromEnv } from "../config/floors.ts";
 import { findEnvironment } from "../config/load.ts";
 import type { EnvironmentConfig, SyncwardConfig } from "../config/types.ts";
 import { compileHealthChecks } from "../engine/health/index.ts";
@@ -15,6 +16,7 @@ import { sleep } from "../util/sleep.ts";
 import { EnvironmentController, instanceName, type Logger } from "./environment-controller.ts";
 import type { Emit } from "./events.ts";
 import { awaitsSync, handedOverPushOf } from "./handed-over-push.ts";
+import type { RequiredChecks } from "./required-checks.ts";
 import type { RevisionSource } from "./revision-source.ts";
 import { Shard, type ShardedApp } from "./shard.ts";
 
@@ -43,6 +45,10 @@ export interface ReconcilerOptions {
    * GitHub runtime reads it again, so whichever replica runs the app runs the new config.
    */
   onConfigPushed?: () => void;
+  /** Operator floors no repository can lower (default: from the environment, see floors.ts). */
+  floors?: Floor[];
+  /** requireChecks: which checks passed on a revision (GitHub's adapter). */
+  checks?: RequiredChecks;
 }
 
 export class Reconciler implements ShardedApp {
@@ -65,7 +71,9 @@ export class Reconciler implements ShardedApp {
   constructor(private readonly o: ReconcilerOptions) {
     this.store = new StateStore(o.client, o.stateNamespace);
     const health = compileHealthChecks(o.config.resourceCustomizations);
-    for (const env of o.config.environments) {
+    const floors = o.floors ?? floorsFromEnv();
+    for (const configured of o.config.environments) {
+      const env = applyFloors(configured, floors);
       this.controllers.set(
         env.name,
         new EnvironmentController({
@@ -79,6 +87,7 @@ export class Reconciler implements ShardedApp {
           pollIntervalMs: o.pollIntervalMs,
           watch: o.watch,
           health,
+          checks: o.checks,
           standby: () => this.standby(env.name),
         }),
       );

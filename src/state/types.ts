@@ -46,10 +46,25 @@ export interface FreezeRecord {
 
 export interface ApprovalRecord {
   sha: string;
+  /** The approver's login, for people to read. */
   by: string;
-  /** The approver's GitHub user id (logins can be renamed): distinct approvers are distinct ids. */
+  /** The approver's GitHub user id: approvals are counted per id (a renamed account is one person). */
   id?: number;
   at: string;
+}
+
+/**
+ * The guards of the config a revision was deployed under: a later config that loosens them is
+ * held to them until it is itself deployed (see stricterRules).
+ */
+export interface DeployedRules {
+  revision: string;
+  approval?: import("../config/types.ts").ApprovalRule;
+  commands: import("../config/types.ts").CommandPermissions;
+  namespaces: string[];
+  clusterResources: Array<{ group: string; kind: string }>;
+  requireSignedCommits: boolean;
+  production: boolean;
 }
 
 export interface PendingSync {
@@ -78,6 +93,8 @@ export interface HandedOverSync {
   prune?: boolean;
   force?: boolean;
   ignoreFreeze?: boolean;
+  /** false: the request need not be approved (the CLI's); otherwise a gated environment's approval applies. */
+  needsApproval?: boolean;
   allowEmpty?: boolean;
   confirmPrune?: boolean;
 }
@@ -126,6 +143,10 @@ export interface EnvironmentState {
   hooksDigest?: string;
   /** The last render or sync problem reported for a revision, so a poll does not report it again. */
   lastError?: { revision: string; message: string; at: string };
+  /** The guards of the config the last synced revision was deployed under. */
+  deployedRules?: DeployedRules;
+  /** Digest of the render of the last synced revision: a revision that renders the same needs nothing. */
+  renderedDigest?: string;
   /** Self-heal counters per object key at the current revision, for drift-fight detection. */
   selfHeals: Record<string, { revision: string; times: string[] }>;
 }

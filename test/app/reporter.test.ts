@@ -3,6 +3,7 @@
 import assert from "node:assert/strict";
 import { afterEach, describe, it } from "node:test";
 import pino from "pino";
+import { outcomeWithoutWork } from "../../src/engine/sync.ts";
 import type { Octokit } from "../../src/github/octokit.ts";
 import { GitHubReporter, type ReporterOptions } from "../../src/github/reporter.ts";
 import { KubeApiError, KubeConnectionError } from "../../src/kube/errors.ts";
@@ -121,6 +122,46 @@ describe("GitHub reporter", () => {
     assert.match(seen[0]?.output.summary ?? "", /horizontal-pod-autoscaler/);
     assert.match(seen[0]?.output.summary ?? "", /\/spec\/replicas/);
     assert.match(seen[0]?.output.summary ?? "", /ignoreDifferences:/);
+  });
+
+  it("a revision the loop holds for missing required checks gets a neutral check run naming them", async () => {
+    const r = await reporter();
+    const seen = capture();
+    r.handle({
+      type: "waiting",
+      instance: "acme-shop.dev",
+      env: "dev",
+      revision: sha,
+      reason: "waiting for checks to pass on aaaaaaa: ci/test, ci/lint",
+    });
+    await r.idle();
+    mock.assertDone();
+    assert.equal(seen[0]?.conclusion, "neutral");
+    assert.equal(seen[0]?.output.title, "Waiting: waiting for checks to pass on aaaaaaa: ci/test, ci/lint");
+    assert.match(seen[0]?.output.summary ?? "", /ci\/test, ci\/lint\. Nothing was applied\./);
+  });
+
+  it("a refused request (a Sync click on a frozen environment) gets a check run that says why", async () => {
+    const r = await reporter();
+    const seen = capture();
+    const message =
+      "refused: frozen by @alice since 2026-06-01T10:00:00Z (release night); unfreeze dev first or force the sync";
+    r.handle({
+      type: "refused",
+      instance: "acme-shop.dev",
+      env: "dev",
+      revision: sha,
+      trigger: "comment",
+      actor: "bob",
+      outcome: outcomeWithoutWork(sha, "Refused", message),
+    });
+    await r.idle();
+    mock.assertDone();
+    assert.equal(
+      seen[0]?.output.title,
+      "Refused: frozen by @alice since 2026-06-01T10:00:00Z (release night); unfreeze dev first or force the sync",
+    );
+    assert.notEqual(seen[0]?.conclusion, "success");
   });
 
   it("reports a self-heal with the fields it reverted", async () => {

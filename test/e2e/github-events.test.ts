@@ -13,7 +13,7 @@ import {
   startApp,
   type TestApp,
 } from "../support/app.ts";
-import { useCluster } from "../support/cluster.ts";
+import { eventually, useCluster } from "../support/cluster.ts";
 import { makeRepo, type TestRepo, testMerge } from "../support/git-repo.ts";
 import {
   type CheckRun as Check,
@@ -146,6 +146,43 @@ describe("GitHub App events end to end", () => {
     assert.ok(await cluster.client.get("v1", "ConfigMap", manualNs, "settings"), "synced by the button");
     assert.equal(manualRun()?.status, "completed");
     assert.equal(manualRun()?.conclusion, "success");
+  });
+
+  it("the Sync button on a frozen environment answers on the check run: refused, by whom and why", async () => {
+    const sha = repo.head();
+    const manual = app.parts.runtimes.all()[0]?.reconciler.controller("manual");
+    assert.ok(manual);
+    await manual.setFreeze({ by: "ops", reason: "incident 12" });
+    try {
+      mockPermission(app.mock, "alice", "write");
+      captureChecks(app.mock, checks, 0, 1);
+      // The merged pull request's summary comment shows the refusal too.
+      let summary = "";
+      app.mock.api
+        .patch(`${REPO_PATH}/issues/comments/4242`, (b: { body: string }) => {
+          summary = b.body;
+          return true;
+        })
+        .reply(200, { id: 4242 });
+      await app.probot.receive(
+        checkRunEvent("requested_action", {
+          identifier: "sync",
+          name: "syncward / manual",
+          headSha: sha,
+          sender: { login: "alice" },
+        }),
+      );
+      await app.settle();
+      const run = () => checks.filter((c) => c.name === "syncward / manual").at(-1);
+      await eventually("the refusal reached the check run", async () =>
+        /^Refused/.test(run()?.output?.title ?? ""),
+      );
+      app.mock.assertDone();
+      assert.match(run()?.output?.title ?? "", /^Refused: frozen by @ops since .* \(incident 12\)/);
+      assert.match(summary, /\| `manual` \| Refused \|.*refused: frozen by `@ops`/);
+    } finally {
+      await manual.setFreeze(undefined);
+    }
   });
 
   it("a pull request with a broken manifest gets a failing preview annotated at file and line", async () => {

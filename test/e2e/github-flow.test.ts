@@ -91,16 +91,17 @@ function captureGitHubWrites(
   captured: Captured,
   times: { checks: number; updates?: number; statuses: Record<string, number> },
 ): void {
-  mock.api
-    .post(`${REPO_PATH}/check-runs`, (b: Captured["checks"][number]) => {
-      captured.checks.push(b);
-      return true;
-    })
-    .times(times.checks)
-    .reply(201, (_uri: string, body: { name: string; head_sha: string }) => {
-      const id = checkRunId(captured.checks, body);
-      return { id, name: body.name, html_url: `https://github.com/acme/shop/runs/${id}` };
-    });
+  if (times.checks > 0)
+    mock.api
+      .post(`${REPO_PATH}/check-runs`, (b: Captured["checks"][number]) => {
+        captured.checks.push(b);
+        return true;
+      })
+      .times(times.checks)
+      .reply(201, (_uri: string, body: { name: string; head_sha: string }) => {
+        const id = checkRunId(captured.checks, body);
+        return { id, name: body.name, html_url: `https://github.com/acme/shop/runs/${id}` };
+      });
   if (times.updates)
     mock.api
       .patch(/\/check-runs\/9\d{3}$/, () => true)
@@ -311,6 +312,39 @@ describe("GitHub App end to end", () => {
     );
   });
 
+  it("a commit that changes only comments and notes under prod/ needs no approval: no deployment, no check run, 'no change' in history", async () => {
+    const docs = repo.commit(
+      {
+        "prod/app.yaml": `# Owned by the payments team.\n${manifests("1.27")}`,
+        "prod/NOTES.md": "runbook\n",
+      },
+      "docs: prod notes",
+    );
+    mockTarball(app.mock, repo, docs);
+    const before = app.mock.requests.length;
+    await app.probot.receive(
+      pushEvent({
+        after: docs,
+        before: first,
+        modified: ["prod/app.yaml", "prod/NOTES.md"],
+        sender: { login: "alice" },
+      }),
+    );
+    await app.settle();
+    app.mock.assertDone();
+    const made = app.mock.requests.slice(before).map((r) => `${r.method} ${r.url}`);
+    assert.ok(
+      made.every((r) => /\/tarball\/|legacy\.tar\.gz/.test(r)),
+      `only the commit's tarball was read; no deployment, check run or comment: ${made.join(", ")}`,
+    );
+    const rt = app.parts.runtimes.all()[0];
+    assert.ok(rt);
+    const state = await rt.reconciler.store.load(rt.reconciler.controller("prod").instance);
+    assert.equal(state.lastSyncedRevision, docs);
+    assert.equal(state.history.at(-1)?.message, "no change for prod");
+    assert.equal(state.pendingSync, undefined);
+  });
+
   it("a newer commit needs a new approval, and approving the old one says it is stale", async () => {
     const second = repo.commit({ "prod/app.yaml": manifests("1.28") }, "bump prod");
     mockTarball(app.mock, repo, second);
@@ -359,15 +393,103 @@ describe("GitHub App end to end", () => {
     mockReactions(app.mock, 1004, "confused");
     mockPermission(app.mock, "alice", "write");
     const refused = mockReply(app.mock, 7);
+    const checks: Captured = { checks: [], statuses: [], deployments: [] };
+    captureGitHubWrites(app.mock, {}, checks, { checks: 1, statuses: {} });
     await app.probot.receive(
       issueCommentEvent({ body: "/sync dev", sender: { login: "alice" }, commentId: 1004 }),
     );
     await app.settle();
     app.mock.assertDone();
-    assert.match(
-      refused.body(),
-      /environment dev is frozen by alice since \d{4}-\d\d-\d\dT[\d:.]+Z \(incident 42\)/,
+    assert.match(refused.body(), /refused: frozen by @alice since \d{4}-\d\d-\d\dT[\d:.]+Z \(incident 42\)/);
+    // The refusal is on the environment's check run too.
+    assert.match(checks.checks[0]?.output?.title ?? "", /^Refused: frozen by @alice/);
+  });
+
+  it("/approve that releases a sync of a frozen prod is answered with the refusal in the reply, the check run and the deployment status", async () => {
+    const second = repo.head();
+    mockReactions(app.mock, 1005, "rocket");
+    mockPermission(app.mock, "alice", "write");
+    mockReply(app.mock, 7);
+    await app.probot.receive(
+      issueCommentEvent({
+        body: '/freeze prod "release night"',
+        sender: { login: "alice" },
+        commentId: 1005,
+      }),
     );
+    await app.settle();
+
+    mockReactions(app.mock, 1006, "confused");
+    mockPermission(app.mock, "carol", "write");
+    app.mock.api
+      .get(`${REPO_PATH}/pulls/8`)
+      .reply(200, { number: 8, merged: true, merge_commit_sha: second, head: { sha: "e".repeat(40) } });
+    const reply = mockReply(app.mock, 8);
+    const writes: Captured = { checks: [], statuses: [], deployments: [] };
+    // prod's waiting check run of this commit is updated with the refusal.
+    app.mock.api
+      .patch(/\/check-runs\/9\d{3}$/, (b: Captured["checks"][number]) => {
+        writes.checks.push(b);
+        return true;
+      })
+      .reply(200, (uri: string) => ({
+        id: Number(uri.split("/").at(-1)),
+        html_url: "https://github.com/acme/shop/runs/1",
+      }));
+    captureGitHubWrites(app.mock, { prod: 303 }, writes, { checks: 0, statuses: { prod: 1 } });
+    const event = issueCommentEvent({
+      body: "/approve prod",
+      sender: { login: "carol" },
+      commentId: 1006,
+      number: 8,
+    });
+    (event.payload.issue.user as { login: string }).login = "bob";
+    await app.probot.receive(event);
+    await app.settle();
+    app.mock.assertDone();
+    assert.match(
+      reply.body(),
+      /Approved `[0-9a-f]{7}` for \*\*prod\*\* \(1\/1\), but the sync is `refused: frozen by @alice/,
+    );
+    assert.doesNotMatch(reply.body(), /deploying/);
+    assert.match(writes.checks[0]?.output?.title ?? "", /^Refused: frozen by @alice .*\(release night\)/);
+    assert.deepEqual(
+      writes.statuses.map((s) => [s.id, s.state]),
+      [[303, "failure"]],
+    );
+    assert.match(writes.statuses[0]?.description ?? "", /refused: frozen by @alice/);
+    const live = (await cluster.client.get("v1", "ConfigMap", prodNs, "settings")) as unknown as {
+      data: { release: string };
+    };
+    assert.equal(live.data.release, "1.27", "nothing deployed while frozen");
+  });
+
+  it("/unapprove withdraws an approval the refused sync did not use; a second /unapprove has nothing to withdraw", async () => {
+    const second = repo.head();
+    const rt = app.parts.runtimes.all()[0];
+    assert.ok(rt);
+    const prod = rt.reconciler.controller("prod");
+    const approvals = async () => (await rt.reconciler.store.load(prod.instance)).pendingApprovals;
+    assert.deepEqual(
+      (await approvals()).map((a) => [a.sha, a.by, typeof a.id]),
+      [[second, "carol", "number"]],
+      "carol's approval is kept with her GitHub id",
+    );
+    for (const [commentId, expected] of [
+      [1007, /@carol withdrew their approval of `[0-9a-f]{7}` for \*\*prod\*\*; it no longer counts\./],
+      [1008, /@carol has no approval of \*\*prod\*\* to withdraw\./],
+    ] as const) {
+      mockReactions(app.mock, commentId, "rocket");
+      mockPermission(app.mock, "carol", "write");
+      const reply = mockReply(app.mock, 8);
+      await app.probot.receive(
+        issueCommentEvent({ body: "/unapprove prod", sender: { login: "carol" }, commentId, number: 8 }),
+      );
+      await app.settle();
+      app.mock.assertDone();
+      assert.match(reply.body(), expected);
+    }
+    assert.deepEqual(await approvals(), []);
   });
 
   it("a pull request gets a preview of merging it (dev only: prod's previews are opt-in), with no buttons", async () => {

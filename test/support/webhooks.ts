@@ -94,6 +94,7 @@ function patch(payload: Payload, o: EventOptions): Payload {
   const sender = obj(out.sender);
   if (o.sender?.login !== undefined) {
     sender.login = o.sender.login;
+    // Distinct people have distinct GitHub ids (approvals are counted per id): one per login.
     sender.id = userIdOf(o.sender.login);
   }
   if (o.sender?.type !== undefined) sender.type = o.sender.type;

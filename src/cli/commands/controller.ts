@@ -33,10 +33,14 @@ export function describeEvent(e: ReconcilerEvent): string {
       return `${at} render failed, nothing applied:\n${e.message}`;
     case "stuck":
       return `${at} stuck: ${e.reason}`;
+    case "refused":
+      return `${at} ${e.outcome.message} (${e.trigger} by ${e.actor})`;
+    case "unchanged":
+      return `${at} ${e.entry.message}: renders what is deployed, nothing to sync or approve`;
     case "waiting":
       return `${at} waiting: ${e.reason}${e.until ? ` until ${e.until}` : ""}`;
     case "awaitingApproval":
-      return `${at} waiting for approval (${e.approvals.length}/${e.needed}${e.approvals.length > 0 ? `: ${e.approvals.join(", ")}` : ""})`;
+      return `${at} ${e.reason ?? `waiting for approval (${e.approvals.length}/${e.needed})`}${e.approvals.length > 0 ? ` (approved by ${e.approvals.join(", ")})` : ""}`;
     case "syncStarted":
       return `${at} syncing ${e.changes} change(s) (${e.trigger} by ${e.actor})`;
     case "syncProgress":

@@ -285,3 +285,11 @@ describe("parseCommands: hostile input", () => {
 
   it("keeps a tab as a separator", () => check("/sync\tdev", [sync("dev")]));
 });
+
+describe("/unapprove", () => {
+  it("parses with or without an environment, like /approve", () => {
+    assert.deepEqual(parseCommands("/unapprove prod", ["dev", "prod"]), [{ type: "unapprove", env: "prod" }]);
+    assert.deepEqual(parseCommands("/unapprove", ["dev", "prod"]), [{ type: "unapprove" }]);
+    assert.equal(parseCommands("/unaprove prod", ["prod"])[0]?.type, "invalid");
+  });
+});

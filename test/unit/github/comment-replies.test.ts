@@ -7,19 +7,8 @@ import type { Octokit } from "../../../src/github/octokit.ts";
 import type { RepoRuntime } from "../../../src/github/runtime.ts";
 import { envConfig } from "../../support/env.ts";
 
-/** The reply to `/sync dev` when the sync ends with `message`. */
-async function syncReply(message: string): Promise<string> {
-  const env = envConfig("shop");
-  const rt = {
-    ref: { owner: "acme", repo: "shop" },
-    config: { environments: [env] },
-    reconciler: {
-      controller: () => ({
-        env,
-        sync: async () => ({ phase: "Refused", revision: "a".repeat(40), message }),
-      }),
-    },
-  } as unknown as RepoRuntime;
+/** GitHub as a commenter with write permission sees it; replies land in `bodies`. */
+function writerOnGitHub(): { gh: Octokit; bodies: string[] } {
   const bodies: string[] = [];
   const gh = {
     rest: {
@@ -35,14 +24,34 @@ async function syncReply(message: string): Promise<string> {
       },
     },
   } as unknown as Octokit;
+  return { gh, bodies };
+}
+
+/** The replies to `/sync dev` by `login` (a writer), with `controller` as the environment's. */
+async function replies(controller: object, login = "alice"): Promise<string[]> {
+  const env = envConfig("shop");
+  const rt = {
+    ref: { owner: "acme", repo: "shop" },
+    config: { environments: [env] },
+    reconciler: { controller: () => ({ env, rules: async () => env, ...controller }) },
+  } as unknown as RepoRuntime;
+  const { gh, bodies } = writerOnGitHub();
   await handleCommentCommands(rt, gh, {
     commentId: 1,
     body: "/sync dev",
-    login: "alice",
+    login,
     userId: 1,
     senderType: "User",
     pullNumber: 7,
     merged: true,
+  });
+  return bodies;
+}
+
+/** The reply to `/sync dev` when the sync ends with `message`. */
+async function syncReply(message: string): Promise<string> {
+  const bodies = await replies({
+    sync: async () => ({ phase: "Refused", revision: "a".repeat(40), message }),
   });
   assert.equal(bodies.length, 1);
   return bodies[0] ?? "";
@@ -59,6 +68,30 @@ describe("comment replies", () => {
     assert.equal(
       await syncReply(message),
       `**dev**: sync of \`aaaaaaa\` refused: \n\n\`\`\`\`\n${message}\n\`\`\`\`\n`,
+    );
+  });
+});
+
+describe("a pending config change that loosens a command's permission", () => {
+  it("/sync is held to the stricter permission of the deployed config", async () => {
+    const env = envConfig("shop", { commands: { sync: "write" } });
+    const deployed = envConfig("shop", { commands: { sync: "admin" } });
+    let synced = false;
+    const bodies = await replies(
+      {
+        env,
+        rules: async () => ({ ...env, commands: deployed.commands }),
+        sync: async () => {
+          synced = true;
+          return { phase: "Succeeded", revision: "a".repeat(40), message: "" };
+        },
+      },
+      "mallory",
+    );
+    assert.equal(synced, false);
+    assert.match(
+      bodies[0] ?? "",
+      /Sorry @mallory, `\/sync dev` needs \*\*admin\*\* permission on this repository and you have \*\*write\*\*/,
     );
   });
 });

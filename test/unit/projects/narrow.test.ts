@@ -103,7 +103,7 @@ describe("a repository can only narrow its project", () => {
 
   it("floors: the operator's and the project's, the stricter wins", () => {
     const prod = narrowEnvironment(teamA, env("team-a-prod", { production: true }), [
-      { source: "SYNCWARD_MIN_PRODUCTION_APPROVALS", floors: { minProductionApprovals: 4 } },
+      { source: "SYNCWARD_MIN_PRODUCTION_APPROVALS", minProductionApprovals: 4 },
     ]);
     assert.equal(prod.approval?.minimum, 4);
   });

@@ -1,0 +1,100 @@
+// A revision that changes `.github/syncward.yml` is gated, per environment, by the stricter of the
+// rules it was deployed under and the rules it brings: a merge that removes prod's `approval:`
+// still waits for an approval under the old rule, and takes effect once deployed. Pure.
+import { weakenedGuards } from "./config-changes.ts";
+import type { ApprovalRule, CommandPermissions, EnvironmentConfig } from "./types.ts";
+
+/** The guarding part of an environment's config, kept with the state of what it deployed. */
+export interface Guards {
+  approval?: ApprovalRule;
+  commands: CommandPermissions;
+  namespaces: string[];
+  clusterResources: Array<{ group: string; kind: string }>;
+  requireSignedCommits: boolean;
+  production: boolean;
+}
+
+export function guardsOf(env: EnvironmentConfig): Guards {
+  return {
+    ...(env.approval ? { approval: env.approval } : {}),
+    commands: env.commands,
+    namespaces: env.policy.namespaces,
+    clusterResources: env.policy.clusterResources,
+    requireSignedCommits: env.policy.requireSignedCommits,
+    production: env.production,
+  };
+}
+
+/** `env` with `guards` in place of its own. */
+export function withGuards(env: EnvironmentConfig, guards: Guards): EnvironmentConfig {
+  const { approval: _, ...rest } = env;
+  return {
+    ...rest,
+    ...(guards.approval ? { approval: guards.approval } : {}),
+    commands: guards.commands,
+    policy: {
+      ...env.policy,
+      namespaces: guards.namespaces,
+      clusterResources: guards.clusterResources,
+      requireSignedCommits: guards.requireSignedCommits,
+    },
+    production: guards.production,
+  };
+}
+
+const RANK = { read: 1, triage: 2, write: 3, maintain: 4, admin: 5 } as const;
+
+const both = <T>(a: T[], b: T[], key: (x: T) => string = String) =>
+  a.filter((x) => b.some((y) => key(y) === key(x)));
+
+/** The stricter of two approval rules: more approvals, approvers listed in both (else the old ones), shorter expiry. */
+export function stricterApproval(old?: ApprovalRule, now?: ApprovalRule): ApprovalRule | undefined {
+  if (!old || !now) return old ?? now;
+  const users = both(now.users, old.users, (u) => u.toLowerCase());
+  const teams = both(now.teams, old.teams, (t) => t.toLowerCase());
+  const kept = users.length + teams.length > 0;
+  const expiries = [old.expiresAfter, now.expiresAfter].filter((e): e is number => e !== undefined);
+  return {
+    users: kept ? users : old.users,
+    teams: kept ? teams : old.teams,
+    minimum: Math.max(old.minimum, now.minimum),
+    allowAuthor: old.allowAuthor && now.allowAuthor,
+    ...(expiries.length > 0 ? { expiresAfter: Math.min(...expiries) } : {}),
+  };
+}
+
+/**
+ * The rules a revision of `current` is gated by when the deployed revision ran under `deployed`:
+ * `current` itself unless it weakens a guard, else the stricter of both, and `weakens` says what.
+ * Namespaces and cluster kinds the change widens: an approval-gated environment takes them with
+ * the approval; one gated by nothing keeps the old lists until the change is deployed.
+ */
+export function stricterRules(
+  current: EnvironmentConfig,
+  deployed: Guards | undefined,
+): { rules: EnvironmentConfig; weakens: string[] } {
+  if (!deployed) return { rules: current, weakens: [] };
+  const old = withGuards(current, deployed);
+  const weakens = weakenedGuards(old, current);
+  if (weakens.length === 0) return { rules: current, weakens };
+  const approval = stricterApproval(deployed.approval, current.approval);
+  const kindKey = (k: { group: string; kind: string }) => `${k.group}/${k.kind}`;
+  const commands = Object.fromEntries(
+    Object.entries(current.commands).map(([name, level]) => {
+      const now = level as keyof typeof RANK;
+      const was = deployed.commands[name as keyof CommandPermissions] ?? now;
+      return [name, RANK[was] > RANK[now] ? was : now];
+    }),
+  ) as unknown as CommandPermissions;
+  const rules = withGuards(current, {
+    ...(approval ? { approval } : {}),
+    commands,
+    namespaces: approval ? current.policy.namespaces : both(current.policy.namespaces, deployed.namespaces),
+    clusterResources: approval
+      ? current.policy.clusterResources
+      : both(current.policy.clusterResources, deployed.clusterResources, kindKey),
+    requireSignedCommits: deployed.requireSignedCommits || current.policy.requireSignedCommits,
+    production: deployed.production || current.production,
+  });
+  return { rules, weakens };
+}

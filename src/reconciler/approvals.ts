@@ -1,0 +1,46 @@
+// Approvals of an environment's pending revision, as kept in its state. Who may approve is the
+// GitHub layer's call, made before one is recorded; here they are counted: per revision, one per
+// person (their GitHub id when known, else their login), and only while not expired.
+import type { ApprovalRecord, EnvironmentState } from "../state/types.ts";
+
+const who = (a: ApprovalRecord) => (a.id !== undefined ? `id:${a.id}` : `login:${a.by.toLowerCase()}`);
+
+/** Distinct approvers of `revision` whose approval has not lapsed, and how many lapsed. */
+export function approvalsOf(
+  state: Pick<EnvironmentState, "pendingApprovals">,
+  revision: string,
+  now: Date = new Date(),
+  expiresAfterMs?: number,
+): { approvers: string[]; expired: number } {
+  const mine = state.pendingApprovals.filter((a) => a.sha === revision);
+  const live = (a: ApprovalRecord) =>
+    expiresAfterMs === undefined || now.getTime() - Date.parse(a.at) < expiresAfterMs;
+  const seen = new Map<string, string>();
+  const lapsed = new Set<string>();
+  for (const a of mine) {
+    if (live(a)) seen.set(who(a), a.by);
+    else lapsed.add(who(a));
+  }
+  return { approvers: [...seen.values()], expired: [...lapsed].filter((k) => !seen.has(k)).length };
+}
+
+/** Adds `by`'s approval of `revision` (once per person and revision; a repeat renews its time). */
+export function addApproval(state: EnvironmentState, record: ApprovalRecord): void {
+  const key = who(record);
+  state.pendingApprovals = state.pendingApprovals.filter((a) => !(a.sha === record.sha && who(a) === key));
+  state.pendingApprovals.push(record);
+}
+
+/**
+ * Withdraws `by`'s approvals of every revision not yet deployed (`/unapprove`). Returns the
+ * revisions they had approved.
+ */
+export function withdrawApproval(state: EnvironmentState, by: { login: string; id?: number }): string[] {
+  const mine = (a: ApprovalRecord) =>
+    by.id !== undefined && a.id !== undefined
+      ? a.id === by.id
+      : a.by.toLowerCase() === by.login.toLowerCase();
+  const withdrawn = state.pendingApprovals.filter(mine).map((a) => a.sha);
+  state.pendingApprovals = state.pendingApprovals.filter((a) => !mine(a));
+  return [...new Set(withdrawn)];
+}

@@ -1,0 +1,157 @@
+// The one gate of an environment. Every path that writes (the automated pass, a retry, self-heal,
+// a manual sync from the CLI, a comment or the Sync button, a released approval, a sync handed
+// over by another replica) calls `check` with the exact revision it is about to apply,
+// immediately before its first write. It gathers what the decision needs (state, the rules in
+// force, a signature verdict, required checks) and leaves the deciding to decideGate (pure).
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { findEnvironment, parseConfig } from "../config/load.ts";
+import { type Guards, guardsOf, stricterRules } from "../config/stricter.ts";
+import type { EnvironmentConfig } from "../config/types.ts";
+import type { StateStore } from "../state/store.ts";
+import type { EnvironmentState, PendingSync, Trigger } from "../state/types.ts";
+import type { Logger } from "./environment-controller.ts";
+import type { Emit } from "./events.ts";
+import { applies, decideGate, type GateDecision, type WritePath } from "./gate-decision.ts";
+import type { RequiredChecks } from "./required-checks.ts";
+import type { RevisionSource } from "./revision-source.ts";
+
+export interface GateRequest {
+  path: WritePath;
+  revision: string;
+  trigger: Trigger;
+  actor: string;
+  ignoreFreeze?: boolean;
+  /** A person's request that must be approved on a gated environment (not the CLI). */
+  needsApproval?: boolean;
+  /** When approval is missing: record the wait (once per revision) with these flags and announce it. */
+  wait?: Pick<PendingSync, "manual" | "prune" | "force" | "allowEmpty" | "confirmPrune">;
+  /** The state as the caller read it immediately before (else the gate reads it). */
+  state?: EnvironmentState;
+}
+
+export interface GateOptions {
+  /** The environment's config as loaded (floors applied). */
+  env: EnvironmentConfig;
+  instance: string;
+  store: StateStore;
+  source: RevisionSource;
+  checks?: RequiredChecks;
+  emit: Emit;
+  log: Logger;
+  configFile?: string;
+}
+
+export class Gate {
+  /** Guards read from a deployed revision's config file, for states written before they were kept. */
+  private readonly readGuards = new Map<string, Promise<Guards | undefined>>();
+
+  constructor(private readonly o: GateOptions) {}
+
+  /** The rules a new revision is gated by: the stricter of the deployed revision's and the current ones. */
+  async rules(state: EnvironmentState): Promise<{ rules: EnvironmentConfig; weakens: string[] }> {
+    return stricterRules(this.o.env, state.deployedRules ?? (await this.guardsAt(state.lastSyncedRevision)));
+  }
+
+  /** Asks the gate; a missing approval is recorded and announced when the request says `wait`. */
+  async check(
+    request: GateRequest,
+  ): Promise<GateDecision & { rules: EnvironmentConfig; state: EnvironmentState }> {
+    const state = request.state ?? (await this.o.store.load(this.o.instance));
+    // Re-applying the deployed revision (self-heal, a retry, a re-sync) re-applies what was approved.
+    const deployed = state.lastSyncedRevision === request.revision;
+    const { rules, weakens } = deployed ? { rules: this.o.env, weakens: [] } : await this.rules(state);
+    const needsApproval = !deployed && (request.needsApproval ?? false);
+    const shape = { path: request.path, rules, needsApproval };
+    const decision = decideGate({
+      ...shape,
+      revision: request.revision,
+      state,
+      now: new Date(),
+      ignoreFreeze: request.ignoreFreeze,
+      weakens,
+      signatureProblem: applies("signature", shape)
+        ? await this.signatureProblem(request.revision)
+        : undefined,
+      missingChecks:
+        applies("checks", shape) && rules.requireChecks
+          ? await this.missingChecks(request.revision, rules.requireChecks)
+          : undefined,
+    });
+    const missing = !decision.allowed && (decision.approvals?.length ?? 0) < (decision.needed ?? 0);
+    if (!decision.allowed && decision.check === "approval" && missing && request.wait && !deployed)
+      await this.announceWait(
+        request,
+        state,
+        decision.approvals ?? [],
+        decision.needed ?? 0,
+        decision.reason,
+      );
+    // The state it decided on, for a caller that needs it right before writing (self-heal's counters).
+    return { ...decision, rules, state };
+  }
+
+  private async signatureProblem(sha: string): Promise<string | undefined> {
+    const source = this.o.source;
+    return source.signatureProblem
+      ? source.signatureProblem(sha)
+      : `${source.description} cannot tell whether commit ${sha.slice(0, 7)} is signed`;
+  }
+
+  private async missingChecks(sha: string, wanted: string[] | true): Promise<string[]> {
+    if (!this.o.checks)
+      return [
+        `${wanted === true ? "the branch's required checks" : wanted.join(", ")} (this syncward cannot read checks)`,
+      ];
+    return this.o.checks.missing(sha, wanted, this.o.env.source.branch);
+  }
+
+  private async announceWait(
+    request: GateRequest,
+    state: EnvironmentState,
+    approvals: string[],
+    needed: number,
+    reason: string,
+  ): Promise<void> {
+    const { revision, trigger, actor } = request;
+    const wait = request.wait as NonNullable<GateRequest["wait"]>;
+    if (state.pendingSync?.revision === revision && state.pendingSync.manual === wait.manual) return;
+    await this.o.store.update(this.o.instance, (s) => {
+      s.pendingSync = { revision, trigger, actor, requestedAt: new Date().toISOString(), ...wait };
+      s.syncStatus = "OutOfSync";
+    });
+    this.o.log.info({ instance: this.o.instance, revision, approvals: approvals.length, needed }, reason);
+    this.o.emit({
+      type: "awaitingApproval",
+      instance: this.o.instance,
+      env: this.o.env.name,
+      revision,
+      trigger,
+      actor,
+      approvals,
+      needed,
+      reason,
+    });
+  }
+
+  /** The guards of the config file at `sha` (undefined when it has none or it cannot be read). */
+  private guardsAt(sha: string | undefined): Promise<Guards | undefined> {
+    if (!sha) return Promise.resolve(undefined);
+    let found = this.readGuards.get(sha);
+    if (!found) {
+      found = this.o.source
+        .tree(sha)
+        .then((dir) => readFile(join(dir, this.o.configFile ?? ".github/syncward.yml"), "utf8"))
+        .then((text) => guardsOf(findEnvironment(parseConfig(text), this.o.env.name)))
+        .catch((err: unknown) => {
+          this.o.log.debug(
+            { err: String(err), instance: this.o.instance, revision: sha },
+            "the deployed revision's config could not be read; the current rules apply",
+          );
+          return undefined;
+        });
+      this.readGuards.set(sha, found);
+    }
+    return found;
+  }
+}

@@ -1,0 +1,113 @@
+// Self-heal: re-applies the drifted objects of the deployed revision, after the gate (a freeze
+// or a deny window with selfHeal: false stops it), and counts heals per object to spot fights.
+import { compareOptionsFor, revertTrail } from "../engine/revert/index.ts";
+import { syncEnvironment } from "../engine/sync.ts";
+import type { KubeObject } from "../kube/object.ts";
+import type { RenderedSource } from "../source/render.ts";
+import type { EnvironmentState } from "../state/types.ts";
+import { driftFight, healBackoffMs, isFight, nextHealAt, recordHeal } from "./drift-fight.ts";
+import type { EnvironmentEffects } from "./effects.ts";
+
+const SHORT = (sha: string) => sha.slice(0, 7);
+
+/** Re-applies only the drifted objects; counts heals per object to spot drift fights. */
+export async function heal(
+  fx: EnvironmentEffects,
+  head: string,
+  rendered: RenderedSource,
+  drifted: Array<{ key: string; paths: string[]; live?: KubeObject; obj?: KubeObject }>,
+  prune: boolean,
+  state: EnvironmentState,
+): Promise<void> {
+  const options = compareOptionsFor(fx.o.env);
+  const trails = new Map(
+    drifted.map((d) => [d.key, d.live && d.obj ? revertTrail(d.key, d.obj, d.live, options) : []]),
+  );
+  // Backing off is for fights with trusted managers: an untrusted change is reverted at once, every time.
+  const untrusted = (key: string) => trails.get(key)?.some((r) => !r.trusted) ?? false;
+  const fought = (key: string) => trails.get(key)?.some((r) => r.trusted) ?? true;
+  // The policy may have changed while this pass looked (a freeze from the CLI or another
+  // replica): the gate looks again right before writing, so a frozen environment is never healed.
+  const gate = await fx.gate.check({
+    path: "selfHeal",
+    revision: head,
+    trigger: "selfHeal",
+    actor: "syncward",
+  });
+  if (!gate.allowed) return;
+  const fresh = gate.state;
+  const now = Date.now();
+  const due = drifted.filter((d) => untrusted(d.key) || nextHealAt(fresh.selfHeals[d.key]) <= now);
+  const later = drifted.filter((d) => !due.includes(d));
+  if (later.length > 0)
+    fx.hooks.wakeAt(new Date(Math.min(...later.map((d) => nextHealAt(fresh.selfHeals[d.key])))));
+  if (due.length === 0) return;
+  const fields = due.flatMap((d) =>
+    d.paths.length > 0 ? d.paths.map((p) => `${d.key} ${p}`) : [`${d.key} (missing)`],
+  );
+  const reverted = due.flatMap((d) => trails.get(d.key) ?? []);
+  const outcome = await syncEnvironment(
+    fx.o.client,
+    fx.target,
+    fx.request(head, rendered.objects, prune, state, { only: new Set(due.map((d) => d.key)) }),
+  );
+  const fights: Array<{
+    key: string;
+    paths: string[];
+    live?: KubeObject;
+    heals: number;
+    backoffMs: number;
+  }> = [];
+  const { entry } = await fx.record(
+    "selfHeal",
+    "syncward",
+    outcome,
+    (s) => {
+      for (const d of due) {
+        if (!fought(d.key)) continue;
+        const counter = recordHeal(s.selfHeals[d.key], head, new Date());
+        s.selfHeals[d.key] = counter;
+        if (isFight(counter))
+          fights.push({ ...d, heals: counter.times.length, backoffMs: healBackoffMs(counter) });
+      }
+      s.syncStatus = outcome.phase === "Succeeded" ? "Synced" : "OutOfSync";
+    },
+    fields,
+    undefined,
+    reverted.length > 0 ? { reverted } : {},
+  );
+  const risky = reverted.filter((r) => r.security);
+  if (risky.length > 0)
+    fx.o.log.warn(
+      { instance: fx.instance, revision: head, reverted: risky, result: outcome.phase },
+      `self-heal reverted security-relevant changes: ${risky.map((r) => `${r.object} ${r.path} (${r.security}) by ${r.manager ?? "an unknown manager"}`).join("; ")}`,
+    );
+  fx.o.log.info(
+    { instance: fx.instance, revision: head, drifted: fields, result: outcome.phase },
+    "self-heal",
+  );
+  fx.o.emit({
+    type: "selfHealed",
+    instance: fx.instance,
+    env: fx.o.env.name,
+    revision: head,
+    drifted: fields,
+    outcome,
+    entry,
+    reverted,
+  });
+  for (const f of fights) {
+    const fight = driftFight(f);
+    fx.o.log.warn(
+      { instance: fx.instance, ...fight },
+      `drift fight: ${fight.object} healed ${f.heals} times at ${SHORT(head)}; changed by ${fight.managers.join(", ") || "an unknown manager"}`,
+    );
+    fx.o.emit({
+      type: "driftFight",
+      instance: fx.instance,
+      env: fx.o.env.name,
+      revision: head,
+      fight,
+    });
+  }
+}

@@ -1,0 +1,100 @@
+// requireChecks' GitHub adapter: which required checks have not passed on a commit, read from the
+// check runs and the combined status of the commit (and, for `true`, the branch's protection).
+// GitHub is nock; every request is validated against GitHub's OpenAPI description.
+import assert from "node:assert/strict";
+import { afterEach, describe, it } from "node:test";
+import type { Octokit } from "../../src/github/octokit.ts";
+import { GitHubRequiredChecks } from "../../src/github/required-checks.ts";
+import { createTestProbot, type GitHubMock, mockGitHub } from "../support/github.ts";
+
+const SHA = "a1b2c3d4e5f60718293a4b5c6d7e8f9012345678";
+const REPO = "/repos/acme/shop";
+
+let gh: GitHubMock | undefined;
+afterEach(() => gh?.reset());
+
+async function adapter(): Promise<GitHubRequiredChecks> {
+  const probot = await createTestProbot();
+  const octokit = (await probot.auth(4242)) as unknown as Octokit;
+  return new GitHubRequiredChecks(async () => octokit, { owner: "acme", repo: "shop" });
+}
+
+const run = (id: number, name: string, status: string, conclusion: string | null) => ({
+  id,
+  name,
+  head_sha: SHA,
+  status,
+  conclusion,
+});
+
+function mockChecks(
+  mock: GitHubMock,
+  runs: ReturnType<typeof run>[],
+  statuses: Array<{ context: string; state: string }>,
+) {
+  mock.api
+    .get(`${REPO}/commits/${SHA}/check-runs`)
+    .query(true)
+    .reply(200, { total_count: runs.length, check_runs: runs });
+  mock.api
+    .get(`${REPO}/commits/${SHA}/status`)
+    .query(true)
+    .reply(200, { state: "pending", sha: SHA, total_count: statuses.length, statuses });
+}
+
+describe("required checks from GitHub", () => {
+  it("names the checks that have not passed: failed, still running, never reported; a re-run that passed counts", async () => {
+    gh = mockGitHub();
+    mockChecks(
+      gh,
+      [
+        run(1, "test", "completed", "failure"),
+        run(2, "test", "completed", "success"),
+        run(3, "lint", "completed", "failure"),
+        run(4, "e2e", "in_progress", null),
+        run(5, "docs", "completed", "skipped"),
+      ],
+      [
+        { context: "ci/legacy", state: "success" },
+        { context: "ci/deploy-preview", state: "pending" },
+      ],
+    );
+    const missing = await (await adapter()).missing(
+      SHA,
+      ["test", "lint", "e2e", "docs", "ci/legacy", "ci/deploy-preview", "security"],
+      "main",
+    );
+    gh.assertDone();
+    assert.deepEqual(missing, ["lint", "e2e", "ci/deploy-preview", "security"]);
+  });
+
+  it("true: the branch's required status checks", async () => {
+    gh = mockGitHub();
+    gh.api.get(`${REPO}/branches/main`).reply(200, {
+      name: "main",
+      protected: true,
+      protection: {
+        enabled: true,
+        required_status_checks: {
+          enforcement_level: "everyone",
+          contexts: ["test"],
+          checks: [
+            { context: "test", app_id: null },
+            { context: "build", app_id: 1 },
+          ],
+        },
+      },
+    });
+    mockChecks(gh, [run(1, "test", "completed", "success")], []);
+    const missing = await (await adapter()).missing(SHA, true, "main");
+    gh.assertDone();
+    assert.deepEqual(missing, ["build"]);
+  });
+
+  it("true on an unprotected branch: nothing is required, nothing more is asked", async () => {
+    gh = mockGitHub();
+    gh.api.get(`${REPO}/branches/main`).reply(200, { name: "main", protected: false });
+    assert.deepEqual(await (await adapter()).missing(SHA, true, "main"), []);
+    gh.assertDone();
+  });
+});

@@ -1,0 +1,119 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { applyFloors, floorsFromEnv } from "../../../src/config/floors.ts";
+import { guardsOf, stricterApproval, stricterRules } from "../../../src/config/stricter.ts";
+import { envConfig } from "../../support/env.ts";
+
+const prod = (fields: Record<string, unknown> = {}) => envConfig("prod", { production: true, ...fields });
+const gated = prod({ approval: { users: ["carol", "dave"] } });
+
+describe("the stricter of the deployed and the new rules", () => {
+  const rows: Array<
+    [string, ReturnType<typeof prod>, ReturnType<typeof prod>, (r: ReturnType<typeof stricterRules>) => void]
+  > = [
+    ["no change: the new rules, nothing weakened", gated, gated, (r) => assert.deepEqual(r.weakens, [])],
+    [
+      "approval removed: the old approval still applies",
+      gated,
+      prod(),
+      (r) => {
+        assert.deepEqual(r.rules.approval?.users, ["carol", "dave"]);
+        assert.match(r.weakens.join(), /approval removed/);
+      },
+    ],
+    [
+      "minimum lowered: the higher one",
+      prod({ approval: { users: ["carol", "dave"], minimum: 2 } }),
+      gated,
+      (r) => assert.equal(r.rules.approval?.minimum, 2),
+    ],
+    [
+      "an approver added: only those listed in both count",
+      gated,
+      prod({ approval: { users: ["carol", "dave", "mallory"] } }),
+      (r) => assert.deepEqual(r.rules.approval?.users, ["carol", "dave"]),
+    ],
+    [
+      "allowAuthor turned on: still off",
+      gated,
+      prod({ approval: { users: ["carol"], allowAuthor: true } }),
+      (r) => assert.equal(r.rules.approval?.allowAuthor, false),
+    ],
+    [
+      "command permission lowered: the higher one",
+      prod({ commands: { sync: "admin" } }),
+      prod({ commands: { sync: "write" } }),
+      (r) => assert.equal(r.rules.commands.sync, "admin"),
+    ],
+    [
+      "namespaces widened with no approval anywhere: only the old ones",
+      prod({ policy: { namespaces: ["prod"] } }),
+      prod({ policy: { namespaces: ["prod", "kube-system"] } }),
+      (r) => assert.deepEqual(r.rules.policy.namespaces, ["prod"]),
+    ],
+    [
+      "namespaces widened on a gated environment: taken with the approval",
+      prod({ approval: { users: ["carol"] }, policy: { namespaces: ["prod"] } }),
+      prod({ approval: { users: ["carol"] }, policy: { namespaces: ["prod", "shared"] } }),
+      (r) => {
+        assert.deepEqual(r.rules.policy.namespaces, ["prod", "shared"]);
+        assert.ok(r.rules.approval);
+      },
+    ],
+    [
+      "signatures turned off: still required",
+      prod({ policy: { namespaces: ["prod"], requireSignedCommits: true } }),
+      prod(),
+      (r) => assert.equal(r.rules.policy.requireSignedCommits, true),
+    ],
+    [
+      "a stricter new config applies as it is",
+      prod(),
+      gated,
+      (r) => {
+        assert.deepEqual(r.weakens, []);
+        assert.deepEqual(r.rules.approval?.users, ["carol", "dave"]);
+      },
+    ],
+  ];
+  for (const [name, old, now, check] of rows) it(name, () => check(stricterRules(now, guardsOf(old))));
+
+  it("without deployed rules, the current ones", () =>
+    assert.equal(stricterRules(gated, undefined).rules, gated));
+
+  it("approvers in neither list both: the old list, not nobody", () => {
+    const a = stricterApproval(
+      { users: ["carol"], teams: [], minimum: 1, allowAuthor: false },
+      { users: ["mallory"], teams: [], minimum: 1, allowAuthor: false },
+    );
+    assert.deepEqual(a?.users, ["carol"]);
+  });
+});
+
+describe("operator floors", () => {
+  it("raises approvals of production environments only; the stricter source wins", () => {
+    const floors = [
+      { source: "SYNCWARD_MIN_PRODUCTION_APPROVALS", minProductionApprovals: 1 },
+      { source: "project payments", minProductionApprovals: 2 },
+    ];
+    assert.equal(applyFloors(prod(), floors).approval?.minimum, 2);
+    assert.equal(applyFloors(envConfig("dev"), floors).approval, undefined);
+    assert.equal(
+      applyFloors(prod({ approval: { users: ["carol"], minimum: 3 } }), floors).approval?.minimum,
+      3,
+    );
+    assert.deepEqual(applyFloors(gated, floors).approval?.users, ["carol", "dave"]);
+    assert.equal(applyFloors(prod(), []).approval, undefined);
+  });
+
+  it("reads SYNCWARD_MIN_PRODUCTION_APPROVALS, and names it when it is wrong", () => {
+    assert.deepEqual(floorsFromEnv({}), []);
+    assert.deepEqual(floorsFromEnv({ SYNCWARD_MIN_PRODUCTION_APPROVALS: "2" }), [
+      { source: "SYNCWARD_MIN_PRODUCTION_APPROVALS", minProductionApprovals: 2 },
+    ]);
+    assert.throws(
+      () => floorsFromEnv({ SYNCWARD_MIN_PRODUCTION_APPROVALS: "two" }),
+      /SYNCWARD_MIN_PRODUCTION_APPROVALS must be a whole number/,
+    );
+  });
+});

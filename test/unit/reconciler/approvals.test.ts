@@ -1,0 +1,42 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { addApproval, approvalsOf, withdrawApproval } from "../../../src/reconciler/approvals.ts";
+import { defaultState } from "../../../src/state/store.ts";
+
+const A = "a".repeat(40);
+const B = "b".repeat(40);
+const at = (minutes: number) => new Date(Date.UTC(2026, 5, 1, 12, minutes)).toISOString();
+const NOW = new Date(Date.UTC(2026, 5, 1, 13, 0));
+
+describe("approvals in the state", () => {
+  it("counts people, by id when known: a renamed login is one person, two logins without ids are two", () => {
+    const s = defaultState("app.prod");
+    addApproval(s, { sha: A, by: "carol", id: 7, at: at(0) });
+    addApproval(s, { sha: A, by: "carol-renamed", id: 7, at: at(1) });
+    addApproval(s, { sha: A, by: "dave", at: at(2) });
+    addApproval(s, { sha: B, by: "erin", id: 9, at: at(3) });
+    assert.deepEqual(approvalsOf(s, A, NOW).approvers, ["carol-renamed", "dave"]);
+    assert.deepEqual(approvalsOf(s, B, NOW).approvers, ["erin"]);
+  });
+
+  it("ignores approvals older than expiresAfter and counts them; approving again renews", () => {
+    const s = defaultState("app.prod");
+    addApproval(s, { sha: A, by: "carol", id: 7, at: at(0) });
+    addApproval(s, { sha: A, by: "dave", id: 8, at: at(50) });
+    assert.deepEqual(approvalsOf(s, A, NOW, 30 * 60_000), { approvers: ["dave"], expired: 1 });
+    addApproval(s, { sha: A, by: "carol", id: 7, at: at(55) });
+    assert.deepEqual(approvalsOf(s, A, NOW, 30 * 60_000), { approvers: ["dave", "carol"], expired: 0 });
+  });
+
+  it("/unapprove withdraws only the commenter's own approvals, of every pending revision", () => {
+    const s = defaultState("app.prod");
+    addApproval(s, { sha: A, by: "carol", id: 7, at: at(0) });
+    addApproval(s, { sha: B, by: "carol", id: 7, at: at(1) });
+    addApproval(s, { sha: A, by: "dave", id: 8, at: at(2) });
+    // A login now held by someone else (id 99) withdraws nothing of carol's (id 7).
+    assert.deepEqual(withdrawApproval(s, { login: "carol", id: 99 }), []);
+    assert.deepEqual(withdrawApproval(s, { login: "carol", id: 7 }).sort(), [A, B]);
+    assert.deepEqual(approvalsOf(s, A, NOW).approvers, ["dave"]);
+    assert.deepEqual(withdrawApproval(s, { login: "carol", id: 7 }), []);
+  });
+});
