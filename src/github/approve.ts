@@ -8,6 +8,7 @@
 // - nobody who contributed to what would be deployed approves it (contributors.ts), unless
 //   `approval.allowAuthor`: every commit from the last synced revision to the pending one.
 // People are bound by GitHub user id; the reconciler records the id beside the login.
+import type { EnvironmentConfig } from "../config/types.ts";
 import type { EnvironmentController } from "../reconciler/environment-controller.ts";
 import { allows, listedApprover, type Permission } from "./authorize.ts";
 import { contributionOf, contributorsOf, type GitHubUser, type RangePull } from "./contributors.ts";
@@ -49,36 +50,28 @@ export async function approveAs(
   place: ApprovalPlace,
 ): Promise<ApprovalOutcome> {
   const name = controller.env.name;
-  // The rules the pending revision is gated by: a config change that loosens them is held to the
-  // stricter of the deployed and the new ones (src/config/stricter.ts).
-  const rules = await controller.rules();
-  const rule = rules.approval;
   const refuse = (reason: string, revision?: string): ApprovalOutcome => ({
     ok: false,
     recorded: false,
     message: `Sorry @${who.login}, you cannot approve **${name}**: ${reason}. Nothing was changed.`,
     ...(revision ? { revision } : {}),
   });
-  if (!rule) return { ok: false, recorded: false, message: `**${name}** does not require approval.` };
   if (who.bot || who.login.endsWith("[bot]")) return refuse("bots never approve deployments");
-
-  const listing = await listedApprover(gh, rt.info.owner, rule, who.login);
-  if (!listing.listed && !listing.open) return refuse(listing.reason ?? "you are not a listed approver");
-  const need: Permission = listing.listed ? "read" : rules.commands.approve;
-  if (!allows(who.permission, need))
-    return refuse(
-      `approving needs **${need}** permission on this repository${listing.listed ? " (listed approvers need only read)" : ""} and you have **${who.permission}**`,
-    );
-  // Cheap and certain before anything is read: the pull request's own author.
-  if (
-    !rule.allowAuthor &&
-    place.kind === "comment" &&
-    place.pullAuthor !== undefined &&
-    place.pullAuthor.id === who.id
-  )
-    return refuse(
-      `you opened #${place.pullNumber}, and nobody who contributed to a change approves its deployment (approval.allowAuthor is false)`,
-    );
+  // The configured rule first (no state needed); then the rules the pending revision is gated by:
+  // a config change that loosens them is held to the stricter of the deployed and the new ones
+  // (src/config/stricter.ts), and the approver must pass those too.
+  const configured = controller.env;
+  if (configured.approval) {
+    const refusal = await refusalUnder(configured, gh, rt, who, place);
+    if (refusal) return refuse(refusal);
+  }
+  const rules = await controller.rules();
+  const rule = rules.approval;
+  if (!rule) return { ok: false, recorded: false, message: `**${name}** does not require approval.` };
+  if (rule !== configured.approval || rules.commands.approve !== configured.commands.approve) {
+    const refusal = await refusalUnder(rules, gh, rt, who, place);
+    if (refusal) return refuse(refusal);
+  }
 
   const state = await rt.reconciler.store.load(controller.instance);
   const pending = state.pendingSync;
@@ -157,4 +150,25 @@ export async function approveAs(
       ? `Approved \`${short(revision)}\` for **${name}** ${count}; deploying.`
       : `Approved \`${short(revision)}\` for **${name}** ${count}; waiting for more approvals.`,
   };
+}
+
+/** Why `who` may not approve under `env`'s approval rule and permissions, before any state is read. */
+async function refusalUnder(
+  env: Pick<EnvironmentConfig, "approval" | "commands">,
+  gh: Octokit,
+  rt: RepoRuntime,
+  who: Approver,
+  place: ApprovalPlace,
+): Promise<string | undefined> {
+  const rule = env.approval;
+  if (!rule) return undefined;
+  const listing = await listedApprover(gh, rt.info.owner, rule, who.login);
+  if (!listing.listed && !listing.open) return listing.reason ?? "you are not a listed approver";
+  const need: Permission = listing.listed ? "read" : env.commands.approve;
+  if (!allows(who.permission, need))
+    return `approving needs **${need}** permission on this repository${listing.listed ? " (listed approvers need only read)" : ""} and you have **${who.permission}**`;
+  // Cheap and certain before anything is read: the pull request's own author.
+  if (!rule.allowAuthor && place.kind === "comment" && place.pullAuthor?.id === who.id)
+    return `you opened #${place.pullNumber}, and nobody who contributed to a change approves its deployment (approval.allowAuthor is false)`;
+  return undefined;
 }
