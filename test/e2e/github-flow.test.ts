@@ -346,10 +346,12 @@ describe("GitHub App end to end", () => {
   });
 
   it("a newer commit needs a new approval, and approving the old one says it is stale", async () => {
+    // prod's deployed revision is the docs-only commit the previous test advanced it to.
+    const deployed = repo.head();
     const second = repo.commit({ "prod/app.yaml": manifests("1.28") }, "bump prod");
     mockTarball(app.mock, repo, second);
     mockRange(app.mock, {
-      base: first,
+      base: deployed,
       head: second,
       commits: [{ sha: second, author: "alice" }],
       pulls: [],
@@ -357,7 +359,7 @@ describe("GitHub App end to end", () => {
     mockDeployment(app.mock, "prod", 303, captured);
     captureGitHubWrites(app.mock, { prod: 303 }, captured, { checks: 1, statuses: { prod: 1 } });
     await app.probot.receive(
-      pushEvent({ after: second, before: first, modified: ["prod/app.yaml"], sender: { login: "alice" } }),
+      pushEvent({ after: second, before: deployed, modified: ["prod/app.yaml"], sender: { login: "alice" } }),
     );
     await app.settle();
 
@@ -421,9 +423,25 @@ describe("GitHub App end to end", () => {
 
     mockReactions(app.mock, 1006, "confused");
     mockPermission(app.mock, "carol", "write");
-    app.mock.api
-      .get(`${REPO_PATH}/pulls/8`)
-      .reply(200, { number: 8, merged: true, merge_commit_sha: second, head: { sha: "e".repeat(40) } });
+    const pr8: FakePull = {
+      number: 8,
+      author: "bob",
+      mergedBy: "bob",
+      commits: [second],
+      mergeCommit: second,
+      head: "e".repeat(40),
+    };
+    app.mock.api.get(`${REPO_PATH}/pulls/8`).reply(200, apiPull(pr8));
+    const rt = app.parts.runtimes.all()[0];
+    assert.ok(rt);
+    const deployed = (await rt.reconciler.store.load(rt.reconciler.controller("prod").instance))
+      .lastSyncedRevision;
+    mockRange(app.mock, {
+      ...(deployed ? { base: deployed } : {}),
+      head: second,
+      commits: [{ sha: second, author: "alice" }],
+      pulls: [pr8],
+    });
     const reply = mockReply(app.mock, 8);
     const writes: Captured = { checks: [], statuses: [], deployments: [] };
     // prod's waiting check run of this commit is updated with the refusal.
