@@ -240,6 +240,11 @@ export class GitHubReporter {
         const record = this.deployments.get(this.deploymentKey(event.env, event.revision));
         if (record) this.waiting.set(event.env, { sha: event.revision, id: record.id });
         const { wait, diff } = await this.approvalWait(gh, event.env, event.revision);
+        wait.gate = {
+          approvers: event.approvals,
+          needed: event.needed,
+          ...(event.reason ? { reason: event.reason } : {}),
+        };
         await this.check(gh, event.env, event.revision, { awaitingApproval: wait, diff });
         const pr = this.pulls.get(event.revision);
         if (pr !== undefined) {

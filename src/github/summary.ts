@@ -45,6 +45,11 @@ export interface ApprovalWait {
   rangeError?: string;
   /** Listed approvers who contributed to the range, so cannot approve it. */
   excluded?: string[];
+  /**
+   * The gate's own count, when the report comes from its decision: live approvers (lapsed ones
+   * left out), approvals needed under the rules the revision is held to, and why it waits.
+   */
+  gate?: { approvers: string[]; needed: number; reason?: string };
 }
 
 export type CheckConclusion = "success" | "failure" | "action_required" | "neutral";
@@ -388,8 +393,10 @@ function riskyOrphansSection(orphans: Array<{ object: string; risk?: string }>):
 
 function approvalSection(input: CheckRunOutputInput, wait: ApprovalWait): string {
   const rule = input.env.approval;
-  const have = input.state.pendingApprovals.filter((a) => a.sha === wait.revision);
-  const need = rule?.minimum ?? 1;
+  const have = wait.gate
+    ? wait.gate.approvers.map((by) => ({ by }))
+    : input.state.pendingApprovals.filter((a) => a.sha === wait.revision);
+  const need = wait.gate?.needed ?? rule?.minimum ?? 1;
   const excluded = new Set((wait.excluded ?? []).map((l) => l.toLowerCase()));
   const approvers = [
     ...(rule?.users ?? []).filter((u) => !excluded.has(u.toLowerCase())).map((u) => `@${u}`),
@@ -399,6 +406,7 @@ function approvalSection(input: CheckRunOutputInput, wait: ApprovalWait): string
   const paragraph = [
     `\`${short(wait.revision)}\` needs ${plural(need, "approval")} before it is synced to \`${input.env.name}\`` +
       ` (${have.length} so far${have.length > 0 ? `: ${have.map((a) => `@${a.by}`).join(", ")}` : ""}; **${missing} more** needed).`,
+    ...(wait.gate?.reason ? [`Held: ${inline(wait.gate.reason)}.`] : []),
     ...(approvers.length > 0 ? [`Approvers: ${approvers.join(", ")}.`] : []),
     ...(excluded.size > 0
       ? [`Cannot approve it, having contributed to it: ${[...excluded].map(code).join(", ")}.`]

@@ -48,6 +48,21 @@ describe("the waiting check run", () => {
     assert.match(out.summary, /no GitHub account claims: `ghost@example.com`/);
   });
 
+  it("counts what the gate counts: lapsed approvals left out, the stricter rule's minimum, and why it waits", () => {
+    // carol's approval in state lapsed (approval.expiresAfter); a config change holds prod to 3.
+    const out = waiting({
+      revision: SHA,
+      gate: {
+        approvers: [],
+        needed: 3,
+        reason: "waiting for approval (0/3); 1 approval(s) expired after 24h",
+      },
+    });
+    assert.match(out.summary, /needs 3 approvals .*\(0 so far; \*\*3 more\*\* needed\)/);
+    assert.match(out.summary, /Held: waiting for approval \(0\/3\); 1 approval\(s\) expired after 24h\./);
+    assert.doesNotMatch(out.summary, /@carol;/);
+  });
+
   it("shows commit and pull-request titles inert: no mention, no HTML, no table break", () => {
     const out = waiting({
       revision: SHA,
