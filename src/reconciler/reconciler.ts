@@ -10,7 +10,7 @@ import { compileHealthChecks } from "../engine/health/index.ts";
 import type { KubeClient } from "../kube/client.ts";
 import { serviceAccountUser } from "../kube/impersonation.ts";
 import { LeaseLock, leaseNameFor } from "../state/lease.ts";
-import { INSTANCE_ANNOTATION, STATE_LABEL, StateStore } from "../state/store.ts";
+import { INSTANCE_ANNOTATION, StateStore } from "../state/store.ts";
 import type { HandedOverPush, Trigger } from "../state/types.ts";
 import { sleep } from "../util/sleep.ts";
 import { EnvironmentController, instanceName, type Logger } from "./environment-controller.ts";
@@ -19,6 +19,7 @@ import { awaitsSync, handedOverPushOf } from "./handed-over-push.ts";
 import type { RequiredChecks } from "./required-checks.ts";
 import type { RevisionSource } from "./revision-source.ts";
 import { Shard, type ShardedApp } from "./shard.ts";
+import { watchStates } from "./state-watch.ts";
 
 export interface ReconcilerOptions {
   app: string;
@@ -142,7 +143,7 @@ export class Reconciler implements ShardedApp {
       this.deferring = true;
       this.shard.register(this);
     }
-    if (this.o.watch !== false) void this.watchState();
+    if (this.o.watch !== false) this.watchState();
   }
 
   private startAll(): void {
@@ -161,44 +162,24 @@ export class Reconciler implements ShardedApp {
    * A freeze, unfreeze or policy change made elsewhere (the CLI, another replica's GitHub handler)
    * lands in the state ConfigMap: the environment acting here looks again at once.
    */
-  private async watchState(): Promise<void> {
-    const signal = this.abort.signal;
+  private watchState(): void {
     const byInstance = new Map(this.environments.map((c) => [c.instance, c]));
-    const selector = `${STATE_LABEL}=true`;
-    let rv: string | undefined;
-    while (!signal.aborted) {
-      try {
-        rv ??= (
-          await this.o.client.list("v1", "ConfigMap", {
-            namespace: this.o.stateNamespace,
-            labelSelector: selector,
-          })
-        ).resourceVersion;
-        rv = await this.o.client.watch(
-          "v1",
-          "ConfigMap",
-          { namespace: this.o.stateNamespace, labelSelector: selector, resourceVersion: rv, signal },
-          (type, obj) => {
-            const controller = byInstance.get(obj.metadata.annotations?.[INSTANCE_ANNOTATION] ?? "");
-            if (type !== "MODIFIED" || !controller) return;
-            const found = handedOverPushOf(obj as { data?: Record<string, string> });
-            const push = found && !this.handedOverHere.has(found.at) ? found : undefined;
-            // A config pushed since this runtime read its own: every replica reads it again (the
-            // rebuilt runtime, if it holds the app, then acts on the push from state).
-            if (push?.config && push.at > this.createdAt && this.o.onConfigPushed) {
-              this.handedOverHere.add(push.at);
-              this.o.onConfigPushed();
-              return;
-            }
-            if (!this.running.has(controller.env.name)) return;
-            if (!(push && this.actOnPush(controller, push))) controller.nudge("poll", "syncward");
-          },
-        );
-      } catch {
-        rv = undefined;
-        await sleep(2000, signal);
+    const stop = watchStates(this.o.client, this.o.stateNamespace, [...byInstance.keys()], (obj) => {
+      const controller = byInstance.get(obj.metadata.annotations?.[INSTANCE_ANNOTATION] ?? "");
+      if (!controller) return;
+      const found = handedOverPushOf(obj as { data?: Record<string, string> });
+      const push = found && !this.handedOverHere.has(found.at) ? found : undefined;
+      // A config pushed since this runtime read its own: every replica reads it again (the
+      // rebuilt runtime, if it holds the app, then acts on the push from state).
+      if (push?.config && push.at > this.createdAt && this.o.onConfigPushed) {
+        this.handedOverHere.add(push.at);
+        this.o.onConfigPushed();
+        return;
       }
-    }
+      if (!this.running.has(controller.env.name)) return;
+      if (!(push && this.actOnPush(controller, push))) controller.nudge("poll", "syncward");
+    });
+    this.abort.signal.addEventListener("abort", stop, { once: true });
   }
 
   get leaseName(): string {

@@ -1,0 +1,96 @@
+// One watch of the state ConfigMaps per (client, namespace), shared by every app of the process.
+// Each app used to watch all state ConfigMaps itself: with A apps every state write reached A
+// watches, so a replica's idle cost grew with the square of its apps. Now each write reaches one
+// watch, which hands it to the app whose environment it belongs to (by the instance annotation).
+import type { KubeClient } from "../kube/client.ts";
+import type { KubeObject } from "../kube/object.ts";
+import { INSTANCE_ANNOTATION, STATE_LABEL } from "../state/store.ts";
+import { sleep } from "../util/sleep.ts";
+
+/** Called with each modified state ConfigMap of one environment instance. */
+export type StateListener = (obj: KubeObject) => void;
+
+/** How long to wait before watching again after the watch failed. */
+const RETRY_MS = 2000;
+
+class SharedStateWatch {
+  private readonly listeners = new Map<string, Set<StateListener>>();
+  private abort: AbortController | undefined;
+
+  constructor(
+    private readonly client: KubeClient,
+    private readonly namespace: string,
+    private readonly onIdle: () => void,
+  ) {}
+
+  /** Listens to `instances`' state ConfigMaps; the returned function stops listening. */
+  add(instances: readonly string[], listener: StateListener): () => void {
+    for (const instance of instances) {
+      const set = this.listeners.get(instance) ?? new Set<StateListener>();
+      set.add(listener);
+      this.listeners.set(instance, set);
+    }
+    if (!this.abort) {
+      this.abort = new AbortController();
+      void this.run(this.abort.signal);
+    }
+    return () => {
+      for (const instance of instances) {
+        const set = this.listeners.get(instance);
+        set?.delete(listener);
+        if (set?.size === 0) this.listeners.delete(instance);
+      }
+      if (this.listeners.size === 0) {
+        this.abort?.abort();
+        this.abort = undefined;
+        this.onIdle();
+      }
+    };
+  }
+
+  private async run(signal: AbortSignal): Promise<void> {
+    const selector = `${STATE_LABEL}=true`;
+    let rv: string | undefined;
+    while (!signal.aborted) {
+      try {
+        rv ??= (
+          await this.client.list("v1", "ConfigMap", { namespace: this.namespace, labelSelector: selector })
+        ).resourceVersion;
+        rv = await this.client.watch(
+          "v1",
+          "ConfigMap",
+          { namespace: this.namespace, labelSelector: selector, resourceVersion: rv, signal },
+          (type, obj) => {
+            if (type !== "MODIFIED") return;
+            const instance = obj.metadata.annotations?.[INSTANCE_ANNOTATION] ?? "";
+            for (const listener of this.listeners.get(instance) ?? []) listener(obj);
+          },
+        );
+      } catch {
+        rv = undefined;
+        await sleep(RETRY_MS, signal);
+      }
+    }
+  }
+}
+
+const shared = new WeakMap<KubeClient, Map<string, SharedStateWatch>>();
+
+/**
+ * Calls `listener` with every modification of the state ConfigMaps of `instances` in `namespace`,
+ * through the one watch of that namespace the process keeps. Returns the function that stops it.
+ */
+export function watchStates(
+  client: KubeClient,
+  namespace: string,
+  instances: readonly string[],
+  listener: StateListener,
+): () => void {
+  const byNamespace = shared.get(client) ?? new Map<string, SharedStateWatch>();
+  shared.set(client, byNamespace);
+  const watch =
+    byNamespace.get(namespace) ??
+    new SharedStateWatch(client, namespace, () => byNamespace.delete(namespace));
+  byNamespace.set(namespace, watch);
+  return watch.add(instances, listener);
+}
