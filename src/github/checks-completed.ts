@@ -69,7 +69,7 @@ export async function onStatus(runtimes: Runtimes, payload: StatusPayload): Prom
 /**
  * Nudges every environment held to requireChecks (by the rules in force) that tracks one of
  * `branches` or waits at `sha`; the pass asks the gate again. Returns their names. On a replica
- * without the app's lease the nudge does nothing: the holder's poll or the next delivery covers it.
+ * without the app's lease the wake-up is handed to the holder (Reconciler.wake).
  */
 async function wakeWaiting(rt: RepoRuntime, sha: string, branches: string[]): Promise<string[]> {
   const woken: string[] = [];
@@ -78,7 +78,7 @@ async function wakeWaiting(rt: RepoRuntime, sha: string, branches: string[]): Pr
     if (!tracked && (await rt.reconciler.store.load(controller.instance)).pendingSync?.revision !== sha)
       continue;
     if (!(await controller.rules()).requireChecks) continue;
-    controller.nudge("poll", "syncward");
+    rt.reconciler.wake(controller.env.name);
     woken.push(controller.env.name);
   }
   return woken;

@@ -5,16 +5,35 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { mockConfig, mockNoEarlierDeployments, REPO_PATH, startApp, type TestApp } from "../support/app.ts";
-import { useCluster } from "../support/cluster.ts";
+import { eventually, useCluster } from "../support/cluster.ts";
 import { makeRepo, type TestRepo } from "../support/git-repo.ts";
-import type { GitHubMock } from "../support/github.ts";
+import { GITHUB_API, type GitHubMock } from "../support/github.ts";
 import { type CheckRun, captureReports, mockTarball } from "../support/github-checks.ts";
+import { FakeGitHub } from "../support/github-fake.ts";
+import { Replicas, runTestRepository } from "../support/replicas.ts";
 import { checkSuiteCompletedEvent, pushEvent, statusEvent } from "../support/webhooks.ts";
 
 const cluster = useCluster();
 
 const cm = (v: string) =>
   `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\ndata: {release: "${v}"}\n`;
+
+/** prod waits for `ci`, and polls only once an hour. */
+const prodConfig = (ns: string) => `environments:
+  - name: prod
+    source: {path: prod}
+    destination: {namespace: ${ns}}
+    syncPolicy: {automated: {prune: true}}
+    pollInterval: 1h
+    requireChecks: [ci]
+`;
+
+const live = async (ns: string) =>
+  (
+    (await cluster.client.get("v1", "ConfigMap", ns, "settings")) as unknown as
+      | { data: { release: string } }
+      | undefined
+  )?.data.release;
 
 /** GitHub's answer for the checks on `sha`: the check run `ci` as it stands, no commit statuses. */
 function mockCiRun(mock: GitHubMock, sha: string, status: "in_progress" | "completed"): void {
@@ -64,17 +83,7 @@ describe("checks finishing wake an environment that waits for them", () => {
     repo = makeRepo({ "prod/app.yaml": cm("1.0") });
     head = repo.head();
     app = await startApp({ client: cluster.syncwardClient, stateNamespace: stateNs });
-    mockConfig(
-      app.mock,
-      `environments:
-  - name: prod
-    source: {path: prod}
-    destination: {namespace: ${ns}}
-    syncPolicy: {automated: {prune: true}}
-    pollInterval: 1h
-    requireChecks: [ci]
-`,
-    );
+    mockConfig(app.mock, prodConfig(ns));
   });
 
   after(async () => {
@@ -84,13 +93,6 @@ describe("checks finishing wake an environment that waits for them", () => {
 
   /** The reports: every check run as it stands after its updates, every deployment status. */
   const mockReports = () => captureReports(app.mock, { runs, statuses }, 78, "optionally");
-
-  const live = async () =>
-    (
-      (await cluster.client.get("v1", "ConfigMap", ns, "settings")) as unknown as
-        | { data: { release: string } }
-        | undefined
-    )?.data.release;
 
   it("a push waits while ci is still running, and says so", async () => {
     mockReports();
@@ -106,7 +108,7 @@ describe("checks finishing wake an environment that waits for them", () => {
     );
     await app.settle();
     app.mock.assertDone();
-    assert.equal(await live(), undefined, "nothing deployed while ci runs");
+    assert.equal(await live(ns), undefined, "nothing deployed while ci runs");
     const run = runs.find((r) => r.name === "syncward / prod" && r.head_sha === head);
     assert.match(run?.output?.title ?? "", /waiting for checks to pass on .*: ci/);
   });
@@ -119,14 +121,14 @@ describe("checks finishing wake an environment that waits for them", () => {
     );
     await app.settle();
     app.mock.assertDone(); // no check-runs read: no pass asked the gate
-    assert.equal(await live(), undefined);
+    assert.equal(await live(ns), undefined);
   });
 
   it("another repository's suite wakes nothing here", async () => {
     await app.probot.receive(checkSuiteCompletedEvent({ repo: "other", headSha: head }));
     await app.settle();
     app.mock.assertDone();
-    assert.equal(await live(), undefined);
+    assert.equal(await live(ns), undefined);
   });
 
   it("ci completing deploys the commit at once, without a poll", async () => {
@@ -136,7 +138,7 @@ describe("checks finishing wake an environment that waits for them", () => {
     await app.probot.receive(checkSuiteCompletedEvent({ headSha: head }));
     await app.settle();
 
-    assert.equal(await live(), "1.0");
+    assert.equal(await live(ns), "1.0");
     assert.deepEqual(statuses, ["in_progress", "success"]);
     const done = runs.filter((r) => r.name === "syncward / prod" && r.head_sha === head).at(-1);
     assert.equal(done?.conclusion, "success");
@@ -153,13 +155,90 @@ describe("checks finishing wake an environment that waits for them", () => {
     await app.probot.receive(statusEvent({ sha: next, state: "pending" }));
     await app.settle();
     app.mock.assertDone(); // the pending status asked nothing more
-    assert.equal(await live(), "1.0", "held while ci is pending");
+    assert.equal(await live(ns), "1.0", "held while ci is pending");
 
     mockReports();
     mockCiStatus(app.mock, next, "success");
     await app.probot.receive(statusEvent({ sha: next, state: "success" }));
     await app.settle();
     app.mock.assertDone();
-    assert.equal(await live(), "2.0");
+    assert.equal(await live(ns), "2.0");
+  });
+});
+
+describe("checks finishing, delivered to the replica without the Lease", () => {
+  let repo: TestRepo;
+  let github: FakeGitHub;
+  let ns: string;
+  let stateNs: string;
+  let ciDone = false;
+
+  let replicas: Replicas;
+
+  /** A replica of the app; GitHub answers the checks of any commit with `ci` as it stands. */
+  const replica = async (identity: string) => {
+    const app = await replicas.start(identity);
+    const api = app.mock.scope(GITHUB_API).persist();
+    api
+      .get(/\/repos\/acme\/shop\/commits\/[0-9a-f]{40}\/check-runs$/)
+      .query(true)
+      .optionally()
+      .reply((uri) => {
+        const sha = uri.split("/").at(-2) as string;
+        const status = ciDone ? "completed" : "in_progress";
+        const run = { id: 31, name: "ci", head_sha: sha, status, conclusion: ciDone ? "success" : null };
+        return [200, { total_count: 1, check_runs: [run] }];
+      });
+    api
+      .get(/\/repos\/acme\/shop\/commits\/[0-9a-f]{40}\/status$/)
+      .query(true)
+      .optionally()
+      .reply((uri) => [200, { state: "pending", sha: uri.split("/").at(-2), total_count: 0, statuses: [] }]);
+    api.get("/app").optionally().reply(200, { id: 4711, slug: "syncward-test", name: "syncward-test" });
+    return app;
+  };
+
+  before(async () => {
+    ns = await cluster.namespace("checks-wake-rep");
+    stateNs = await cluster.stateNamespace("checks-wake-rep-state");
+    repo = makeRepo({ "prod/app.yaml": cm("1.0") });
+    github = new FakeGitHub(repo, prodConfig(ns));
+    replicas = new Replicas(cluster.syncwardKubeconfig, stateNs, github);
+  });
+
+  after(() => replicas.stop());
+
+  it("is handed to the replica that holds it, which deploys the commit without a poll", async () => {
+    const a = await replica("replica-a");
+    const head = repo.head();
+    await a.probot.receive(
+      pushEvent({ after: head, modified: ["prod/app.yaml"], sender: { login: "alice" } }),
+    );
+    await eventually("replica-a to take the repository and hold the commit for ci", async () =>
+      github.checks.some(
+        (c) => c.head_sha === head && /waiting for checks to pass/.test(c.output?.title ?? ""),
+      ),
+    );
+    const b = await replica("replica-b");
+    // B runs the repository as a restarted pod does (bootstrap), and finds it held by A.
+    const rtB = await runTestRepository(b);
+    await eventually("replica-b to stand by", async () => rtB.reconciler.following);
+    await a.settle();
+    assert.equal(await live(ns), undefined, "held while ci runs");
+
+    ciDone = true;
+    await b.probot.receive(checkSuiteCompletedEvent({ headSha: head }));
+    await eventually("replica-a to deploy the commit", async () => (await live(ns)) === "1.0");
+    assert.deepEqual(rtB.reconciler.active, [], "replica-b wrote nothing");
+    const rtA = a.parts.runtimes.all()[0];
+    const state = await eventually("recorded by replica-a", async () => {
+      const s = await rtA?.reconciler.store.load("acme-shop.prod");
+      return s?.lastSyncedRevision === head ? s : undefined;
+    });
+    assert.deepEqual(
+      [state.history.at(-1)?.trigger, state.history.at(-1)?.actor],
+      ["push", "alice"],
+      "deployed as alice's push, which was waiting for ci",
+    );
   });
 });
