@@ -11,6 +11,13 @@ import { loadProjectsConfigMap } from "../projects/configmap.ts";
 import { followProjectsConfigMap } from "../projects/follow.ts";
 import { limitsFromEnv } from "../source/limits.ts";
 import { BoundedMap } from "../util/bounded-map.ts";
+import {
+  type CheckSuiteCompletedPayload,
+  onCheckSuiteCompleted,
+  onStatus,
+  ownAppOf,
+  type StatusPayload,
+} from "./checks-completed.ts";
 import { countRequests, handleEvent, type Metrics } from "./events.ts";
 import {
   type CheckRunPayload,
@@ -103,6 +110,12 @@ export function syncwardApp(
     on("check_suite.rerequested", (gh, payload) =>
       onCheckSuiteRerequested(runtimes, gh, payload as unknown as CheckSuitePayload),
     );
+    // Checks finishing wake the environments held for them (requireChecks), before their next poll.
+    const ownApp = ownAppOf(async () => (await app.auth()) as unknown as Octokit);
+    on("check_suite.completed", (_gh, payload) =>
+      onCheckSuiteCompleted(runtimes, payload as unknown as CheckSuiteCompletedPayload, ownApp),
+    );
+    on("status", (_gh, payload) => onStatus(runtimes, payload as unknown as StatusPayload));
     on("installation", (gh, payload) =>
       onInstallation(runtimes, gh, payload as unknown as Parameters<typeof onInstallation>[2], app.log),
     );

@@ -294,6 +294,11 @@ export class Runtimes {
     return [...this.byRepo.values()];
   }
 
+  /** The runtime of a repository already running here, without starting one. */
+  running(owner: string, repo: string): RepoRuntime | undefined {
+    return this.byRepo.get(keyOf(owner, repo));
+  }
+
   /**
    * Stops a repository's runtime for good (uninstalled, removed from the installation, archived,
    * deleted): its leases are released and nothing more is written. Returns whether one ran.

@@ -328,6 +328,40 @@ export class Reconciler implements ShardedApp {
       );
   }
 
+  /**
+   * Asks an environment for a pass because something outside Git changed (checks finished on
+   * GitHub). On a replica without the app's lease it is handed to the holder through the
+   * environment's state, as a push without a commit (the holder's pass reads the branch head); a
+   * push still waiting there keeps its trigger and actor, and a config push is left for the holder.
+   */
+  wake(name: string): void {
+    const c = this.controller(name);
+    if (this.standby(c.env.name) === undefined) {
+      c.nudge("poll", "syncward");
+      return;
+    }
+    const at = new Date().toISOString();
+    this.handedOverHere.add(at);
+    this.store
+      .update(c.instance, (s) => {
+        const prev = s.handedOverPush;
+        const waiting = prev && prev.branch === c.env.source.branch && awaitsSync(prev, s) ? prev : undefined;
+        if (waiting?.config) return;
+        s.handedOverPush = {
+          branch: c.env.source.branch,
+          trigger: waiting?.trigger ?? "poll",
+          actor: waiting?.actor ?? "syncward",
+          at,
+        };
+      })
+      .catch((err) =>
+        this.o.log.warn(
+          { err, instance: c.instance },
+          "could not hand a wake-up over; the lease holder's poll covers it",
+        ),
+      );
+  }
+
   async stop(): Promise<void> {
     this.abort.abort();
     this.shard?.unregister(this);

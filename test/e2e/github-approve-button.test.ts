@@ -8,14 +8,12 @@ import {
   mockConfig,
   mockNoEarlierDeployments,
   mockPermission,
-  REPO_PATH,
   startApp,
   type TestApp,
 } from "../support/app.ts";
 import { useCluster } from "../support/cluster.ts";
 import { makeRepo, type TestRepo } from "../support/git-repo.ts";
-import { GITHUB_API } from "../support/github.ts";
-import { type CheckRun, mockTarball } from "../support/github-checks.ts";
+import { type CheckRun, captureReports, mockTarball } from "../support/github-checks.ts";
 import { mockRange } from "../support/github-range.ts";
 import { checkRunEvent, pushEvent } from "../support/webhooks.ts";
 
@@ -56,39 +54,9 @@ describe("the Approve button", () => {
     app.mock.reset();
   });
 
-  /** The reports, answered however often they come (each test's assertDone clears them): every
-   * check run kept as it stands after its updates, every deployment status. */
-  const mockReports = (newDeployment = false) => {
-    // A scope of its own: persist() holds for every later interceptor of a scope.
-    const api = app.mock.scope(GITHUB_API).persist();
-    api
-      .post(`${REPO_PATH}/check-runs`)
-      .optionally()
-      .reply(201, (_uri: string, body: CheckRun) => {
-        runs.push(structuredClone(body));
-        return {
-          id: 9000 + runs.length,
-          html_url: `https://github.com/acme/shop/runs/${9000 + runs.length}`,
-        };
-      });
-    api
-      .patch(/\/check-runs\/9\d{3}$/)
-      .optionally()
-      .reply(200, (uri: string, body: Partial<CheckRun>) => {
-        const id = Number(uri.split("/").at(-1));
-        Object.assign(runs[id - 9001] ?? {}, body);
-        return { id, html_url: `https://github.com/acme/shop/runs/${id}` };
-      });
-    if (newDeployment)
-      app.mock.api.post(`${REPO_PATH}/deployments`).reply(201, { id: 77, environment: "prod" });
-    api
-      .post(`${REPO_PATH}/deployments/77/statuses`)
-      .optionally()
-      .reply(201, (_uri: string, body: { state: string }) => {
-        statuses.push(body.state);
-        return { id: statuses.length, state: body.state };
-      });
-  };
+  /** The reports: every check run as it stands after its updates, every deployment status. */
+  const mockReports = (newDeployment = false) =>
+    captureReports(app.mock, { runs, statuses }, 77, newDeployment ? "once" : "no");
 
   const click = (login: string) =>
     app.probot.receive(

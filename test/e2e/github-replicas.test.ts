@@ -5,18 +5,12 @@
 // other one is read again by the holder, which then runs the new config.
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { KubeClient } from "../../src/kube/client.ts";
-import { startApp, type TestApp } from "../support/app.ts";
+import type { TestApp } from "../support/app.ts";
 import { eventually, useCluster } from "../support/cluster.ts";
 import { makeRepo, type TestRepo } from "../support/git-repo.ts";
 import { FakeGitHub } from "../support/github-fake.ts";
-import {
-  DEFAULT_BRANCH,
-  DEFAULT_INSTALLATION_ID,
-  DEFAULT_OWNER,
-  DEFAULT_REPO,
-  pushEvent,
-} from "../support/webhooks.ts";
+import { Replicas, runTestRepository } from "../support/replicas.ts";
+import { pushEvent } from "../support/webhooks.ts";
 
 const cluster = useCluster();
 const cm = (v: string) => `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\ndata: {v: "${v}"}\n`;
@@ -26,8 +20,6 @@ describe("the app as two replicas", () => {
   let github: FakeGitHub;
   let ns: string;
   let stateNs: string;
-  const apps: TestApp[] = [];
-  const clients: KubeClient[] = [];
 
   const live = async (namespace = ns) =>
     (
@@ -42,31 +34,18 @@ describe("the app as two replicas", () => {
     syncPolicy: {automated: {prune: true}, retry: {limit: 0}}
 ${extra}`;
 
-  const replica = async (identity: string) => {
-    const client = KubeClient.fromKubeconfig({ kubeconfig: cluster.syncwardKubeconfig });
-    clients.push(client);
-    const app = await startApp({
-      client,
-      stateNamespace: stateNs,
-      autoStart: true,
-      replica: { identity, watch: true },
-    });
-    github.install(app.mock);
-    apps.push(app);
-    return app;
-  };
+  let replicas: Replicas;
+  const replica = (identity: string) => replicas.start(identity);
 
   before(async () => {
     ns = await cluster.namespace("ghrep");
     stateNs = await cluster.stateNamespace("ghrep-state");
     repo = makeRepo({ "app/cm.yaml": cm("1") });
     github = new FakeGitHub(repo, config(ns));
+    replicas = new Replicas(cluster.syncwardKubeconfig, stateNs, github);
   });
 
-  after(async () => {
-    for (const app of apps) await app.parts.runtimes.stop();
-    for (const c of clients) c.close();
-  });
+  after(() => replicas.stop());
 
   it("a push delivered to the replica without the Lease is deployed by the one with it", async () => {
     const a = await replica("replica-a");
@@ -76,15 +55,7 @@ ${extra}`;
 
     const b = await replica("replica-b");
     // B starts the installed repository as a restarted pod does (bootstrap), and finds it held.
-    await b.parts.runtimes.for({
-      owner: DEFAULT_OWNER,
-      repo: DEFAULT_REPO,
-      installationId: DEFAULT_INSTALLATION_ID,
-      htmlUrl: `https://github.com/${DEFAULT_OWNER}/${DEFAULT_REPO}`,
-      defaultBranch: DEFAULT_BRANCH,
-    });
-    const rtB = b.parts.runtimes.all()[0];
-    assert.ok(rtB);
+    const rtB = await runTestRepository(b);
     await eventually("replica-b to stand by", async () => rtB.reconciler.following);
     // Let replica-a's own passes (the watch's echo of its first apply) finish, so the push's pass
     // is not folded into one of them.
@@ -116,7 +87,7 @@ ${extra}`;
   });
 
   it("a config change pushed to the replica without the Lease is run by the one with it", async () => {
-    const [a, b] = apps as [TestApp, TestApp];
+    const [a, b] = replicas.apps as [TestApp, TestApp];
     const extraNs = await cluster.namespace("ghrep-extra");
     // A second environment appears in the config; only replica-b is told.
     github.config = config(

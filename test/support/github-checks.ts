@@ -2,7 +2,7 @@
 import { execFileSync } from "node:child_process";
 import { REPO_PATH } from "./app.ts";
 import type { TestRepo } from "./git-repo.ts";
-import type { GitHubMock } from "./github.ts";
+import { GITHUB_API, type GitHubMock } from "./github.ts";
 
 const CODELOAD = "https://codeload.github.com";
 
@@ -83,4 +83,46 @@ export function captureCheckRuns(mock: GitHubMock, into: CheckRun[], times: numb
         if (run) Object.assign(run, body);
         return { id, html_url: `https://github.com/acme/shop/runs/${id}` };
       });
+}
+
+/**
+ * Answers the reports however often they come, until the next assertDone (which clears them):
+ * every check run is kept in `runs` as it stands after its updates, every status of deployment
+ * `deploymentId` in `statuses`. With `createDeployment`, creating that deployment is answered too.
+ */
+export function captureReports(
+  mock: GitHubMock,
+  into: { runs: CheckRun[]; statuses: string[] },
+  deploymentId: number,
+  createDeployment: "once" | "optionally" | "no" = "no",
+): void {
+  // A scope of its own: persist() holds for every later interceptor of a scope.
+  const api = mock.scope(GITHUB_API).persist();
+  const { runs, statuses } = into;
+  api
+    .post(`${REPO_PATH}/check-runs`)
+    .optionally()
+    .reply(201, (_uri: string, body: CheckRun) => {
+      runs.push(structuredClone(body));
+      return { id: 9000 + runs.length, html_url: `https://github.com/acme/shop/runs/${9000 + runs.length}` };
+    });
+  api
+    .patch(/\/check-runs\/9\d{3}$/)
+    .optionally()
+    .reply(200, (uri: string, body: Partial<CheckRun>) => {
+      const id = Number(uri.split("/").at(-1));
+      Object.assign(runs[id - 9001] ?? {}, body);
+      return { id, html_url: `https://github.com/acme/shop/runs/${id}` };
+    });
+  if (createDeployment === "once")
+    mock.api.post(`${REPO_PATH}/deployments`).reply(201, { id: deploymentId, environment: "prod" });
+  if (createDeployment === "optionally")
+    api.post(`${REPO_PATH}/deployments`).optionally().reply(201, { id: deploymentId, environment: "prod" });
+  api
+    .post(`${REPO_PATH}/deployments/${deploymentId}/statuses`)
+    .optionally()
+    .reply(201, (_uri: string, body: { state: string }) => {
+      statuses.push(body.state);
+      return { id: statuses.length, state: body.state };
+    });
 }

@@ -407,3 +407,48 @@ export function checkSuiteRerequestedEvent(
   }));
   return event("check_suite", p, o);
 }
+
+/**
+ * A check suite of another app finished on `headSha` of `branch` (`check_suite.completed`): by
+ * default GitHub Actions' suite on the default branch; `app` names the app whose suite it is.
+ */
+export function checkSuiteCompletedEvent(
+  o: EventOptions & {
+    headSha?: string;
+    branch?: string | null;
+    conclusion?: string;
+    app?: { id: number; slug: string };
+  } = {},
+): EmitterWebhookEvent<"check_suite"> {
+  const p = patch(
+    example("check_suite", "completed", (e) => obj(obj(e.check_suite).app).slug === "github-actions"),
+    o,
+  );
+  const suite = obj(p.check_suite);
+  suite.head_sha = o.headSha ?? fakeSha("suite head");
+  suite.head_branch = o.branch === undefined ? DEFAULT_BRANCH : o.branch;
+  suite.conclusion = o.conclusion ?? "success";
+  if (o.app) Object.assign(obj(suite.app), o.app);
+  return event("check_suite", p, o);
+}
+
+/**
+ * A commit status (`status`) of `context` on `sha`, which heads `branch` (GitHub lists the branches
+ * that contain the commit, each with its head).
+ */
+export function statusEvent(
+  o: EventOptions & { sha: string; context?: string; state?: string; branch?: string },
+): EmitterWebhookEvent<"status"> {
+  const p = patch(
+    example("status", undefined, (e) => e.installation !== undefined),
+    o,
+  );
+  p.sha = o.sha;
+  p.context = o.context ?? "ci";
+  p.state = o.state ?? "success";
+  const [template] = p.branches as Payload[];
+  p.branches = [
+    { ...template, name: o.branch ?? DEFAULT_BRANCH, commit: { ...obj(obj(template).commit), sha: o.sha } },
+  ];
+  return event("status", p, o);
+}
