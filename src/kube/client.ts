@@ -1,10 +1,10 @@
-// A thin client over the Kubernetes REST API. Authentication comes from @kubernetes/client-node's
-// KubeConfig; requests are plain JSON over a keep-alive agent so that objects stay exactly as the
+// A thin client over the Kubernetes REST API. Authentication comes from the kubeconfig (see
+// kubeconfig.ts); requests are plain JSON over a keep-alive agent so that objects stay exactly as the
 // server sent them (no model classes), every request is counted, and many run concurrently.
 import { Agent as HttpAgent, request as httpRequest } from "node:http";
 import { Agent as HttpsAgent, request as httpsRequest, type RequestOptions } from "node:https";
-import { KubeConfig } from "@kubernetes/client-node";
 import { KubeApiError, KubeConnectionError } from "./errors.ts";
+import { Kubeconfig } from "./kubeconfig.ts";
 import { groupOf, type KubeObject, type ResourceKey } from "./object.ts";
 import { scrubSecretValues } from "./scrub-secret.ts";
 
@@ -44,19 +44,21 @@ export class KubeClient {
   /** Watches hold their connection for minutes: they get their own pool, or they would starve requests. */
   private readonly watchAgent: HttpAgent | HttpsAgent;
   private baseOptions?: RequestOptions;
-  private baseOptionsAt = 0;
+  /** When the options above are refreshed: a minute after they were made, or when the credential expires. */
+  private baseOptionsUntil = 0;
   /**
-   * With `proxy-url` in the kubeconfig: the agent client-node built for it (HTTP CONNECT or SOCKS),
-   * kept for every request and watch instead of the direct pools above.
+   * With `proxy-url` in the kubeconfig: an agent that tunnels through the proxy (HTTP CONNECT or
+   * SOCKS5), used for every request and watch instead of the direct pools above.
    */
-  private proxyAgent?: HttpAgent;
+  private readonly proxyAgent?: HttpAgent;
 
   private constructor(
-    readonly kubeConfig: KubeConfig,
+    readonly kubeconfig: Kubeconfig,
     readonly server: URL,
     private readonly timeoutMs: number,
     maxSockets: number,
   ) {
+    this.proxyAgent = kubeconfig.proxyAgent(maxSockets);
     const agentOptions = { keepAlive: true, maxSockets };
     this.agent = server.protocol === "http:" ? new HttpAgent(agentOptions) : new HttpsAgent(agentOptions);
     this.watchAgent =
@@ -64,23 +66,13 @@ export class KubeClient {
   }
 
   static fromKubeconfig(options: KubeClientOptions = {}): KubeClient {
-    const kc = new KubeConfig();
-    if (options.kubeconfig) kc.loadFromFile(options.kubeconfig);
-    else kc.loadFromDefault();
-    if (options.context) {
-      if (!kc.getContexts().some((c) => c.name === options.context)) {
-        throw new Error(`kubeconfig has no context named "${options.context}"`);
-      }
-      kc.setCurrentContext(options.context);
-    }
-    const cluster = kc.getCurrentCluster();
-    if (!cluster) throw new Error("kubeconfig has no current cluster: set a context or pass --context");
-    return new KubeClient(kc, new URL(cluster.server), options.timeoutMs ?? 30_000, options.maxSockets ?? 32);
+    const kc = Kubeconfig.load({ file: options.kubeconfig, context: options.context });
+    return new KubeClient(kc, kc.server, options.timeoutMs ?? 30_000, options.maxSockets ?? 32);
   }
 
   /** Current context's name, for messages. */
   get contextName(): string {
-    return this.kubeConfig.getCurrentContext();
+    return this.kubeconfig.context.name;
   }
 
   close(): void {
@@ -90,17 +82,12 @@ export class KubeClient {
   }
 
   private async authOptions(): Promise<RequestOptions> {
-    // Exec and token plugins may rotate credentials; refresh them at most once a minute.
-    if (!this.baseOptions || Date.now() - this.baseOptionsAt > 60_000) {
-      const opts: RequestOptions = {};
-      await this.kubeConfig.applyToHTTPSOptions(opts);
-      // The first proxy agent serves for good: each refresh builds a new one, and keeping one keeps
-      // its connections (TLS options travel with each request, so rotated certificates still apply).
-      if (this.kubeConfig.getCurrentCluster()?.proxyUrl && opts.agent)
-        this.proxyAgent ??= opts.agent as HttpAgent;
-      delete opts.agent;
-      this.baseOptions = opts;
-      this.baseOptionsAt = Date.now();
+    // Token files, certificates and exec plugins may rotate credentials: refresh them once a
+    // minute, or sooner when the credential says it expires.
+    if (!this.baseOptions || Date.now() >= this.baseOptionsUntil) {
+      const { options, expiresAt } = await this.kubeconfig.authOptions();
+      this.baseOptions = options;
+      this.baseOptionsUntil = Math.min(Date.now() + 60_000, expiresAt ?? Number.POSITIVE_INFINITY);
     }
     return this.baseOptions;
   }
@@ -153,6 +140,7 @@ export class KubeClient {
               resolve(parsed as T);
               return;
             }
+            if (status === 401) this.forgetCredential();
             const st = (parsed ?? {}) as { message?: string; reason?: string };
             reject(
               new KubeApiError(
@@ -181,6 +169,12 @@ export class KubeClient {
       if (body !== undefined) req.write(body);
       req.end();
     });
+  }
+
+  /** The server refused the credential: the next request fetches a fresh one (an exec plugin runs again). */
+  private forgetCredential(): void {
+    this.baseOptions = undefined;
+    this.kubeconfig.forgetCredential();
   }
 
   /** Resolves when the API server answers (readiness probes, a clear error at start). */
