@@ -4,6 +4,7 @@ import { homedir, hostname } from "node:os";
 import { join } from "node:path";
 import type { ApplicationFunction, Probot } from "probot";
 import { KubeClient } from "../kube/client.ts";
+import { AppStatusFollower } from "../observability/app-status-follower.ts";
 import { healthHandler } from "../observability/http.ts";
 import { createMetrics } from "../observability/metrics.ts";
 import { limitsFromEnv } from "../source/limits.ts";
@@ -170,9 +171,13 @@ const app: ApplicationFunction = (probot, options) => {
   };
   void probe();
   options.addHandler(healthHandler({ metrics, ready: () => clusterReachable }));
+  const stateNamespace = process.env.SYNCWARD_STATE_NAMESPACE ?? "syncward";
+  // syncward_app_info from the stored state: right from start, and current with other replicas' writes.
+  const appStatus = new AppStatusFollower({ client, namespace: stateNamespace, metrics, log: probot.log });
+  appStatus.start();
   return syncwardApp({
     client,
-    stateNamespace: process.env.SYNCWARD_STATE_NAMESPACE ?? "syncward",
+    stateNamespace,
     cacheDir,
     identity: process.env.POD_NAME ?? `${hostname()}-${process.pid}`,
     leases: true,
@@ -181,6 +186,7 @@ const app: ApplicationFunction = (probot, options) => {
     log: probot.log,
     metrics,
     onEvent: (e) => metrics.recordEvent(e),
+    appStatus,
   })(probot, options);
 };
 

@@ -25,6 +25,7 @@ import { SourceError } from "../source/errors.ts";
 import { type RenderedSource, type RenderOptions, render } from "../source/render.ts";
 import type { RemoteChart } from "../source/render-helm.ts";
 import { appendHistory } from "../state/history.ts";
+import { healthAfter } from "../state/recorded-health.ts";
 import { addRetried, type RetriedAttempts } from "../state/retried.ts";
 import type { StateStore } from "../state/store.ts";
 import type { EnvironmentState, HandedOverSync, HistoryEntry, Trigger } from "../state/types.ts";
@@ -318,6 +319,7 @@ export class EnvironmentController {
         this.o.env.revisionHistoryLimit,
       );
       if (outcome.inventory.length > 0) s.inventory = outcome.inventory;
+      s.health = healthAfter(s.health, outcome);
       mutate(s);
     });
     return { state, entry };

@@ -14,7 +14,7 @@ import type { EnvironmentState } from "./types.ts";
 export const STATE_LABEL = "syncward.dev/state";
 export const INSTANCE_ANNOTATION = "syncward.dev/instance";
 export const MANAGED_BY_LABEL = "app.kubernetes.io/managed-by";
-const STATE_KEY = "state.json";
+export const STATE_KEY = "state.json";
 
 export interface StateStoreOptions {
   /** Read-modify-write attempts before `update` gives up on conflicts (default 10). */
