@@ -8,6 +8,7 @@ import type { RequestOptions } from "node:https";
 import { isIPv6 } from "node:net";
 import { homedir } from "node:os";
 import { delimiter, dirname, join } from "node:path";
+import { createSecureContext, type SecureContext } from "node:tls";
 import { ExecCredentials } from "./exec-credential.ts";
 import {
   type KubeCluster,
@@ -34,7 +35,8 @@ export interface KubeconfigSources {
 }
 
 export interface AuthOptions {
-  options: RequestOptions & { headers: Record<string, string | string[]> };
+  /** Node passes `secureContext` on to tls.connect, though https.RequestOptions does not declare it. */
+  options: RequestOptions & { headers: Record<string, string | string[]>; secureContext?: SecureContext };
   /** ms since the epoch when the credential in `options` stops being valid, if it says. */
   expiresAt?: number;
 }
@@ -142,6 +144,8 @@ export class Kubeconfig {
   readonly source: string;
   private readonly exec?: ExecCredentials;
   private readonly proxy?: URL;
+  /** The TLS context of the current CA and client certificate, shared by every connection. */
+  private tls?: { material: string; context: SecureContext };
 
   constructor(selection: KubeSelection, source: string) {
     this.context = selection.context;
@@ -175,7 +179,7 @@ export class Kubeconfig {
    */
   async authOptions(): Promise<AuthOptions> {
     const headers: Record<string, string | string[]> = impersonation(this.user);
-    const options = { ...tlsOptions(this.cluster, this.user), headers };
+    const options: AuthOptions["options"] = { ...tlsOptions(this.cluster, this.user), headers };
     let expiresAt: number | undefined;
     let token = this.user.token;
     if (this.exec) {
@@ -187,12 +191,33 @@ export class Kubeconfig {
       }
       token = credential.token ?? token;
     }
+    if (this.server.protocol === "https:") options.secureContext = this.secureContext(options);
     if (!token && this.user.tokenFile) token = readFile(this.user.tokenFile, "tokenFile").trim();
     if (token) headers.Authorization = `Bearer ${token}`;
     else if (this.user.username !== undefined) {
       headers.Authorization = `Basic ${Buffer.from(`${this.user.username}:${this.user.password ?? ""}`).toString("base64")}`;
     }
     return { options, expiresAt };
+  }
+
+  /**
+   * One context per CA and client certificate rather than one per connection (what Node does
+   * when each request carries ca/cert/key): a hundred watch streams then share one parsed
+   * certificate store and key instead of each holding its own in native memory. The ca/cert/key
+   * options stay beside it, so that the agents' pools still tell rotated credentials apart.
+   */
+  private secureContext(o: RequestOptions): SecureContext {
+    const material = JSON.stringify([o.ca, o.cert, o.key]);
+    if (this.tls?.material !== material) {
+      try {
+        this.tls = { material, context: createSecureContext({ ca: o.ca, cert: o.cert, key: o.key }) };
+      } catch (err) {
+        throw new Error(
+          `${this.source}: the certificate authority or client certificate of context "${this.context.name}" cannot be used: ${(err as Error).message}`,
+        );
+      }
+    }
+    return this.tls.context;
   }
 
   /** The API server refused the credential (401): an exec plugin runs again next time. */

@@ -1,12 +1,43 @@
 // Where a kubeconfig comes from and what each request carries, with real files in a temp dir.
 import assert from "node:assert/strict";
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { findKubeconfig, Kubeconfig } from "../../../src/kube/kubeconfig.ts";
 
 const fresh = () => mkdtempSync(join(tmpdir(), "syncward-kubeconfig-"));
+
+/** A self-signed certificate and its key (PEM): TLS contexts are built from them, so they must be real. */
+function pemPair(name: string): { cert: string; key: string } {
+  const dir = fresh();
+  execFileSync(
+    "openssl",
+    [
+      "req",
+      "-x509",
+      "-newkey",
+      "ec",
+      "-pkeyopt",
+      "ec_paramgen_curve:prime256v1",
+      "-nodes",
+      "-keyout",
+      join(dir, "key"),
+      "-out",
+      join(dir, "cert"),
+      "-days",
+      "1",
+      "-subj",
+      `/CN=${name}`,
+    ],
+    { stdio: "ignore" },
+  );
+  return { cert: readFileSync(join(dir, "cert"), "utf8"), key: readFileSync(join(dir, "key"), "utf8") };
+}
+const fromFile = pemPair("from-file");
+const inline = pemPair("inline");
+const plugin = pemPair("plugin");
 
 function kubeconfig(
   server: string,
@@ -25,7 +56,7 @@ function kubeconfig(
 function serviceAccount(token: string): string {
   const dir = fresh();
   writeFileSync(join(dir, "token"), token);
-  writeFileSync(join(dir, "ca.crt"), "SA CA");
+  writeFileSync(join(dir, "ca.crt"), fromFile.cert);
   writeFileSync(join(dir, "namespace"), "syncward\n");
   return dir;
 }
@@ -106,7 +137,7 @@ describe("in-cluster config", () => {
     assert.equal(kc.cluster.server, "https://[fd00::1]:443");
     assert.equal(kc.context.namespace, "syncward");
     const first = (await kc.authOptions()).options;
-    assert.equal(first.ca, "SA CA");
+    assert.equal(first.ca, fromFile.cert);
     assert.equal(first.headers?.Authorization, "Bearer first-token");
     // The kubelet rotates the projected token in place.
     writeFileSync(join(sa, "token"), "rotated-token\n");
@@ -116,9 +147,9 @@ describe("in-cluster config", () => {
 
 describe("Kubeconfig.authOptions", () => {
   const dir = fresh();
-  writeFileSync(join(dir, "ca.crt"), "CA FROM FILE");
-  writeFileSync(join(dir, "user.crt"), "CERT FROM FILE");
-  writeFileSync(join(dir, "user.key"), "KEY FROM FILE");
+  writeFileSync(join(dir, "ca.crt"), fromFile.cert);
+  writeFileSync(join(dir, "user.crt"), fromFile.cert);
+  writeFileSync(join(dir, "user.key"), fromFile.key);
   writeFileSync(join(dir, "token"), "token-from-file\n");
 
   function load(cluster: Record<string, unknown>, user: Record<string, unknown>): Kubeconfig {
@@ -141,20 +172,20 @@ describe("Kubeconfig.authOptions", () => {
       "files relative to the kubeconfig: CA, client certificate and key",
       { "certificate-authority": "ca.crt" },
       { "client-certificate": "user.crt", "client-key": "user.key" },
-      { ca: "CA FROM FILE", cert: "CERT FROM FILE", key: "KEY FROM FILE", headers: {} },
+      { ca: fromFile.cert, cert: fromFile.cert, key: fromFile.key, headers: {} },
     ],
     [
       "inline data, skip-verify and a TLS server name",
       {
-        "certificate-authority-data": b64("CA"),
+        "certificate-authority-data": b64(inline.cert),
         "insecure-skip-tls-verify": true,
         "tls-server-name": "api.internal",
       },
-      { "client-certificate-data": b64("CERT"), "client-key-data": b64("KEY") },
+      { "client-certificate-data": b64(inline.cert), "client-key-data": b64(inline.key) },
       {
-        ca: "CA",
-        cert: "CERT",
-        key: "KEY",
+        ca: inline.cert,
+        cert: inline.cert,
+        key: inline.key,
         rejectUnauthorized: false,
         servername: "api.internal",
         headers: {},
@@ -195,7 +226,9 @@ describe("Kubeconfig.authOptions", () => {
   for (const [what, cluster, user, expected] of cases) {
     it(what, async () => {
       const { options, expiresAt } = await load(cluster, user).authOptions();
-      assert.deepEqual(options, expected);
+      const { secureContext, ...rest } = options;
+      assert.ok(secureContext, "one TLS context for every connection");
+      assert.deepEqual(rest, expected);
       assert.equal(expiresAt, undefined);
     });
   }
@@ -203,8 +236,8 @@ describe("Kubeconfig.authOptions", () => {
   it("takes an exec plugin's token and client certificate over the kubeconfig's, with its expiry", async () => {
     const status = {
       token: "from-plugin",
-      clientCertificateData: "P CERT",
-      clientKeyData: "P KEY",
+      clientCertificateData: plugin.cert,
+      clientKeyData: plugin.key,
       expirationTimestamp: "2031-05-06T07:08:09Z",
     };
     const out = JSON.stringify({
@@ -225,10 +258,30 @@ describe("Kubeconfig.authOptions", () => {
       },
     );
     const { options, expiresAt } = await kc.authOptions();
-    assert.equal(options.cert, "P CERT");
-    assert.equal(options.key, "P KEY");
+    assert.equal(options.cert, plugin.cert);
+    assert.equal(options.key, plugin.key);
     assert.equal(options.headers?.Authorization, "Bearer from-plugin");
     assert.equal(expiresAt, Date.parse("2031-05-06T07:08:09Z"));
+  });
+
+  it("keeps one TLS context while the certificates stay, and makes a new one when a file changes", async () => {
+    const files = fresh();
+    writeFileSync(join(files, "ca.crt"), fromFile.cert);
+    const kc = load({ "certificate-authority": join(files, "ca.crt") }, { token: "t" });
+    const first = (await kc.authOptions()).options.secureContext;
+    assert.equal((await kc.authOptions()).options.secureContext, first);
+    writeFileSync(join(files, "ca.crt"), inline.cert); // the CA rotated
+    const rotated = (await kc.authOptions()).options;
+    assert.notEqual(rotated.secureContext, first);
+    assert.equal(rotated.ca, inline.cert);
+  });
+
+  it("says which context's client key cannot be used", async () => {
+    const kc = load({}, { "client-certificate-data": b64(inline.cert), "client-key-data": b64("not a key") });
+    await assert.rejects(
+      kc.authOptions(),
+      /the certificate authority or client certificate of context "x" cannot be used/,
+    );
   });
 
   it("refuses a proxy-url it cannot use, naming the cluster", () => {
