@@ -1,43 +1,17 @@
 // Where a kubeconfig comes from and what each request carries, with real files in a temp dir.
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { findKubeconfig, Kubeconfig } from "../../../src/kube/kubeconfig.ts";
+import { selfSigned } from "../../support/self-signed.ts";
 
 const fresh = () => mkdtempSync(join(tmpdir(), "syncward-kubeconfig-"));
 
-/** A self-signed certificate and its key (PEM): TLS contexts are built from them, so they must be real. */
-function pemPair(name: string): { cert: string; key: string } {
-  const dir = fresh();
-  execFileSync(
-    "openssl",
-    [
-      "req",
-      "-x509",
-      "-newkey",
-      "ec",
-      "-pkeyopt",
-      "ec_paramgen_curve:prime256v1",
-      "-nodes",
-      "-keyout",
-      join(dir, "key"),
-      "-out",
-      join(dir, "cert"),
-      "-days",
-      "1",
-      "-subj",
-      `/CN=${name}`,
-    ],
-    { stdio: "ignore" },
-  );
-  return { cert: readFileSync(join(dir, "cert"), "utf8"), key: readFileSync(join(dir, "key"), "utf8") };
-}
-const fromFile = pemPair("from-file");
-const inline = pemPair("inline");
-const plugin = pemPair("plugin");
+const fromFile = selfSigned("from-file");
+const inline = selfSigned("inline");
+const plugin = selfSigned("plugin");
 
 function kubeconfig(
   server: string,
