@@ -96,11 +96,10 @@ function runPlugin(exec: ExecConfig, cluster: KubeCluster, label: string): Promi
   const env: NodeJS.ProcessEnv = { ...process.env, KUBERNETES_EXEC_INFO: execInfo(exec, cluster) };
   for (const { name, value } of exec.env) env[name] = value;
   return new Promise((resolve, reject) => {
-    const child = spawn(exec.command, exec.args, {
-      env,
-      stdio: ["ignore", "pipe", "pipe"],
-      timeout: PLUGIN_TIMEOUT_MS,
-    });
+    const child = spawn(exec.command, exec.args, { env, stdio: ["ignore", "pipe", "pipe"] });
+    // Not spawn's own `timeout`: its timer outlives a command that could not be started.
+    const timer = setTimeout(() => child.kill("SIGTERM"), PLUGIN_TIMEOUT_MS);
+    timer.unref();
     let out = "";
     let err = "";
     child.stdout.setEncoding("utf8").on("data", (c: string) => {
@@ -109,8 +108,12 @@ function runPlugin(exec: ExecConfig, cluster: KubeCluster, label: string): Promi
     child.stderr.setEncoding("utf8").on("data", (c: string) => {
       err += c;
     });
-    child.on("error", (e) => reject(new Error(`${label} could not be started: ${e.message}`)));
+    child.on("error", (e) => {
+      clearTimeout(timer);
+      reject(new Error(`${label} could not be started: ${e.message}`));
+    });
     child.on("close", (code, signal) => {
+      clearTimeout(timer);
       if (code === 0) resolve(out);
       else {
         const why = signal ? `was stopped by ${signal}` : `exited with code ${code}`;

@@ -83,6 +83,7 @@ export class Http2Streams {
     const open = this.sessions.find(
       (s) =>
         s.context === tls.secureContext &&
+        // closed: also after a GOAWAY, which Node answers by closing the session gracefully.
         !s.session.closed &&
         !s.session.destroyed &&
         s.streams < STREAMS_PER_SESSION,
