@@ -430,7 +430,10 @@ export class KubeClient {
     this.counts.requests++;
     this.counts.byVerb.WATCH = (this.counts.byVerb.WATCH ?? 0) + 1;
     let last = options.resourceVersion;
-    return new Promise<string>((resolve, reject) => {
+    // Removed once the watch ends: callers re-watch with one signal for as long as they run, and
+    // each listener left behind would keep its finished request alive.
+    let onAbort: (() => void) | undefined;
+    const watching = new Promise<string>((resolve, reject) => {
       const req = this.openWatch(url, auth, (res) => {
         if ((res.statusCode ?? 0) >= 300) {
           let text = "";
@@ -481,8 +484,12 @@ export class KubeClient {
         if (options.signal?.aborted) resolve(last);
         else reject(new KubeConnectionError(`watch ${kind}: ${err.message}`, err.code));
       });
-      options.signal?.addEventListener("abort", () => req.destroy(), { once: true });
+      onAbort = () => req.destroy();
+      options.signal?.addEventListener("abort", onAbort, { once: true });
       req.end();
+    });
+    return watching.finally(() => {
+      if (onAbort) options.signal?.removeEventListener("abort", onAbort);
     });
   }
 }

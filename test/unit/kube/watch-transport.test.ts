@@ -2,6 +2,7 @@
 // in for the API server: one without HTTP/2 (no h2 in ALPN), where the first watch fails and the
 // next ones go over HTTP/1.1; and one that sends GOAWAY, after which watches open a new session.
 import assert from "node:assert/strict";
+import { getEventListeners } from "node:events";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { createSecureServer } from "node:http2";
 import { createServer, type Server } from "node:https";
@@ -66,6 +67,10 @@ describe("watch transport", () => {
       );
       assert.deepEqual(await watchOnce(client), { rv: "7", names: ["cm"] });
       assert.equal(client.watchConnections, 0);
+      // A caller re-watches with one signal for as long as it runs: no listener stays behind.
+      const signal = new AbortController().signal;
+      for (let i = 0; i < 12; i++) await watchOnce(client, "ns", signal);
+      assert.equal(getEventListeners(signal, "abort").length, 0);
     } finally {
       client.close();
       server.close();
