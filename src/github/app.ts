@@ -5,6 +5,7 @@ import { join } from "node:path";
 import type { ApplicationFunction, Probot } from "probot";
 import { floorsFromEnv } from "../config/floors.ts";
 import { KubeClient } from "../kube/client.ts";
+import { AppStatusFollower } from "../observability/app-status-follower.ts";
 import { healthHandler } from "../observability/http.ts";
 import { createMetrics } from "../observability/metrics.ts";
 import { loadProjectsConfigMap } from "../projects/configmap.ts";
@@ -193,6 +194,9 @@ const app: ApplicationFunction = (probot, options) => {
   void probe();
   options.addHandler(healthHandler({ metrics, ready: () => clusterReachable }));
   const stateNamespace = process.env.SYNCWARD_STATE_NAMESPACE ?? "syncward";
+  // syncward_app_info from the stored state: right from start, and current with other replicas' writes.
+  const appStatus = new AppStatusFollower({ client, namespace: stateNamespace, metrics, log: probot.log });
+  appStatus.start();
   return syncwardApp({
     client,
     stateNamespace,
@@ -210,6 +214,7 @@ const app: ApplicationFunction = (probot, options) => {
     log: probot.log,
     metrics,
     onEvent: (e) => metrics.recordEvent(e),
+    appStatus,
   })(probot, options);
 };
 

@@ -48,6 +48,8 @@ export interface AppDeps {
   pollIntervalMs?: number;
   /** Also told every reconciler event (metrics). */
   onEvent?: Emit;
+  /** Told each app's configured environments, for the state-backed `syncward_app_info` (AppStatusFollower). */
+  appStatus?: { track(app: string, environments: string[]): void; untrack(app: string): void };
   /** Start each repository's reconcile loop when its runtime is created (default true). */
   autoStart?: boolean;
   /**
@@ -91,6 +93,10 @@ export class RepoRuntime {
     this.notifier = new Notifier({ log: deps.log, retryMs: deps.notifyRetryMs });
     this.source = new GitHubSource(repo, octokit, deps.cacheDir);
     let reporter: GitHubReporter | undefined;
+    deps.appStatus?.track(
+      appNameOf(info.owner, info.repo),
+      config.environments.map((e) => e.name),
+    );
     this.reconciler = new Reconciler({
       app: appNameOf(info.owner, info.repo),
       config,
@@ -227,7 +233,10 @@ export class Runtimes {
         const config = await readConfig(gh, info);
         await this.byRepo.get(key)?.stop();
         this.byRepo.delete(key);
-        if (!config) return undefined;
+        if (!config) {
+          this.deps.appStatus?.untrack(appNameOf(info.owner, info.repo));
+          return undefined;
+        }
         const runtime = new RepoRuntime(info, await this.underProject(gh, info, config), this.deps);
         this.byRepo.set(key, runtime);
         if (this.deps.autoStart ?? true) runtime.start();
@@ -309,6 +318,7 @@ export class Runtimes {
     const runtime = this.byRepo.get(key);
     if (!runtime) return false;
     this.byRepo.delete(key);
+    this.deps.appStatus?.untrack(appNameOf(runtime.info.owner, runtime.info.repo));
     await runtime.stop();
     return true;
   }

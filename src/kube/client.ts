@@ -1,11 +1,13 @@
-// A thin client over the Kubernetes REST API. Authentication comes from @kubernetes/client-node's
-// KubeConfig; requests are plain JSON over a keep-alive agent so that objects stay exactly as the
+// A thin client over the Kubernetes REST API. Authentication comes from the kubeconfig (see
+// kubeconfig.ts); requests are plain JSON over a keep-alive agent so that objects stay exactly as the
 // server sent them (no model classes), every request is counted, and many run concurrently.
-import { Agent as HttpAgent, request as httpRequest } from "node:http";
+import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from "node:http";
+import type { SecureClientSessionOptions } from "node:http2";
 import { Agent as HttpsAgent, request as httpsRequest, type RequestOptions } from "node:https";
-import { KubeConfig } from "@kubernetes/client-node";
 import { KubeApiError, KubeConnectionError } from "./errors.ts";
+import { type Http2Response, Http2Streams } from "./http2-streams.ts";
 import { asImpersonated } from "./impersonation.ts";
+import { Kubeconfig } from "./kubeconfig.ts";
 import { groupOf, type KubeObject, type ResourceKey } from "./object.ts";
 import { scrubSecretValues } from "./scrub-secret.ts";
 
@@ -26,6 +28,15 @@ export interface KubeClientOptions {
   maxSockets?: number;
   /** Per-request timeout in ms (not for watches). */
   timeoutMs?: number;
+  /** Watches over HTTP/2 when the server speaks it (default true; HTTP/1.1 with proxy-url). */
+  http2Watches?: boolean;
+}
+
+/** What a watch needs of its request, over either protocol. */
+interface WatchRequest {
+  on(event: "error", listener: (err: NodeJS.ErrnoException) => void): unknown;
+  destroy(): unknown;
+  end(): unknown;
 }
 
 export type Propagation = "foreground" | "background" | "orphan";
@@ -45,21 +56,26 @@ export class KubeClient {
   /** Watches hold their connection for minutes: they get their own pool, or they would starve requests. */
   private readonly watchAgent: HttpAgent | HttpsAgent;
   private baseOptions?: RequestOptions;
-  private baseOptionsAt = 0;
+  /** When the options above are refreshed: a minute after they were made, or when the credential expires. */
+  private baseOptionsUntil = 0;
   /**
-   * With `proxy-url` in the kubeconfig: the agent client-node built for it (HTTP CONNECT or SOCKS),
-   * kept for every request and watch instead of the direct pools above.
+   * With `proxy-url` in the kubeconfig: an agent that tunnels through the proxy (HTTP CONNECT or
+   * SOCKS5), used for every request and watch instead of the direct pools above.
    */
-  private proxyAgent?: HttpAgent;
+  private readonly proxyAgent?: HttpAgent;
+  private readonly http2?: Http2Streams;
   /** Impersonate-User of every write; reads and watches keep the client's own identity. */
   private writeAs?: string;
 
   private constructor(
-    readonly kubeConfig: KubeConfig,
+    readonly kubeconfig: Kubeconfig,
     readonly server: URL,
     private readonly timeoutMs: number,
     maxSockets: number,
+    http2Watches: boolean,
   ) {
+    this.proxyAgent = kubeconfig.proxyAgent(maxSockets);
+    if (http2Watches && server.protocol === "https:") this.http2 = new Http2Streams(server.origin);
     const agentOptions = { keepAlive: true, maxSockets };
     this.agent = server.protocol === "http:" ? new HttpAgent(agentOptions) : new HttpsAgent(agentOptions);
     this.watchAgent =
@@ -67,18 +83,19 @@ export class KubeClient {
   }
 
   static fromKubeconfig(options: KubeClientOptions = {}): KubeClient {
-    const kc = new KubeConfig();
-    if (options.kubeconfig) kc.loadFromFile(options.kubeconfig);
-    else kc.loadFromDefault();
-    if (options.context) {
-      if (!kc.getContexts().some((c) => c.name === options.context)) {
-        throw new Error(`kubeconfig has no context named "${options.context}"`);
-      }
-      kc.setCurrentContext(options.context);
-    }
-    const cluster = kc.getCurrentCluster();
-    if (!cluster) throw new Error("kubeconfig has no current cluster: set a context or pass --context");
-    return new KubeClient(kc, new URL(cluster.server), options.timeoutMs ?? 30_000, options.maxSockets ?? 32);
+    const kc = Kubeconfig.load({ file: options.kubeconfig, context: options.context });
+    return new KubeClient(
+      kc,
+      kc.server,
+      options.timeoutMs ?? 30_000,
+      options.maxSockets ?? 32,
+      options.http2Watches ?? true,
+    );
+  }
+
+  /** HTTP/2 connections the watches share (0 when they run over HTTP/1.1). */
+  get watchConnections(): number {
+    return this.http2?.connections ?? 0;
   }
 
   /**
@@ -94,27 +111,23 @@ export class KubeClient {
 
   /** Current context's name, for messages. */
   get contextName(): string {
-    return this.kubeConfig.getCurrentContext();
+    return this.kubeconfig.context.name;
   }
 
   close(): void {
     this.agent.destroy();
     this.watchAgent.destroy();
     this.proxyAgent?.destroy();
+    this.http2?.close();
   }
 
   private async authOptions(): Promise<RequestOptions> {
-    // Exec and token plugins may rotate credentials; refresh them at most once a minute.
-    if (!this.baseOptions || Date.now() - this.baseOptionsAt > 60_000) {
-      const opts: RequestOptions = {};
-      await this.kubeConfig.applyToHTTPSOptions(opts);
-      // The first proxy agent serves for good: each refresh builds a new one, and keeping one keeps
-      // its connections (TLS options travel with each request, so rotated certificates still apply).
-      if (this.kubeConfig.getCurrentCluster()?.proxyUrl && opts.agent)
-        this.proxyAgent ??= opts.agent as HttpAgent;
-      delete opts.agent;
-      this.baseOptions = opts;
-      this.baseOptionsAt = Date.now();
+    // Token files, certificates and exec plugins may rotate credentials: refresh them once a
+    // minute, or sooner when the credential says it expires.
+    if (!this.baseOptions || Date.now() >= this.baseOptionsUntil) {
+      const { options, expiresAt } = await this.kubeconfig.authOptions();
+      this.baseOptions = options;
+      this.baseOptionsUntil = Math.min(Date.now() + 60_000, expiresAt ?? Number.POSITIVE_INFINITY);
     }
     return this.baseOptions;
   }
@@ -168,6 +181,7 @@ export class KubeClient {
               resolve(parsed as T);
               return;
             }
+            if (status === 401) this.forgetCredential();
             const st = (parsed ?? {}) as { message?: string; reason?: string };
             const err = new KubeApiError(
               scrubSecretValues(st.message ?? (text.slice(0, 300) || `HTTP ${status}`), options.body),
@@ -195,6 +209,12 @@ export class KubeClient {
       if (body !== undefined) req.write(body);
       req.end();
     });
+  }
+
+  /** The server refused the credential: the next request fetches a fresh one (an exec plugin runs again). */
+  private forgetCredential(): void {
+    this.baseOptions = undefined;
+    this.kubeconfig.forgetCredential();
   }
 
   /** Resolves when the API server answers (readiness probes, a clear error at start). */
@@ -374,6 +394,33 @@ export class KubeClient {
   }
 
   /**
+   * The watch request: over HTTP/2 when the server speaks it (no proxy-url), so that the hundreds
+   * of watches of many environments share a few connections; otherwise over HTTP/1.1.
+   */
+  private openWatch(
+    url: URL,
+    auth: RequestOptions,
+    onResponse: (res: IncomingMessage) => void,
+  ): WatchRequest {
+    const headers = { ...(auth.headers as Record<string, string | string[]>), Accept: "application/json" };
+    if (this.http2 && !this.http2.unavailable && !this.proxyAgent) {
+      const { headers: _h, ...tls } = auth as RequestOptions & SecureClientSessionOptions;
+      return this.http2.get(
+        `${url.pathname}${url.search}`,
+        headers,
+        tls,
+        onResponse as unknown as (r: Http2Response) => void,
+      );
+    }
+    const send = url.protocol === "http:" ? httpRequest : httpsRequest;
+    return send(
+      url,
+      { ...auth, method: "GET", agent: this.proxyAgent ?? this.watchAgent, headers },
+      onResponse,
+    );
+  }
+
+  /**
    * Streams watch events until the server closes the stream or `signal` aborts. Resolves with the
    * last resourceVersion seen, so the caller can resume; rejects with a 410 KubeApiError when that
    * version is too old and the caller must re-list.
@@ -397,69 +444,66 @@ export class KubeClient {
     this.counts.requests++;
     this.counts.byVerb.WATCH = (this.counts.byVerb.WATCH ?? 0) + 1;
     let last = options.resourceVersion;
-    const send = url.protocol === "http:" ? httpRequest : httpsRequest;
-    return new Promise<string>((resolve, reject) => {
-      const req = send(
-        url,
-        {
-          ...auth,
-          method: "GET",
-          agent: this.proxyAgent ?? this.watchAgent,
-          headers: { ...(auth.headers ?? {}), Accept: "application/json" },
-        },
-        (res) => {
-          if ((res.statusCode ?? 0) >= 300) {
-            let text = "";
-            res.on("data", (c) => {
-              text += c;
-            });
-            res.on("end", () =>
-              reject(new KubeApiError(text.slice(0, 300), res.statusCode ?? 0, "", "WATCH", url.pathname)),
-            );
-            return;
-          }
-          let buffer = "";
-          res.setEncoding("utf8");
-          res.on("data", (chunk: string) => {
-            buffer += chunk;
-            let nl = buffer.indexOf("\n");
-            while (nl >= 0) {
-              const line = buffer.slice(0, nl);
-              buffer = buffer.slice(nl + 1);
-              nl = buffer.indexOf("\n");
-              if (!line.trim()) continue;
-              const ev = JSON.parse(line) as {
-                type: string;
-                object: KubeObject & { code?: number; message?: string };
-              };
-              if (ev.type === "ERROR") {
-                req.destroy();
-                reject(
-                  new KubeApiError(
-                    ev.object.message ?? "watch error",
-                    ev.object.code ?? 500,
-                    "Expired",
-                    "WATCH",
-                    url.pathname,
-                  ),
-                );
-                return;
-              }
-              last = ev.object.metadata?.resourceVersion ?? last;
-              if (ev.type === "BOOKMARK") continue;
-              onEvent(ev.type as "ADDED" | "MODIFIED" | "DELETED", { ...ev.object, apiVersion, kind });
-            }
+    // Removed once the watch ends: callers re-watch with one signal for as long as they run, and
+    // each listener left behind would keep its finished request alive.
+    let onAbort: (() => void) | undefined;
+    const watching = new Promise<string>((resolve, reject) => {
+      const req = this.openWatch(url, auth, (res) => {
+        if ((res.statusCode ?? 0) >= 300) {
+          let text = "";
+          res.on("data", (c) => {
+            text += c;
           });
-          res.on("end", () => resolve(last));
-          res.on("error", () => resolve(last));
-        },
-      );
+          res.on("end", () =>
+            reject(new KubeApiError(text.slice(0, 300), res.statusCode ?? 0, "", "WATCH", url.pathname)),
+          );
+          return;
+        }
+        let buffer = "";
+        res.setEncoding("utf8");
+        res.on("data", (chunk: string) => {
+          buffer += chunk;
+          let nl = buffer.indexOf("\n");
+          while (nl >= 0) {
+            const line = buffer.slice(0, nl);
+            buffer = buffer.slice(nl + 1);
+            nl = buffer.indexOf("\n");
+            if (!line.trim()) continue;
+            const ev = JSON.parse(line) as {
+              type: string;
+              object: KubeObject & { code?: number; message?: string };
+            };
+            if (ev.type === "ERROR") {
+              req.destroy();
+              reject(
+                new KubeApiError(
+                  ev.object.message ?? "watch error",
+                  ev.object.code ?? 500,
+                  "Expired",
+                  "WATCH",
+                  url.pathname,
+                ),
+              );
+              return;
+            }
+            last = ev.object.metadata?.resourceVersion ?? last;
+            if (ev.type === "BOOKMARK") continue;
+            onEvent(ev.type as "ADDED" | "MODIFIED" | "DELETED", { ...ev.object, apiVersion, kind });
+          }
+        });
+        res.on("end", () => resolve(last));
+        res.on("error", () => resolve(last));
+      });
       req.on("error", (err: NodeJS.ErrnoException) => {
         if (options.signal?.aborted) resolve(last);
         else reject(new KubeConnectionError(`watch ${kind}: ${err.message}`, err.code));
       });
-      options.signal?.addEventListener("abort", () => req.destroy(), { once: true });
+      onAbort = () => req.destroy();
+      options.signal?.addEventListener("abort", onAbort, { once: true });
       req.end();
+    });
+    return watching.finally(() => {
+      if (onAbort) options.signal?.removeEventListener("abort", onAbort);
     });
   }
 }

@@ -1,7 +1,11 @@
-// The sync and health status of an environment as `syncward_app_info` shows it, followed from the
-// reconciler's events: a pure step function, so each transition is a row in a table test.
+// The sync and health status of an environment as `syncward_app_info` shows it: followed from the
+// reconciler's events (a pure step function, so each transition is a row in a table test) and read
+// from the stored state, which every replica and the CLI write, so that any replica's gauge says
+// what the store holds.
 import type { Health } from "../engine/result.ts";
 import type { ReconcilerEvent } from "../reconciler/events.ts";
+import { healthAfter } from "../state/recorded-health.ts";
+import type { EnvironmentState } from "../state/types.ts";
 
 export type SyncStatusLabel = "Synced" | "OutOfSync" | "Unknown";
 
@@ -34,9 +38,7 @@ export function appStatusAfter(
       if (outcome.phase === "Refused") return current;
       return {
         sync: outcome.phase === "Succeeded" ? "Synced" : "OutOfSync",
-        health:
-          worst(outcome.resources.map((r) => r.health)) ??
-          (outcome.phase === "Succeeded" ? "Healthy" : current.health),
+        health: healthAfter(current.health, outcome, worst) ?? current.health,
       };
     }
     case "outOfSync":
@@ -48,4 +50,12 @@ export function appStatusAfter(
     default:
       return current;
   }
+}
+
+/** The status the stored state says: a stuck environment is Degraded, as the `stuck` event makes it. */
+export function statusOfState(state: Pick<EnvironmentState, "syncStatus" | "health" | "stuck">): AppStatus {
+  return {
+    sync: state.syncStatus ?? "Unknown",
+    health: state.stuck ? "Degraded" : (state.health ?? "Unknown"),
+  };
 }

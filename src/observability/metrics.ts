@@ -27,6 +27,11 @@ export interface Metrics {
   /** `status` is the HTTP status, or "error" when no response came (a network failure). */
   countGitHubRequest(method: string, status: number | string): void;
   githubRateLimit(remaining: number, limit: number): void;
+  /**
+   * Sets an environment's `syncward_app_info` series to `status` (read from the stored state);
+   * undefined drops it (the environment left the config, or its app stopped here).
+   */
+  setAppStatus(labels: { app: string; environment: string }, status: AppStatus | undefined): void;
 }
 
 /** The app of an event: its instance name (`app.env`, see instanceName) without the environment. */
@@ -150,14 +155,23 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
   }
 
   /** One series per environment: the old one goes when the status changes. */
-  function updateStatus(labels: Labels, event: ReconcilerEvent): void {
+  function setStatus(labels: Labels, after: AppStatus | undefined): void {
     const key = `${labels.app}\u0000${labels.environment}`;
     const before = statuses.get(key);
-    const after = appStatusAfter(before, event, (resources) => worstHealth(resources)?.status);
-    if (before && before.sync === after.sync && before.health === after.health) return;
+    if (before && after && before.sync === after.sync && before.health === after.health) return;
     if (before) appInfo.remove({ ...labels, sync_status: before.sync, health_status: before.health });
-    appInfo.set({ ...labels, sync_status: after.sync, health_status: after.health }, 1);
-    statuses.set(key, after);
+    if (after) {
+      appInfo.set({ ...labels, sync_status: after.sync, health_status: after.health }, 1);
+      statuses.set(key, after);
+    } else statuses.delete(key);
+  }
+
+  function updateStatus(labels: Labels, event: ReconcilerEvent): void {
+    const key = `${labels.app}\u0000${labels.environment}`;
+    setStatus(
+      labels,
+      appStatusAfter(statuses.get(key), event, (resources) => worstHealth(resources)?.status),
+    );
   }
 
   return {
@@ -194,6 +208,9 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     githubRateLimit(remaining, limit) {
       rateRemaining.set(remaining);
       rateLimit.set(limit);
+    },
+    setAppStatus(labels, status) {
+      setStatus({ app: labels.app, environment: labels.environment }, status);
     },
     countGitHubRequest(method, status) {
       github.inc({ method: method.toUpperCase(), status: String(status) });

@@ -11,6 +11,7 @@ import { SourceError } from "../source/errors.ts";
 import { type RenderedSource, type RenderOptions, render } from "../source/render.ts";
 import type { RemoteChart } from "../source/render-helm.ts";
 import { appendHistory } from "../state/history.ts";
+import { healthAfter } from "../state/recorded-health.ts";
 import type { RetriedAttempts } from "../state/retried.ts";
 import type { EnvironmentState, HistoryEntry, Trigger } from "../state/types.ts";
 import { Cached } from "../util/cached.ts";
@@ -120,6 +121,7 @@ export class EnvironmentEffects {
         this.o.env.revisionHistoryLimit,
       );
       if (outcome.inventory.length > 0) s.inventory = outcome.inventory;
+      s.health = healthAfter(s.health, outcome);
       mutate(s);
     });
     return { state, entry };

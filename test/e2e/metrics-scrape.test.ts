@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { Probot } from "probot";
 import { type SyncwardApp, syncwardApp } from "../../src/github/app.ts";
+import { AppStatusFollower } from "../../src/observability/app-status-follower.ts";
 import { healthHandler } from "../../src/observability/http.ts";
 import { createLogger } from "../../src/observability/logger.ts";
 import { createMetrics } from "../../src/observability/metrics.ts";
@@ -31,6 +32,9 @@ describe("the metrics endpoint after a sync", () => {
   let parts: SyncwardApp | undefined;
   let server: Server;
   let scrape: () => Promise<string>;
+  /** What a replica that ran none of the syncs shows: the gauge from the stored state only. */
+  const fromState = createMetrics({ defaultMetrics: false });
+  let follower: AppStatusFollower;
 
   before(async () => {
     const ns = await cluster.namespace("metrics");
@@ -46,6 +50,12 @@ describe("the metrics endpoint after a sync", () => {
     answerEverything(mock, config, repo.dir, repo.head());
     const metrics = createMetrics({ defaultMetrics: false });
     const log = createLogger({ level: "silent" });
+    follower = new AppStatusFollower({
+      client: cluster.syncwardClient,
+      namespace: stateNs,
+      metrics: fromState,
+    });
+    follower.start();
     const probot = new Probot({ githubToken: "test", Octokit: TestOctokit, log });
     await probot.load(
       syncwardApp(
@@ -62,6 +72,7 @@ describe("the metrics endpoint after a sync", () => {
           log,
           metrics,
           onEvent: (e) => metrics.recordEvent(e),
+          appStatus: follower,
         },
         (p) => {
           parts = p;
@@ -86,6 +97,7 @@ describe("the metrics endpoint after a sync", () => {
 
   after(async () => {
     await Promise.all(parts?.runtimes.all().map((r) => r.stop()) ?? []);
+    await follower?.stop();
     server?.close();
     mock.reset();
   });
@@ -105,6 +117,15 @@ describe("the metrics endpoint after a sync", () => {
       /^syncward_syncs_total\{app="acme-shop",environment="prod",trigger="push",result="Succeeded"\} 1$/m,
     );
     assert.match(text, /^syncward_build_info\{version="[^"]+",commit="[^"]+",node="[^"]+"\} 1$/m);
+  });
+
+  it("shows the same series from the stored state alone (the runtime tells the follower its environments)", async () => {
+    const line = /^syncward_app_info\{.*\} 1$/m;
+    const fromEvents = (await scrape()).match(line)?.[0];
+    assert.ok(fromEvents);
+    await eventually("the stored state on the other registry", async () =>
+      (await fromState.registry.metrics()).match(line)?.[0] === fromEvents ? true : undefined,
+    );
   });
 
   it("counts the failed GitHub request with its status", async () => {

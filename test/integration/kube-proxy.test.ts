@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { connect } from "node:net";
+import { connect, createServer as createTcpServer, type Socket, type Server as TcpServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
@@ -53,12 +53,12 @@ describe("kubeconfig proxy-url", () => {
   });
 
   /** The admin kubeconfig with a second context, `proxied`, whose cluster has proxy-url. */
-  function withProxiedContext(source: string, user?: Record<string, unknown>): string {
+  function withProxiedContext(source: string, user?: Record<string, unknown>, via = proxyUrl): string {
     const kc = parse(readFileSync(source, "utf8")) as Kubeconfig;
     const [first] = kc.clusters;
     const [firstUser] = kc.users;
     assert.ok(first && firstUser);
-    kc.clusters.push({ name: "proxied", cluster: { ...first.cluster, "proxy-url": proxyUrl } });
+    kc.clusters.push({ name: "proxied", cluster: { ...first.cluster, "proxy-url": via } });
     kc.users.push({ name: "proxied-user", user: user ?? firstUser.user });
     kc.contexts.push({ name: "proxied", context: { cluster: "proxied", user: "proxied-user" } });
     const file = join(dir, `kubeconfig-${kc.contexts.length}-${tunnels.length}-${Math.random()}`);
@@ -135,5 +135,69 @@ describe("kubeconfig proxy-url", () => {
     assert.ok(tunnels.length > before, "requests went through the proxy");
     const made = await cluster.client.get("v1", "ConfigMap", ns, "through-proxy");
     assert.equal((made as { data?: Record<string, string> }).data?.a, "1");
+  });
+
+  it("tunnels through a SOCKS5 proxy with a username and password", async () => {
+    // A SOCKS5 server (RFC 1928, username/password per RFC 1929) that records each CONNECT target.
+    const targets: string[] = [];
+    const socks: TcpServer = createTcpServer((client: Socket) => {
+      client.once("data", (hello: Buffer) => {
+        assert.equal(hello[0], 5);
+        assert.ok([...hello.subarray(2)].includes(2), "offers username/password");
+        client.write(Buffer.from([5, 2]));
+        client.once("data", (auth: Buffer) => {
+          const user = auth.subarray(2, 2 + (auth[1] ?? 0)).toString();
+          const passAt = 2 + (auth[1] ?? 0);
+          const pass = auth.subarray(passAt + 1, passAt + 1 + (auth[passAt] ?? 0)).toString();
+          const ok = user === "kube" && pass === "p@ss";
+          client.write(Buffer.from([1, ok ? 0 : 1]));
+          if (!ok) return client.end();
+          client.once("data", (req: Buffer) => {
+            const host = req.subarray(5, 5 + (req[4] ?? 0)).toString();
+            const port = req.readUInt16BE(5 + (req[4] ?? 0));
+            targets.push(`${host}:${port}`);
+            const upstream = connect(port, host, () => {
+              client.write(Buffer.from([5, 0, 0, 1, 0, 0, 0, 0, 0, 0]));
+              upstream.pipe(client);
+              client.pipe(upstream);
+            });
+            upstream.on("error", () => client.destroy());
+            client.on("error", () => upstream.destroy());
+          });
+        });
+      });
+    });
+    await new Promise<void>((resolve) => socks.listen(0, "127.0.0.1", resolve));
+    try {
+      const port = (socks.address() as AddressInfo).port;
+      const ns = await cluster.namespace("proxy-socks");
+      const file = withProxiedContext(
+        cluster.kubeconfig,
+        undefined,
+        `socks5://kube:p%40ss@127.0.0.1:${port}`,
+      );
+      const client = KubeClient.fromKubeconfig({ kubeconfig: file, context: "proxied" });
+      await client.apply({
+        apiVersion: "v1",
+        kind: "ConfigMap",
+        metadata: { name: "via-socks", namespace: ns },
+      });
+      client.close();
+      assert.ok(targets.length > 0 && targets.every((t) => t === apiHostPort()), `targets: ${targets}`);
+      assert.ok(await cluster.client.get("v1", "ConfigMap", ns, "via-socks"));
+
+      const refused = KubeClient.fromKubeconfig({
+        kubeconfig: withProxiedContext(
+          cluster.kubeconfig,
+          undefined,
+          `socks5://kube:wrong@127.0.0.1:${port}`,
+        ),
+        context: "proxied",
+      });
+      await assert.rejects(refused.ping(), /SOCKS5 proxy 127\.0\.0\.1:\d+ refused the username and password/);
+      refused.close();
+    } finally {
+      socks.close();
+    }
   });
 });

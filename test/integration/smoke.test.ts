@@ -95,7 +95,7 @@ describe("local control plane", () => {
     const dir = mkdtempSync(join(tmpdir(), "syncward-rbac-"));
     const kubeconfig = join(dir, "kubeconfig");
     const admin = KubeClient.fromKubeconfig({ kubeconfig: cluster.kubeconfig });
-    const caFile = admin.kubeConfig.getCurrentCluster()?.caFile ?? "";
+    const caFile = admin.kubeconfig.cluster.caFile ?? "";
     writeFileSync(
       kubeconfig,
       `apiVersion: v1
