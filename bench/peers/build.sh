@@ -11,10 +11,13 @@ src="$here/$name"
 [ -f "$src/go.mod" ] || { echo "syncward peer build: no Go module in $src" >&2; exit 1; }
 command -v go >/dev/null 2>&1 || { echo "syncward peer build: Go is not installed or not on PATH (the $name peer is built from Go modules: install Go >= 1.26)" >&2; exit 1; }
 cache=${SYNCWARD_PEER_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/syncward/peers}
-digest=$(cd "$src" && cat go.mod go.sum $(ls ./*.go ./build-package 2>/dev/null | sort) | sha256sum | cut -c1-16)
+digest=$(cd "$src" && cat go.mod go.sum $(ls ./*.go ./build-package ./toolchain 2>/dev/null | sort) | sha256sum | cut -c1-16)
 # A peer that is a dependency's own program (Argo's agent) names its package in build-package.
 pkg=.
 [ -f "$src/build-package" ] && pkg=$(cat "$src/build-package")
+# A peer whose modules need a newer Go than this machine's names the toolchain (fetched by go itself).
+[ -f "$src/toolchain" ] && export GOTOOLCHAIN
+[ -f "$src/toolchain" ] && GOTOOLCHAIN=$(cat "$src/toolchain")
 dir="$cache/$name-$digest"
 bin="$dir/$name-peer"
 if [ -x "$bin" ]; then echo "$bin"; exit 0; fi
