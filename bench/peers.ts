@@ -371,7 +371,7 @@ export async function peers(ctx: BenchContext): Promise<BenchResult> {
       : [
           {
             ...versus(
-              `cold sync, ${label}, vs Argo CD gitops-engine agent (v0.7.3)`,
+              `cold sync, ${label}, vs Argo CD gitops-engine agent (v3.6.1)`,
               argoCol((p) => p.syncward.cold.ms),
               argoCol((p) => p.argo!.cold.ms),
               {
