@@ -33,7 +33,7 @@ import {
 
 const REVISION = "b".repeat(40);
 
-interface EngineRun {
+export interface EngineRun {
   ms: number;
   renderMs: number;
   syncMs: number;
@@ -57,7 +57,7 @@ function envFor(namespace: string): EnvironmentConfig {
 }
 
 /** A cold process's view: a new client (empty discovery cache), the files rendered from disk. */
-async function runEngine(ctx: BenchContext, dir: string, namespace: string, inventory?: KindRef[]) {
+export async function runEngine(ctx: BenchContext, dir: string, namespace: string, inventory?: KindRef[]) {
   const kube = client(ctx);
   try {
     const cpu = process.cpuUsage();

@@ -34,6 +34,10 @@ export interface Scenario {
   readyTimeoutMs: number;
   /** Idle window for this scenario (default: the input's idleMs). */
   idleMs?: number;
+  /** Scale benchmark (issue 19): out-of-band edits timed to their revert, spread over the environments. */
+  healTrials?: number;
+  /** Scale benchmark: commits that change one environment, each timed from its nudge to its syncStarted. */
+  refreshTrials?: number;
 }
 
 export interface WorkerInput {
@@ -70,18 +74,28 @@ export interface ScenarioResult {
     byVerb: Record<string, number>;
     watchReconnects: number;
     requestsPerMinute: number;
+    /** User + system CPU of this process in the idle window, per minute. */
+    cpuMsPerMinute: number;
   };
   /** Requests still waiting for a socket when the idle window ended (a saturated pool). */
   queuedAtEnd: number;
   /** Out-of-band change to one ConfigMap in the first and the last environment: ms until healed, or null. */
   healProbe?: { first: number | null; last: number | null };
+  /** healTrials: ms from each out-of-band PATCH until the ConfigMap is back (null: not within 30 s). */
+  heals?: Array<number | null>;
+  /** refreshTrials: ms from a nudge of one environment (a webhook's effect) to its syncStarted event. */
+  refreshes?: number[];
 }
 
 const PROBE_TIMEOUT_MS = 30_000;
 
 /** Changes settings-000 in `namespace` out of band; resolves with ms until it is back, or null. */
-async function healProbe(admin: KubeClient, namespace: string): Promise<number | null> {
-  const path = `/api/v1/namespaces/${namespace}/configmaps/settings-000`;
+async function healProbe(
+  admin: KubeClient,
+  namespace: string,
+  name = "settings-000",
+): Promise<number | null> {
+  const path = `/api/v1/namespaces/${namespace}/configmaps/${name}`;
   const start = performance.now();
   await admin.request("PATCH", path, {
     body: { data: { INDEX: "changed out of band" } },
@@ -89,8 +103,8 @@ async function healProbe(admin: KubeClient, namespace: string): Promise<number |
   });
   while (performance.now() - start < PROBE_TIMEOUT_MS) {
     const cm = await admin.request<{ data?: Record<string, string> }>("GET", path);
-    if (cm.data?.INDEX === "0") return performance.now() - start;
-    await sleep(50);
+    if (cm.data?.INDEX === String(Number(name.slice(-3)))) return performance.now() - start;
+    await sleep(10);
   }
   return null;
 }
@@ -137,14 +151,17 @@ async function runScenario(
   input: WorkerInput,
   admin: KubeClient,
   probeNamespaces: [string, string],
+  all: { namespaces: string[]; names: string[]; refresh: (env: number, k: number) => string },
   scenario: Scenario,
   build: (kube: KubeClient, emit: (e: ReconcilerEvent) => void) => Reconciler,
   head: string,
 ): Promise<ScenarioResult> {
   const kube = KubeClient.fromKubeconfig({ kubeconfig: input.kubeconfig, maxSockets: scenario.maxSockets });
   const synced = new Set<string>();
+  const started = new Map<string, () => void>();
   const reconciler = build(kube, (e) => {
     if (e.type === "synced" && e.outcome.phase === "Succeeded" && e.revision === head) synced.add(e.instance);
+    if (e.type === "syncStarted") started.get(e.env)?.();
   });
   const start = performance.now();
   progress(`memory/${scenario.name}: starting ${input.envs} environments`);
@@ -190,8 +207,10 @@ async function runScenario(
   const mem = memory();
   const before = { ...kube.counts, byVerb: { ...kube.counts.byVerb } };
   const idleStart = performance.now();
+  const cpuBefore = process.cpuUsage();
   await sleep(idleFor);
   const idleMs = performance.now() - idleStart;
+  const cpuIdle = process.cpuUsage(cpuBefore);
   const after = { ...kube.counts, byVerb: { ...kube.counts.byVerb } };
   const syncedCount = synced.size;
   const byVerb: Record<string, number> = {};
@@ -210,6 +229,33 @@ async function runScenario(
     probe = { first: first ?? null, last: last ?? null };
     progress(`memory/${scenario.name}: heal probe ${JSON.stringify(probe)}`);
   }
+  // One at a time, each in another environment (and another of its ConfigMaps), while the rest idle.
+  const heals: Array<number | null> = [];
+  for (let k = 0; k < (scenario.healTrials ?? 0); k++) {
+    const env = Math.floor(((k + 0.5) * input.envs) / (scenario.healTrials ?? 1));
+    const name = `settings-${String(k % input.objects).padStart(3, "0")}`;
+    heals.push(await healProbe(admin, all.namespaces[env] as string, name));
+    await sleep(100);
+  }
+  const refreshes: number[] = [];
+  for (let k = 0; k < (scenario.refreshTrials ?? 0); k++) {
+    const env = Math.floor(((k + 0.5) * input.envs) / (scenario.refreshTrials ?? 1));
+    const name = all.names[env] as string;
+    all.refresh(env, k);
+    const began = new Promise<number>((resolve) => {
+      started.set(name, () => resolve(performance.now()));
+    });
+    const at = performance.now();
+    reconciler.controller(name).nudge("push", "bench");
+    const t = await Promise.race([began, sleep(30_000).then(() => Number.NaN)]);
+    started.delete(name);
+    refreshes.push(t - at);
+    await reconciler.controller(name).idle();
+  }
+  if (heals.length + refreshes.length > 0)
+    progress(
+      `memory/${scenario.name}: heals ${JSON.stringify(heals)} refreshes ${JSON.stringify(refreshes.map(Math.round))}`,
+    );
   await Promise.race([reconciler.stop(), sleep(60_000)]);
   kube.close();
   return {
@@ -228,9 +274,12 @@ async function runScenario(
       byVerb,
       watchReconnects: byVerb.WATCH ?? 0,
       requestsPerMinute: (requests / idleMs) * 60_000,
+      cpuMsPerMinute: (((cpuIdle.user + cpuIdle.system) / 1000) * 60_000) / idleMs,
     },
     queuedAtEnd,
     healProbe: probe,
+    heals,
+    refreshes,
   };
 }
 
@@ -252,6 +301,13 @@ async function main(input: WorkerInput): Promise<WorkerOutput> {
       files[`envs/${name}/configmaps.yaml`] = configMaps(i, input.objects);
     });
     const head = repo.commit(files, "environments");
+    const refresh = (env: number, k: number) =>
+      repo.commit(
+        {
+          [`envs/${envNames[env]}/configmaps.yaml`]: `${configMaps(env, input.objects)}---\n${stringify({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "refreshed" }, data: { TRIAL: String(k) } })}`,
+        },
+        `refresh ${k}`,
+      );
     const config = parseConfig(
       stringify({
         environments: envNames.map((name, i) => ({
@@ -270,6 +326,7 @@ async function main(input: WorkerInput): Promise<WorkerOutput> {
           input,
           admin,
           [envNs[0] as string, envNs.at(-1) as string],
+          { namespaces: envNs, names: envNames, refresh },
           scenario,
           (client, emit) =>
             new Reconciler({

@@ -36,7 +36,7 @@ function compiledWorker(): string {
   return join(ROOT, ".cache", "bench-js", "bench", "controller-memory-worker.js");
 }
 
-function runWorker(input: WorkerInput): Promise<WorkerOutput> {
+export function runWorker(input: WorkerInput): Promise<WorkerOutput> {
   const worker = compiledWorker();
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ["--expose-gc", worker, JSON.stringify(input)], {

@@ -14,7 +14,9 @@ import { diffPlanCpu } from "./diff-plan-cpu.ts";
 import { githubRequests } from "./github-requests.ts";
 import { healthLuaCpu, healthLuaResync } from "./health-lua.ts";
 import { helmRender } from "./helm-render.ts";
+import { peers } from "./peers.ts";
 import { coldBuildBench, planeBench } from "./plane.ts";
+import { scale } from "./scale.ts";
 import { selfHealLatency } from "./selfheal-latency.ts";
 import { type BenchContext, type BenchResult, type Measurement, ms, progress } from "./support.ts";
 import { webhookLatency } from "./webhook-latency.ts";
@@ -34,6 +36,8 @@ const BENCHMARKS: Record<
   plane: { needsCluster: false, run: () => planeBench() },
   build: { needsCluster: false, run: () => coldBuildBench() },
   helm: { needsCluster: false, run: helmRender },
+  peers: { needsCluster: true, run: peers },
+  scale: { needsCluster: true, run: scale },
 };
 type Name = string;
 const DEFAULT: Name[] = [

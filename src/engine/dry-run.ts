@@ -46,7 +46,7 @@ export async function dryRunAll(
   const trial = async (obj: KubeObject, tolerateImmutable: boolean) => {
     if (await skipped(client, obj, creating)) return;
     try {
-      await client.apply(obj, { dryRun: true, fieldValidation: validationFor(target.env, obj) });
+      await client.dryRunApply(obj, validationFor(target.env, obj));
     } catch (err) {
       // The real write deletes and recreates it (Force=true, --force): the dry run cannot try that.
       if (tolerateImmutable && err instanceof KubeApiError && err.immutableField) return;

@@ -136,7 +136,13 @@ export class KubeClient {
   async request<T = unknown>(
     method: string,
     path: string,
-    options: { body?: unknown; contentType?: string; timeoutMs?: number } = {},
+    options: {
+      body?: unknown;
+      contentType?: string;
+      timeoutMs?: number;
+      /** A 2xx answer's body is drained, not parsed (it resolves undefined): a dry run's verdict is its status. */
+      discardBody?: boolean;
+    } = {},
   ): Promise<T> {
     const auth = await this.authOptions();
     const url = new URL(path, this.server);
@@ -166,11 +172,17 @@ export class KubeClient {
           timeout: options.timeoutMs ?? this.timeoutMs,
         },
         (res) => {
+          const status = res.statusCode ?? 0;
+          if (options.discardBody && status >= 200 && status < 300) {
+            res.on("end", () => resolve(undefined as T));
+            res.on("error", (err) => reject(new KubeConnectionError(err.message, undefined)));
+            res.resume();
+            return;
+          }
           const chunks: Buffer[] = [];
           res.on("data", (c: Buffer) => chunks.push(c));
           res.on("end", () => {
             const text = Buffer.concat(chunks).toString("utf8");
-            const status = res.statusCode ?? 0;
             let parsed: unknown;
             try {
               parsed = text ? JSON.parse(text) : undefined;
@@ -312,6 +324,23 @@ export class KubeClient {
         body: obj,
         contentType: "application/apply-patch+yaml",
       },
+    );
+  }
+
+  /**
+   * A server-side dry-run apply whose answer is only its verdict: it resolves when the API server
+   * would accept `obj` and rejects as `apply` does; the would-be object is not read (a sync's
+   * up-front dry run of every write needs no more, and parsing 1,000 answers costs the client CPU
+   * the API server shares on small machines).
+   */
+  async dryRunApply(obj: KubeObject, fieldValidation?: "Strict" | "Warn" | "Ignore"): Promise<void> {
+    const r = await this.mustResource(obj.apiVersion, obj.kind);
+    const q = new URLSearchParams({ fieldManager: FIELD_MANAGER, force: "true", dryRun: "All" });
+    if (fieldValidation) q.set("fieldValidation", fieldValidation);
+    await this.request<undefined>(
+      "PATCH",
+      `${this.objectPath(r, obj.metadata.namespace, obj.metadata.name)}?${q}`,
+      { body: obj, contentType: "application/apply-patch+yaml", discardBody: true },
     );
   }
 
