@@ -59,7 +59,7 @@ export async function syncEnvironment(
   let assessedDigest: string | undefined;
   let assessment: Assessment;
   try {
-    assessment = await assess(client, target, request);
+    assessment = request.assessment ?? (await assess(client, target, request));
     assessedDigest = hooksDigestOf(assessment.hooks.map((h) => h.obj));
   } catch (err) {
     if (err instanceof ValidationError) return finish("Error", `${err.heading}: ${err.message}`);

@@ -3,6 +3,7 @@
 
 import type { EnvironmentConfig } from "../config/types.ts";
 import type { KubeObject } from "../kube/object.ts";
+import type { Assessment } from "./assess.ts";
 import type { HealthChecks } from "./health/index.ts";
 import type { KindRef } from "./live.ts";
 import type { Plan } from "./plan.ts";
@@ -50,6 +51,13 @@ export interface SyncRequest {
   origins?: Map<string, string>;
   /** Only these keys are applied (self-heal re-applies just the drifted objects); no hooks run. */
   only?: Set<string>;
+  /**
+   * The assessment of this same request the caller made a moment ago (a heal right after the pass
+   * that found the drift): used instead of listing and comparing the environment a second time.
+   * What it read may be a few milliseconds old; the writes that follow are dry-run, and a revert
+   * patch is tested on the resourceVersion it read, so a change in between fails rather than lands.
+   */
+  assessment?: Assessment;
   /** Default `always`; `never` whenever `only` is set. */
   hooks?: HookMode;
   /**

@@ -268,11 +268,12 @@ export class EnvironmentController {
       return;
     }
 
-    const { plan, live } = await assess(
+    const assessment = await assess(
       this.o.client,
       this.fx.target,
       this.fx.request(head, rendered.objects, policy.prune, state),
     );
+    const { plan, live } = assessment;
     const drifted = plan.steps.flatMap((s) => s.tasks);
     const extra = [...plan.prunes, ...plan.requiresPruning].map((p) => p.key);
     action = nextAction({ ...input, assessed: { drifted: drifted.length, extra: extra.length } });
@@ -292,6 +293,7 @@ export class EnvironmentController {
         drifted.map((t) => ({ key: t.key, paths: t.drifted, live: live.get(t.key), obj: t.obj })),
         policy.prune,
         state,
+        assessment,
       );
       return;
     }

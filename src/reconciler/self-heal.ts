@@ -1,7 +1,7 @@
 // Self-heal: re-applies the drifted objects of the deployed revision, after the gate (a freeze
 // or a deny window with selfHeal: false stops it), and counts heals per object to spot fights.
 import { compareOptionsFor, revertTrail } from "../engine/revert/index.ts";
-import { syncEnvironment } from "../engine/sync.ts";
+import { type Assessment, syncEnvironment } from "../engine/sync.ts";
 import type { KubeObject } from "../kube/object.ts";
 import type { RenderedSource } from "../source/render.ts";
 import type { EnvironmentState } from "../state/types.ts";
@@ -18,6 +18,8 @@ export async function heal(
   drifted: Array<{ key: string; paths: string[]; live?: KubeObject; obj?: KubeObject }>,
   prune: boolean,
   state: EnvironmentState,
+  /** The pass's assessment that found the drift, of the same revision, objects and prune. */
+  assessment?: Assessment,
 ): Promise<void> {
   const options = compareOptionsFor(fx.o.env);
   const trails = new Map(
@@ -49,7 +51,10 @@ export async function heal(
   const outcome = await syncEnvironment(
     fx.o.client,
     fx.target,
-    fx.request(head, rendered.objects, prune, state, { only: new Set(due.map((d) => d.key)) }),
+    fx.request(head, rendered.objects, prune, state, {
+      only: new Set(due.map((d) => d.key)),
+      ...(assessment ? { assessment } : {}),
+    }),
   );
   const fights: Array<{
     key: string;
