@@ -330,7 +330,9 @@ export async function onCheckRun(
   }
   if (identifier !== "sync" && identifier !== "freeze" && identifier !== "unfreeze") return;
   const permission = await permissionOf(gh, rt.ref, login);
-  const need = controller.env.commands[identifier];
+  // The rules a pending config change is held to, as for `/sync`, `/freeze`, `/unfreeze` comments:
+  // a change that lowers a button's permission does not lower it before it is deployed.
+  const need = (await controller.rules()).commands[identifier];
   if (!allows(permission, need)) {
     log.warn(
       { login, permission, need, env: envName, action: identifier },

@@ -256,8 +256,25 @@ export class EnvironmentController {
     };
     let action = nextAction(input);
     if (action.kind === "noChange") {
-      await this.fx.advanceUnchanged(head, trigger, actor);
-      return;
+      // "No change" skips only the approval: the commit must still pass every other check (a
+      // freeze, a window, its signature, required checks). And a chart's render is not a function
+      // of the commit alone (the cluster's version and APIs, `now` in a template), so a chart
+      // source never advances unapproved on an equal render today.
+      const gate =
+        rendered.renderer === "helm"
+          ? undefined
+          : await this.fx.gate.check({
+              path: "manual",
+              revision: head,
+              trigger,
+              actor,
+              needsApproval: false,
+            });
+      if (gate?.allowed) {
+        await this.fx.advanceUnchanged(head, trigger, actor);
+        return;
+      }
+      action = { kind: "sync" };
     }
     if (action.kind === "sync") {
       await syncRevision(this.fx, head, trigger, actor, {

@@ -302,6 +302,38 @@ describe("nothing to approve when nothing changes", () => {
   });
 });
 
+describe("'no change' skips only the approval", () => {
+  it("a docs-only commit whose required checks have not passed does not become the deployed revision", async () => {
+    let failing: string[] = [];
+    const checks: RequiredChecks = { missing: async () => failing };
+    const { store, events, repo, controller } = await setup(
+      { syncPolicy: { automated: {} }, approval: { users: ["carol"] }, requireChecks: ["ci/test"] },
+      { "app/cm.yaml": cm("1"), "README.md": "docs\n" },
+      (s) => s,
+      checks,
+    );
+    const first = await controller.sync({ trigger: "cli", actor: "admin" });
+    assert.equal(first.phase, "Succeeded", first.message);
+    failing = ["ci/test"];
+    const docs = repo.commit({ "README.md": "more docs\n" });
+    controller.nudge("push", "alice");
+    await controller.idle();
+    const state = await store.load(controller.instance);
+    assert.equal(state.lastSyncedRevision, repo.git("rev-parse", "HEAD~1").trim(), "still the approved one");
+    assert.ok(!events.some((e) => e.type === "unchanged"), "not advanced as 'no change'");
+    assert.ok(
+      events.some((e) => e.type === "waiting" || (e.type === "awaitingApproval" && e.revision === docs)),
+      "it waits like any other revision",
+    );
+    // Once the checks pass, an equal render advances without an approval, as before.
+    failing = [];
+    controller.nudge("poll", "syncward");
+    await controller.idle();
+    assert.equal((await store.load(controller.instance)).lastSyncedRevision, docs);
+    assert.ok(events.some((e) => e.type === "unchanged" && e.revision === docs));
+  });
+});
+
 describe("refusals are told where the request was made", () => {
   it("an approval that completes the approvals of a frozen environment is answered with the refusal, and nothing runs", async () => {
     const { ns, repo, events, controller } = await setup(
