@@ -134,22 +134,32 @@ export class Gate {
     });
   }
 
-  /** The guards of the config file at `sha` (undefined when it has none or it cannot be read). */
+  /**
+   * The guards of the config file at `sha`: undefined when that revision has no config file or no
+   * such environment (deterministic for a commit, so kept). Fetching the revision failing (GitHub
+   * down, a rate limit) throws and is not kept: the gate holds rather than fall back to the
+   * current, possibly looser, rules.
+   */
   private guardsAt(sha: string | undefined): Promise<Guards | undefined> {
     if (!sha) return Promise.resolve(undefined);
     let found = this.readGuards.get(sha);
     if (!found) {
-      found = this.o.source
-        .tree(sha)
-        .then((dir) => readFile(join(dir, this.o.configFile ?? ".github/syncward.yml"), "utf8"))
-        .then((text) => guardsOf(findEnvironment(parseConfig(text), this.o.env.name)))
-        .catch((err: unknown) => {
-          this.o.log.debug(
-            { err: String(err), instance: this.o.instance, revision: sha },
-            "the deployed revision's config could not be read; the current rules apply",
-          );
-          return undefined;
-        });
+      found = this.o.source.tree(sha).then(
+        (dir) =>
+          readFile(join(dir, this.o.configFile ?? ".github/syncward.yml"), "utf8")
+            .then((text) => guardsOf(findEnvironment(parseConfig(text), this.o.env.name)))
+            .catch((err: unknown) => {
+              this.o.log.debug(
+                { err: String(err), instance: this.o.instance, revision: sha },
+                "the deployed revision declares no such environment; the current rules apply",
+              );
+              return undefined;
+            }),
+        (err: unknown) => {
+          this.readGuards.delete(sha);
+          throw err;
+        },
+      );
       this.readGuards.set(sha, found);
     }
     return found;

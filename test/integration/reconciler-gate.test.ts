@@ -253,6 +253,42 @@ describe("a config change that loosens the gate", () => {
     assert.equal((await store.load(reloaded.instance)).lastSyncedRevision, next);
   });
 
+  it("when the deployed revision's config cannot be fetched, the gate holds instead of applying the new, looser rules", async () => {
+    const gated = { syncPolicy: { automated: {} }, approval: { users: ["carol"] } };
+    let unreachable = "";
+    const flaky = (s: RevisionSource): RevisionSource => {
+      const view = Object.create(s) as RevisionSource;
+      view.tree = (sha: string) =>
+        sha === unreachable ? Promise.reject(new Error("GitHub answered 503")) : s.tree(sha);
+      return view;
+    };
+    const { ns, repo, store, events, controller, controllerAtHead } = await setup(
+      gated,
+      { "app/cm.yaml": cm("1") },
+      flaky,
+    );
+    await controller.sync({ trigger: "cli", actor: "admin" });
+    const deployed = repo.head();
+    await store.update(controller.instance, (s) => {
+      s.deployedRules = undefined;
+    });
+    const merge = repo.commit({
+      ".github/syncward.yml": configFile(ns, { syncPolicy: { automated: {} } }),
+      "app/cm.yaml": cm("2"),
+    });
+    unreachable = deployed;
+    const reloaded = controllerAtHead();
+    reloaded.nudge("merge", "mallory");
+    await reloaded.idle();
+    assert.equal(await settingsOf(ns), "1", "nothing deployed under rules it could not compare");
+    // GitHub answers again: the old rule is read, and the merge waits for its approval.
+    unreachable = "";
+    reloaded.nudge("poll", "syncward");
+    await reloaded.idle();
+    assert.ok(events.some((e) => e.type === "awaitingApproval" && e.revision === merge));
+    assert.equal(await settingsOf(ns), "1");
+  });
+
   it("a state kept before the rules were recorded reads them from the deployed revision's config file", async () => {
     const gated = { syncPolicy: { automated: {} }, approval: { users: ["carol"] } };
     const { ns, repo, store, events, controller, controllerAtHead } = await setup(gated, {
