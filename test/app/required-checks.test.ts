@@ -19,12 +19,13 @@ async function adapter(): Promise<GitHubRequiredChecks> {
   return new GitHubRequiredChecks(async () => octokit, { owner: "acme", repo: "shop" });
 }
 
-const run = (id: number, name: string, status: string, conclusion: string | null) => ({
+const run = (id: number, name: string, status: string, conclusion: string | null, appId = 15368) => ({
   id,
   name,
   head_sha: SHA,
   status,
   conclusion,
+  app: { id: appId, slug: `app-${appId}` },
 });
 
 function mockChecks(
@@ -89,6 +90,57 @@ describe("required checks from GitHub", () => {
     const missing = await (await adapter()).missing(SHA, true, "main");
     gh.assertDone();
     assert.deepEqual(missing, ["build"]);
+  });
+
+  it("a check branch protection pins to an app counts only from that app: not another app's run of the name, not a commit status", async () => {
+    gh = mockGitHub();
+    gh.api.get(`${REPO}/branches/main`).reply(200, {
+      name: "main",
+      protected: true,
+      protection: {
+        enabled: true,
+        required_status_checks: {
+          enforcement_level: "everyone",
+          contexts: ["ci", "lint"],
+          checks: [
+            { context: "ci", app_id: 15368 },
+            { context: "lint", app_id: -1 },
+          ],
+        },
+      },
+    });
+    mockChecks(
+      gh,
+      [
+        run(1, "ci", "completed", "failure", 15368),
+        // Newer and green, but from a workflow of another app (anyone with write access can add one).
+        run(2, "ci", "completed", "success", 999),
+        run(3, "lint", "completed", "success", 999),
+      ],
+      [{ context: "ci", state: "success" }],
+    );
+    const missing = await (await adapter()).missing(SHA, true, "main");
+    gh.assertDone();
+    assert.deepEqual(missing, ["ci"]);
+  });
+
+  it("syncward's own check runs never satisfy a requirement, whatever they are named", async () => {
+    gh = mockGitHub();
+    mockChecks(
+      gh,
+      [
+        run(1, "syncward / prod", "completed", "success"),
+        run(2, "syncward preview / prod", "completed", "success"),
+      ],
+      [],
+    );
+    const missing = await (await adapter()).missing(
+      SHA,
+      ["syncward / prod", "syncward preview / prod"],
+      "main",
+    );
+    gh.assertDone();
+    assert.deepEqual(missing, ["syncward / prod", "syncward preview / prod"]);
   });
 
   it("true on an unprotected branch: nothing is required, nothing more is asked", async () => {
