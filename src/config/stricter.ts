@@ -1,6 +1,7 @@
 // A revision that changes `.github/syncward.yml` is gated, per environment, by the stricter of the
 // rules it was deployed under and the rules it brings: a merge that removes prod's `approval:`
 // still waits for an approval under the old rule, and takes effect once deployed. Pure.
+import { createHash } from "node:crypto";
 import { weakenedGuards } from "./config-changes.ts";
 import type { ApprovalRule, CommandPermissions, EnvironmentConfig } from "./types.ts";
 
@@ -12,6 +13,30 @@ export interface Guards {
   clusterResources: Array<{ group: string; kind: string }>;
   requireSignedCommits: boolean;
   production: boolean;
+  /** Where it deployed to (older states lack it). */
+  destination?: EnvironmentConfig["destination"];
+  /**
+   * Fingerprint of what decides the render besides the commit (the source's path and chart
+   * settings, the destination): a change of it re-renders the deployed commit (older states lack it).
+   */
+  render?: string;
+}
+
+/** Fingerprint of the config that shapes an environment's render of a commit. */
+export function renderConfigOf(env: EnvironmentConfig): string {
+  return createHash("sha256")
+    .update(JSON.stringify({ source: env.source, destination: env.destination }))
+    .digest("hex")
+    .slice(0, 16);
+}
+
+/**
+ * The deployed commit would render differently under `env` than it did when deployed (a config
+ * change, possibly on another branch than the one the environment tracks): for a gated
+ * environment that is a new release, not the deployed one.
+ */
+export function renderConfigMoved(env: EnvironmentConfig, deployed: Guards | undefined): boolean {
+  return deployed?.render !== undefined && deployed.render !== renderConfigOf(env);
 }
 
 export function guardsOf(env: EnvironmentConfig): Guards {
@@ -22,6 +47,8 @@ export function guardsOf(env: EnvironmentConfig): Guards {
     clusterResources: env.policy.clusterResources,
     requireSignedCommits: env.policy.requireSignedCommits,
     production: env.production,
+    destination: env.destination,
+    render: renderConfigOf(env),
   };
 }
 
@@ -39,6 +66,7 @@ export function withGuards(env: EnvironmentConfig, guards: Guards): EnvironmentC
       requireSignedCommits: guards.requireSignedCommits,
     },
     production: guards.production,
+    ...(guards.destination ? { destination: guards.destination } : {}),
   };
 }
 

@@ -4,6 +4,7 @@
 // What a pass does next is decided by decide.ts (pure); doing it is effects.ts, sync-operation.ts
 // and self-heal.ts; every write asks the gate (gate.ts) first.
 
+import { renderConfigMoved } from "../config/stricter.ts";
 import type { EnvironmentConfig } from "../config/types.ts";
 import type { HealthChecks } from "../engine/health/index.ts";
 import { assess, outcomeWithoutWork, type SyncOutcome, type SyncRequest } from "../engine/sync.ts";
@@ -242,6 +243,14 @@ export class EnvironmentController {
     ]);
     if (trigger === "poll") await this.scanOrphans(head, rendered);
 
+    // A config change since the deployed commit was synced that renders it differently (source or
+    // destination settings, possibly changed on another branch): a gated environment treats the
+    // commit as a new release, which the gate asks approval for, never as drift to heal.
+    const moved =
+      Boolean(env.approval ?? state.deployedRules?.approval) &&
+      head === state.lastSyncedRevision &&
+      renderConfigMoved(env, state.deployedRules);
+    if (moved) state = { ...state, lastSyncedRevision: undefined };
     const fresh = policy.automated && head !== state.lastSyncedRevision;
     const rules = fresh ? await this.fx.gate.rules(state) : undefined;
     const input = {
@@ -249,7 +258,8 @@ export class EnvironmentController {
       state,
       head,
       // Only a new revision is compared with the deployed render (passes at the same one are many).
-      digest: fresh ? renderDigest(rendered.objects) : "",
+      // (Never "no change" when the config moved: the same objects may now go elsewhere.)
+      digest: fresh && !moved ? renderDigest(rendered.objects) : "",
       // A config change that loosens a guard is never "no change": it waits under the old rule.
       gated: Boolean(rules?.rules.approval) && rules?.weakens.length === 0,
       healHeld: selfHealHeldBy(env.syncWindows, new Date()),

@@ -6,7 +6,7 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { findEnvironment, parseConfig } from "../config/load.ts";
-import { type Guards, guardsOf, stricterRules } from "../config/stricter.ts";
+import { type Guards, guardsOf, renderConfigMoved, stricterRules } from "../config/stricter.ts";
 import type { EnvironmentConfig } from "../config/types.ts";
 import type { StateStore } from "../state/store.ts";
 import type { EnvironmentState, PendingSync, Trigger } from "../state/types.ts";
@@ -58,8 +58,11 @@ export class Gate {
     request: GateRequest,
   ): Promise<GateDecision & { rules: EnvironmentConfig; state: EnvironmentState }> {
     const state = request.state ?? (await this.o.store.load(this.o.instance));
-    // Re-applying the deployed revision (self-heal, a retry, a re-sync) re-applies what was approved.
-    const deployed = state.lastSyncedRevision === request.revision;
+    // Re-applying the deployed revision (self-heal, a retry, a re-sync) re-applies what was approved,
+    // unless a config change since (source or destination settings, possibly made on another
+    // branch) renders that commit differently now: that is a new release.
+    const deployed =
+      state.lastSyncedRevision === request.revision && !renderConfigMoved(this.o.env, state.deployedRules);
     const { rules, weakens } = deployed ? { rules: this.o.env, weakens: [] } : await this.rules(state);
     const needsApproval = !deployed && (request.needsApproval ?? false);
     const shape = { path: request.path, rules, needsApproval };

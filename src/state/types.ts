@@ -65,6 +65,9 @@ export interface DeployedRules {
   clusterResources: Array<{ group: string; kind: string }>;
   requireSignedCommits: boolean;
   production: boolean;
+  destination?: import("../config/types.ts").EnvironmentConfig["destination"];
+  /** Fingerprint of the source and destination settings it was rendered with. */
+  render?: string;
 }
 
 export interface PendingSync {

@@ -5,6 +5,7 @@
 // each test sees what an approval leaves in the state and what its author is told.
 import assert from "node:assert/strict";
 import { after, before, beforeEach, describe, it } from "node:test";
+import { guardsOf } from "../../src/config/stricter.ts";
 import type { RepoRuntime } from "../../src/github/runtime.ts";
 import {
   mockConfig,
@@ -89,6 +90,8 @@ describe("who may approve a production sync", () => {
   const waiting = (base: string, head: string, actor: string) =>
     rt.reconciler.store.update(instance, (s) => {
       s.lastSyncedRevision = base;
+      // As syncward records it when it syncs `base`: the rules it was deployed under.
+      s.deployedRules = { revision: base, ...guardsOf(rt.reconciler.controller("prod").env) };
       s.syncStatus = "OutOfSync";
       s.pendingApprovals = [];
       s.pendingSync = {

@@ -370,6 +370,53 @@ describe("'no change' skips only the approval", () => {
   });
 });
 
+describe("a config change that re-renders the deployed commit", () => {
+  it("is a new release for a gated environment: it waits for approval instead of being healed in", async () => {
+    const gated = { syncPolicy: { automated: { selfHeal: true } }, approval: { users: ["carol"] } };
+    const { ns, repo, store, events, controller } = await setup(gated, {
+      "app/cm.yaml": cm("1"),
+      "evil/cm.yaml": cm("evil"),
+    });
+    await controller.sync({ trigger: "cli", actor: "admin" });
+    const deployed = repo.head();
+    // The config as another branch's merge would bring it: the same commit, rendered from evil/.
+    const moved = new EnvironmentController({
+      app: "gate",
+      env: findEnvironment(
+        parseConfig(
+          stringify({
+            environments: [
+              { name: "prod", source: { path: "evil" }, destination: { namespace: ns }, ...gated },
+            ],
+          }),
+        ),
+        "prod",
+      ),
+      client: cluster.syncwardClient,
+      store,
+      source: new LocalGitSource(repo.dir, cache),
+      emit: (e) => events.push(e),
+      log: pino({ level: "silent" }),
+      pollIntervalMs: 0,
+      watch: false,
+    });
+    moved.nudge("poll", "syncward");
+    await moved.idle();
+    assert.equal(await settingsOf(ns), "1", "nothing applied from the new render without approval");
+    assert.ok(!events.some((e) => e.type === "selfHealed"), "not healed in as drift");
+    assert.ok(events.some((e) => e.type === "awaitingApproval" && e.revision === deployed));
+    // A /sync of the deployed commit asks for approval too.
+    const manual = await moved.sync({ trigger: "comment", actor: "mallory" });
+    assert.notEqual(manual.phase, "Succeeded");
+    assert.equal(await settingsOf(ns), "1");
+    // Approved: it deploys, and the new settings are then the deployed ones.
+    await moved.approve(deployed, "carol", 7);
+    await moved.idle();
+    assert.equal(await settingsOf(ns), "evil");
+    assert.equal((await store.load(moved.instance)).lastSyncedRevision, deployed);
+  });
+});
+
 describe("refusals are told where the request was made", () => {
   it("an approval that completes the approvals of a frozen environment is answered with the refusal, and nothing runs", async () => {
     const { ns, repo, events, controller } = await setup(
