@@ -50,7 +50,31 @@ export class Gate {
 
   /** The rules a new revision is gated by: the stricter of the deployed revision's and the current ones. */
   async rules(state: EnvironmentState): Promise<{ rules: EnvironmentConfig; weakens: string[] }> {
-    return stricterRules(this.o.env, state.deployedRules ?? (await this.guardsAt(state.lastSyncedRevision)));
+    const deployed =
+      state.deployedRules ??
+      (state.lastSyncedRevision
+        ? await this.guardsAt(state.lastSyncedRevision)
+        : await this.guardsAtDestination());
+    return stricterRules(this.o.env, deployed);
+  }
+
+  /**
+   * An environment that never synced (new, or renamed) inherits the rules of a gated environment
+   * that deployed to the same destination (any app's, from the states beside ours): otherwise a
+   * config that adds `prod-b` with prod's namespace and no approval would take prod's objects over.
+   */
+  private async guardsAtDestination(): Promise<Guards | undefined> {
+    const here = this.o.env.destination;
+    const same = (d: Guards["destination"]) =>
+      d !== undefined &&
+      d.namespace === here.namespace &&
+      (d.context ?? "") === (here.context ?? "") &&
+      Boolean(d.inCluster) === Boolean(here.inCluster);
+    const gated = (await this.o.store.list())
+      .filter((s) => s.environment !== this.o.instance)
+      .map((s) => s.deployedRules)
+      .filter((g): g is NonNullable<typeof g> => g?.approval !== undefined && same(g.destination));
+    return gated.sort((a, b) => (b.approval?.minimum ?? 0) - (a.approval?.minimum ?? 0))[0];
   }
 
   /** Asks the gate; a missing approval is recorded and announced when the request says `wait`. */

@@ -417,6 +417,46 @@ describe("a config change that re-renders the deployed commit", () => {
   });
 });
 
+describe("a new environment on a gated environment's destination", () => {
+  it("inherits its approval: a config that adds prod-b with prod's namespace and no approval waits", async () => {
+    const gated = { syncPolicy: { automated: {} }, approval: { users: ["carol"] } };
+    const { ns, repo, store, events, controller } = await setup(gated, { "app/cm.yaml": cm("1") });
+    await controller.sync({ trigger: "cli", actor: "admin" });
+    const takeover = repo.commit({ "app/cm.yaml": cm("2") });
+    const sibling = new EnvironmentController({
+      app: "gate",
+      env: findEnvironment(
+        parseConfig(
+          stringify({
+            environments: [
+              {
+                name: "prod-b",
+                source: { path: "app" },
+                destination: { namespace: ns },
+                syncPolicy: { automated: {} },
+              },
+            ],
+          }),
+        ),
+        "prod-b",
+      ),
+      client: cluster.syncwardClient,
+      store,
+      source: new LocalGitSource(repo.dir, cache),
+      emit: (e) => events.push(e),
+      log: pino({ level: "silent" }),
+      pollIntervalMs: 0,
+      watch: false,
+    });
+    sibling.nudge("push", "mallory");
+    await sibling.idle();
+    assert.equal(await settingsOf(ns), "1", "prod's objects not taken over without approval");
+    assert.ok(
+      events.some((e) => e.type === "awaitingApproval" && e.env === "prod-b" && e.revision === takeover),
+    );
+  });
+});
+
 describe("refusals are told where the request was made", () => {
   it("an approval that completes the approvals of a frozen environment is answered with the refusal, and nothing runs", async () => {
     const { ns, repo, events, controller } = await setup(
