@@ -3,6 +3,7 @@
 // and line, check-run buttons authorized like comments, and an invalid config reported on the commit.
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
+import { guardsOf } from "../../src/config/stricter.ts";
 import {
   mockConfig,
   mockNoEarlierDeployments,
@@ -182,6 +183,45 @@ describe("GitHub App events end to end", () => {
       assert.match(summary, /\| `manual` \| Refused \|.*refused: frozen by `@ops`/);
     } finally {
       await manual.setFreeze(undefined);
+    }
+  });
+
+  it("a button needs the stricter permission a pending config change is held to, like a comment", async () => {
+    const sha = repo.head();
+    const rt = app.parts.runtimes.all()[0];
+    const manual = rt?.reconciler.controller("manual");
+    assert.ok(rt && manual);
+    await manual.setFreeze({ by: "ops", reason: "release night" });
+    // Deployed under a config where unfreezing needed admin; the config now in force says less.
+    await rt.reconciler.store.update(manual.instance, (s) => {
+      s.deployedRules = {
+        revision: sha,
+        ...guardsOf(manual.env),
+        commands: { ...manual.env.commands, unfreeze: "admin" },
+      };
+    });
+    try {
+      mockPermission(app.mock, "alice", "write");
+      captureChecks(app.mock, checks, 0, 1);
+      await app.probot.receive(
+        checkRunEvent("requested_action", {
+          identifier: "unfreeze",
+          name: "syncward / manual",
+          headSha: sha,
+          sender: { login: "alice" },
+        }),
+      );
+      await app.settle();
+      app.mock.assertDone();
+      const run = checks.filter((c) => c.name === "syncward / manual").at(-1);
+      assert.match(run?.output?.title ?? "", /^unfreeze refused for @alice/);
+      assert.match(run?.output?.summary ?? "", /needs \*\*admin\*\* permission \(has \*\*write\*\*\)/);
+      assert.ok((await rt.reconciler.store.load(manual.instance)).freeze, "still frozen");
+    } finally {
+      await manual.setFreeze(undefined);
+      await rt.reconciler.store.update(manual.instance, (s) => {
+        s.deployedRules = undefined;
+      });
     }
   });
 
