@@ -28,6 +28,7 @@ import {
   checkRunOutput,
   conclusionFor,
   type DriftFightAlert,
+  type PrCommentRow,
   prCommentBody,
 } from "./summary.ts";
 import { truncateBytes } from "./truncate.ts";
@@ -131,17 +132,7 @@ export class GitHubReporter {
     number,
     {
       id?: number;
-      rows: Map<
-        string,
-        {
-          env: string;
-          status: string;
-          revision: string;
-          checkUrl?: string;
-          note?: string;
-          approvers?: string[];
-        }
-      >;
+      rows: Map<string, PrCommentRow>;
     }
   >(REMEMBERED);
 

@@ -223,22 +223,22 @@ export function htmlMarker(marker: string): string {
   return `<!-- ${m} -->`;
 }
 
+/** One environment's row of the pull request's summary comment. */
+export interface PrCommentRow {
+  env: string;
+  status: string;
+  revision: string;
+  checkUrl?: string;
+  note?: string;
+  /** Configured approvers to notify (`@carol`, `@acme/sre`): the only live mentions syncward writes. */
+  approvers?: string[];
+}
+
 /**
  * The PR comment summing up every environment. It starts with a hidden marker so the handler can
  * find its own comment (`body.includes(htmlMarker(marker))`) and edit it instead of adding another.
  */
-export function prCommentBody(
-  rows: Array<{
-    env: string;
-    status: string;
-    revision: string;
-    checkUrl?: string;
-    note?: string;
-    /** Configured approvers to notify (`@carol`, `@acme/sre`): the only live mentions syncward writes. */
-    approvers?: string[];
-  }>,
-  marker: string,
-): string {
+export function prCommentBody(rows: PrCommentRow[], marker: string): string {
   const lines = [htmlMarker(marker), "#### syncward", ""];
   if (rows.length === 0) {
     lines.push("_No environment is affected by this pull request._");
