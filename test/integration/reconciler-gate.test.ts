@@ -45,11 +45,11 @@ async function setup(
   const repo = makeRepo({ ".github/syncward.yml": configFile(ns, fields), ...files });
   const store = new StateStore(cluster.syncwardClient, stateNs);
   const events: ReconcilerEvent[] = [];
-  /** A controller with the config as committed at the branch head (as the app reloads it on a push). */
-  const controllerAtHead = () =>
+  /** A controller of environment `name` as `configText` declares it, beside the others of app "gate". */
+  const controllerFor = (configText: string, name = "prod") =>
     new EnvironmentController({
       app: "gate",
-      env: findEnvironment(parseConfig(repo.git("show", "HEAD:.github/syncward.yml")), "prod"),
+      env: findEnvironment(parseConfig(configText), name),
       client: cluster.syncwardClient,
       store,
       source: wrap(new LocalGitSource(repo.dir, cache)),
@@ -59,7 +59,9 @@ async function setup(
       watch: false,
       checks,
     });
-  return { ns, repo, store, events, controllerAtHead, controller: controllerAtHead() };
+  /** A controller with the config as committed at the branch head (as the app reloads it on a push). */
+  const controllerAtHead = () => controllerFor(repo.git("show", "HEAD:.github/syncward.yml"));
+  return { ns, repo, store, events, controllerFor, controllerAtHead, controller: controllerAtHead() };
 }
 
 /** A silent logger that hands each warning's message to `onWarn`. */
@@ -373,33 +375,18 @@ describe("'no change' skips only the approval", () => {
 describe("a config change that re-renders the deployed commit", () => {
   it("is a new release for a gated environment: it waits for approval instead of being healed in", async () => {
     const gated = { syncPolicy: { automated: { selfHeal: true } }, approval: { users: ["carol"] } };
-    const { ns, repo, store, events, controller } = await setup(gated, {
+    const { ns, repo, store, events, controller, controllerFor } = await setup(gated, {
       "app/cm.yaml": cm("1"),
       "evil/cm.yaml": cm("evil"),
     });
     await controller.sync({ trigger: "cli", actor: "admin" });
     const deployed = repo.head();
     // The config as another branch's merge would bring it: the same commit, rendered from evil/.
-    const moved = new EnvironmentController({
-      app: "gate",
-      env: findEnvironment(
-        parseConfig(
-          stringify({
-            environments: [
-              { name: "prod", source: { path: "evil" }, destination: { namespace: ns }, ...gated },
-            ],
-          }),
-        ),
-        "prod",
-      ),
-      client: cluster.syncwardClient,
-      store,
-      source: new LocalGitSource(repo.dir, cache),
-      emit: (e) => events.push(e),
-      log: pino({ level: "silent" }),
-      pollIntervalMs: 0,
-      watch: false,
-    });
+    const moved = controllerFor(
+      stringify({
+        environments: [{ name: "prod", source: { path: "evil" }, destination: { namespace: ns }, ...gated }],
+      }),
+    );
     moved.nudge("poll", "syncward");
     await moved.idle();
     assert.equal(await settingsOf(ns), "1", "nothing applied from the new render without approval");
@@ -420,34 +407,24 @@ describe("a config change that re-renders the deployed commit", () => {
 describe("a new environment on a gated environment's destination", () => {
   it("inherits its approval: a config that adds prod-b with prod's namespace and no approval waits", async () => {
     const gated = { syncPolicy: { automated: {} }, approval: { users: ["carol"] } };
-    const { ns, repo, store, events, controller } = await setup(gated, { "app/cm.yaml": cm("1") });
+    const { ns, repo, events, controller, controllerFor } = await setup(gated, {
+      "app/cm.yaml": cm("1"),
+    });
     await controller.sync({ trigger: "cli", actor: "admin" });
     const takeover = repo.commit({ "app/cm.yaml": cm("2") });
-    const sibling = new EnvironmentController({
-      app: "gate",
-      env: findEnvironment(
-        parseConfig(
-          stringify({
-            environments: [
-              {
-                name: "prod-b",
-                source: { path: "app" },
-                destination: { namespace: ns },
-                syncPolicy: { automated: {} },
-              },
-            ],
-          }),
-        ),
-        "prod-b",
-      ),
-      client: cluster.syncwardClient,
-      store,
-      source: new LocalGitSource(repo.dir, cache),
-      emit: (e) => events.push(e),
-      log: pino({ level: "silent" }),
-      pollIntervalMs: 0,
-      watch: false,
-    });
+    const sibling = controllerFor(
+      stringify({
+        environments: [
+          {
+            name: "prod-b",
+            source: { path: "app" },
+            destination: { namespace: ns },
+            syncPolicy: { automated: {} },
+          },
+        ],
+      }),
+      "prod-b",
+    );
     sibling.nudge("push", "mallory");
     await sibling.idle();
     assert.equal(await settingsOf(ns), "1", "prod's objects not taken over without approval");
