@@ -183,6 +183,22 @@ export class EnvironmentEffects {
     this.o.emit({ type: "unchanged", instance: this.instance, env: this.o.env.name, revision: head, entry });
   }
 
+  /** The gate refused a person's request before anything ran: answered and reported as refused. */
+  refuseManual(
+    decision: GateDecision & { allowed: false },
+    revision: string,
+    trigger: Trigger,
+    actor: string,
+  ): Promise<SyncOutcome & { held: GateDecision }> {
+    return this.heldBy(
+      decision,
+      outcomeWithoutWork(revision, "Refused", decision.reason),
+      "manual",
+      trigger,
+      actor,
+    );
+  }
+
   /**
    * The gate stopped a sync before its first write. The loop's own sync waits (a window: until it
    * opens; required checks: until they pass); a person's request is refused where it was made

@@ -446,14 +446,7 @@ export class EnvironmentController {
         needsApproval,
         state,
       });
-      if (!decision.allowed)
-        return this.fx.heldBy(
-          decision,
-          outcomeWithoutWork(revision, "Refused", decision.reason),
-          "manual",
-          request.trigger,
-          request.actor,
-        );
+      if (!decision.allowed) return this.fx.refuseManual(decision, revision, request.trigger, request.actor);
       if (this.o.standby?.()) return this.handOver({ ...request, needsApproval }, revision);
     }
     return syncRevision(this.fx, revision, request.trigger, request.actor, {
@@ -569,13 +562,7 @@ export class EnvironmentController {
     });
     if (!decision.allowed) {
       if (decision.check === "approval") return { revision, held: true };
-      await this.fx.heldBy(
-        decision,
-        outcomeWithoutWork(revision, "Refused", decision.reason),
-        "manual",
-        request.trigger,
-        request.actor,
-      );
+      await this.fx.refuseManual(decision, revision, request.trigger, request.actor);
       return { revision, held: false, refused: decision.reason };
     }
     this.syncInBackground({
@@ -624,13 +611,7 @@ export class EnvironmentController {
       needsApproval: true,
     });
     if (!decision.allowed) {
-      await this.fx.heldBy(
-        decision,
-        outcomeWithoutWork(revision, "Refused", decision.reason),
-        "manual",
-        trigger,
-        by,
-      );
+      await this.fx.refuseManual(decision, revision, trigger, by);
       return { approvers, needed, released: false, refused: decision.reason, expired };
     }
     if (manual && pending) {
