@@ -43,6 +43,22 @@ function mockChecks(
     .reply(200, { state: "pending", sha: SHA, total_count: statuses.length, statuses });
 }
 
+/** `main` protected with these required contexts and checks (each with the app it is pinned to). */
+function mockProtection(
+  mock: GitHubMock,
+  contexts: string[],
+  checks: Array<{ context: string; app_id: number | null }>,
+) {
+  mock.api.get(`${REPO}/branches/main`).reply(200, {
+    name: "main",
+    protected: true,
+    protection: {
+      enabled: true,
+      required_status_checks: { enforcement_level: "everyone", contexts, checks },
+    },
+  });
+}
+
 describe("required checks from GitHub", () => {
   it("names the checks that have not passed: failed, still running, never reported; a re-run that passed counts", async () => {
     gh = mockGitHub();
@@ -71,21 +87,14 @@ describe("required checks from GitHub", () => {
 
   it("true: the branch's required status checks", async () => {
     gh = mockGitHub();
-    gh.api.get(`${REPO}/branches/main`).reply(200, {
-      name: "main",
-      protected: true,
-      protection: {
-        enabled: true,
-        required_status_checks: {
-          enforcement_level: "everyone",
-          contexts: ["test"],
-          checks: [
-            { context: "test", app_id: null },
-            { context: "build", app_id: 1 },
-          ],
-        },
-      },
-    });
+    mockProtection(
+      gh,
+      ["test"],
+      [
+        { context: "test", app_id: null },
+        { context: "build", app_id: 1 },
+      ],
+    );
     mockChecks(gh, [run(1, "test", "completed", "success")], []);
     const missing = await (await adapter()).missing(SHA, true, "main");
     gh.assertDone();
@@ -94,21 +103,14 @@ describe("required checks from GitHub", () => {
 
   it("a check branch protection pins to an app counts only from that app: not another app's run of the name, not a commit status", async () => {
     gh = mockGitHub();
-    gh.api.get(`${REPO}/branches/main`).reply(200, {
-      name: "main",
-      protected: true,
-      protection: {
-        enabled: true,
-        required_status_checks: {
-          enforcement_level: "everyone",
-          contexts: ["ci", "lint"],
-          checks: [
-            { context: "ci", app_id: 15368 },
-            { context: "lint", app_id: -1 },
-          ],
-        },
-      },
-    });
+    mockProtection(
+      gh,
+      ["ci", "lint"],
+      [
+        { context: "ci", app_id: 15368 },
+        { context: "lint", app_id: -1 },
+      ],
+    );
     mockChecks(
       gh,
       [
