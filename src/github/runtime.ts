@@ -15,12 +15,14 @@ import { Reconciler } from "../reconciler/reconciler.ts";
 import { type RenamedEnvironment, renameApp } from "../reconciler/rename.ts";
 import { Shard } from "../reconciler/shard.ts";
 import { StateStore } from "../state/store.ts";
+import type { HandedOverRepositoryEvent } from "../state/types.ts";
 import { BoundedMap } from "../util/bounded-map.ts";
 import type { Cached } from "../util/cached.ts";
 import { GitHubSource } from "./github-source.ts";
 import type { Octokit, RepoRef } from "./octokit.ts";
 import { PreviewQueue } from "./preview.ts";
 import { ProjectRefusal, teamRefusal, teamRepositoriesOf } from "./project-refusal.ts";
+import { RenameLocks } from "./rename-locks.ts";
 import { GitHubReporter } from "./reporter.ts";
 import { GitHubRequiredChecks } from "./required-checks.ts";
 
@@ -42,6 +44,8 @@ export interface AppDeps {
   shard?: Shard;
   /** Reads a repository's config again and rebuilds its runtime (set by Runtimes). */
   reload?: (info: RepoInfo) => void;
+  /** Follows a repository event another replica handed over: stops, or moves to the new name (set by Runtimes). */
+  repositoryEvent?: (info: RepoInfo, event: HandedOverRepositoryEvent) => void;
   /** The Pod this replica runs in (its membership Lease is deleted with it). */
   pod?: { name: string; uid: string };
   watch: boolean;
@@ -116,6 +120,7 @@ export class RepoRuntime {
       shard: deps.shard,
       watch: deps.watch,
       onConfigPushed: deps.reload && (() => deps.reload?.(info)),
+      onRepositoryEvent: deps.repositoryEvent && ((e) => deps.repositoryEvent?.(info, e)),
       pollIntervalMs: deps.pollIntervalMs,
     });
     reporter = new GitHubReporter({
@@ -215,7 +220,15 @@ export class Runtimes {
       void this.for(info, true).catch((err) =>
         deps.log.warn({ err, repo: `${info.owner}/${info.repo}` }, "could not read the changed config"),
       );
-    this.deps = { ...deps, shard, reload };
+    // The repository removed or renamed, as another replica was told: stopped (and moved) here too.
+    const repositoryEvent = (info: RepoInfo, event: HandedOverRepositoryEvent) =>
+      void this.follow(info, event).catch((err) =>
+        deps.log.warn(
+          { err, repo: `${info.owner}/${info.repo}`, action: event.action },
+          "could not follow a repository event handed over by another replica",
+        ),
+      );
+    this.deps = { ...deps, shard, reload, repositoryEvent };
   }
 
   /** The runtime of a repository, or undefined when it has no syncward config. Throws ConfigError for an invalid one. */
@@ -310,9 +323,26 @@ export class Runtimes {
 
   /**
    * Stops a repository's runtime for good (uninstalled, removed from the installation, archived,
-   * deleted): its leases are released and nothing more is written. Returns whether one ran.
+   * deleted): its leases are released and nothing more is written. With leases, every other replica
+   * is told through the environments' state first (the one holding the app stops its syncs).
+   * Returns whether one ran here.
    */
   async remove(owner: string, repo: string): Promise<boolean> {
+    const runtime = this.byRepo.get(keyOf(owner, repo));
+    if (runtime && this.deps.leases)
+      await runtime.reconciler
+        .handOverRepositoryEvent({ action: "removed" })
+        .catch((err) =>
+          this.deps.log.warn(
+            { err, repo: `${owner}/${repo}` },
+            "could not tell the other replicas the repository is gone; the one running it goes on",
+          ),
+        );
+    return this.drop(owner, repo);
+  }
+
+  /** Stops a repository's runtime here. */
+  private async drop(owner: string, repo: string): Promise<boolean> {
     const key = keyOf(owner, repo);
     await this.pending.get(key)?.catch(() => undefined);
     const runtime = this.byRepo.get(key);
@@ -330,24 +360,51 @@ export class Runtimes {
    */
   async rename(oldOwner: string, oldRepo: string, info: RepoInfo): Promise<RenamedEnvironment[]> {
     const old = this.byRepo.get(keyOf(oldOwner, oldRepo));
-    await this.remove(oldOwner, oldRepo);
-    let config = old?.config;
-    if (!config) {
-      const gh = await this.deps.auth(info.installationId);
-      const read = await readConfig(gh, info);
-      if (!read) return [];
-      // Relabelled as the project's ServiceAccount, like every other write of the environment.
-      config = await this.underProject(gh, info, read);
+    const from = appNameOf(oldOwner, oldRepo);
+    const to = appNameOf(info.owner, info.repo);
+    // With replicas, the move holds both apps' Leases: the new name runs nowhere until the state
+    // and objects are there, and the old name's holder has stopped before anything moves.
+    const move = this.deps.leases && this.deps.shard ? new RenameLocks(this.deps, from, to) : undefined;
+    let renamed: RenamedEnvironment[] | undefined;
+    try {
+      await move?.holdNew();
+      if (old && move) await old.reconciler.handOverRepositoryEvent({ action: "renamed", to: { ...info } });
+      await this.drop(oldOwner, oldRepo);
+      let config = old?.config;
+      if (!config) {
+        const gh = await this.deps.auth(info.installationId);
+        const read = await readConfig(gh, info);
+        if (!read) return [];
+        // Relabelled as the project's ServiceAccount, like every other write of the environment.
+        config = await this.underProject(gh, info, read);
+      }
+      await move?.holdOld();
+      const store = new StateStore(this.deps.client, this.deps.stateNamespace);
+      renamed = await renameApp({ client: this.deps.client, store, config, from, to });
+      // The copied state carries the event that moved it; the new name's runtimes have nothing to follow.
+      for (const r of renamed)
+        await store.update(r.to, (s) => {
+          delete s.repositoryEvent;
+        });
+    } finally {
+      await move?.release();
     }
-    const renamed = await renameApp({
-      client: this.deps.client,
-      store: new StateStore(this.deps.client, this.deps.stateNamespace),
-      config,
-      from: appNameOf(oldOwner, oldRepo),
-      to: appNameOf(info.owner, info.repo),
-    });
     await this.for(info, true);
     return renamed;
+  }
+
+  /**
+   * Another replica was told the repository is gone or renamed: its runtime here stops (the holder's
+   * syncs end, its Lease is released), and after a rename the runtime under the new name starts
+   * here, to run once the replica that moves the state lets go of the new name's Lease.
+   */
+  private async follow(info: RepoInfo, event: HandedOverRepositoryEvent): Promise<void> {
+    const stopped = await this.drop(info.owner, info.repo);
+    this.deps.log.info(
+      { repo: `${info.owner}/${info.repo}`, action: event.action, to: event.to, stopped },
+      "repository event handed over by another replica: stopped here",
+    );
+    if (event.action === "renamed" && event.to) await this.for(event.to);
   }
 
   /** Stops every runtime of an installation (uninstalled or suspended); returns their names. */
