@@ -4,6 +4,7 @@
 import { ConfigError, parseConfig } from "../config/load.ts";
 import type { SyncwardConfig } from "../config/types.ts";
 import type { KubeClient } from "../kube/client.ts";
+import type { KubeObject } from "../kube/object.ts";
 import { Notifier } from "../notify/notifier.ts";
 import { bindRepository } from "../projects/bind.ts";
 import { TeamLookupError } from "../projects/match.ts";
@@ -24,6 +25,7 @@ import { PreviewQueue } from "./preview.ts";
 import { ProjectRefusal, teamRefusal, teamRepositoriesOf } from "./project-refusal.ts";
 import { RenameLocks } from "./rename-locks.ts";
 import { GitHubReporter } from "./reporter.ts";
+import { announcedRepository, announceRepository } from "./repository-announce.ts";
 import { GitHubRequiredChecks } from "./required-checks.ts";
 
 export const CONFIG_PATH = ".github/syncward.yml";
@@ -213,6 +215,7 @@ export class Runtimes {
             identity: deps.identity,
             log: deps.log,
             pod: deps.pod,
+            onUnknownLease: (lease) => void this.discover(lease),
           })
         : deps.shard;
     // A config pushed to another replica (seen in the state it handed over) is read here too.
@@ -229,6 +232,8 @@ export class Runtimes {
         ),
       );
     this.deps = { ...deps, shard, reload, repositoryEvent };
+    // A replica that runs no repository yet hears of those another replica starts.
+    if (shard && shard !== deps.shard && (deps.autoStart ?? true)) shard.start();
   }
 
   /** The runtime of a repository, or undefined when it has no syncward config. Throws ConfigError for an invalid one. */
@@ -253,6 +258,7 @@ export class Runtimes {
         const runtime = new RepoRuntime(info, await this.underProject(gh, info, config), this.deps);
         this.byRepo.set(key, runtime);
         if (this.deps.autoStart ?? true) runtime.start();
+        await this.announce(info, info);
         return runtime;
       })().finally(() => this.pending.delete(key));
       this.pending.set(key, loading);
@@ -329,6 +335,8 @@ export class Runtimes {
    */
   async remove(owner: string, repo: string): Promise<boolean> {
     const runtime = this.byRepo.get(keyOf(owner, repo));
+    // The mark first: a replica stopping on the event below must not find the repository announced.
+    if (runtime) await this.announce(runtime.info, undefined);
     if (runtime && this.deps.leases)
       await runtime.reconciler
         .handOverRepositoryEvent({ action: "removed" })
@@ -368,6 +376,7 @@ export class Runtimes {
     let renamed: RenamedEnvironment[] | undefined;
     try {
       await move?.holdNew();
+      if (old) await this.announce(old.info, undefined);
       if (old && move) await old.reconciler.handOverRepositoryEvent({ action: "renamed", to: { ...info } });
       await this.drop(oldOwner, oldRepo);
       let config = old?.config;
@@ -391,6 +400,55 @@ export class Runtimes {
     }
     await this.for(info, true);
     return renamed;
+  }
+
+  /**
+   * Marks the app's Lease with the repository it runs (undefined: unmarks it), so that the other
+   * replicas start it too (repository-announce.ts). Only with replicas; a failure is logged.
+   */
+  private async announce(app: RepoInfo, info: RepoInfo | undefined): Promise<void> {
+    if (!this.deps.leases) return;
+    await announceRepository(
+      this.deps.client,
+      this.deps.stateNamespace,
+      appNameOf(app.owner, app.repo),
+      info,
+    ).catch((err) =>
+      this.deps.log.warn(
+        { err, repo: `${app.owner}/${app.repo}` },
+        "could not tell the other replicas which repositories run here",
+      ),
+    );
+  }
+
+  /**
+   * The Lease of an app this replica does not run, marked with its repository by another replica:
+   * its runtime starts here too (standing by unless the shard gives it the app). The mark is read
+   * again first: a repository just stopped for good has it taken off before the stop is handed over.
+   */
+  private async discover(lease: KubeObject): Promise<void> {
+    const info = announcedRepository(lease);
+    if (!info || this.running(info.owner, info.repo)) return;
+    try {
+      const fresh = await this.deps.client.get(
+        "coordination.k8s.io/v1",
+        "Lease",
+        this.deps.stateNamespace,
+        lease.metadata.name,
+      );
+      const now = fresh && announcedRepository(fresh);
+      if (!now || keyOf(now.owner, now.repo) !== keyOf(info.owner, info.repo)) return;
+      const started = await this.for(now);
+      this.deps.log.info(
+        { repo: `${now.owner}/${now.repo}`, started: started !== undefined },
+        "repository started on another replica: running it here too",
+      );
+    } catch (err) {
+      this.deps.log.warn(
+        { err, repo: `${info.owner}/${info.repo}` },
+        "could not start a repository another replica runs",
+      );
+    }
   }
 
   /**

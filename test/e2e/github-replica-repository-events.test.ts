@@ -18,6 +18,7 @@ import { runTestRepository } from "../support/replicas.ts";
 import {
   installationEvent,
   installationRepositoriesEvent,
+  listedRepository,
   pushEvent,
   repositoryEvent,
 } from "../support/webhooks.ts";
@@ -36,8 +37,8 @@ afterEach(async () => {
 
 const cm = (v: string) => `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\ndata: {v: "${v}"}\n`;
 
-/** Three replicas running acme/shop, one of them holding its Lease and having deployed it. */
-async function threeReplicas(name: string) {
+/** Three replicas of the app, answered by one GitHub, none running a repository yet. */
+async function startReplicas(name: string) {
   const ns = await cluster.namespace(name);
   const stateNs = await cluster.stateNamespace(`${name}-state`);
   const repo: TestRepo = makeRepo({ "app/cm.yaml": cm("1") });
@@ -63,36 +64,48 @@ async function threeReplicas(name: string) {
       .persist()
       .get(/\/repos\/acme\/[^/]+\/branches\/main$/)
       .reply(() => [200, { name: "main", commit: { sha: repo.head() } }]);
+    // The installation's repositories (what an install makes the receiving replica start).
+    app.mock.api
+      .persist()
+      .get("/installation/repositories")
+      .query(true)
+      .reply(200, { total_count: 1, repositories: [listedRepository()] });
     apps.push(app);
     replicas.push(app);
   }
-  // Every replica runs the installed repository, as after a restart (bootstrap).
-  for (const app of replicas) await runTestRepository(app);
   const live = async () =>
     (await cluster.client.get("v1", "ConfigMap", ns, "settings")) as
       | { metadata: { uid?: string; annotations?: Record<string, string> }; data?: { v?: string } }
       | undefined;
-  await eventually(
-    "one replica to take the repository and deploy it",
-    async () => (await live())?.data?.v === "1",
-    60_000,
-  );
-  const holder = await eventually("the holder known", async () =>
-    replicas.find((a) => a.parts.runtimes.all()[0]?.reconciler.active.includes("dev")),
-  );
-  await holder.settle();
-  const others = replicas.filter((a) => a !== holder) as [TestApp, TestApp];
   const leaseHolder = async (app: string) =>
     (
       (await cluster.client.get("coordination.k8s.io/v1", "Lease", stateNs, appLeaseName(app))) as
         | { spec?: { holderIdentity?: string } }
         | undefined
     )?.spec?.holderIdentity ?? "";
-  return { ns, stateNs, repo, replicas, holder, others, live, leaseHolder };
+  return { ns, stateNs, repo, replicas, live, leaseHolder };
+}
+
+/** Three replicas running acme/shop, one of them holding its Lease and having deployed it. */
+async function threeReplicas(name: string) {
+  const t = await startReplicas(name);
+  // Every replica runs the installed repository, as after a restart (bootstrap).
+  for (const app of t.replicas) await runTestRepository(app);
+  await eventually(
+    "one replica to take the repository and deploy it",
+    async () => (await t.live())?.data?.v === "1",
+    60_000,
+  );
+  const holder = await eventually("the holder known", async () =>
+    t.replicas.find((a) => a.parts.runtimes.all()[0]?.reconciler.active.includes("dev")),
+  );
+  await holder.settle();
+  const others = t.replicas.filter((a) => a !== holder) as [TestApp, TestApp];
+  return { ...t, holder, others };
 }
 
 /** Every replica stopped the repository, and its holder released the Lease. */
-async function stoppedEverywhere(t: Awaited<ReturnType<typeof threeReplicas>>): Promise<void> {
+async function stoppedEverywhere(t: Awaited<ReturnType<typeof startReplicas>>): Promise<void> {
   await eventually(
     "every replica to stop the repository",
     async () => t.replicas.every((a) => running(a).length === 0),
@@ -104,6 +117,32 @@ async function stoppedEverywhere(t: Awaited<ReturnType<typeof threeReplicas>>): 
 const running = (app: TestApp) => app.parts.runtimes.all().map((r) => `${r.info.owner}/${r.info.repo}`);
 
 describe("repository events delivered to a replica without the Lease", () => {
+  it("an install delivered to one replica starts the repository on every replica; one deploys it; an uninstall then stops it everywhere", async () => {
+    const t = await startReplicas("gh-install");
+    const [, receiver] = t.replicas as [TestApp, TestApp, TestApp];
+    await receiver.probot.receive(installationEvent("created"));
+    await eventually(
+      "every replica to run the repository, though only one was told",
+      async () => t.replicas.every((a) => running(a).join() === "acme/shop"),
+      45_000,
+    );
+    await eventually("one replica to deploy it", async () => (await t.live())?.data?.v === "1", 60_000);
+    const holding = await eventually("exactly one replica holding it", async () => {
+      const r = t.replicas.filter((a) => a.parts.runtimes.all()[0]?.reconciler.active.includes("dev"));
+      return r.length === 1 && r;
+    });
+    assert.ok((await t.leaseHolder("acme-shop")).startsWith("replica-"));
+    // The uninstall, delivered to a replica that does not hold it, stops it everywhere again.
+    const other = t.replicas.find((a) => a !== holding[0]) as TestApp;
+    await other.probot.receive(installationEvent("deleted"));
+    await stoppedEverywhere(t);
+    await new Promise((r) => setTimeout(r, 3000));
+    assert.ok(
+      t.replicas.every((a) => running(a).length === 0),
+      "no replica started it again from the Lease it was announced on",
+    );
+  });
+
   it("an uninstall stops the repository on every replica, the holder included; nothing is synced after", async () => {
     const t = await threeReplicas("gh-uninstall");
     const [receiver, bystander] = t.others;
