@@ -233,7 +233,10 @@ describe("repository events delivered to a replica without the Lease", () => {
       async () => (await t.live())?.data?.v === "2",
       60_000,
     );
-    assert.equal((await store.load("acme-shop-api.dev")).lastSyncedRevision, c2);
+    await eventually(
+      "the sync recorded under the new name",
+      async () => (await store.load("acme-shop-api.dev")).lastSyncedRevision === c2,
+    );
     assert.equal(newHolder, await t.leaseHolder("acme-shop-api"));
   });
 });
