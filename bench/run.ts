@@ -16,6 +16,7 @@ import { healthLuaCpu, healthLuaResync } from "./health-lua.ts";
 import { helmRender } from "./helm-render.ts";
 import { peers } from "./peers.ts";
 import { coldBuildBench, planeBench } from "./plane.ts";
+import { replicas } from "./replicas.ts";
 import { scale } from "./scale.ts";
 import { selfHealLatency } from "./selfheal-latency.ts";
 import { type BenchContext, type BenchResult, type Measurement, ms, progress } from "./support.ts";
@@ -38,6 +39,7 @@ const BENCHMARKS: Record<
   helm: { needsCluster: false, run: helmRender },
   peers: { needsCluster: true, run: peers },
   scale: { needsCluster: true, run: scale },
+  replicas: { needsCluster: true, run: replicas },
 };
 type Name = string;
 const DEFAULT: Name[] = [

@@ -3,7 +3,9 @@
 // installation with a config starts (or reloads). Uninstalled or suspended: all of them stop,
 // leases released, nothing more written. Repositories added to or removed from the installation,
 // archived or deleted: the same, one by one. A reinstall's new installation id is picked up by
-// Runtimes.for on the next event of each repository.
+// Runtimes.for on the next event of each repository. With replicas, the event reaches only the
+// replica GitHub delivered it to: a stop or a rename is handed to the others through the app's
+// environment states (Runtimes.remove and Runtimes.rename), so the replica holding the app stops.
 import { ConfigError } from "../config/load.ts";
 import type { Logger } from "../reconciler/environment-controller.ts";
 import type { Octokit } from "./octokit.ts";

@@ -4,6 +4,7 @@
 import { ConfigError, parseConfig } from "../config/load.ts";
 import type { SyncwardConfig } from "../config/types.ts";
 import type { KubeClient } from "../kube/client.ts";
+import type { KubeObject } from "../kube/object.ts";
 import { Notifier } from "../notify/notifier.ts";
 import { bindRepository } from "../projects/bind.ts";
 import { TeamLookupError } from "../projects/match.ts";
@@ -15,13 +16,16 @@ import { Reconciler } from "../reconciler/reconciler.ts";
 import { type RenamedEnvironment, renameApp } from "../reconciler/rename.ts";
 import { Shard } from "../reconciler/shard.ts";
 import { StateStore } from "../state/store.ts";
+import type { HandedOverRepositoryEvent } from "../state/types.ts";
 import { BoundedMap } from "../util/bounded-map.ts";
 import type { Cached } from "../util/cached.ts";
 import { GitHubSource } from "./github-source.ts";
 import type { Octokit, RepoRef } from "./octokit.ts";
 import { PreviewQueue } from "./preview.ts";
 import { ProjectRefusal, teamRefusal, teamRepositoriesOf } from "./project-refusal.ts";
+import { RenameLocks } from "./rename-locks.ts";
 import { GitHubReporter } from "./reporter.ts";
+import { announcedRepository, announceRepository } from "./repository-announce.ts";
 import { GitHubRequiredChecks } from "./required-checks.ts";
 
 export const CONFIG_PATH = ".github/syncward.yml";
@@ -42,6 +46,8 @@ export interface AppDeps {
   shard?: Shard;
   /** Reads a repository's config again and rebuilds its runtime (set by Runtimes). */
   reload?: (info: RepoInfo) => void;
+  /** Follows a repository event another replica handed over: stops, or moves to the new name (set by Runtimes). */
+  repositoryEvent?: (info: RepoInfo, event: HandedOverRepositoryEvent) => void;
   /** The Pod this replica runs in (its membership Lease is deleted with it). */
   pod?: { name: string; uid: string };
   watch: boolean;
@@ -116,6 +122,7 @@ export class RepoRuntime {
       shard: deps.shard,
       watch: deps.watch,
       onConfigPushed: deps.reload && (() => deps.reload?.(info)),
+      onRepositoryEvent: deps.repositoryEvent && ((e) => deps.repositoryEvent?.(info, e)),
       pollIntervalMs: deps.pollIntervalMs,
     });
     reporter = new GitHubReporter({
@@ -208,6 +215,7 @@ export class Runtimes {
             identity: deps.identity,
             log: deps.log,
             pod: deps.pod,
+            onUnknownLease: (lease) => void this.discover(lease),
           })
         : deps.shard;
     // A config pushed to another replica (seen in the state it handed over) is read here too.
@@ -215,7 +223,17 @@ export class Runtimes {
       void this.for(info, true).catch((err) =>
         deps.log.warn({ err, repo: `${info.owner}/${info.repo}` }, "could not read the changed config"),
       );
-    this.deps = { ...deps, shard, reload };
+    // The repository removed or renamed, as another replica was told: stopped (and moved) here too.
+    const repositoryEvent = (info: RepoInfo, event: HandedOverRepositoryEvent) =>
+      void this.follow(info, event).catch((err) =>
+        deps.log.warn(
+          { err, repo: `${info.owner}/${info.repo}`, action: event.action },
+          "could not follow a repository event handed over by another replica",
+        ),
+      );
+    this.deps = { ...deps, shard, reload, repositoryEvent };
+    // A replica that runs no repository yet hears of those another replica starts.
+    if (shard && shard !== deps.shard && (deps.autoStart ?? true)) shard.start();
   }
 
   /** The runtime of a repository, or undefined when it has no syncward config. Throws ConfigError for an invalid one. */
@@ -240,6 +258,7 @@ export class Runtimes {
         const runtime = new RepoRuntime(info, await this.underProject(gh, info, config), this.deps);
         this.byRepo.set(key, runtime);
         if (this.deps.autoStart ?? true) runtime.start();
+        await this.announce(info, info);
         return runtime;
       })().finally(() => this.pending.delete(key));
       this.pending.set(key, loading);
@@ -310,9 +329,28 @@ export class Runtimes {
 
   /**
    * Stops a repository's runtime for good (uninstalled, removed from the installation, archived,
-   * deleted): its leases are released and nothing more is written. Returns whether one ran.
+   * deleted): its leases are released and nothing more is written. With leases, every other replica
+   * is told through the environments' state first (the one holding the app stops its syncs).
+   * Returns whether one ran here.
    */
   async remove(owner: string, repo: string): Promise<boolean> {
+    const runtime = this.byRepo.get(keyOf(owner, repo));
+    // The mark first: a replica stopping on the event below must not find the repository announced.
+    if (runtime) await this.announce(runtime.info, undefined);
+    if (runtime && this.deps.leases)
+      await runtime.reconciler
+        .handOverRepositoryEvent({ action: "removed" })
+        .catch((err) =>
+          this.deps.log.warn(
+            { err, repo: `${owner}/${repo}` },
+            "could not tell the other replicas the repository is gone; the one running it goes on",
+          ),
+        );
+    return this.drop(owner, repo);
+  }
+
+  /** Stops a repository's runtime here. */
+  private async drop(owner: string, repo: string): Promise<boolean> {
     const key = keyOf(owner, repo);
     await this.pending.get(key)?.catch(() => undefined);
     const runtime = this.byRepo.get(key);
@@ -330,24 +368,101 @@ export class Runtimes {
    */
   async rename(oldOwner: string, oldRepo: string, info: RepoInfo): Promise<RenamedEnvironment[]> {
     const old = this.byRepo.get(keyOf(oldOwner, oldRepo));
-    await this.remove(oldOwner, oldRepo);
-    let config = old?.config;
-    if (!config) {
-      const gh = await this.deps.auth(info.installationId);
-      const read = await readConfig(gh, info);
-      if (!read) return [];
-      // Relabelled as the project's ServiceAccount, like every other write of the environment.
-      config = await this.underProject(gh, info, read);
+    const from = appNameOf(oldOwner, oldRepo);
+    const to = appNameOf(info.owner, info.repo);
+    // With replicas, the move holds both apps' Leases: the new name runs nowhere until the state
+    // and objects are there, and the old name's holder has stopped before anything moves.
+    const move = this.deps.leases && this.deps.shard ? new RenameLocks(this.deps, from, to) : undefined;
+    let renamed: RenamedEnvironment[] | undefined;
+    try {
+      await move?.holdNew();
+      if (old) await this.announce(old.info, undefined);
+      if (old && move) await old.reconciler.handOverRepositoryEvent({ action: "renamed", to: { ...info } });
+      await this.drop(oldOwner, oldRepo);
+      let config = old?.config;
+      if (!config) {
+        const gh = await this.deps.auth(info.installationId);
+        const read = await readConfig(gh, info);
+        if (!read) return [];
+        // Relabelled as the project's ServiceAccount, like every other write of the environment.
+        config = await this.underProject(gh, info, read);
+      }
+      await move?.holdOld();
+      const store = new StateStore(this.deps.client, this.deps.stateNamespace);
+      renamed = await renameApp({ client: this.deps.client, store, config, from, to });
+      // The copied state carries the event that moved it; the new name's runtimes have nothing to follow.
+      for (const r of renamed)
+        await store.update(r.to, (s) => {
+          delete s.repositoryEvent;
+        });
+    } finally {
+      await move?.release();
     }
-    const renamed = await renameApp({
-      client: this.deps.client,
-      store: new StateStore(this.deps.client, this.deps.stateNamespace),
-      config,
-      from: appNameOf(oldOwner, oldRepo),
-      to: appNameOf(info.owner, info.repo),
-    });
     await this.for(info, true);
     return renamed;
+  }
+
+  /**
+   * Marks the app's Lease with the repository it runs (undefined: unmarks it), so that the other
+   * replicas start it too (repository-announce.ts). Only with replicas; a failure is logged.
+   */
+  private async announce(app: RepoInfo, info: RepoInfo | undefined): Promise<void> {
+    if (!this.deps.leases) return;
+    await announceRepository(
+      this.deps.client,
+      this.deps.stateNamespace,
+      appNameOf(app.owner, app.repo),
+      info,
+    ).catch((err) =>
+      this.deps.log.warn(
+        { err, repo: `${app.owner}/${app.repo}` },
+        "could not tell the other replicas which repositories run here",
+      ),
+    );
+  }
+
+  /**
+   * The Lease of an app this replica does not run, marked with its repository by another replica:
+   * its runtime starts here too (standing by unless the shard gives it the app). The mark is read
+   * again first: a repository just stopped for good has it taken off before the stop is handed over.
+   */
+  private async discover(lease: KubeObject): Promise<void> {
+    const info = announcedRepository(lease);
+    if (!info || this.running(info.owner, info.repo)) return;
+    try {
+      const fresh = await this.deps.client.get(
+        "coordination.k8s.io/v1",
+        "Lease",
+        this.deps.stateNamespace,
+        lease.metadata.name,
+      );
+      const now = fresh && announcedRepository(fresh);
+      if (!now || keyOf(now.owner, now.repo) !== keyOf(info.owner, info.repo)) return;
+      const started = await this.for(now);
+      this.deps.log.info(
+        { repo: `${now.owner}/${now.repo}`, started: started !== undefined },
+        "repository started on another replica: running it here too",
+      );
+    } catch (err) {
+      this.deps.log.warn(
+        { err, repo: `${info.owner}/${info.repo}` },
+        "could not start a repository another replica runs",
+      );
+    }
+  }
+
+  /**
+   * Another replica was told the repository is gone or renamed: its runtime here stops (the holder's
+   * syncs end, its Lease is released), and after a rename the runtime under the new name starts
+   * here, to run once the replica that moves the state lets go of the new name's Lease.
+   */
+  private async follow(info: RepoInfo, event: HandedOverRepositoryEvent): Promise<void> {
+    const stopped = await this.drop(info.owner, info.repo);
+    this.deps.log.info(
+      { repo: `${info.owner}/${info.repo}`, action: event.action, to: event.to, stopped },
+      "repository event handed over by another replica: stopped here",
+    );
+    if (event.action === "renamed" && event.to) await this.for(event.to);
   }
 
   /** Stops every runtime of an installation (uninstalled or suspended); returns their names. */

@@ -1,18 +1,27 @@
 // Reading the pushes replicas hand each other through an environment's state (HandedOverPush):
 // what a state watch event carries, and whether a recorded push may still be waiting for a sync
-// when a replica takes the app over.
+// when a replica takes the app over; and the repository events (removed, renamed) handed over alike.
 import { STATE_KEY } from "../state/store.ts";
-import type { EnvironmentState, HandedOverPush } from "../state/types.ts";
+import type { EnvironmentState, HandedOverPush, HandedOverRepositoryEvent } from "../state/types.ts";
+
+/** What a replica hands the others in a state ConfigMap as a watch delivers it: a push, a repository event. */
+export function handedOverOf(cm: { data?: Record<string, string> }): {
+  push?: HandedOverPush;
+  repositoryEvent?: HandedOverRepositoryEvent;
+} {
+  const text = cm.data?.[STATE_KEY];
+  if (!text) return {};
+  try {
+    const state = JSON.parse(text) as EnvironmentState;
+    return { push: state.handedOverPush, repositoryEvent: state.repositoryEvent };
+  } catch {
+    return {}; // the pass that follows reports a corrupt state
+  }
+}
 
 /** The handed-over push in a state ConfigMap as a watch delivers it, if any. */
 export function handedOverPushOf(cm: { data?: Record<string, string> }): HandedOverPush | undefined {
-  const text = cm.data?.[STATE_KEY];
-  if (!text) return undefined;
-  try {
-    return (JSON.parse(text) as EnvironmentState).handedOverPush;
-  } catch {
-    return undefined; // the pass that follows reports a corrupt state
-  }
+  return handedOverOf(cm).push;
 }
 
 /**

@@ -11,11 +11,11 @@ import type { KubeClient } from "../kube/client.ts";
 import { serviceAccountUser } from "../kube/impersonation.ts";
 import { LeaseLock, leaseNameFor } from "../state/lease.ts";
 import { INSTANCE_ANNOTATION, StateStore } from "../state/store.ts";
-import type { HandedOverPush, Trigger } from "../state/types.ts";
+import type { HandedOverPush, HandedOverRepositoryEvent, Trigger } from "../state/types.ts";
 import { sleep } from "../util/sleep.ts";
 import { EnvironmentController, instanceName, type Logger } from "./environment-controller.ts";
 import type { Emit } from "./events.ts";
-import { awaitsSync, handedOverPushOf } from "./handed-over-push.ts";
+import { awaitsSync, handedOverOf } from "./handed-over-push.ts";
 import type { RequiredChecks } from "./required-checks.ts";
 import type { RevisionSource } from "./revision-source.ts";
 import { Shard, type ShardedApp } from "./shard.ts";
@@ -46,6 +46,11 @@ export interface ReconcilerOptions {
    * GitHub runtime reads it again, so whichever replica runs the app runs the new config.
    */
   onConfigPushed?: () => void;
+  /**
+   * Another replica was told the repository is gone or renamed (seen in a state it handed over,
+   * or on taking the app's Lease): the GitHub runtime stops the app here too (and follows a rename).
+   */
+  onRepositoryEvent?: (event: HandedOverRepositoryEvent) => void;
   /** Operator floors no repository can lower (default: from the environment, see floors.ts). */
   floors?: Floor[];
   /** requireChecks: which checks passed on a revision (GitHub's adapter). */
@@ -68,6 +73,8 @@ export class Reconciler implements ShardedApp {
   /** `at` of the pushes this reconciler handed over itself, which its own state watch then sees. */
   private readonly handedOverHere = new Set<string>();
   private readonly createdAt = new Date().toISOString();
+  /** `at` of the repository event acted on, so a state write or a claim does not repeat it. */
+  private repositoryEventSeen?: string;
 
   constructor(private readonly o: ReconcilerOptions) {
     this.store = new StateStore(o.client, o.stateNamespace);
@@ -167,7 +174,9 @@ export class Reconciler implements ShardedApp {
     const stop = watchStates(this.o.client, this.o.stateNamespace, [...byInstance.keys()], (obj) => {
       const controller = byInstance.get(obj.metadata.annotations?.[INSTANCE_ANNOTATION] ?? "");
       if (!controller) return;
-      const found = handedOverPushOf(obj as { data?: Record<string, string> });
+      const handed = handedOverOf(obj as { data?: Record<string, string> });
+      if (handed.repositoryEvent && this.hearRepositoryEvent(handed.repositoryEvent)) return;
+      const found = handed.push;
       const push = found && !this.handedOverHere.has(found.at) ? found : undefined;
       // A config pushed since this runtime read its own: every replica reads it again (the
       // rebuilt runtime, if it holds the app, then acts on the push from state).
@@ -183,7 +192,7 @@ export class Reconciler implements ShardedApp {
   }
 
   get leaseName(): string {
-    return leaseNameFor(instanceName(this.o.app, "app"));
+    return appLeaseName(this.o.app);
   }
 
   get app(): string {
@@ -234,7 +243,14 @@ export class Reconciler implements ShardedApp {
     }
     this.deferring = false;
     this.o.log.info({ app: this.o.app, identity: this.o.identity }, "lease acquired; reconciling");
-    const pending = await this.pendingPushes();
+    const { pending, repositoryEvent } = await this.handedOver();
+    if (repositoryEvent) {
+      // The repository went (or moved) while nobody here ran it: nothing starts under this name.
+      await lock.release().catch(() => undefined);
+      this.deferring = true;
+      this.hearRepositoryEvent(repositoryEvent);
+      return false;
+    }
     this.startAll();
     for (const [controller, push] of pending) this.actOnPush(controller, push);
     lock.start(() => void this.lost());
@@ -282,12 +298,21 @@ export class Reconciler implements ShardedApp {
     if (!this.holding) this.deferring = true;
   }
 
-  /** Handed-over pushes not yet synced, read from state when this replica takes the app. */
-  private async pendingPushes(): Promise<Array<[EnvironmentController, HandedOverPush]>> {
+  /**
+   * Read from state when this replica takes the app: handed-over pushes not yet synced, and a
+   * repository event newer than this runtime.
+   */
+  private async handedOver(): Promise<{
+    pending: Array<[EnvironmentController, HandedOverPush]>;
+    repositoryEvent?: HandedOverRepositoryEvent;
+  }> {
     const pending: Array<[EnvironmentController, HandedOverPush]> = [];
+    let repositoryEvent: HandedOverRepositoryEvent | undefined;
     for (const controller of this.controllers.values()) {
       try {
         const state = await this.store.load(controller.instance);
+        if (state.repositoryEvent && this.concerns(state.repositoryEvent))
+          repositoryEvent = state.repositoryEvent;
         const push = state.handedOverPush;
         if (push && push.branch === controller.env.source.branch && awaitsSync(push, state))
           pending.push([controller, push]);
@@ -296,7 +321,42 @@ export class Reconciler implements ShardedApp {
         this.o.log.warn({ err, instance: controller.instance }, "could not read handed-over pushes");
       }
     }
-    return pending;
+    return { pending, repositoryEvent };
+  }
+
+  /** A repository event recorded after this runtime was made (an older one predates a reinstall). */
+  private concerns(event: HandedOverRepositoryEvent): boolean {
+    return event.at > this.createdAt && this.o.onRepositoryEvent !== undefined;
+  }
+
+  /** Passes a repository event another replica handed over to the runtime, once; false when not ours. */
+  private hearRepositoryEvent(event: HandedOverRepositoryEvent): boolean {
+    if (!this.concerns(event)) return false;
+    if (this.repositoryEventSeen !== event.at) {
+      this.repositoryEventSeen = event.at;
+      this.o.onRepositoryEvent?.(event);
+    }
+    return true;
+  }
+
+  /**
+   * The repository is gone or renamed (this replica was told): recorded in every environment's
+   * state, where each replica running the app hears it (its state watch, or its next claim of the
+   * Lease) and stops the app. Resolves once every state holds it.
+   */
+  async handOverRepositoryEvent(
+    event: Omit<HandedOverRepositoryEvent, "at">,
+  ): Promise<HandedOverRepositoryEvent> {
+    const record: HandedOverRepositoryEvent = { ...event, at: new Date().toISOString() };
+    this.repositoryEventSeen = record.at;
+    await Promise.all(
+      this.environments.map((c) =>
+        this.store.update(c.instance, (s) => {
+          s.repositoryEvent = record;
+        }),
+      ),
+    );
+    return record;
   }
 
   /** Acts on a push another replica handed over, once; false when it was already acted on. */
@@ -404,6 +464,11 @@ export class Reconciler implements ShardedApp {
     }
     return nudged;
   }
+}
+
+/** The Lease of an app: one per app, whichever replica holds it runs all its environments. */
+export function appLeaseName(app: string): string {
+  return leaseNameFor(instanceName(app, "app"));
 }
 
 /**

@@ -48,6 +48,11 @@ export interface ShardOptions {
   settleMs?: number;
   /** The Pod this replica runs in: its membership Lease belongs to it and is deleted with it. */
   pod?: { name: string; uid: string };
+  /**
+   * A Lease of an app this replica does not run, new or changed since last told (another replica
+   * started a repository GitHub told it of): the GitHub runtimes start it here too.
+   */
+  onUnknownLease?: (lease: KubeObject) => void;
 }
 
 /** The membership Lease of a replica: `syncward-member-<identity>-<hash>`. */
@@ -100,6 +105,8 @@ export class Shard {
   /** Shared with the apps' lease locks: a lease watched going stale here is taken at once there. */
   readonly sightings = new LeaseSightings();
   private readonly apps = new Map<string, ShardedApp>();
+  /** The Lease names of `apps`. */
+  private readonly appLeases = new Set<string>();
   private readonly membership: LeaseLock;
   /** The namespace's Leases as last listed and watched; undefined until the first list. */
   private leases?: Map<string, LeaseRecord>;
@@ -111,6 +118,8 @@ export class Shard {
   private ticking?: Promise<void>;
   private again = false;
   private state: "idle" | "settling" | "running" | "stopped" = "idle";
+  /** Annotations of the unknown apps' Leases last passed to onUnknownLease, by Lease name. */
+  private readonly told = new Map<string, string>();
   /** The last plan, for logs and tests. */
   lastPlan?: ShardPlan & { members: string[] };
 
@@ -129,16 +138,28 @@ export class Shard {
     return this.o.identity;
   }
 
+  /**
+   * Joins before any app is registered: a replica that runs no repository yet still watches the
+   * Leases, to hear of the repositories the others start (onUnknownLease), and counts as a member.
+   */
+  start(): void {
+    if (this.state === "idle") this.begin();
+  }
+
   /** Adds an app to share out; the first one starts the shard. */
   register(app: ShardedApp): void {
     this.apps.set(app.app, app);
+    this.appLeases.add(app.leaseName);
     if (this.state === "idle") this.begin();
     else this.poke();
   }
 
   /** Forgets an app (its runtime stopped; the reconciler releases its own Lease). */
   unregister(app: ShardedApp): void {
-    if (this.apps.get(app.app) === app) this.apps.delete(app.app);
+    if (this.apps.get(app.app) === app) {
+      this.apps.delete(app.app);
+      this.appLeases.delete(app.leaseName);
+    }
     this.poke();
   }
 
@@ -260,9 +281,17 @@ export class Shard {
       leases.set(name, lease);
       this.sightings.see(name, lease.metadata.resourceVersion ?? "");
     }
-    // A change of hands (a join, a leave, a release, a takeover) may change the plan; a renewal does not.
+    // A change of hands (a join, a leave, a release, a takeover) may change the plan; a renewal does
+    // not. A Lease of an app unknown here, new or re-marked, may be a repository to start.
     const after = type === "DELETED" ? "" : (lease.spec?.holderIdentity ?? "");
-    if (before !== after) this.poke();
+    if (before !== after || (this.o.onUnknownLease && this.unknown(lease))) this.poke();
+  }
+
+  /** An app Lease (not a member's) whose annotations were not yet passed on. */
+  private unknown(lease: LeaseRecord): boolean {
+    if (lease.metadata.labels?.[MEMBER_LABEL] === "true" || this.appLeases.has(lease.metadata.name))
+      return false;
+    return this.told.get(lease.metadata.name) !== JSON.stringify(lease.metadata.annotations ?? {});
   }
 
   private async round(): Promise<void> {
@@ -283,6 +312,13 @@ export class Shard {
       return;
     }
     const apps = [...this.apps.values()];
+    if (this.o.onUnknownLease) {
+      for (const lease of leases.values()) {
+        if (!this.unknown(lease)) continue;
+        this.told.set(lease.metadata.name, JSON.stringify(lease.metadata.annotations ?? {}));
+        this.o.onUnknownLease(lease);
+      }
+    }
     const { members, holders, nextExpiry } = readLeases({
       items: leases.values(),
       appLeases: new Map(apps.map((a) => [a.leaseName, a.app])),

@@ -120,6 +120,20 @@ export interface HandedOverPush {
   config?: boolean;
 }
 
+/**
+ * GitHub's word that the app's repository is gone (uninstalled, suspended, removed from the
+ * installation, archived, deleted) or has a new name, delivered to one replica and recorded in every
+ * environment's state of the app so that every replica running it hears: each stops the app (the
+ * lease holder first finishing or aborting its pass), and after a rename starts it under the new
+ * name. Only events newer than a replica's runtime concern it (a reinstall starts afresh).
+ */
+export interface HandedOverRepositoryEvent {
+  action: "removed" | "renamed";
+  at: string;
+  /** Where a renamed or transferred repository now is. */
+  to?: { owner: string; repo: string; installationId: number; htmlUrl: string; defaultBranch: string };
+}
+
 export type SyncStatus = "Synced" | "OutOfSync" | "Unknown";
 
 export interface EnvironmentState {
@@ -140,6 +154,8 @@ export interface EnvironmentState {
   handedOver?: HandedOverSync;
   /** A push delivered to a replica without the lease, for the one with it (see HandedOverPush). */
   handedOverPush?: HandedOverPush;
+  /** The repository removed or renamed, for every replica running the app (see HandedOverRepositoryEvent). */
+  repositoryEvent?: HandedOverRepositoryEvent;
   /** Kinds this environment has applied, so pruning finds a kind that vanished from Git entirely. */
   inventory?: Array<{ apiVersion: string; kind: string }>;
   /** Fingerprint of the hooks of the revision last synced: a revision that changes only a hook runs it. */

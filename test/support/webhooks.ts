@@ -334,6 +334,15 @@ export function checkRunEvent(
   return event("check_run", p, o);
 }
 
+/** The test repository as GitHub lists an installation's repositories (`GET /installation/repositories`). */
+export function listedRepository(): Record<string, unknown> {
+  const [owner, name] = [DEFAULT_OWNER, DEFAULT_REPO];
+  return {
+    ...{ id: 1, name, full_name: `${owner}/${name}`, owner: { login: owner } },
+    ...{ html_url: `https://github.com/${owner}/${name}`, default_branch: DEFAULT_BRANCH, archived: false },
+  };
+}
+
 /** An `installation` event of GitHub's example, for installation `installationId`. */
 export function installationEvent(
   action: "created" | "deleted" | "suspend" | "unsuspend" | "new_permissions_accepted",

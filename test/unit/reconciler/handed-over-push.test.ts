@@ -2,7 +2,7 @@
 // ConfigMap, and whether a recorded push still waits for a sync when the app is taken over.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { awaitsSync, handedOverPushOf } from "../../../src/reconciler/handed-over-push.ts";
+import { awaitsSync, handedOverOf, handedOverPushOf } from "../../../src/reconciler/handed-over-push.ts";
 import { defaultState } from "../../../src/state/store.ts";
 import type { EnvironmentState, HandedOverPush, HistoryEntry } from "../../../src/state/types.ts";
 
@@ -33,6 +33,28 @@ describe("handedOverPushOf", () => {
   ] as const) {
     it(`nothing for ${name}`, () => assert.equal(handedOverPushOf({ data }), undefined));
   }
+});
+
+describe("handedOverOf", () => {
+  it("reads a repository event beside the push", () => {
+    const repositoryEvent = {
+      action: "renamed" as const,
+      at: "2026-12-01T12:00:01.000Z",
+      to: {
+        owner: "acme",
+        repo: "shop-api",
+        installationId: 1,
+        htmlUrl: "https://github.com/acme/shop-api",
+        defaultBranch: "main",
+      },
+    };
+    const cm = {
+      data: { "state.json": JSON.stringify({ ...state(), handedOverPush: push(), repositoryEvent }) },
+    };
+    assert.deepEqual(handedOverOf(cm), { push: push(), repositoryEvent });
+  });
+  it("nothing from state that is not JSON", () =>
+    assert.deepEqual(handedOverOf({ data: { "state.json": "[" } }), {}));
 });
 
 describe("awaitsSync", () => {
