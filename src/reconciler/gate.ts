@@ -7,13 +7,13 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { findEnvironment, parseConfig } from "../config/load.ts";
 import { type Guards, guardsOf, renderConfigMoved, stricterRules } from "../config/stricter.ts";
-import type { EnvironmentConfig } from "../config/types.ts";
+import type { EnvironmentConfig, RequiredCheck } from "../config/types.ts";
 import type { StateStore } from "../state/store.ts";
 import type { EnvironmentState, PendingSync, Trigger } from "../state/types.ts";
 import type { Logger } from "./environment-controller.ts";
 import type { Emit } from "./events.ts";
 import { applies, decideGate, type GateDecision, type WritePath } from "./gate-decision.ts";
-import type { RequiredChecks } from "./required-checks.ts";
+import { checkLabel, type RequiredChecks } from "./required-checks.ts";
 import type { RevisionSource } from "./revision-source.ts";
 
 export interface GateRequest {
@@ -125,10 +125,10 @@ export class Gate {
       : `${source.description} cannot tell whether commit ${sha.slice(0, 7)} is signed`;
   }
 
-  private async missingChecks(sha: string, wanted: string[] | true): Promise<string[]> {
+  private async missingChecks(sha: string, wanted: RequiredCheck[] | true): Promise<string[]> {
     if (!this.o.checks)
       return [
-        `${wanted === true ? "the branch's required checks" : wanted.join(", ")} (this syncward cannot read checks)`,
+        `${wanted === true ? "the branch's required checks" : wanted.map(checkLabel).join(", ")} (this syncward cannot read checks)`,
       ];
     return this.o.checks.missing(sha, wanted, this.o.env.source.branch);
   }

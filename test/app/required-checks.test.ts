@@ -19,13 +19,16 @@ async function adapter(): Promise<GitHubRequiredChecks> {
   return new GitHubRequiredChecks(async () => octokit, { owner: "acme", repo: "shop" });
 }
 
-const run = (id: number, name: string, status: string, conclusion: string | null, appId = 15368) => ({
+/** GitHub Actions' app id (its slug is github-actions). */
+const ACTIONS = 15368;
+
+const run = (id: number, name: string, status: string, conclusion: string | null, appId = ACTIONS) => ({
   id,
   name,
   head_sha: SHA,
   status,
   conclusion,
-  app: { id: appId, slug: `app-${appId}` },
+  app: { id: appId, slug: appId === ACTIONS ? "github-actions" : `app-${appId}` },
 });
 
 function mockChecks(
@@ -124,6 +127,62 @@ describe("required checks from GitHub", () => {
     const missing = await (await adapter()).missing(SHA, true, "main");
     gh.assertDone();
     assert.deepEqual(missing, ["ci"]);
+  });
+
+  it("a check named alone counts any source, but is green only when none of them is failing or pending", async () => {
+    gh = mockGitHub();
+    mockChecks(
+      gh,
+      [
+        run(1, "ci", "completed", "success"),
+        // Another app's run of the same name that failed: "any source" includes it.
+        run(2, "ci", "completed", "failure", 999),
+        run(3, "build", "completed", "success"),
+        run(4, "lint", "completed", "success"),
+      ],
+      [
+        { context: "build", state: "pending" },
+        { context: "lint", state: "success" },
+        { context: "deploy", state: "error" },
+      ],
+    );
+    const missing = await (await adapter()).missing(SHA, ["ci", "build", "lint", "deploy"], "main");
+    gh.assertDone();
+    assert.deepEqual(missing, ["ci", "build", "deploy"]);
+  });
+
+  it("a check pinned to an app ({name, app}) counts only that app's run: a spoofed success from another app or a status does not", async () => {
+    gh = mockGitHub();
+    mockChecks(
+      gh,
+      [
+        // The pinned app's runs: still running, failed, passed after a failed first run.
+        run(1, "ci", "in_progress", null),
+        run(2, "test", "completed", "failure"),
+        run(3, "lint", "completed", "failure"),
+        run(4, "lint", "completed", "success"),
+        // Newer and green, from another app (a workflow anyone with write could add), for each name.
+        run(5, "ci", "completed", "success", 999),
+        run(6, "test", "completed", "success", 999),
+        run(7, "e2e", "completed", "success", 999),
+      ],
+      [
+        { context: "ci", state: "success" },
+        { context: "e2e", state: "success" },
+      ],
+    );
+    const pinned = (name: string) => ({ name, app: "github-actions" });
+    const missing = await (await adapter()).missing(
+      SHA,
+      [pinned("ci"), pinned("test"), pinned("lint"), pinned("e2e")],
+      "main",
+    );
+    gh.assertDone();
+    assert.deepEqual(missing, [
+      "ci (from github-actions)",
+      "test (from github-actions)",
+      "e2e (from github-actions)",
+    ]);
   });
 
   it("syncward's own check runs never satisfy a requirement, whatever they are named", async () => {
