@@ -10,8 +10,15 @@
 // People are bound by GitHub user id; the reconciler records the id beside the login.
 import type { EnvironmentConfig } from "../config/types.ts";
 import type { EnvironmentController } from "../reconciler/environment-controller.ts";
+import type { PendingSync } from "../state/types.ts";
 import { allows, listedApprover, type Permission } from "./authorize.ts";
-import { contributionOf, contributorsOf, type GitHubUser, type RangePull } from "./contributors.ts";
+import {
+  contributionOf,
+  contributorsOf,
+  type GitHubUser,
+  type NamedPerson,
+  type RangePull,
+} from "./contributors.ts";
 import { inertText } from "./markdown.ts";
 import type { Octokit } from "./octokit.ts";
 import { isForkPull } from "./preview.ts";
@@ -117,9 +124,14 @@ export async function approveAs(
       throw err;
     }
     range.pulls.push(...extraPulls);
-    const people = contributorsOf(range, [
-      { login: pending.actor, role: pending.manual ? "requested" : "pushed" },
-    ]);
+    // Who pushed the pending revision: GitHub's repository activity, or the push webhook the
+    // reconciler recorded. With neither, a pusher could approve their own push: fail closed.
+    if (range.pushes === undefined && pending.pusher === undefined)
+      return refuse(
+        `cannot tell who pushed \`${short(revision)}\`: GitHub does not show syncward the repository's activity (${range.activityStatus ?? "unreadable"}) and no push event for it has arrived (it was found by a poll), so nobody can be sure they did not push it; grant syncward's GitHub App read access to the repository's activity, or approve after the push event arrives (or set approval.allowAuthor: true)`,
+        revision,
+      );
+    const people = contributorsOf(range, namedPeople(pending));
     const why = contributionOf(people, who);
     if (why !== undefined) {
       const span = range.base ? `\`${short(range.base)}..${short(revision)}\`` : `\`${short(revision)}\``;
@@ -150,6 +162,16 @@ export async function approveAs(
       ? `Approved \`${short(revision)}\` for **${name}** ${count}; deploying.`
       : `Approved \`${short(revision)}\` for **${name}** ${count}; waiting for more approvals.`,
   };
+}
+
+/** The people the state names beside the range: the pusher of the pending revision, whoever asked for its sync. */
+function namedPeople(pending: PendingSync): NamedPerson[] {
+  const named: NamedPerson[] = [
+    // The actor of a wait a push or merge announced is its pusher; of a poll's, syncward (nobody).
+    { login: pending.actor, role: pending.manual ? "requested" : "pushed" },
+  ];
+  if (pending.pusher !== undefined) named.push({ login: pending.pusher, role: "pushed" });
+  return named;
 }
 
 /** Why `who` may not approve under `env`'s approval rule and permissions, before any state is read. */

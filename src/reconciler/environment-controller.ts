@@ -184,6 +184,11 @@ export class EnvironmentController {
     await this.chain.catch(() => undefined);
   }
 
+  /** A push webhook said who moved the branch to `revision`: an approver must not be them. */
+  pushedBy(revision: string, login: string): void {
+    this.fx.gate.pushedBy(revision, login);
+  }
+
   /** Asks for a pass soon; passes never overlap and nudges during one coalesce into the next. */
   nudge(trigger: Trigger, actor: string): void {
     if (this.stopped || this.o.standby?.()) return;

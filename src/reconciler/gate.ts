@@ -42,9 +42,16 @@ export interface GateOptions {
   configFile?: string;
 }
 
+/** Pushes remembered per gate: a wait is announced within a pass or two of its push. */
+const PUSHERS_KEPT = 16;
+
 export class Gate {
   /** Guards read from a deployed revision's config file, for states written before they were kept. */
   private readonly readGuards = new Map<string, Promise<Guards | undefined>>();
+  /** Who pushed (or merged) each recent revision, as its push webhook named them. */
+  private readonly pushers = new Map<string, string>();
+  /** The revision this gate last saw waiting for approval. */
+  private waitingAt: string | undefined;
 
   constructor(private readonly o: GateOptions) {}
 
@@ -75,6 +82,32 @@ export class Gate {
       .map((s) => s.deployedRules)
       .filter((g): g is NonNullable<typeof g> => g?.approval !== undefined && same(g.destination));
     return gated.sort((a, b) => (b.approval?.minimum ?? 0) - (a.approval?.minimum ?? 0))[0];
+  }
+
+  /**
+   * A push webhook named who moved the branch to `revision`. Kept by revision, not taken from the
+   * pass that announces a wait: that pass may have been started by a poll or an earlier push.
+   */
+  pushedBy(revision: string, login: string): void {
+    this.pushers.delete(revision);
+    this.pushers.set(revision, login);
+    if (this.pushers.size > PUSHERS_KEPT) this.pushers.delete(this.pushers.keys().next().value as string);
+    // The wait was announced before the push arrived (a poll found the commit first): record the
+    // pusher now, whatever the next pass does (a manual wait has no pass that asks the gate).
+    if (this.waitingAt === revision)
+      this.recordPusher(revision, login).catch((err: unknown) =>
+        this.o.log.warn(
+          { err, instance: this.o.instance, revision },
+          "could not record who pushed the revision waiting for approval; the next pass records it",
+        ),
+      );
+  }
+
+  private async recordPusher(revision: string, login: string): Promise<void> {
+    await this.o.store.update(this.o.instance, (s) => {
+      if (s.pendingSync?.revision === revision && s.pendingSync.pusher === undefined)
+        s.pendingSync.pusher = login;
+    });
   }
 
   /** Asks the gate; a missing approval is recorded and announced when the request says `wait`. */
@@ -142,9 +175,25 @@ export class Gate {
   ): Promise<void> {
     const { revision, trigger, actor } = request;
     const wait = request.wait as NonNullable<GateRequest["wait"]>;
-    if (state.pendingSync?.revision === revision && state.pendingSync.manual === wait.manual) return;
+    const prev = state.pendingSync?.revision === revision ? state.pendingSync : undefined;
+    // Who pushed the revision: an approver must not be them (src/github/approve.ts), and without
+    // GitHub's repository activity only a push webhook tells. A push that arrives after a poll
+    // announced the wait is recorded here, on the next pass it starts.
+    this.waitingAt = revision;
+    const pusher = prev?.pusher ?? this.pushers.get(revision);
+    if (prev && prev.manual === wait.manual) {
+      if (pusher !== undefined && prev.pusher === undefined) await this.recordPusher(revision, pusher);
+      return;
+    }
     await this.o.store.update(this.o.instance, (s) => {
-      s.pendingSync = { revision, trigger, actor, requestedAt: new Date().toISOString(), ...wait };
+      s.pendingSync = {
+        revision,
+        trigger,
+        actor,
+        requestedAt: new Date().toISOString(),
+        ...(pusher === undefined ? {} : { pusher }),
+        ...wait,
+      };
       s.syncStatus = "OutOfSync";
     });
     this.o.log.info({ instance: this.o.instance, revision, approvals: approvals.length, needed }, reason);

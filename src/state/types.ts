@@ -77,6 +77,12 @@ export interface PendingSync {
   requestedAt: string;
   /** A person asked for it (`/sync`): run it as a manual sync once approved. */
   manual: boolean;
+  /**
+   * Who pushed or merged `revision`, as its push webhook named them (a login). Absent: no push
+   * event was seen for it (a poll found the commit first), so only GitHub's repository activity
+   * can tell who pushed it.
+   */
+  pusher?: string;
   prune?: boolean;
   force?: boolean;
   allowEmpty?: boolean;

@@ -86,7 +86,10 @@ describe("who may approve a production sync", () => {
     app.mock.reset();
   });
 
-  /** prod last synced `base` and holds `head`, pushed or merged by `actor`, for approval. */
+  /**
+   * prod last synced `base` and holds `head`, pushed or merged by `actor` (as its push event named
+   * them), for approval; `actor` "syncward": a poll found `head` and no push event has arrived.
+   */
   const waiting = (base: string, head: string, actor: string) =>
     rt.reconciler.store.update(instance, (s) => {
       s.lastSyncedRevision = base;
@@ -96,10 +99,11 @@ describe("who may approve a production sync", () => {
       s.pendingApprovals = [];
       s.pendingSync = {
         revision: head,
-        trigger: "merge",
+        trigger: actor === "syncward" ? "poll" : "merge",
         actor,
         requestedAt: new Date().toISOString(),
         manual: false,
+        ...(actor === "syncward" ? {} : { pusher: actor }),
       };
     });
 
@@ -242,6 +246,30 @@ describe("who may approve a production sync", () => {
     mockRange(app.mock, { ...twoMerges, pushes: "forbidden" });
     const refused = await approve("alice", { pull: BOB_PR });
     assert.match(refused, /you authored [0-9a-f]{7}, opened #1, merged #1 in what would be deployed/);
+    mockRange(app.mock, { ...twoMerges, pushes: "forbidden" });
+    const approved = await approve("erin", { pull: BOB_PR, outcome: "rocket", id: 1002 });
+    assert.match(approved, /^Approved `[0-9a-f]{7}` for \*\*prod\*\* \(1\/2\)/);
+  });
+
+  it("a poll found the commit, the push event has not arrived and the repository activity is unreadable: nobody's approval counts, and the reply says why", async () => {
+    await waiting(deployed, bobDocs, "syncward");
+    mockRange(app.mock, { ...twoMerges, pushes: "forbidden" });
+    const reply = await approve("erin", { pull: BOB_PR });
+    assert.equal(
+      reply,
+      `Sorry @erin, you cannot approve **prod**: cannot tell who pushed \`${bobDocs.slice(0, 7)}\`: GitHub does not show syncward the repository's activity (403) and no push event for it has arrived (it was found by a poll), so nobody can be sure they did not push it; grant syncward's GitHub App read access to the repository's activity, or approve after the push event arrives (or set approval.allowAuthor: true). Nothing was changed.`,
+    );
+    assert.deepEqual((await rt.reconciler.store.load(instance)).pendingApprovals, []);
+  });
+
+  it("once the push event has recorded the pusher, the same approval counts and the pusher's is refused", async () => {
+    await waiting(deployed, bobDocs, "syncward");
+    await rt.reconciler.store.update(instance, (s) => {
+      if (s.pendingSync) s.pendingSync.pusher = "dave";
+    });
+    mockRange(app.mock, { ...twoMerges, pushes: "forbidden" });
+    const refused = await approve("dave", { pull: BOB_PR });
+    assert.match(refused, /you pushed [0-9a-f]{7} in what would be deployed/);
     mockRange(app.mock, { ...twoMerges, pushes: "forbidden" });
     const approved = await approve("erin", { pull: BOB_PR, outcome: "rocket", id: 1002 });
     assert.match(approved, /^Approved `[0-9a-f]{7}` for \*\*prod\*\* \(1\/2\)/);

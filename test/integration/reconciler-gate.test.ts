@@ -77,6 +77,29 @@ const settingsOf = async (ns: string) =>
       | undefined
   )?.data.v;
 
+/** A whole app's reconciler on `repoDir`, without leases, watches or polls: tests nudge it. */
+const reconcilerFor = (
+  app: string,
+  config: ReturnType<typeof parseConfig>,
+  repoDir: string,
+  stateNamespace: string,
+  more: Partial<ConstructorParameters<typeof Reconciler>[0]> = {},
+) =>
+  new Reconciler({
+    app,
+    config,
+    client: cluster.syncwardClient,
+    source: new LocalGitSource(repoDir, cache),
+    emit: () => undefined,
+    log: pino({ level: "silent" }),
+    stateNamespace,
+    identity: "test",
+    leases: false,
+    watch: false,
+    pollIntervalMs: 0,
+    ...more,
+  });
+
 describe("the gate on a retry", () => {
   it("an approved sync that fails and is retried stays on the approved revision, even with retry.refresh, while a newer commit lands", async () => {
     let approvedSha = "";
@@ -538,18 +561,8 @@ describe("operator floors", () => {
         ],
       }),
     );
-    const reconciler = new Reconciler({
-      app: "floor",
-      config,
-      client: cluster.syncwardClient,
-      source: new LocalGitSource(repo.dir, cache),
+    const reconciler = reconcilerFor("floor", config, repo.dir, stateNs, {
       emit: (e) => events.push(e),
-      log: pino({ level: "silent" }),
-      stateNamespace: stateNs,
-      identity: "test",
-      leases: false,
-      watch: false,
-      pollIntervalMs: 0,
       floors: floorsFromEnv({ SYNCWARD_MIN_PRODUCTION_APPROVALS: "1" }),
     });
     const prod = reconciler.controller("prod");
@@ -558,5 +571,44 @@ describe("operator floors", () => {
     await prod.idle();
     assert.ok(events.some((e) => e.type === "awaitingApproval" && e.revision === repo.head()));
     assert.equal(await settingsOf(ns), undefined, "nothing deployed without the floor's approval");
+  });
+});
+
+describe("who pushed a revision waiting for approval", () => {
+  it("a push event that arrives after a poll announced the wait records the pusher; one that arrives first is recorded with the wait", async () => {
+    const ns = await cluster.namespace("rpusher");
+    const stateNs = await cluster.stateNamespace("rpusher-state");
+    const repo = makeRepo({ "app/cm.yaml": cm("1") });
+    const store = new StateStore(cluster.syncwardClient, stateNs);
+    const config = parseConfig(
+      configFile(ns, { syncPolicy: { automated: {} }, approval: { users: ["carol"] } }),
+    );
+    const reconciler = reconcilerFor("pusher", config, repo.dir, stateNs);
+    const prod = reconciler.controller("prod");
+    const pending = async () => (await store.load(prod.instance)).pendingSync;
+
+    // A poll finds the commit before its push event: the wait knows no pusher.
+    const first = repo.head();
+    prod.nudge("poll", "syncward");
+    await prod.idle();
+    assert.equal((await pending())?.revision, first);
+    assert.equal((await pending())?.pusher, undefined, "a poll does not know who pushed");
+    // The push event arrives: its pusher is recorded on the wait, so approvers are checked against them.
+    reconciler.nudgeBranch("main", "push", "bob", undefined, { revision: first });
+    await eventually(
+      "the late push event's pusher is recorded",
+      async () => (await pending())?.pusher === "bob",
+    );
+    await prod.idle();
+    assert.equal((await pending())?.actor, "syncward");
+
+    // The usual order: the push event first, then the wait it starts, which names the pusher.
+    const second = repo.commit({ "app/cm.yaml": cm("2") });
+    reconciler.nudgeBranch("main", "merge", "dave", undefined, { revision: second });
+    await prod.idle();
+    assert.deepEqual(
+      { revision: (await pending())?.revision, pusher: (await pending())?.pusher },
+      { revision: second, pusher: "dave" },
+    );
   });
 });
