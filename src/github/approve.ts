@@ -7,11 +7,12 @@
 // - an approval written on a pull request from a fork does not count (its author controls the head);
 // - nobody who contributed to what would be deployed approves it (contributors.ts), unless
 //   `approval.allowAuthor`: every commit from the last synced revision to the pending one.
-// People are bound by GitHub user id; the reconciler records the id beside the login.
+// People are bound by GitHub user id; the reconciler records the id beside the login, and a
+// listed approver's login is pinned to the id it had when first needed (authorize.ts).
 import type { EnvironmentConfig } from "../config/types.ts";
 import type { EnvironmentController } from "../reconciler/environment-controller.ts";
-import type { PendingSync } from "../state/types.ts";
-import { allows, listedApprover, type Permission } from "./authorize.ts";
+import type { EnvironmentState, PendingSync } from "../state/types.ts";
+import { type ApproverPins, allows, listedApprover, type Permission } from "./authorize.ts";
 import {
   contributionOf,
   contributorsOf,
@@ -64,23 +65,32 @@ export async function approveAs(
     ...(revision ? { revision } : {}),
   });
   if (who.bot || who.login.endsWith("[bot]")) return refuse("bots never approve deployments");
-  // The configured rule first (no state needed); then the rules the pending revision is gated by:
+  // The configured rule first (listed users by the ids pinned in the state); then the rules the pending revision is gated by:
   // a config change that loosens them is held to the stricter of the deployed and the new ones
   // (src/config/stricter.ts), and the approver must pass those too.
   const configured = controller.env;
+  const pins = approverPins(rt, controller.instance);
+  let note: string | undefined;
   if (configured.approval) {
-    const refusal = await refusalUnder(configured, gh, rt, who, place);
-    if (refusal) return refuse(refusal);
+    const verdict = await refusalUnder(configured, gh, rt, who, place, pins);
+    if (verdict.refusal) return refuse(verdict.refusal);
+    note = verdict.note;
   }
   const rules = await controller.rules();
   const rule = rules.approval;
   if (!rule) return { ok: false, recorded: false, message: `**${name}** does not require approval.` };
   if (rule !== configured.approval || rules.commands.approve !== configured.commands.approve) {
-    const refusal = await refusalUnder(rules, gh, rt, who, place);
-    if (refusal) return refuse(refusal);
+    const verdict = await refusalUnder(rules, gh, rt, who, place, pins);
+    if (verdict.refusal) return refuse(verdict.refusal);
+    note ??= verdict.note;
   }
 
+  // A login no longer listed loses its pin: listing it again binds whoever has it then.
   const state = await rt.reconciler.store.load(controller.instance);
+  await dropPinsOfUnlisted(rt, controller.instance, state, [
+    ...(configured.approval?.users ?? []),
+    ...rule.users,
+  ]);
   const pending = state.pendingSync;
   if (!pending)
     return { ok: false, recorded: false, message: `Nothing is waiting for approval in **${name}**.` };
@@ -158,9 +168,50 @@ export async function approveAs(
     recorded: true,
     released: result.released,
     revision,
-    message: result.released
-      ? `Approved \`${short(revision)}\` for **${name}** ${count}; deploying.`
-      : `Approved \`${short(revision)}\` for **${name}** ${count}; waiting for more approvals.`,
+    message: `${
+      result.released
+        ? `Approved \`${short(revision)}\` for **${name}** ${count}; deploying.`
+        : `Approved \`${short(revision)}\` for **${name}** ${count}; waiting for more approvals.`
+    }${note ? ` ${note}` : ""}`,
+  };
+}
+
+async function dropPinsOfUnlisted(
+  rt: RepoRuntime,
+  instance: string,
+  state: EnvironmentState,
+  listed: string[],
+): Promise<void> {
+  const keep = new Set(listed.map((u) => u.toLowerCase()));
+  if (Object.keys(state.approverIds ?? {}).every((login) => keep.has(login))) return;
+  await rt.reconciler.store.update(instance, (s) => {
+    for (const login of Object.keys(s.approverIds ?? {})) if (!keep.has(login)) delete s.approverIds?.[login];
+  });
+}
+
+/**
+ * The listed approvers' pinned ids, read from the environment's state only when a listed user is
+ * concerned (a refusal of anyone else reads no state); a new pin is written there.
+ */
+function approverPins(rt: RepoRuntime, instance: string): ApproverPins {
+  let pinned: Promise<Map<string, number>> | undefined;
+  const all = () => {
+    pinned ??= rt.reconciler.store.load(instance).then((s) => new Map(Object.entries(s.approverIds ?? {})));
+    return pinned;
+  };
+  return {
+    all,
+    pin: async (login, id) => {
+      const key = login.toLowerCase();
+      const stored = await rt.reconciler.store.update(instance, (s) => {
+        s.approverIds ??= {};
+        s.approverIds[key] ??= id;
+      });
+      // Another replica may have pinned it first: the stored pin wins.
+      const kept = stored.approverIds?.[key] ?? id;
+      (await all()).set(key, kept);
+      return kept;
+    },
   };
 }
 
@@ -174,23 +225,35 @@ function namedPeople(pending: PendingSync): NamedPerson[] {
   return named;
 }
 
-/** Why `who` may not approve under `env`'s approval rule and permissions, before any state is read. */
+/**
+ * Why `who` may not approve under `env`'s approval rule and permissions, before the range is
+ * read; or, when they may, a note for them (listed under a login they renamed).
+ */
 async function refusalUnder(
   env: Pick<EnvironmentConfig, "approval" | "commands">,
   gh: Octokit,
   rt: RepoRuntime,
   who: Approver,
   place: ApprovalPlace,
-): Promise<string | undefined> {
+  pins: ApproverPins,
+): Promise<{ refusal?: string; note?: string }> {
   const rule = env.approval;
-  if (!rule) return undefined;
-  const listing = await listedApprover(gh, rt.info.owner, rule, who.login);
-  if (!listing.listed && !listing.open) return listing.reason ?? "you are not a listed approver";
-  const need: Permission = listing.listed ? "read" : env.commands.approve;
-  if (!allows(who.permission, need))
-    return `approving needs **${need}** permission on this repository${listing.listed ? " (listed approvers need only read)" : ""} and you have **${who.permission}**`;
+  if (!rule) return {};
   // Cheap and certain before anything is read: the pull request's own author.
   if (!rule.allowAuthor && place.kind === "comment" && place.pullAuthor?.id === who.id)
-    return `you opened #${place.pullNumber}, and nobody who contributed to a change approves its deployment (approval.allowAuthor is false)`;
-  return undefined;
+    return {
+      refusal: `you opened #${place.pullNumber}, and nobody who contributed to a change approves its deployment (approval.allowAuthor is false)`,
+    };
+  const listing = await listedApprover(gh, rt.info.owner, rule, who, pins);
+  if (!listing.listed && !listing.open) return { refusal: listing.reason ?? "you are not a listed approver" };
+  const need: Permission = listing.listed ? "read" : env.commands.approve;
+  if (!allows(who.permission, need))
+    return {
+      refusal: `approving needs **${need}** permission on this repository${listing.listed ? " (listed approvers need only read)" : ""} and you have **${who.permission}**`,
+    };
+  return listing.listedAs
+    ? {
+        note: `(approval.users lists you as @${listing.listedAs}, your login before a rename; the approval counts because it is the same GitHub account, but update approval.users to @${who.login}.)`,
+      }
+    : {};
 }

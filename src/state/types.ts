@@ -156,6 +156,12 @@ export interface EnvironmentState {
   deployedRules?: DeployedRules;
   /** Digest of the render of the last synced revision: a revision that renders the same needs nothing. */
   renderedDigest?: string;
+  /**
+   * The GitHub id each listed approver's login (lowercased) stood for when syncward first needed
+   * it: a later approval under that login from another id (the login renamed and registered
+   * again) is refused. Never replaced; removing the login from approval.users is how it ends.
+   */
+  approverIds?: Record<string, number>;
   /** Self-heal counters per object key at the current revision, for drift-fight detection. */
   selfHeals: Record<string, { revision: string; times: string[] }>;
 }

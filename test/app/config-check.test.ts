@@ -148,6 +148,27 @@ describe("syncward / config on pull requests", () => {
     );
   });
 
+  it("a newly listed approver login no GitHub account has is named on the check", async () => {
+    const proposed = MAIN.replace(
+      "approval: {users: [carol], minimum: 1}",
+      "approval: {users: [carol, dave, ghost-approver], minimum: 1}",
+    );
+    const sent = mockPullRequestWithConfig(app().mock, [".github/syncward.yml"], proposed);
+    mockConfig(app().mock, MAIN);
+    // Only the logins the change adds are looked up (carol was listed before).
+    app().mock.api.get("/users/dave").reply(200, { login: "dave", id: 4001, type: "User" });
+    app().mock.api.get("/users/ghost-approver").reply(404, { message: "Not Found" });
+    await app().probot.receive(opened());
+    app().mock.assertDone();
+    const check = sent.check();
+    assert.equal(check.conclusion, "neutral");
+    assert.match(
+      check.output.summary,
+      /@ghost-approver is listed as an approver but GitHub knows no account by that login \(renamed or deleted\?\); update approval\.users/,
+    );
+    assert.doesNotMatch(check.output.summary, /@dave is listed/);
+  });
+
   it("a pull request that does not touch the config gets no config check", async () => {
     mockPullRequestWithConfig(app().mock, ["overlays/dev/deployment.yaml"]);
     mockConfig(app().mock, MAIN);

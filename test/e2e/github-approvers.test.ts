@@ -17,7 +17,7 @@ import {
   type TestApp,
 } from "../support/app.ts";
 import { useCluster } from "../support/cluster.ts";
-import { apiPull, type FakePull, mockRange } from "../support/github-range.ts";
+import { apiPull, type FakePull, mockAccount, mockRange } from "../support/github-range.ts";
 import { fakeSha, issueCommentEvent, userIdOf } from "../support/webhooks.ts";
 
 const cluster = useCluster();
@@ -97,6 +97,8 @@ describe("who may approve a production sync", () => {
       s.deployedRules = { revision: base, ...guardsOf(rt.reconciler.controller("prod").env) };
       s.syncStatus = "OutOfSync";
       s.pendingApprovals = [];
+      // No listed login is pinned to an id yet: each test's first approval by one looks it up.
+      s.approverIds = undefined;
       s.pendingSync = {
         revision: head,
         trigger: actor === "syncward" ? "poll" : "merge",
@@ -116,12 +118,18 @@ describe("who may approve a production sync", () => {
       id?: number;
       /** The commenter's GitHub user id, when not the one of their login. */
       userId?: number;
+      /** GitHub is asked who has the login (a listed login not yet pinned to an id); default true. */
+      resolves?: boolean;
+      /** The pull request is read (the approver passed the listing); default true. */
+      readsPull?: boolean;
     },
   ) => {
     const id = o.id ?? 1001;
     mockReactions(app.mock, id, o.outcome ?? "confused");
+    if (o.resolves ?? true) mockAccount(app.mock, login, o.userId);
     mockPermission(app.mock, login, o.permission ?? "write");
-    app.mock.api.get(`${REPO_PATH}/pulls/${o.pull.number}`).reply(200, apiPull(o.pull));
+    if (o.readsPull ?? true)
+      app.mock.api.get(`${REPO_PATH}/pulls/${o.pull.number}`).reply(200, apiPull(o.pull));
     const reply = mockReply(app.mock, o.pull.number);
     await app.probot.receive(
       issueCommentEvent({
@@ -218,6 +226,60 @@ describe("who may approve a production sync", () => {
       userId: userIdOf("carol"),
     });
     assert.match(again, /\(1\/2\); waiting for more approvals\./);
+  });
+
+  it("a listed approver's login is pinned, the first time it is needed, to the GitHub account that has it", async () => {
+    await waiting(deployed, bobDocs, "bob");
+    mockRange(app.mock, twoMerges);
+    await approve("erin", { pull: BOB_PR, outcome: "rocket" });
+    assert.deepEqual((await rt.reconciler.store.load(instance)).approverIds, { erin: userIdOf("erin") });
+    // Pinned: a second approval by the same account asks GitHub nothing more about the login.
+    mockRange(app.mock, twoMerges);
+    const again = await approve("erin", { pull: BOB_PR, outcome: "rocket", id: 1002, resolves: false });
+    assert.match(again, /^Approved `[0-9a-f]{7}` for \*\*prod\*\* \(1\/2\)/);
+  });
+
+  it("someone who registered a listed approver's old login (another GitHub id) is refused, and told why", async () => {
+    await waiting(deployed, bobDocs, "bob");
+    await rt.reconciler.store.update(instance, (s) => {
+      s.approverIds = { erin: userIdOf("erin") };
+    });
+    const reply = await approve("erin", {
+      pull: BOB_PR,
+      userId: 4_242_424,
+      permission: "read",
+      resolves: false,
+      readsPull: false,
+    });
+    assert.equal(
+      reply,
+      `Sorry @erin, you cannot approve **prod**: @erin is listed as an approver but is now a different GitHub account (id 4242424; the listed one is id ${userIdOf("erin")}); update approval.users. Nothing was changed.`,
+    );
+    assert.deepEqual((await rt.reconciler.store.load(instance)).pendingApprovals, []);
+  });
+
+  it("a listed approver who renamed their account approves under the new login, and is told to update approval.users", async () => {
+    await waiting(deployed, bobDocs, "bob");
+    await rt.reconciler.store.update(instance, (s) => {
+      s.approverIds = { erin: userIdOf("erin") };
+    });
+    mockRange(app.mock, twoMerges);
+    const reply = await approve("erin-renamed", {
+      pull: BOB_PR,
+      userId: userIdOf("erin"),
+      permission: "read",
+      outcome: "rocket",
+      resolves: false,
+    });
+    assert.equal(
+      reply,
+      `Approved \`${bobDocs.slice(0, 7)}\` for **prod** (1/2); waiting for more approvals. (approval.users lists you as @erin, your login before a rename; the approval counts because it is the same GitHub account, but update approval.users to @erin-renamed.)`,
+    );
+    const state = await rt.reconciler.store.load(instance);
+    assert.deepEqual(
+      state.pendingApprovals.map((a) => ({ by: a.by, id: a.id })),
+      [{ by: "erin-renamed", id: userIdOf("erin") }],
+    );
   });
 
   it("whoever pushed a commit written in someone else's name is refused (GitHub's repository activity)", async () => {

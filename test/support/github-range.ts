@@ -32,6 +32,14 @@ export const ghUser = (login: string) => ({
   type: "User",
 });
 
+/** GET /users/{login}: the GitHub account that has `login` now (syncward pins a listed approver's login to it). */
+export function mockAccount(mock: GitHubMock, login: string, id = userIdOf(login)): void {
+  mock
+    .scope(GITHUB_API)
+    .get(`/users/${login}`)
+    .reply(200, { ...ghUser(login), id });
+}
+
 function apiCommit(c: FakeCommit) {
   const committer = c.committer === undefined ? "web-flow" : c.committer;
   const email = c.email ?? `${c.author ?? "someone"}@example.com`;
