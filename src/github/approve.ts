@@ -153,7 +153,9 @@ export async function approveAs(
     }
   }
 
-  const result = await controller.approve(revision, who.login, who.id);
+  // Judged against the range from the last synced revision read above: recorded with it, so the
+  // approval stops counting if that revision moves before it is used.
+  const result = await controller.approve(revision, who.login, who.id, state.lastSyncedRevision ?? "");
   const count = `(${result.approvers.length}/${result.needed})`;
   if (result.refused)
     return {

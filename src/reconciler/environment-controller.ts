@@ -591,6 +591,8 @@ export class EnvironmentController {
     revision: string,
     by: string,
     id?: number,
+    /** The last synced revision the approver's eligibility was judged against ("" for none). */
+    base?: string,
   ): Promise<{ approvers: string[]; needed: number; released: boolean; refused?: string; expired: number }> {
     const state = await this.o.store.update(this.instance, (s) => {
       addApproval(s, {
@@ -598,11 +600,18 @@ export class EnvironmentController {
         by,
         ...(id !== undefined ? { id } : {}),
         at: new Date().toISOString(),
+        ...(base !== undefined ? { base } : {}),
       });
     });
     const rules = (await this.fx.gate.rules(state)).rules;
     const needed = rules.approval?.minimum ?? 0;
-    const { approvers, expired } = approvalsOf(state, revision, new Date(), rules.approval?.expiresAfter);
+    const { approvers, expired } = approvalsOf(
+      state,
+      revision,
+      new Date(),
+      rules.approval?.expiresAfter,
+      !rules.approval?.allowAuthor,
+    );
     const released = approvers.length >= needed;
     if (!released) return { approvers, needed, released, expired };
     const pending = state.pendingSync;

@@ -121,7 +121,13 @@ export function decideGate(input: GateInput): GateDecision {
 
   if (on("approval") && rules.approval) {
     const needed = rules.approval.minimum;
-    const { approvers, expired } = approvalsOf(state, input.revision, now, rules.approval.expiresAfter);
+    const { approvers, expired, rejudged } = approvalsOf(
+      state,
+      input.revision,
+      now,
+      rules.approval.expiresAfter,
+      !rules.approval.allowAuthor,
+    );
     // A retry moves a gated environment nowhere: what was approved is what it retries. (A newer
     // revision still lacking approvals is reported as waiting, below.)
     if (path === "refresh" && approvers.length >= needed)
@@ -137,6 +143,10 @@ export function decideGate(input: GateInput): GateDecision {
         expired > 0
           ? `; ${expired} approval(s) expired after ${formatDuration(rules.approval.expiresAfter ?? 0)}`
           : "";
+      const moved =
+        rejudged > 0
+          ? `; ${rejudged} approval(s) were given when ${rules.name} last synced another revision, and what would be deployed has changed since: approve again`
+          : "";
       const why =
         input.weakens && input.weakens.length > 0
           ? `; the config change is held to the old rule (${input.weakens.join("; ")})`
@@ -144,7 +154,7 @@ export function decideGate(input: GateInput): GateDecision {
       return {
         allowed: false,
         check: "approval",
-        reason: `waiting for approval (${approvers.length}/${needed})${lapsed}${why}`,
+        reason: `waiting for approval (${approvers.length}/${needed})${lapsed}${moved}${why}`,
         approvals: approvers,
         needed,
         expired,

@@ -51,6 +51,13 @@ export interface ApprovalRecord {
   /** The approver's GitHub user id: approvals are counted per id (a renamed account is one person). */
   id?: number;
   at: string;
+  /**
+   * The last synced revision when it was given ("" for none): the approver was found to have
+   * contributed nothing to `base..sha`. Once the environment's last synced revision is another
+   * one (a rollback by the CLI, say), the range and its contributors differ, and the approval no
+   * longer counts. Absent: recorded before bases were kept (counted as before).
+   */
+  base?: string;
 }
 
 /**

@@ -209,8 +209,9 @@ describe("who may approve a production sync", () => {
     );
     const state = await rt.reconciler.store.load(instance);
     assert.deepEqual(
-      state.pendingApprovals.map((a) => ({ sha: a.sha, by: a.by, id: a.id })),
-      [{ sha: bobDocs, by: "carol", id: userIdOf("carol") }],
+      state.pendingApprovals.map((a) => ({ sha: a.sha, by: a.by, id: a.id, base: a.base })),
+      [{ sha: bobDocs, by: "carol", id: userIdOf("carol"), base: deployed }],
+      "bound to her id, and to the last synced revision her eligibility was judged against",
     );
   });
 

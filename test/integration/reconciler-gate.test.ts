@@ -612,3 +612,47 @@ describe("who pushed a revision waiting for approval", () => {
     );
   });
 });
+
+describe("approvals recorded before the deployed revision moves", () => {
+  it("an approval judged against another last synced revision stops counting after a CLI rollback: the range grew, so it must be given again", async () => {
+    const { ns, repo, store, controller } = await setup(
+      { syncPolicy: { automated: {} }, approval: { users: ["carol", "dave"], minimum: 2 } },
+      { "app/cm.yaml": cm("1") },
+    );
+    const cli = (revision: string) =>
+      controller.sync({ trigger: "cli", actor: "ops", revision, needsApproval: false });
+    const first = repo.head();
+    await cli(first);
+    const second = repo.commit({ "app/cm.yaml": cm("2") });
+    await cli(second);
+    const third = repo.commit({ "app/cm.yaml": cm("3") });
+    controller.nudge("push", "alice");
+    await controller.idle();
+    assert.equal((await store.load(controller.instance)).pendingSync?.revision, third);
+    // carol was judged against second..third (a range without `second`).
+    const carol = await controller.approve(third, "carol", 3, second);
+    assert.deepEqual(carol.approvers, ["carol"]);
+
+    // An operator rolls prod back: what an approval of `third` would deploy now includes `second`.
+    await cli(first);
+    assert.equal((await store.load(controller.instance)).lastSyncedRevision, first);
+    const dave = await controller.approve(third, "dave", 4, first);
+    assert.deepEqual(
+      { approvers: dave.approvers, released: dave.released },
+      { approvers: ["dave"], released: false },
+      "carol's approval no longer counts",
+    );
+    await controller.idle();
+    assert.equal(await settingsOf(ns), "1", "nothing deployed on an approval judged against another range");
+    const held = await controller.sync({ trigger: "comment", actor: "erin", needsApproval: true });
+    assert.match(
+      held.held && !held.held.allowed ? held.held.reason : "",
+      /^waiting for approval \(1\/2\); 1 approval\(s\) were given when prod last synced another revision, and what would be deployed has changed since: approve again/,
+    );
+
+    // Judged again against the range as it is now, carol's approval counts and `third` deploys.
+    const again = await controller.approve(third, "carol", 3, first);
+    assert.equal(again.released, true);
+    await eventually("the approved revision deployed", async () => (await settingsOf(ns)) === "3");
+  });
+});
