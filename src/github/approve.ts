@@ -6,7 +6,8 @@
 // - something must be waiting, and the approval must be of exactly that commit;
 // - an approval written on a pull request from a fork does not count (its author controls the head);
 // - nobody who contributed to what would be deployed approves it (contributors.ts), unless
-//   `approval.allowAuthor`: every commit from the last synced revision to the pending one.
+//   `approval.allowAuthor`: every commit from the last synced revision to the pending one; and
+//   when who pushed it cannot be told (no repository activity, no push event), nobody approves.
 // People are bound by GitHub user id; the reconciler records the id beside the login, and a
 // listed approver's login is pinned to the id it had when first needed (authorize.ts).
 import type { EnvironmentConfig } from "../config/types.ts";
@@ -138,7 +139,7 @@ export async function approveAs(
     // reconciler recorded. With neither, a pusher could approve their own push: fail closed.
     if (range.pushes === undefined && pending.pusher === undefined)
       return refuse(
-        `cannot tell who pushed \`${short(revision)}\`: GitHub does not show syncward the repository's activity (${range.activityStatus ?? "unreadable"}) and no push event for it has arrived (it was found by a poll), so nobody can be sure they did not push it; grant syncward's GitHub App read access to the repository's activity, or approve after the push event arrives (or set approval.allowAuthor: true)`,
+        `cannot tell who pushed \`${short(revision)}\`: GitHub does not show syncward the repository's activity (${range.activityStatus ?? "unreadable"}) and no push event for it has arrived (syncward learned of it by polling), so nobody can be sure they did not push it; grant syncward's GitHub App read access to the repository's activity, or approve after the push event arrives (or set approval.allowAuthor: true)`,
         revision,
       );
     const people = contributorsOf(range, namedPeople(pending));

@@ -320,7 +320,7 @@ describe("who may approve a production sync", () => {
     const reply = await approve("erin", { pull: BOB_PR });
     assert.equal(
       reply,
-      `Sorry @erin, you cannot approve **prod**: cannot tell who pushed \`${bobDocs.slice(0, 7)}\`: GitHub does not show syncward the repository's activity (403) and no push event for it has arrived (it was found by a poll), so nobody can be sure they did not push it; grant syncward's GitHub App read access to the repository's activity, or approve after the push event arrives (or set approval.allowAuthor: true). Nothing was changed.`,
+      `Sorry @erin, you cannot approve **prod**: cannot tell who pushed \`${bobDocs.slice(0, 7)}\`: GitHub does not show syncward the repository's activity (403) and no push event for it has arrived (syncward learned of it by polling), so nobody can be sure they did not push it; grant syncward's GitHub App read access to the repository's activity, or approve after the push event arrives (or set approval.allowAuthor: true). Nothing was changed.`,
     );
     assert.deepEqual((await rt.reconciler.store.load(instance)).pendingApprovals, []);
   });
