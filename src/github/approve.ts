@@ -126,10 +126,12 @@ export async function approveAs(
     };
   }
 
+  // From the last synced revision, or the one a renamed environment inherits its rules with.
+  const base = await controller.base(state);
   if (!rule.allowAuthor) {
     let range: Awaited<ReturnType<typeof fetchRange>>;
     try {
-      range = await fetchRange(gh, rt.ref, state.lastSyncedRevision, revision, controller.env.source.branch);
+      range = await fetchRange(gh, rt.ref, base || undefined, revision, controller.env.source.branch);
     } catch (err) {
       if (err instanceof RangeTooLong) return refuse(err.message, revision);
       throw err;
@@ -156,7 +158,7 @@ export async function approveAs(
 
   // Judged against the range from the last synced revision read above: recorded with it, so the
   // approval stops counting if that revision moves before it is used.
-  const result = await controller.approve(revision, who.login, who.id, state.lastSyncedRevision ?? "");
+  const result = await controller.approve(revision, who.login, who.id, base);
   const count = `(${result.approvers.length}/${result.needed})`;
   if (result.refused)
     return {

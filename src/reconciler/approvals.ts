@@ -17,8 +17,9 @@ export function approvalsOf(
   now: Date = new Date(),
   expiresAfterMs?: number,
   sameBase = true,
+  /** What they were to be judged against: the last synced revision, or the one a never-synced environment inherits. */
+  base = state.lastSyncedRevision ?? "",
 ): { approvers: string[]; expired: number; rejudged: number } {
-  const base = state.lastSyncedRevision ?? "";
   const judged = (a: ApprovalRecord) => !sameBase || a.base === undefined || a.base === base;
   const all = state.pendingApprovals.filter((a) => a.sha === revision);
   const mine = all.filter(judged);

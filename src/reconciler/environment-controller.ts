@@ -124,6 +124,11 @@ export class EnvironmentController {
     return (await this.fx.gate.rules(await this.o.store.load(this.instance))).rules;
   }
 
+  /** The revision an approval given now is judged from (see Gate.base; "" for a first deployment). */
+  async base(state: EnvironmentState): Promise<string> {
+    return this.fx.gate.base(state);
+  }
+
   get env(): EnvironmentConfig {
     return this.o.env;
   }
@@ -611,6 +616,7 @@ export class EnvironmentController {
       new Date(),
       rules.approval?.expiresAfter,
       !rules.approval?.allowAuthor,
+      await this.fx.gate.base(state),
     );
     const released = approvers.length >= needed;
     if (!released) return { approvers, needed, released, expired };

@@ -35,6 +35,8 @@ export interface GateInput {
   /** The rules in force for this revision (the stricter of the deployed and the new config, floors applied). */
   rules: EnvironmentConfig;
   state: EnvironmentState;
+  /** The revision approvals were judged against (Gate.base); the last synced revision when absent. */
+  base?: string;
   now: Date;
   /** A manual request from someone allowed to override a freeze (`/sync --force`, `app sync --force`). */
   ignoreFreeze?: boolean;
@@ -127,6 +129,7 @@ export function decideGate(input: GateInput): GateDecision {
       now,
       rules.approval.expiresAfter,
       !rules.approval.allowAuthor,
+      input.base,
     );
     // A retry moves a gated environment nowhere: what was approved is what it retries. (A newer
     // revision still lacking approvals is reported as waiting, below.)

@@ -61,8 +61,19 @@ export class Gate {
       state.deployedRules ??
       (state.lastSyncedRevision
         ? await this.guardsAt(state.lastSyncedRevision)
-        : await this.guardsAtDestination());
+        : (await this.guardsAtDestination())?.guards);
     return stricterRules(this.o.env, deployed);
+  }
+
+  /**
+   * The revision what would be deployed is measured from, which approvals are judged against:
+   * the last synced revision; for an environment that never synced but inherits a gated
+   * environment's rules, that environment's (else a rename would judge only the head commit).
+   * "" when there is none: a first deployment is judged on its head commit alone.
+   */
+  async base(state: EnvironmentState): Promise<string> {
+    if (state.lastSyncedRevision || state.deployedRules) return state.lastSyncedRevision ?? "";
+    return (await this.guardsAtDestination())?.base ?? "";
   }
 
   /**
@@ -70,7 +81,7 @@ export class Gate {
    * that deployed to the same destination (any app's, from the states beside ours): otherwise a
    * config that adds `prod-b` with prod's namespace and no approval would take prod's objects over.
    */
-  private async guardsAtDestination(): Promise<Guards | undefined> {
+  private async guardsAtDestination(): Promise<{ guards: Guards; base: string } | undefined> {
     const here = this.o.env.destination;
     const same = (d: Guards["destination"]) =>
       d !== undefined &&
@@ -79,9 +90,13 @@ export class Gate {
       Boolean(d.inCluster) === Boolean(here.inCluster);
     const gated = (await this.o.store.list())
       .filter((s) => s.environment !== this.o.instance)
-      .map((s) => s.deployedRules)
-      .filter((g): g is NonNullable<typeof g> => g?.approval !== undefined && same(g.destination));
-    return gated.sort((a, b) => (b.approval?.minimum ?? 0) - (a.approval?.minimum ?? 0))[0];
+      .flatMap((s) =>
+        s.deployedRules
+          ? [{ guards: s.deployedRules, base: s.lastSyncedRevision ?? s.deployedRules.revision }]
+          : [],
+      )
+      .filter((g) => g.guards.approval !== undefined && same(g.guards.destination));
+    return gated.sort((a, b) => (b.guards.approval?.minimum ?? 0) - (a.guards.approval?.minimum ?? 0))[0];
   }
 
   /**
@@ -127,6 +142,7 @@ export class Gate {
       ...shape,
       revision: request.revision,
       state,
+      base: await this.base(state),
       now: new Date(),
       ignoreFreeze: request.ignoreFreeze,
       weakens,
