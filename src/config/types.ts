@@ -69,6 +69,12 @@ export interface EnvironmentConfig {
    * status checks. Undefined: none.
    */
   requireChecks?: RequiredCheck[] | true;
+  /**
+   * The default-branch commit this config was read at, when the loader knows it (a push that
+   * changed the config): never read from the file. Kept with the deployed rules, so an approval of
+   * a later render can tell who changed the config since.
+   */
+  configRevision?: string;
 }
 
 /** A check by name (any app's run or a commit status), or pinned to one GitHub App by its slug. */

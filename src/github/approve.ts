@@ -14,6 +14,7 @@ import type { EnvironmentConfig } from "../config/types.ts";
 import type { EnvironmentController } from "../reconciler/environment-controller.ts";
 import type { EnvironmentState, PendingSync } from "../state/types.ts";
 import { type ApproverPins, allows, listedApprover, type Permission } from "./authorize.ts";
+import { configContributors } from "./config-range.ts";
 import {
   contributionOf,
   contributorsOf,
@@ -144,7 +145,10 @@ export async function approveAs(
         `cannot tell who pushed \`${short(revision)}\`: GitHub does not show syncward the repository's activity (${range.activityStatus ?? "unreadable"}) and no push event for it has arrived (syncward learned of it by polling), so nobody can be sure they did not push it; grant syncward's GitHub App read access to the repository's activity, or approve after the push event arrives (or set approval.allowAuthor: true)`,
         revision,
       );
-    const people = contributorsOf(range, namedPeople(pending));
+    // A config change on the default branch that moved what this environment renders.
+    const config = await configContributors(gh, rt.ref, rt.info.defaultBranch, controller.env, state);
+    if ("refusal" in config) return refuse(config.refusal, revision);
+    const people = [...contributorsOf(range, namedPeople(pending)), ...config.people];
     const why = contributionOf(people, who);
     if (why !== undefined) {
       const span = range.base ? `\`${short(range.base)}..${short(revision)}\`` : `\`${short(revision)}\``;

@@ -44,7 +44,8 @@ export async function runtimeFor(
 ): Promise<RepoRuntime | undefined> {
   const info = repoInfo(payload);
   try {
-    return await runtimes.for(info, reload);
+    // A push that changed the config on the default branch: the config is read at its commit.
+    return await runtimes.for(info, reload, reload ? sha : undefined);
   } catch (err) {
     if (err instanceof ProjectRefusal) {
       await reportProjectRefusalOnce(runtimes, gh, info, err);

@@ -185,6 +185,12 @@ export async function readConfig(gh: Octokit, info: RepoInfo): Promise<SyncwardC
   return found && parseConfig(found.text, found.path);
 }
 
+/** Each environment remembers the default-branch commit its config was read at, when known. */
+function withConfigRevision(config: SyncwardConfig, configRevision: string | undefined): SyncwardConfig {
+  if (!configRevision) return config;
+  return { ...config, environments: config.environments.map((e) => ({ ...e, configRevision })) };
+}
+
 const keyOf = (owner: string, repo: string) => `${owner}/${repo}`.toLowerCase();
 
 /** The app name of a repository: its instances (`<app>.<env>`) name its state and tracking ids. */
@@ -219,7 +225,7 @@ export class Runtimes {
   }
 
   /** The runtime of a repository, or undefined when it has no syncward config. Throws ConfigError for an invalid one. */
-  async for(info: RepoInfo, reload = false): Promise<RepoRuntime | undefined> {
+  async for(info: RepoInfo, reload = false, configRevision?: string): Promise<RepoRuntime | undefined> {
     const key = keyOf(info.owner, info.repo);
     const existing = this.byRepo.get(key);
     // After an uninstall and a reinstall GitHub gives the installation a new id: every call of the
@@ -237,7 +243,11 @@ export class Runtimes {
           this.deps.appStatus?.untrack(appNameOf(info.owner, info.repo));
           return undefined;
         }
-        const runtime = new RepoRuntime(info, await this.underProject(gh, info, config), this.deps);
+        const runtime = new RepoRuntime(
+          info,
+          withConfigRevision(await this.underProject(gh, info, config), configRevision),
+          this.deps,
+        );
         this.byRepo.set(key, runtime);
         if (this.deps.autoStart ?? true) runtime.start();
         return runtime;

@@ -75,6 +75,8 @@ export interface DeployedRules {
   destination?: import("../config/types.ts").EnvironmentConfig["destination"];
   /** Fingerprint of the source and destination settings it was rendered with. */
   render?: string;
+  /** The default-branch commit its config was read at, when known. */
+  configRevision?: string;
 }
 
 export interface PendingSync {

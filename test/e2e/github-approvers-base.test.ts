@@ -1,10 +1,12 @@
-// What an approval is judged against when the environment's own history does not say: an
-// environment renamed in the config (a new name, so no state of its own) measures what would be
+// What an approval is judged against when the environment's own history does not say all of it:
+// an environment renamed in the config (a new name, so no state of its own) measures what would be
 // deployed from the revision the environment it inherits its rules from last synced, not from the
-// head commit alone. Against GitHub's compare API (nock, validated) and the real state store.
+// head commit alone; an environment tracking `release` whose render a config commit on `main`
+// moved counts that commit's people too. Against GitHub's API (nock, validated) and the real state store.
 import assert from "node:assert/strict";
 import { after, before, beforeEach, describe, it } from "node:test";
 import { guardsOf } from "../../src/config/stricter.ts";
+import type { HelmSource } from "../../src/config/types.ts";
 import type { RepoRuntime } from "../../src/github/runtime.ts";
 import { instanceName } from "../../src/reconciler/environment-controller.ts";
 import {
@@ -17,7 +19,15 @@ import {
   type TestApp,
 } from "../support/app.ts";
 import { useCluster } from "../support/cluster.ts";
-import { apiPull, type FakePull, mockAccount, mockRange } from "../support/github-range.ts";
+import { GITHUB_API } from "../support/github.ts";
+import {
+  apiActivity,
+  apiCommit,
+  apiPull,
+  type FakePull,
+  mockAccount,
+  mockRange,
+} from "../support/github-range.ts";
 import { fakeSha, issueCommentEvent, userIdOf } from "../support/webhooks.ts";
 
 const cluster = useCluster();
@@ -39,6 +49,33 @@ const MALLORY_PR: FakePull = {
   commits: [malloryM],
   mergeCommit: malloryM,
 };
+
+/** `login` comments `/approve <env>` on `pull` (a listed approver with write permission); the reply. */
+async function approveOn(
+  app: TestApp,
+  env: string,
+  pull: FakePull,
+  login: string,
+  outcome: "rocket" | "confused",
+  commentId: number,
+): Promise<string> {
+  mockReactions(app.mock, commentId, outcome);
+  mockAccount(app.mock, login);
+  mockPermission(app.mock, login, "write");
+  app.mock.api.get(`${REPO_PATH}/pulls/${pull.number}`).reply(200, apiPull(pull));
+  const reply = mockReply(app.mock, pull.number);
+  await app.probot.receive(
+    issueCommentEvent({
+      body: `/approve ${env}`,
+      sender: { login },
+      number: pull.number,
+      author: pull.author,
+      commentId,
+    }),
+  );
+  app.mock.assertDone();
+  return reply.body();
+}
 
 describe("an environment renamed in the config is judged from the revision it inherits", () => {
   let app: TestApp;
@@ -107,24 +144,8 @@ describe("an environment renamed in the config is judged from the revision it in
       pulls: [MALLORY_PR, DOCS_PR],
     });
 
-  const approve = async (login: string, outcome: "rocket" | "confused", commentId: number) => {
-    mockReactions(app.mock, commentId, outcome);
-    mockAccount(app.mock, login);
-    mockPermission(app.mock, login, "write");
-    app.mock.api.get(`${REPO_PATH}/pulls/${DOCS_PR.number}`).reply(200, apiPull(DOCS_PR));
-    const reply = mockReply(app.mock, DOCS_PR.number);
-    await app.probot.receive(
-      issueCommentEvent({
-        body: "/approve production",
-        sender: { login },
-        number: DOCS_PR.number,
-        author: "bob",
-        commentId,
-      }),
-    );
-    app.mock.assertDone();
-    return reply.body();
-  };
+  const approve = (login: string, outcome: "rocket" | "confused", commentId: number) =>
+    approveOn(app, "production", DOCS_PR, login, outcome, commentId);
 
   it("Mallory, whose change M is in prod's undeployed range, cannot approve production at Bob's docs commit", async () => {
     range();
@@ -149,6 +170,133 @@ describe("an environment renamed in the config is judged from the revision it in
     assert.deepEqual(
       state.pendingApprovals.map((a) => ({ by: a.by, id: a.id, base: a.base })),
       [{ by: "erin", id: userIdOf("erin"), base: deployedA }],
+    );
+  });
+});
+
+describe("an environment tracking release, moved by a config commit on main", () => {
+  let app: TestApp;
+  let rt: RepoRuntime;
+  let instance: string;
+  const released = fakeSha("release head H");
+  const configBefore = fakeSha("config on main when prod deployed H");
+  const malloryConfig = fakeSha("mallory's config commit: image.tag evil");
+  const RELEASE_PR: FakePull = {
+    number: 9,
+    author: "carol",
+    mergedBy: "carol",
+    commits: [released],
+    mergeCommit: released,
+  };
+  const CONFIG_PR: FakePull = {
+    number: 10,
+    author: "mallory",
+    mergedBy: "mallory",
+    commits: [malloryConfig],
+    mergeCommit: malloryConfig,
+  };
+
+  before(async () => {
+    const ns = await cluster.namespace("appr-cfg");
+    const stateNs = await cluster.stateNamespace("appr-cfg-state");
+    app = await startApp({ client: cluster.syncwardClient, stateNamespace: stateNs });
+    mockConfig(
+      app.mock,
+      `environments:
+  - name: prod
+    source: {path: prod, branch: release, helm: {valuesObject: {image: {tag: evil}}}}
+    destination: {namespace: ${ns}}
+    production: true
+    syncPolicy: {automated: {prune: true}}
+    approval: {users: [mallory, erin], minimum: 2}
+`,
+    );
+    // The push of Mallory's merge on main reloaded the config: it was read at her commit.
+    rt = (await app.parts.runtimes.for(
+      {
+        owner: "acme",
+        repo: "shop",
+        installationId: 4242,
+        htmlUrl: "https://github.com/acme/shop",
+        defaultBranch: "main",
+      },
+      true,
+      malloryConfig,
+    )) as RepoRuntime;
+    const prod = rt.reconciler.controller("prod");
+    instance = prod.instance;
+    // prod deployed H under the config of `configBefore` (another image tag); it waits at H again.
+    const before = {
+      ...prod.env,
+      source: {
+        ...prod.env.source,
+        helm: { ...(prod.env.source.helm as HelmSource), valuesObject: { image: { tag: "1.0" } } },
+      },
+    };
+    await rt.reconciler.store.update(instance, (s) => {
+      s.lastSyncedRevision = released;
+      s.deployedRules = { revision: released, ...guardsOf(before), configRevision: configBefore };
+      s.syncStatus = "OutOfSync";
+      s.pendingSync = {
+        revision: released,
+        trigger: "poll",
+        actor: "syncward",
+        requestedAt: new Date().toISOString(),
+        manual: false,
+      };
+    });
+  });
+
+  after(async () => {
+    await Promise.all(app.parts.runtimes.all().map((r) => r.stop()));
+    app.mock.reset();
+  });
+
+  beforeEach(() => app.mock.reset());
+
+  /** What GitHub says: release's range is H alone (carol's release PR, pushed by carol); main's config commits since. */
+  const ranges = () => {
+    const api = app.mock.scope(GITHUB_API);
+    api
+      .get(`${REPO_PATH}/commits`)
+      .query({ sha: released, per_page: "1" })
+      .reply(200, [apiCommit({ sha: released, author: "carol" })]);
+    api
+      .get(`${REPO_PATH}/activity`)
+      .query({ ref: "refs/heads/release", direction: "desc", per_page: "100" })
+      .reply(200, [apiActivity(released, "carol", "release")]);
+    api
+      .get(`${REPO_PATH}/commits/${released}/pulls`)
+      .query(true)
+      .reply(200, [{ ...apiPull(RELEASE_PR), merged_by: undefined }]);
+    api.get(`${REPO_PATH}/pulls/${RELEASE_PR.number}`).reply(200, apiPull(RELEASE_PR));
+    mockRange(app.mock, {
+      base: configBefore,
+      head: malloryConfig,
+      commits: [{ sha: malloryConfig, author: "mallory" }],
+      pulls: [CONFIG_PR],
+      pushes: [{ after: malloryConfig, actor: "mallory", kind: "pr_merge" }],
+    });
+  };
+
+  it("Mallory, who authored and merged the config commit, cannot approve prod at the same release commit", async () => {
+    ranges();
+    const reply = await approveOn(app, "prod", RELEASE_PR, "mallory", "confused", 3001);
+    assert.match(
+      reply,
+      new RegExp(
+        `^Sorry @mallory, you cannot approve \\*\\*prod\\*\\*: you authored ${malloryConfig.slice(0, 7)} \\(the config on main\\), opened #10 \\(the config on main\\), merged #10 \\(the config on main\\), 1 more in what would be deployed \\(`,
+      ),
+    );
+    assert.deepEqual((await rt.reconciler.store.load(instance)).pendingApprovals, []);
+  });
+
+  it("Erin, who changed nothing, approves", async () => {
+    ranges();
+    const reply = await approveOn(app, "prod", RELEASE_PR, "erin", "rocket", 3002);
+    assert.equal(
+      reply,
+      `Approved \`${released.slice(0, 7)}\` for **prod** (1/2); waiting for more approvals.`,
     );
   });
 });
