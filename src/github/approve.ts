@@ -13,7 +13,14 @@
 import type { EnvironmentConfig } from "../config/types.ts";
 import type { EnvironmentController } from "../reconciler/environment-controller.ts";
 import type { EnvironmentState, PendingSync } from "../state/types.ts";
-import { type ApproverPins, allows, listedApprover, type Permission } from "./authorize.ts";
+import {
+  type ApproverPins,
+  allows,
+  isCollaborator,
+  listedApprover,
+  notCollaborator,
+  type Permission,
+} from "./authorize.ts";
 import { configContributors } from "./config-range.ts";
 import {
   contributionOf,
@@ -255,6 +262,9 @@ async function refusalUnder(
     };
   const listing = await listedApprover(gh, rt.info.owner, rule, who, pins);
   if (!listing.listed && !listing.open) return { refusal: listing.reason ?? "you are not a listed approver" };
+  // Read permission is all a listed approver needs, and on a public repository everyone has it.
+  if (listing.listed && listing.byLogin && !(await isCollaborator(gh, rt.ref, who.login)))
+    return { refusal: notCollaborator(listing.byLogin, rt.ref) };
   const need: Permission = listing.listed ? "read" : env.commands.approve;
   if (!allows(who.permission, need))
     return {

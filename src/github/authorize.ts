@@ -26,6 +26,8 @@ export async function permissionOf(gh: Octokit, repo: RepoRef, username: string)
 export interface ApproverListing {
   /** The approver is one of the listed users (by GitHub id) or a member of a listed team. */
   listed: boolean;
+  /** The approval.users entry they are listed as (not through a team). */
+  byLogin?: string;
   /** Listed under a login they no longer use (same GitHub id, renamed): the config should say the new one. */
   listedAs?: string;
   /** The rule lists nobody: whoever has `commands.approve` permission may approve. */
@@ -57,6 +59,25 @@ export async function accountIdOf(gh: Octokit, login: string): Promise<number | 
   }
 }
 
+/**
+ * Whether `login` is a collaborator of the repository (GitHub answers 204), not merely someone
+ * who can read it: on a public repository everyone can, so read permission alone binds nobody.
+ */
+export async function isCollaborator(gh: Octokit, repo: RepoRef, login: string): Promise<boolean> {
+  try {
+    await gh.rest.repos.checkCollaborator({ ...repo, username: login });
+    return true;
+  } catch (err) {
+    if ((err as { status?: number }).status === 404) return false;
+    throw err;
+  }
+}
+
+/** Why a listed login approves nothing while its account is no collaborator. */
+export function notCollaborator(login: string, repo: RepoRef): string {
+  return `@${login} is listed as an approver but is not a collaborator of ${repo.owner}/${repo.repo} (on a public repository anyone can read it; a listed approver must be given access to the repository)`;
+}
+
 /** Why a listed login matches nobody: no account has it (renamed or deleted). */
 export function unknownLogin(login: string): string {
   return `@${login} is listed as an approver but GitHub knows no account by that login (renamed or deleted?); update approval.users`;
@@ -86,7 +107,7 @@ export async function listedApprover(
       const found = await accountIdOf(gh, byLogin);
       if (found !== undefined) id = await pins.pin(byLogin, found);
     }
-    if (id === who.id) return { listed: true, open: false };
+    if (id === who.id) return { listed: true, open: false, byLogin };
     // The listed login now belongs to another account: whoever registered it after a rename.
     mismatch =
       id === undefined
@@ -102,7 +123,7 @@ export async function listedApprover(
   }
   // The same account under a new login (renamed since it was pinned) is the same person.
   const renamed = await renamedFrom(rule, who.id, pins);
-  if (renamed !== undefined) return { listed: true, open: false, listedAs: renamed };
+  if (renamed !== undefined) return { listed: true, open: false, listedAs: renamed, byLogin: renamed };
   const also = unreadable.length > 0 ? ` (and ${unreadable.join("; ")})` : "";
   return {
     listed: false,
@@ -125,11 +146,12 @@ async function renamedFrom(rule: ApprovalRule, id: number, pins: ApproverPins): 
   return rule.users.find((u) => pinned.get(u.toLowerCase()) === id);
 }
 
-/** The listed users (added by a config change) GitHub knows no account for, each with why. */
-export async function unknownUsers(gh: Octokit, users: readonly string[]): Promise<string[]> {
+/** The listed users (added by a config change) GitHub knows no account for, or who are no collaborators, each with why. */
+export async function unknownUsers(gh: Octokit, users: readonly string[], repo: RepoRef): Promise<string[]> {
   const out: string[] = [];
   for (const login of new Set(users))
     if ((await accountIdOf(gh, login)) === undefined) out.push(unknownLogin(login));
+    else if (!(await isCollaborator(gh, repo, login))) out.push(notCollaborator(login, repo));
   return out;
 }
 

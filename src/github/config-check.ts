@@ -153,19 +153,30 @@ export async function checkPullRequestConfig(
   const added = after.environments
     .flatMap((e) => e.approval?.users ?? [])
     .filter((u) => !listedBefore.has(u.toLowerCase()));
-  const unreadable = [...(await unreadableTeams(gh, repo.owner, teams)), ...(await unknownUsers(gh, added))];
+  const teamProblems = await unreadableTeams(gh, repo.owner, teams);
+  // A listed login no account has, or whose account is no collaborator, would bind whoever
+  // registers it or is given access later: the check fails until the list names real approvers.
+  const userProblems = await unknownUsers(gh, added, repo);
+  const unreadable = [...teamProblems, ...userProblems];
   const teamText =
     unreadable.length > 0
-      ? `\n\n:warning: **Approvers syncward cannot resolve** (they could not approve):\n${unreadable.map((t) => `- ${codeSpan(t, 300)}`).join("\n")}`
+      ? `\n\n:warning: **Approvers syncward cannot resolve** (an approval by any of them would be refused):\n${unreadable.map((t) => `- ${codeSpan(t, 300)}`).join("\n")}`
       : "";
   await sendCheck(gh, repo, pull.head, {
-    conclusion: loosened.length > 0 || unreadable.length > 0 ? "neutral" : "success",
+    conclusion:
+      userProblems.length > 0
+        ? "failure"
+        : loosened.length > 0 || unreadable.length > 0
+          ? "neutral"
+          : "success",
     title:
-      loosened.length > 0
-        ? `Valid; loosens the guards of ${loosened.join(", ")}`
-        : unreadable.length > 0
-          ? `Valid; ${unreadable.length} approver(s) cannot be resolved`
-          : `Valid; changes ${changes.length} environment(s)`,
+      userProblems.length > 0
+        ? `${userProblems.length} listed approver(s) are no GitHub account or no collaborator`
+        : loosened.length > 0
+          ? `Valid; loosens the guards of ${loosened.join(", ")}`
+          : unreadable.length > 0
+            ? `Valid; ${unreadable.length} approver(s) cannot be resolved`
+            : `Valid; changes ${changes.length} environment(s)`,
     summary: `${configChangesText(proposed.path, changes)}${teamText}`,
   });
 }

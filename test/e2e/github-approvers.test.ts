@@ -122,9 +122,13 @@ describe("who may approve a production sync", () => {
       resolves?: boolean;
       /** The pull request is read (the approver passed the listing); default true. */
       readsPull?: boolean;
+      /** Their account is a collaborator of the repository (GitHub answers 204); default true. */
+      collaborator?: boolean;
     },
   ) => {
     const id = o.id ?? 1001;
+    if (o.collaborator === false)
+      app.mock.api.get(`${REPO_PATH}/collaborators/${login}`).reply(404, { message: "Not Found" });
     mockReactions(app.mock, id, o.outcome ?? "confused");
     if (o.resolves ?? true) mockAccount(app.mock, login, o.userId);
     mockPermission(app.mock, login, o.permission ?? "write");
@@ -213,6 +217,21 @@ describe("who may approve a production sync", () => {
       [{ sha: bobDocs, by: "carol", id: userIdOf("carol"), base: deployed }],
       "bound to her id, and to the last synced revision her eligibility was judged against",
     );
+  });
+
+  it("a listed login whose account is no collaborator (a public repository gives everyone read) is refused", async () => {
+    await waiting(deployed, bobDocs, "bob");
+    const reply = await approve("dave", {
+      pull: BOB_PR,
+      permission: "read",
+      collaborator: false,
+      readsPull: false,
+    });
+    assert.equal(
+      reply,
+      "Sorry @dave, you cannot approve **prod**: @dave is listed as an approver but is not a collaborator of acme/shop (on a public repository anyone can read it; a listed approver must be given access to the repository). Nothing was changed.",
+    );
+    assert.deepEqual((await rt.reconciler.store.load(instance)).pendingApprovals, []);
   });
 
   it("one person approving under two logins (a renamed account) counts once", async () => {
