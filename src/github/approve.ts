@@ -94,11 +94,12 @@ export async function approveAs(
     note ??= verdict.note;
   }
 
-  // A login no longer listed loses its pin: listing it again binds whoever has it then.
+  // A login no longer listed loses its pin: listing it again binds whoever has it then. Not
+  // listed means by the deployed rules too: a merged but undeployed config clears no pin.
   const state = await rt.reconciler.store.load(controller.instance);
   await dropPinsOfUnlisted(rt, controller.instance, state, [
     ...(configured.approval?.users ?? []),
-    ...rule.users,
+    ...(state.deployedRules?.approval?.users ?? []),
   ]);
   const pending = state.pendingSync;
   if (!pending)

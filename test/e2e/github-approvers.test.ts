@@ -259,6 +259,26 @@ describe("who may approve a production sync", () => {
     assert.match(again, /^Approved `[0-9a-f]{7}` for \*\*prod\*\* \(1\/2\)/);
   });
 
+  it("a pin is dropped only once the deployed rules stop listing the login, not when a merged config does", async () => {
+    await waiting(deployed, bobDocs, "bob");
+    // zed was listed when prod deployed (and pinned); the config merged since no longer lists him.
+    await rt.reconciler.store.update(instance, (s) => {
+      s.approverIds = { zed: 4_242_001 };
+      const rules = s.deployedRules;
+      if (rules?.approval) rules.approval = { ...rules.approval, users: [...rules.approval.users, "zed"] };
+    });
+    mockRange(app.mock, twoMerges);
+    await approve("erin", { pull: BOB_PR, outcome: "rocket" });
+    assert.equal((await rt.reconciler.store.load(instance)).approverIds?.zed, 4_242_001, "still pinned");
+    // Deployed without zed: his pin goes.
+    await rt.reconciler.store.update(instance, (s) => {
+      s.deployedRules = { revision: deployed, ...guardsOf(rt.reconciler.controller("prod").env) };
+    });
+    mockRange(app.mock, twoMerges);
+    await approve("erin", { pull: BOB_PR, outcome: "rocket", id: 1002, resolves: false });
+    assert.equal((await rt.reconciler.store.load(instance)).approverIds?.zed, undefined);
+  });
+
   it("someone who registered a listed approver's old login (another GitHub id) is refused, and told why", async () => {
     await waiting(deployed, bobDocs, "bob");
     await rt.reconciler.store.update(instance, (s) => {
