@@ -159,6 +159,32 @@ describe("an environment renamed in the config is judged from the revision it in
     assert.deepEqual((await rt.reconciler.store.load(instance)).pendingApprovals, []);
   });
 
+  it("prod's pins bind production: a listed login pinned under the old name is refused to another account", async () => {
+    await rt.reconciler.store.update(instanceName(rt.reconciler.app, "prod"), (s) => {
+      s.approverIds = { erin: 4_242_555 };
+    });
+    mockReactions(app.mock, 2003, "confused");
+    mockPermission(app.mock, "erin", "read");
+    const reply = mockReply(app.mock, DOCS_PR.number);
+    await app.probot.receive(
+      issueCommentEvent({
+        body: "/approve production",
+        sender: { login: "erin" },
+        number: DOCS_PR.number,
+        author: "bob",
+        commentId: 2003,
+      }),
+    );
+    app.mock.assertDone();
+    assert.match(
+      reply.body(),
+      /^Sorry @erin, you cannot approve \*\*production\*\*: @erin is listed as an approver but is now a different GitHub account \(id \d+; the listed one is id 4242555\)/,
+    );
+    await rt.reconciler.store.update(instanceName(rt.reconciler.app, "prod"), (s) => {
+      s.approverIds = undefined;
+    });
+  });
+
   it("Erin's approval is recorded against prod's last synced revision, and counts", async () => {
     range();
     const reply = await approve("erin", "rocket", 2002);
