@@ -129,7 +129,14 @@ export class Gate {
   async check(
     request: GateRequest,
   ): Promise<GateDecision & { rules: EnvironmentConfig; state: EnvironmentState }> {
-    const state = request.state ?? (await this.o.store.load(this.o.instance));
+    let state = request.state ?? (await this.o.store.load(this.o.instance));
+    // A request for another operation on the revision waiting (`/sync --prune` on an automated
+    // wait): the approvals given so far were of the other one, and release nothing now.
+    const waiting = state.pendingSync?.revision === request.revision ? state.pendingSync : undefined;
+    if (request.wait && waiting && !sameOperation(waiting, request.wait))
+      state = await this.o.store.update(this.o.instance, (s) => {
+        s.pendingApprovals = s.pendingApprovals.filter((a) => a.sha !== request.revision);
+      });
     // Re-applying the deployed revision (self-heal, a retry, a re-sync) re-applies what was approved,
     // unless a config change since (source or destination settings, possibly made on another
     // branch) renders that commit differently now: that is a new release.
@@ -197,7 +204,7 @@ export class Gate {
     // announced the wait is recorded here, on the next pass it starts.
     this.waitingAt = revision;
     const pusher = prev?.pusher ?? this.pushers.get(revision);
-    if (prev && prev.manual === wait.manual) {
+    if (prev && prev.manual === wait.manual && sameOperation(prev, wait)) {
       if (pusher !== undefined && prev.pusher === undefined) await this.recordPusher(revision, pusher);
       return;
     }
@@ -256,4 +263,11 @@ export class Gate {
     }
     return found;
   }
+}
+
+/** Two requests to sync one revision do the same thing (what an approval of one of them approved). */
+function sameOperation(a: NonNullable<GateRequest["wait"]>, b: NonNullable<GateRequest["wait"]>): boolean {
+  return (["prune", "force", "allowEmpty", "confirmPrune"] as const).every(
+    (k) => Boolean(a[k]) === Boolean(b[k]),
+  );
 }

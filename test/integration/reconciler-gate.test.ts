@@ -656,3 +656,31 @@ describe("approvals recorded before the deployed revision moves", () => {
     await eventually("the approved revision deployed", async () => (await settingsOf(ns)) === "3");
   });
 });
+
+describe("approvals are of one operation", () => {
+  it("/sync --prune on a partly approved automated wait starts the approvals again: the next one does not release a prune", async () => {
+    const { ns, repo, store, controller } = await setup(
+      { syncPolicy: { automated: {} }, approval: { users: ["carol", "dave"], minimum: 2 } },
+      { "app/cm.yaml": cm("1") },
+    );
+    await controller.sync({ trigger: "cli", actor: "ops", needsApproval: false });
+    const next = repo.commit({ "app/cm.yaml": cm("2") });
+    controller.nudge("push", "alice");
+    await controller.idle();
+    assert.equal((await store.load(controller.instance)).pendingSync?.revision, next);
+    assert.deepEqual((await controller.approve(next, "carol", 3)).approvers, ["carol"]);
+
+    const asked = await controller.requestApprovedSync({ trigger: "comment", actor: "erin", prune: true });
+    assert.equal(asked.held, true);
+    const state = await store.load(controller.instance);
+    assert.equal(state.pendingSync?.prune, true, "the wait is now the prune sync erin asked for");
+    assert.deepEqual(state.pendingApprovals, [], "carol approved the sync without prune, not this one");
+    const dave = await controller.approve(next, "dave", 4);
+    assert.deepEqual(
+      { approvers: dave.approvers, released: dave.released },
+      { approvers: ["dave"], released: false },
+    );
+    await controller.idle();
+    assert.equal(await settingsOf(ns), "1", "nothing deployed");
+  });
+});
