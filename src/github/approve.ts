@@ -170,7 +170,7 @@ export async function approveAs(
 
   // Judged against the range from the last synced revision read above: recorded with it, so the
   // approval stops counting if that revision moves before it is used.
-  const result = await controller.approve(revision, who.login, who.id, base);
+  const result = await controller.approve(revision, who.login, who.id, base, rule.allowAuthor);
   const count = `(${result.approvers.length}/${result.needed})`;
   if (result.refused)
     return {

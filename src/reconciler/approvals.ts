@@ -7,9 +7,10 @@ import type { ApprovalRecord, EnvironmentState } from "../state/types.ts";
 const who = (a: ApprovalRecord) => (a.id !== undefined ? `id:${a.id}` : `login:${a.by.toLowerCase()}`);
 
 /**
- * Distinct approvers of `revision` whose approval has not lapsed, how many lapsed, and how many
- * were judged against another last synced revision (`rejudged`: counted only when `sameBase`,
- * which is false where contributors do not matter, `approval.allowAuthor`).
+ * Distinct approvers of `revision` whose approval has not lapsed, how many lapsed, how many were
+ * judged against another last synced revision (`rejudged`) and how many were given without
+ * looking at contributors (`unchecked`, under `approval.allowAuthor`); neither of the last two
+ * counts when `sameBase`, which is false where contributors do not matter (`allowAuthor`).
  */
 export function approvalsOf(
   state: Pick<EnvironmentState, "pendingApprovals" | "lastSyncedRevision">,
@@ -19,11 +20,13 @@ export function approvalsOf(
   sameBase = true,
   /** What they were to be judged against: the last synced revision, or the one a never-synced environment inherits. */
   base = state.lastSyncedRevision ?? "",
-): { approvers: string[]; expired: number; rejudged: number } {
+): { approvers: string[]; expired: number; rejudged: number; unchecked: number } {
   const judged = (a: ApprovalRecord) => !sameBase || a.base === undefined || a.base === base;
+  const checked = (a: ApprovalRecord) => !sameBase || !a.unchecked;
   const all = state.pendingApprovals.filter((a) => a.sha === revision);
-  const mine = all.filter(judged);
+  const mine = all.filter((a) => judged(a) && checked(a));
   const rejudged = new Set(all.filter((a) => !judged(a)).map(who));
+  const unchecked = new Set(all.filter((a) => judged(a) && !checked(a)).map(who));
   const live = (a: ApprovalRecord) =>
     expiresAfterMs === undefined || now.getTime() - Date.parse(a.at) < expiresAfterMs;
   const seen = new Map<string, string>();
@@ -36,6 +39,7 @@ export function approvalsOf(
     approvers: [...seen.values()],
     expired: [...lapsed].filter((k) => !seen.has(k)).length,
     rejudged: [...rejudged].filter((k) => !seen.has(k)).length,
+    unchecked: [...unchecked].filter((k) => !seen.has(k)).length,
   };
 }
 

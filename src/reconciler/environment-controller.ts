@@ -598,6 +598,8 @@ export class EnvironmentController {
     id?: number,
     /** The last synced revision the approver's eligibility was judged against ("" for none). */
     base?: string,
+    /** Who contributed was not looked at (approval.allowAuthor was true). */
+    unchecked?: boolean,
   ): Promise<{ approvers: string[]; needed: number; released: boolean; refused?: string; expired: number }> {
     const state = await this.o.store.update(this.instance, (s) => {
       addApproval(s, {
@@ -606,6 +608,7 @@ export class EnvironmentController {
         ...(id !== undefined ? { id } : {}),
         at: new Date().toISOString(),
         ...(base !== undefined ? { base } : {}),
+        ...(unchecked ? { unchecked: true as const } : {}),
       });
     });
     const rules = (await this.fx.gate.rules(state)).rules;

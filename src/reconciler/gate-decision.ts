@@ -123,7 +123,7 @@ export function decideGate(input: GateInput): GateDecision {
 
   if (on("approval") && rules.approval) {
     const needed = rules.approval.minimum;
-    const { approvers, expired, rejudged } = approvalsOf(
+    const { approvers, expired, rejudged, unchecked } = approvalsOf(
       state,
       input.revision,
       now,
@@ -150,6 +150,10 @@ export function decideGate(input: GateInput): GateDecision {
         rejudged > 0
           ? `; ${rejudged} approval(s) were given when ${rules.name} last synced another revision, and what would be deployed has changed since: approve again`
           : "";
+      const blind =
+        unchecked > 0
+          ? `; ${unchecked} approval(s) were given while approval.allowAuthor was true, without checking who contributed: approve again`
+          : "";
       const why =
         input.weakens && input.weakens.length > 0
           ? `; the config change is held to the old rule (${input.weakens.join("; ")})`
@@ -157,7 +161,7 @@ export function decideGate(input: GateInput): GateDecision {
       return {
         allowed: false,
         check: "approval",
-        reason: `waiting for approval (${approvers.length}/${needed})${lapsed}${moved}${why}`,
+        reason: `waiting for approval (${approvers.length}/${needed})${lapsed}${moved}${blind}${why}`,
         approvals: approvers,
         needed,
         expired,

@@ -58,6 +58,11 @@ export interface ApprovalRecord {
    * longer counts. Absent: recorded before bases were kept (counted as before).
    */
   base?: string;
+  /**
+   * Given while `approval.allowAuthor` was true, so who contributed was not looked at: once the
+   * rule is false again it no longer counts.
+   */
+  unchecked?: true;
 }
 
 /**

@@ -684,3 +684,32 @@ describe("approvals are of one operation", () => {
     assert.equal(await settingsOf(ns), "1", "nothing deployed");
   });
 });
+
+describe("approvals given under allowAuthor: true", () => {
+  it("stop counting once the rule is false: who contributed was never looked at", async () => {
+    const { ns, repo, store, controller } = await setup(
+      { syncPolicy: { automated: {} }, approval: { users: ["carol", "dave"], minimum: 2 } },
+      { "app/cm.yaml": cm("1") },
+    );
+    await controller.sync({ trigger: "cli", actor: "ops", needsApproval: false });
+    const next = repo.commit({ "app/cm.yaml": cm("2") });
+    controller.nudge("push", "alice");
+    await controller.idle();
+    const base = (await store.load(controller.instance)).lastSyncedRevision ?? "";
+    // Given while the config said allowAuthor: true (the approval layer checked no contributor).
+    const carol = await controller.approve(next, "carol", 3, base, true);
+    assert.deepEqual(carol.approvers, []);
+    const dave = await controller.approve(next, "dave", 4, base);
+    assert.deepEqual(
+      { approvers: dave.approvers, released: dave.released },
+      { approvers: ["dave"], released: false },
+    );
+    const held = await controller.sync({ trigger: "comment", actor: "erin", needsApproval: true });
+    assert.match(
+      held.held && !held.held.allowed ? held.held.reason : "",
+      /^waiting for approval \(1\/2\); 1 approval\(s\) were given while approval\.allowAuthor was true, without checking who contributed: approve again/,
+    );
+    await controller.idle();
+    assert.equal(await settingsOf(ns), "1");
+  });
+});
