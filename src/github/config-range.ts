@@ -28,8 +28,10 @@ export async function configContributors(
   if (env.source.branch === defaultBranch) return { people: [] };
   const from = state.deployedRules?.configRevision;
   const to = env.configRevision;
-  const differs = from && to ? from !== to : renderConfigMoved(env, state.deployedRules);
-  if (!differs) return { people: [] };
+  // Only a config change that moves what this environment renders changes what it would deploy
+  // (one that loosens a guard is held to the stricter rule). The head read beside a config may be
+  // a later commit than the config's own: equal commits still read that one (from...from is it alone).
+  if (!renderConfigMoved(env, state.deployedRules)) return { people: [] };
   if (!from)
     return {
       refusal: `the config on \`${defaultBranch}\` changed what ${env.name} would deploy since it was deployed, and syncward did not record which \`${defaultBranch}\` commit that deployment's config came from, so it cannot tell who changed it (set approval.allowAuthor: true, or deploy with \`syncward app sync\`)`,

@@ -243,9 +243,10 @@ export class Runtimes {
           this.deps.appStatus?.untrack(appNameOf(info.owner, info.repo));
           return undefined;
         }
+        const at = configRevision ?? (await this.defaultHeadFor(gh, info, config));
         const runtime = new RepoRuntime(
           info,
-          withConfigRevision(await this.underProject(gh, info, config), configRevision),
+          withConfigRevision(await this.underProject(gh, info, config), at),
           this.deps,
         );
         this.byRepo.set(key, runtime);
@@ -255,6 +256,34 @@ export class Runtimes {
       this.pending.set(key, loading);
     }
     return loading;
+  }
+
+  /**
+   * The default branch's head when the config was read, for a config with an environment that
+   * tracks another branch (its approvals look at the config commits since: config-range.ts).
+   * Read after the config, so it may be a later commit: that only widens who counts. Unreadable:
+   * none, and such an approval after a config change is refused until a config push records one.
+   */
+  private async defaultHeadFor(
+    gh: Octokit,
+    info: RepoInfo,
+    config: SyncwardConfig,
+  ): Promise<string | undefined> {
+    if (config.environments.every((e) => e.source.branch === info.defaultBranch)) return undefined;
+    try {
+      const { data } = await gh.rest.repos.getBranch({
+        owner: info.owner,
+        repo: info.repo,
+        branch: info.defaultBranch,
+      });
+      return data.commit.sha;
+    } catch (err) {
+      this.deps.log.warn(
+        { err, repo: `${info.owner}/${info.repo}` },
+        "could not read the default branch's head: approvals after a config change wait for a config push",
+      );
+      return undefined;
+    }
   }
 
   /** The config narrowed by the repository's project. @throws ProjectRefusal when none covers it. */

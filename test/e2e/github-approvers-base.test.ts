@@ -222,33 +222,30 @@ describe("an environment tracking release, moved by a config commit on main", ()
     mergeCommit: malloryConfig,
   };
 
-  before(async () => {
-    const ns = await cluster.namespace("appr-cfg");
-    const stateNs = await cluster.stateNamespace("appr-cfg-state");
-    app = await startApp({ client: cluster.syncwardClient, stateNamespace: stateNs });
-    mockConfig(
-      app.mock,
-      `environments:
+  let ns: string;
+  const INFO = {
+    owner: "acme",
+    repo: "shop",
+    installationId: 4242,
+    htmlUrl: "https://github.com/acme/shop",
+    defaultBranch: "main",
+  };
+  const CONFIG = (namespace: string) => `environments:
   - name: prod
     source: {path: prod, branch: release, helm: {valuesObject: {image: {tag: evil}}}}
-    destination: {namespace: ${ns}}
+    destination: {namespace: ${namespace}}
     production: true
     syncPolicy: {automated: {prune: true}}
     approval: {users: [mallory, erin], minimum: 2}
-`,
-    );
+`;
+
+  before(async () => {
+    ns = await cluster.namespace("appr-cfg");
+    const stateNs = await cluster.stateNamespace("appr-cfg-state");
+    app = await startApp({ client: cluster.syncwardClient, stateNamespace: stateNs });
+    mockConfig(app.mock, CONFIG(ns));
     // The push of Mallory's merge on main reloaded the config: it was read at her commit.
-    rt = (await app.parts.runtimes.for(
-      {
-        owner: "acme",
-        repo: "shop",
-        installationId: 4242,
-        htmlUrl: "https://github.com/acme/shop",
-        defaultBranch: "main",
-      },
-      true,
-      malloryConfig,
-    )) as RepoRuntime;
+    rt = (await app.parts.runtimes.for(INFO, true, malloryConfig)) as RepoRuntime;
     const prod = rt.reconciler.controller("prod");
     instance = prod.instance;
     // prod deployed H under the config of `configBefore` (another image tag); it waits at H again.
@@ -315,6 +312,22 @@ describe("an environment tracking release, moved by a config commit on main", ()
       ),
     );
     assert.deepEqual((await rt.reconciler.store.load(instance)).pendingApprovals, []);
+  });
+
+  it("a config loaded without a push (a start, a reinstall) records the default branch's head it was read beside", async () => {
+    const head = fakeSha("main head at start");
+    mockConfig(app.mock, CONFIG(ns));
+    app.mock.api.get(`${REPO_PATH}/branches/main`).reply(200, {
+      name: "main",
+      protected: false,
+      commit: { sha: head, url: `https://api.github.com${REPO_PATH}/commits/${head}` },
+      _links: { self: "", html: "" },
+    });
+    const started = (await app.parts.runtimes.for(INFO, true)) as RepoRuntime;
+    app.mock.assertDone();
+    assert.equal(started.reconciler.controller("prod").env.configRevision, head);
+    mockConfig(app.mock, CONFIG(ns));
+    rt = (await app.parts.runtimes.for(INFO, true, malloryConfig)) as RepoRuntime;
   });
 
   it("Erin, who changed nothing, approves", async () => {
