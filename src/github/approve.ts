@@ -13,6 +13,7 @@
 import type { EnvironmentConfig } from "../config/types.ts";
 import type { EnvironmentController } from "../reconciler/environment-controller.ts";
 import type { EnvironmentState, PendingSync } from "../state/types.ts";
+import { approverPins } from "./approver-pins.ts";
 import {
   type ApproverPins,
   allows,
@@ -204,48 +205,6 @@ async function dropPinsOfUnlisted(
   await rt.reconciler.store.update(instance, (s) => {
     for (const login of Object.keys(s.approverIds ?? {})) if (!keep.has(login)) delete s.approverIds?.[login];
   });
-}
-
-/**
- * The listed approvers' pinned ids, per repository: the pins kept in every environment state of
- * the repository (a renamed or new environment has none of its own), this environment's first.
- * Read only when a listed user is concerned (a refusal of anyone else reads no state); a new pin
- * is written to this environment's state and to those of the repository's other environments.
- */
-function approverPins(rt: RepoRuntime, instance: string): ApproverPins {
-  let pinned: Promise<Map<string, number>> | undefined;
-  const store = rt.reconciler.store;
-  const mine = (s: { environment: string }) => s.environment.startsWith(`${rt.reconciler.app}.`);
-  const all = () => {
-    pinned ??= store.list().then((states) => {
-      const own = states.find((s) => s.environment === instance);
-      const pins = new Map(Object.entries(own?.approverIds ?? {}));
-      for (const s of states.filter(mine))
-        for (const [login, id] of Object.entries(s.approverIds ?? {}))
-          if (!pins.has(login)) pins.set(login, id);
-      return pins;
-    });
-    return pinned;
-  };
-  return {
-    all,
-    pin: async (login, id) => {
-      const key = login.toLowerCase();
-      const stored = await store.update(instance, (s) => {
-        s.approverIds ??= {};
-        s.approverIds[key] ??= id;
-      });
-      // Another replica may have pinned it first: the stored pin wins.
-      const kept = stored.approverIds?.[key] ?? id;
-      for (const other of rt.reconciler.environments.filter((c) => c.instance !== instance))
-        await store.update(other.instance, (s) => {
-          s.approverIds ??= {};
-          s.approverIds[key] ??= kept;
-        });
-      (await all()).set(key, kept);
-      return kept;
-    },
-  };
 }
 
 /** The people the state names beside the range: the pusher of the pending revision, whoever asked for its sync. */

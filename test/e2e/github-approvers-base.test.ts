@@ -7,6 +7,8 @@ import assert from "node:assert/strict";
 import { after, before, beforeEach, describe, it } from "node:test";
 import { guardsOf } from "../../src/config/stricter.ts";
 import type { HelmSource } from "../../src/config/types.ts";
+import { pinListedApprovers } from "../../src/github/approver-pins.ts";
+import type { Octokit } from "../../src/github/octokit.ts";
 import type { RepoRuntime } from "../../src/github/runtime.ts";
 import { instanceName } from "../../src/reconciler/environment-controller.ts";
 import {
@@ -197,6 +199,27 @@ describe("an environment renamed in the config is judged from the revision it in
       state.pendingApprovals.map((a) => ({ by: a.by, id: a.id, base: a.base })),
       [{ by: "erin", id: userIdOf("erin"), base: deployedA }],
     );
+  });
+
+  it("a config push pins every listed login at once, to an account that is a collaborator; the others are named", async () => {
+    const octokit = (await app.probot.auth(4242)) as unknown as Octokit;
+    await rt.reconciler.store.update(instance, (s) => {
+      s.approverIds = undefined; // as the approvals above left them: pinned at first use
+    });
+    app.mock.api
+      .get("/users/mallory")
+      .reply(200, { login: "mallory", id: userIdOf("mallory"), type: "User" });
+    app.mock.api.get(`${REPO_PATH}/collaborators/mallory`).reply(204);
+    app.mock.api.get("/users/erin").reply(200, { login: "erin", id: userIdOf("erin"), type: "User" });
+    app.mock.api.get(`${REPO_PATH}/collaborators/erin`).reply(404, { message: "Not Found" });
+    assert.deepEqual(await pinListedApprovers(octokit, rt), ["erin"]);
+    app.mock.assertDone();
+    assert.deepEqual((await rt.reconciler.store.load(instance)).approverIds, {
+      mallory: userIdOf("mallory"),
+    });
+    await rt.reconciler.store.update(instance, (s) => {
+      s.approverIds = undefined;
+    });
   });
 });
 
