@@ -341,6 +341,25 @@ const teamName = z.string().regex(TEAM_RE, {
   error: (i) => `${JSON.stringify(i.input)} is not a team: write "org/team-slug"`,
 });
 
+const APP_SLUG_RE = /^[a-z0-9][a-z0-9-]*$/;
+/** A check a revision must pass: by name (any source), or pinned to the GitHub App that must report it. */
+const requiredCheck = z.union(
+  [
+    nonEmpty(),
+    strictObject({
+      name: nonEmpty().describe("The check run's name."),
+      app: z
+        .string()
+        .regex(APP_SLUG_RE, {
+          error: (i) =>
+            `${JSON.stringify(i.input)} is not a GitHub App's slug (as in github.com/apps/<slug>)`,
+        })
+        .describe("Slug of the GitHub App whose check run alone counts (github-actions for workflows)."),
+    }),
+  ],
+  { error: "must be a check name or {name: ci, app: github-actions}" },
+);
+
 const approval = strictObject({
   users: z
     .array(z.string().regex(LOGIN_RE, { error: (i) => `${JSON.stringify(i.input)} is not a GitHub login` }))
@@ -601,10 +620,12 @@ const environment = strictObject({
     .describe("How often to check the tracked branch (default 3m)."),
   production: z.boolean().default(false).describe("Report GitHub deployments as production (default false)."),
   requireChecks: z
-    .union([z.literal(true), z.array(z.string().min(1)).min(1)])
+    .union([z.literal(true), z.array(requiredCheck).min(1)], {
+      error: "must be true or a list of checks: a name, or {name: ci, app: github-actions}",
+    })
     .optional()
     .describe(
-      "Deploy a revision only when these checks (check runs or commit statuses, by name) passed on it; true: the tracked branch's required status checks.",
+      "Deploy a revision only when these checks passed on it: a name (any source, as branch protection's \"any source\": green only when no run or status of that name is failing or pending) or {name, app} (only that GitHub App's check run counts); true: the tracked branch's required status checks.",
     ),
   previews: z
     .boolean()

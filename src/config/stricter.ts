@@ -20,6 +20,8 @@ export interface Guards {
    * settings, the destination): a change of it re-renders the deployed commit (older states lack it).
    */
   render?: string;
+  /** The default-branch commit the config was read at, when known (EnvironmentConfig.configRevision). */
+  configRevision?: string;
 }
 
 /** Fingerprint of the config that shapes an environment's render of a commit. */
@@ -49,6 +51,7 @@ export function guardsOf(env: EnvironmentConfig): Guards {
     production: env.production,
     destination: env.destination,
     render: renderConfigOf(env),
+    ...(env.configRevision ? { configRevision: env.configRevision } : {}),
   };
 }
 

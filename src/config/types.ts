@@ -64,11 +64,21 @@ export interface EnvironmentConfig {
   /** The operator's project this environment deploys under (src/projects): never read from the repository's file. */
   project?: EnvironmentProject;
   /**
-   * Checks that must have passed on a revision before it is deployed: their names, or true for the
-   * tracked branch's required status checks. Undefined: none.
+   * Checks that must have passed on a revision before it is deployed: their names (any source), a
+   * name pinned to the GitHub App that must report it, or true for the tracked branch's required
+   * status checks. Undefined: none.
    */
-  requireChecks?: string[] | true;
+  requireChecks?: RequiredCheck[] | true;
+  /**
+   * The default-branch commit this config was read at, when the loader knows it (a push that
+   * changed the config): never read from the file. Kept with the deployed rules, so an approval of
+   * a later render can tell who changed the config since.
+   */
+  configRevision?: string;
 }
+
+/** A check by name (any app's run or a commit status), or pinned to one GitHub App by its slug. */
+export type RequiredCheck = string | { name: string; app: string };
 
 /** What the operator's project imposes on one environment, after narrowing (src/projects/narrow.ts). */
 export interface EnvironmentProject {

@@ -6,12 +6,30 @@
 // - something must be waiting, and the approval must be of exactly that commit;
 // - an approval written on a pull request from a fork does not count (its author controls the head);
 // - nobody who contributed to what would be deployed approves it (contributors.ts), unless
-//   `approval.allowAuthor`: every commit from the last synced revision to the pending one.
-// People are bound by GitHub user id; the reconciler records the id beside the login.
+//   `approval.allowAuthor`: every commit from the last synced revision to the pending one; and
+//   when who pushed it cannot be told (no repository activity, no push event), nobody approves.
+// People are bound by GitHub user id; the reconciler records the id beside the login, and a
+// listed approver's login is pinned to the id it had when first needed (authorize.ts).
 import type { EnvironmentConfig } from "../config/types.ts";
 import type { EnvironmentController } from "../reconciler/environment-controller.ts";
-import { allows, listedApprover, type Permission } from "./authorize.ts";
-import { contributionOf, contributorsOf, type GitHubUser, type RangePull } from "./contributors.ts";
+import type { EnvironmentState, PendingSync } from "../state/types.ts";
+import { approverPins } from "./approver-pins.ts";
+import {
+  type ApproverPins,
+  allows,
+  isCollaborator,
+  listedApprover,
+  notCollaborator,
+  type Permission,
+} from "./authorize.ts";
+import { configContributors } from "./config-range.ts";
+import {
+  contributionOf,
+  contributorsOf,
+  type GitHubUser,
+  type NamedPerson,
+  type RangePull,
+} from "./contributors.ts";
 import { inertText } from "./markdown.ts";
 import type { Octokit } from "./octokit.ts";
 import { isForkPull } from "./preview.ts";
@@ -57,23 +75,33 @@ export async function approveAs(
     ...(revision ? { revision } : {}),
   });
   if (who.bot || who.login.endsWith("[bot]")) return refuse("bots never approve deployments");
-  // The configured rule first (no state needed); then the rules the pending revision is gated by:
+  // The configured rule first (listed users by the ids pinned in the state); then the rules the pending revision is gated by:
   // a config change that loosens them is held to the stricter of the deployed and the new ones
   // (src/config/stricter.ts), and the approver must pass those too.
   const configured = controller.env;
+  const pins = approverPins(rt, controller.instance);
+  let note: string | undefined;
   if (configured.approval) {
-    const refusal = await refusalUnder(configured, gh, rt, who, place);
-    if (refusal) return refuse(refusal);
+    const verdict = await refusalUnder(configured, gh, rt, who, place, pins);
+    if (verdict.refusal) return refuse(verdict.refusal);
+    note = verdict.note;
   }
   const rules = await controller.rules();
   const rule = rules.approval;
   if (!rule) return { ok: false, recorded: false, message: `**${name}** does not require approval.` };
   if (rule !== configured.approval || rules.commands.approve !== configured.commands.approve) {
-    const refusal = await refusalUnder(rules, gh, rt, who, place);
-    if (refusal) return refuse(refusal);
+    const verdict = await refusalUnder(rules, gh, rt, who, place, pins);
+    if (verdict.refusal) return refuse(verdict.refusal);
+    note ??= verdict.note;
   }
 
+  // A login no longer listed loses its pin: listing it again binds whoever has it then. Not
+  // listed means by the deployed rules too: a merged but undeployed config clears no pin.
   const state = await rt.reconciler.store.load(controller.instance);
+  await dropPinsOfUnlisted(rt, controller.instance, state, [
+    ...(configured.approval?.users ?? []),
+    ...(state.deployedRules?.approval?.users ?? []),
+  ]);
   const pending = state.pendingSync;
   if (!pending)
     return { ok: false, recorded: false, message: `Nothing is waiting for approval in **${name}**.` };
@@ -108,18 +136,28 @@ export async function approveAs(
     };
   }
 
+  // From the last synced revision, or the one a renamed environment inherits its rules with.
+  const base = await controller.base(state);
   if (!rule.allowAuthor) {
     let range: Awaited<ReturnType<typeof fetchRange>>;
     try {
-      range = await fetchRange(gh, rt.ref, state.lastSyncedRevision, revision, controller.env.source.branch);
+      range = await fetchRange(gh, rt.ref, base || undefined, revision, controller.env.source.branch);
     } catch (err) {
       if (err instanceof RangeTooLong) return refuse(err.message, revision);
       throw err;
     }
     range.pulls.push(...extraPulls);
-    const people = contributorsOf(range, [
-      { login: pending.actor, role: pending.manual ? "requested" : "pushed" },
-    ]);
+    // Who pushed the pending revision: GitHub's repository activity, or the push webhook the
+    // reconciler recorded. With neither, a pusher could approve their own push: fail closed.
+    if (range.pushes === undefined && pending.pusher === undefined)
+      return refuse(
+        `cannot tell who pushed \`${short(revision)}\`: GitHub does not show syncward the repository's activity (${range.activityStatus ?? "unreadable"}) and no push event for it has arrived (syncward learned of it by polling), so nobody can be sure they did not push it; grant syncward's GitHub App read access to the repository's activity, or approve after the push event arrives (or set approval.allowAuthor: true)`,
+        revision,
+      );
+    // A config change on the default branch that moved what this environment renders.
+    const config = await configContributors(gh, rt.ref, rt.info.defaultBranch, controller.env, state);
+    if ("refusal" in config) return refuse(config.refusal, revision);
+    const people = [...contributorsOf(range, namedPeople(pending)), ...config.people];
     const why = contributionOf(people, who);
     if (why !== undefined) {
       const span = range.base ? `\`${short(range.base)}..${short(revision)}\`` : `\`${short(revision)}\``;
@@ -131,7 +169,9 @@ export async function approveAs(
     }
   }
 
-  const result = await controller.approve(revision, who.login, who.id);
+  // Judged against the range from the last synced revision read above: recorded with it, so the
+  // approval stops counting if that revision moves before it is used.
+  const result = await controller.approve(revision, who.login, who.id, base, rule.allowAuthor);
   const count = `(${result.approvers.length}/${result.needed})`;
   if (result.refused)
     return {
@@ -146,29 +186,69 @@ export async function approveAs(
     recorded: true,
     released: result.released,
     revision,
-    message: result.released
-      ? `Approved \`${short(revision)}\` for **${name}** ${count}; deploying.`
-      : `Approved \`${short(revision)}\` for **${name}** ${count}; waiting for more approvals.`,
+    message: `${
+      result.released
+        ? `Approved \`${short(revision)}\` for **${name}** ${count}; deploying.`
+        : `Approved \`${short(revision)}\` for **${name}** ${count}; waiting for more approvals.`
+    }${note ? ` ${note}` : ""}`,
   };
 }
 
-/** Why `who` may not approve under `env`'s approval rule and permissions, before any state is read. */
+async function dropPinsOfUnlisted(
+  rt: RepoRuntime,
+  instance: string,
+  state: EnvironmentState,
+  listed: string[],
+): Promise<void> {
+  const keep = new Set(listed.map((u) => u.toLowerCase()));
+  if (Object.keys(state.approverIds ?? {}).every((login) => keep.has(login))) return;
+  await rt.reconciler.store.update(instance, (s) => {
+    for (const login of Object.keys(s.approverIds ?? {})) if (!keep.has(login)) delete s.approverIds?.[login];
+  });
+}
+
+/** The people the state names beside the range: the pusher of the pending revision, whoever asked for its sync. */
+function namedPeople(pending: PendingSync): NamedPerson[] {
+  const named: NamedPerson[] = [
+    // The actor of a wait a push or merge announced is its pusher; of a poll's, syncward (nobody).
+    { login: pending.actor, role: pending.manual ? "requested" : "pushed" },
+  ];
+  if (pending.pusher !== undefined) named.push({ login: pending.pusher, role: "pushed" });
+  return named;
+}
+
+/**
+ * Why `who` may not approve under `env`'s approval rule and permissions, before the range is
+ * read; or, when they may, a note for them (listed under a login they renamed).
+ */
 async function refusalUnder(
   env: Pick<EnvironmentConfig, "approval" | "commands">,
   gh: Octokit,
   rt: RepoRuntime,
   who: Approver,
   place: ApprovalPlace,
-): Promise<string | undefined> {
+  pins: ApproverPins,
+): Promise<{ refusal?: string; note?: string }> {
   const rule = env.approval;
-  if (!rule) return undefined;
-  const listing = await listedApprover(gh, rt.info.owner, rule, who.login);
-  if (!listing.listed && !listing.open) return listing.reason ?? "you are not a listed approver";
-  const need: Permission = listing.listed ? "read" : env.commands.approve;
-  if (!allows(who.permission, need))
-    return `approving needs **${need}** permission on this repository${listing.listed ? " (listed approvers need only read)" : ""} and you have **${who.permission}**`;
+  if (!rule) return {};
   // Cheap and certain before anything is read: the pull request's own author.
   if (!rule.allowAuthor && place.kind === "comment" && place.pullAuthor?.id === who.id)
-    return `you opened #${place.pullNumber}, and nobody who contributed to a change approves its deployment (approval.allowAuthor is false)`;
-  return undefined;
+    return {
+      refusal: `you opened #${place.pullNumber}, and nobody who contributed to a change approves its deployment (approval.allowAuthor is false)`,
+    };
+  const listing = await listedApprover(gh, rt.info.owner, rule, who, pins);
+  if (!listing.listed && !listing.open) return { refusal: listing.reason ?? "you are not a listed approver" };
+  // Read permission is all a listed approver needs, and on a public repository everyone has it.
+  if (listing.listed && listing.byLogin && !(await isCollaborator(gh, rt.ref, who.login)))
+    return { refusal: notCollaborator(listing.byLogin, rt.ref) };
+  const need: Permission = listing.listed ? "read" : env.commands.approve;
+  if (!allows(who.permission, need))
+    return {
+      refusal: `approving needs **${need}** permission on this repository${listing.listed ? " (listed approvers need only read)" : ""} and you have **${who.permission}**`,
+    };
+  return listing.listedAs
+    ? {
+        note: `(approval.users lists you as @${listing.listedAs}, your login before a rename; the approval counts because it is the same GitHub account, but update approval.users to @${who.login}.)`,
+      }
+    : {};
 }

@@ -24,8 +24,12 @@ export async function permissionOf(gh: Octokit, repo: RepoRef, username: string)
 }
 
 export interface ApproverListing {
-  /** `login` is one of the listed users or a member of a listed team. */
+  /** The approver is one of the listed users (by GitHub id) or a member of a listed team. */
   listed: boolean;
+  /** The approval.users entry they are listed as (not through a team). */
+  byLogin?: string;
+  /** Listed under a login they no longer use (same GitHub id, renamed): the config should say the new one. */
+  listedAs?: string;
   /** The rule lists nobody: whoever has `commands.approve` permission may approve. */
   open: boolean;
   /** Who may approve, for a refusal: `only @carol, @acme/sre may approve`. */
@@ -35,7 +39,54 @@ export interface ApproverListing {
 }
 
 /**
- * Whether `login` is one of `rule`'s approvers (a listed user or a member of a listed team).
+ * The GitHub account each listed login stood for when syncward first needed it, pinned in the
+ * environment's state: a login can be renamed and registered again by someone else, an id cannot.
+ */
+export interface ApproverPins {
+  /** The ids pinned so far, by lowercased login (read from the state when first asked). */
+  all(): Promise<Map<string, number>>;
+  /** Pins `login` to `id`, once: a pin is never replaced by a later lookup. Resolves with the pin kept. */
+  pin(login: string, id: number): Promise<number>;
+}
+
+/** The id of the account that has `login` now, or undefined when GitHub knows no such user (404). */
+export async function accountIdOf(gh: Octokit, login: string): Promise<number | undefined> {
+  try {
+    return (await gh.rest.users.getByUsername({ username: login })).data.id;
+  } catch (err) {
+    if ((err as { status?: number }).status === 404) return undefined;
+    throw err;
+  }
+}
+
+/**
+ * Whether `login` is a collaborator of the repository (GitHub answers 204), not merely someone
+ * who can read it: on a public repository everyone can, so read permission alone binds nobody.
+ */
+export async function isCollaborator(gh: Octokit, repo: RepoRef, login: string): Promise<boolean> {
+  try {
+    await gh.rest.repos.checkCollaborator({ ...repo, username: login });
+    return true;
+  } catch (err) {
+    if ((err as { status?: number }).status === 404) return false;
+    throw err;
+  }
+}
+
+/** Why a listed login approves nothing while its account is no collaborator. */
+export function notCollaborator(login: string, repo: RepoRef): string {
+  return `@${login} is listed as an approver but is not a collaborator of ${repo.owner}/${repo.repo} (on a public repository anyone can read it; a listed approver must be given access to the repository)`;
+}
+
+/** Why a listed login matches nobody: no account has it (renamed or deleted). */
+export function unknownLogin(login: string): string {
+  return `@${login} is listed as an approver but GitHub knows no account by that login (renamed or deleted?); update approval.users`;
+}
+
+/**
+ * Whether `who` is one of `rule`'s approvers: a listed user, by the GitHub id the listed login was
+ * pinned to (resolved with GET /users/{login} the first time it is needed), or a member of a
+ * listed team (GitHub's membership of the account that has the login now, so id-bound too).
  * Listed approvers need only read permission, like GitHub Environments' reviewers; everyone
  * else needs `commands.approve` (approve.ts decides, with who contributed to the change).
  */
@@ -43,10 +94,26 @@ export async function listedApprover(
   gh: Octokit,
   org: string,
   rule: ApprovalRule,
-  login: string,
+  who: { login: string; id: number },
+  pins: ApproverPins,
 ): Promise<ApproverListing> {
   if (rule.users.length === 0 && rule.teams.length === 0) return { listed: false, open: true };
-  if (rule.users.some((u) => u.toLowerCase() === login.toLowerCase())) return { listed: true, open: false };
+  const login = who.login;
+  let mismatch: string | undefined;
+  const byLogin = rule.users.find((u) => u.toLowerCase() === login.toLowerCase());
+  if (byLogin !== undefined) {
+    let id = (await pins.all()).get(byLogin.toLowerCase());
+    if (id === undefined) {
+      const found = await accountIdOf(gh, byLogin);
+      if (found !== undefined) id = await pins.pin(byLogin, found);
+    }
+    if (id === who.id) return { listed: true, open: false, byLogin };
+    // The listed login now belongs to another account: whoever registered it after a rename.
+    mismatch =
+      id === undefined
+        ? unknownLogin(byLogin)
+        : `@${byLogin} is listed as an approver but is now a different GitHub account (id ${who.id}; the listed one is id ${id}); update approval.users`;
+  }
   const unreadable: string[] = [];
   for (const team of rule.teams) {
     const [teamOrg, slug] = team.includes("/") ? (team.split("/", 2) as [string, string]) : [org, team];
@@ -54,13 +121,38 @@ export async function listedApprover(
     if (problem === "member") return { listed: true, open: false };
     if (problem !== "not a member") unreadable.push(problem);
   }
+  // The same account under a new login (renamed since it was pinned) is the same person.
+  const renamed = await renamedFrom(rule, who.id, pins);
+  if (renamed !== undefined) return { listed: true, open: false, listedAs: renamed, byLogin: renamed };
   const also = unreadable.length > 0 ? ` (and ${unreadable.join("; ")})` : "";
   return {
     listed: false,
     open: false,
-    reason: `only ${approverMentions(org, rule).join(", ")} may approve${also}`,
+    reason: mismatch
+      ? `${mismatch}${also}`
+      : `only ${approverMentions(org, rule).join(", ")} may approve${also}`,
     unreadable,
   };
+}
+
+/**
+ * The listed login that was pinned to `id` before its owner renamed the account: the same person.
+ * Without the pins (the state cannot be read) nobody is recognized this way, and they are refused
+ * as not listed, which is the safe side.
+ */
+async function renamedFrom(rule: ApprovalRule, id: number, pins: ApproverPins): Promise<string | undefined> {
+  if (rule.users.length === 0) return undefined;
+  const pinned = await pins.all().catch(() => new Map<string, number>());
+  return rule.users.find((u) => pinned.get(u.toLowerCase()) === id);
+}
+
+/** The listed users (added by a config change) GitHub knows no account for, or who are no collaborators, each with why. */
+export async function unknownUsers(gh: Octokit, users: readonly string[], repo: RepoRef): Promise<string[]> {
+  const out: string[] = [];
+  for (const login of new Set(users))
+    if ((await accountIdOf(gh, login)) === undefined) out.push(unknownLogin(login));
+    else if (!(await isCollaborator(gh, repo, login))) out.push(notCollaborator(login, repo));
+  return out;
 }
 
 /**

@@ -6,7 +6,7 @@
 import { configChanges, type EnvironmentChange } from "../config/config-changes.ts";
 import { ConfigError, parseConfig } from "../config/load.ts";
 import type { SyncwardConfig } from "../config/types.ts";
-import { unreadableTeams } from "./authorize.ts";
+import { unknownUsers, unreadableTeams } from "./authorize.ts";
 import { codeSpan, fenced, inertText } from "./markdown.ts";
 import type { Octokit, RepoRef } from "./octokit.ts";
 import { isConfigPath, readConfigText } from "./runtime.ts";
@@ -144,21 +144,39 @@ export async function checkPullRequestConfig(
   }
   const changes = configChanges(base, after);
   const loosened = changes.filter((c) => c.weakens.length > 0).map((c) => c.env);
-  // An approver team syncward cannot read approves nothing: say so before it is relied on.
+  // An approver team syncward cannot read, or a newly listed login no GitHub account has,
+  // approves nothing: say so before it is relied on.
   const teams = after.environments.flatMap((e) => e.approval?.teams ?? []);
-  const unreadable = await unreadableTeams(gh, repo.owner, teams);
+  const listedBefore = new Set(
+    (base?.environments ?? []).flatMap((e) => e.approval?.users ?? []).map((u) => u.toLowerCase()),
+  );
+  const added = after.environments
+    .flatMap((e) => e.approval?.users ?? [])
+    .filter((u) => !listedBefore.has(u.toLowerCase()));
+  const teamProblems = await unreadableTeams(gh, repo.owner, teams);
+  // A listed login no account has, or whose account is no collaborator, would bind whoever
+  // registers it or is given access later: the check fails until the list names real approvers.
+  const userProblems = await unknownUsers(gh, added, repo);
+  const unreadable = [...teamProblems, ...userProblems];
   const teamText =
     unreadable.length > 0
-      ? `\n\n:warning: **Approver teams syncward cannot read** (their members could not approve):\n${unreadable.map((t) => `- ${codeSpan(t, 300)}`).join("\n")}`
+      ? `\n\n:warning: **Approvers syncward cannot resolve** (an approval by any of them would be refused):\n${unreadable.map((t) => `- ${codeSpan(t, 300)}`).join("\n")}`
       : "";
   await sendCheck(gh, repo, pull.head, {
-    conclusion: loosened.length > 0 || unreadable.length > 0 ? "neutral" : "success",
+    conclusion:
+      userProblems.length > 0
+        ? "failure"
+        : loosened.length > 0 || unreadable.length > 0
+          ? "neutral"
+          : "success",
     title:
-      loosened.length > 0
-        ? `Valid; loosens the guards of ${loosened.join(", ")}`
-        : unreadable.length > 0
-          ? `Valid; ${unreadable.length} approver team(s) cannot be read`
-          : `Valid; changes ${changes.length} environment(s)`,
+      userProblems.length > 0
+        ? `${userProblems.length} listed approver(s) are no GitHub account or no collaborator`
+        : loosened.length > 0
+          ? `Valid; loosens the guards of ${loosened.join(", ")}`
+          : unreadable.length > 0
+            ? `Valid; ${unreadable.length} approver(s) cannot be resolved`
+            : `Valid; changes ${changes.length} environment(s)`,
     summary: `${configChangesText(proposed.path, changes)}${teamText}`,
   });
 }

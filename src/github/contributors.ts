@@ -53,6 +53,8 @@ export interface Range {
   pulls: RangePull[];
   /** Pushes and merges that moved the branch (repository activity); absent when unreadable. */
   pushes?: RangePush[];
+  /** GitHub's answer (403, 404) when the repository activity could not be read. */
+  activityStatus?: number;
 }
 
 /** Someone named outside the range: the pusher of the pending revision, whoever requested its sync. */

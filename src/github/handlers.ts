@@ -1,10 +1,12 @@
 // Webhook handlers. They only nudge the reconciler or answer people: the reconciler decides what
 // to sync, and the reporter tells GitHub what happened.
+
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { ConfigError } from "../config/load.ts";
 import { helmInputs, includedDirs } from "../source/includes.ts";
 import { approveAs } from "./approve.ts";
+import { pinListedApprovers } from "./approver-pins.ts";
 import { allows, permissionOf } from "./authorize.ts";
 import { parseCommands } from "./commands.ts";
 import { handleCommentCommands } from "./comment-commands.ts";
@@ -44,7 +46,8 @@ export async function runtimeFor(
 ): Promise<RepoRuntime | undefined> {
   const info = repoInfo(payload);
   try {
-    return await runtimes.for(info, reload);
+    // A push that changed the config on the default branch: the config is read at its commit.
+    return await runtimes.for(info, reload, reload ? sha : undefined);
   } catch (err) {
     if (err instanceof ProjectRefusal) {
       await reportProjectRefusalOnce(runtimes, gh, info, err);
@@ -83,6 +86,9 @@ export async function onPush(
   const configChanged = branch === payload.repository.default_branch && files.some(isConfigPath);
   const rt = await runtimeFor(runtimes, gh, payload, payload.after, configChanged);
   if (!rt) return [];
+  // A config that lists approvers binds their logins to the accounts that have them now; a
+  // failure is not the push's: they are pinned at first use then.
+  if (configChanged) await pinListedApprovers(gh, rt).catch(() => []);
   rt.source.learnHead(branch, payload.after, payload.before);
   const pr = mergedPulls.get(payload.after);
   if (pr !== undefined) rt.reporter.linkPullRequest(payload.after, pr);

@@ -88,14 +88,14 @@ const MAX_ACTIVITY_PAGES = 3;
 /**
  * Who moved `branch` to each revision since `base`: the pushers, which commits do not name (a
  * commit's author and committer are whatever its maker wrote). Newest first, until the push that
- * made `base` (or a few pages). Undefined when GitHub does not show the activity to syncward.
+ * made `base` (or a few pages). GitHub's status (403, 404) when it does not show the activity to syncward.
  */
 async function branchPushes(
   gh: Octokit,
   repo: RepoRef,
   branch: string,
   base: string | undefined,
-): Promise<RangePush[] | undefined> {
+): Promise<RangePush[] | number> {
   const pushes: RangePush[] = [];
   let pages = 0;
   try {
@@ -116,7 +116,7 @@ async function branchPushes(
   } catch (err) {
     const status = statusOf(err);
     if (isRateLimited(err) || (status !== 403 && status !== 404)) throw err;
-    return undefined;
+    return status;
   }
   return pushes;
 }
@@ -130,7 +130,8 @@ export async function fetchRange(
   branch?: string,
 ): Promise<Range> {
   const commits = await rangeCommits(gh, repo, base, head);
-  const pushes = branch === undefined ? undefined : await branchPushes(gh, repo, branch, base);
+  const activity = branch === undefined ? undefined : await branchPushes(gh, repo, branch, base);
+  const pushes = typeof activity === "number" ? undefined : activity;
   const pulls = new Map<number, RangePull & { merged: boolean }>();
   await eachLimited(commits, CONCURRENCY, async (c) => {
     const list = await gh.paginate(gh.rest.repos.listPullRequestsAssociatedWithCommit, {
@@ -166,6 +167,7 @@ export async function fetchRange(
     head,
     commits,
     ...(pushes === undefined ? {} : { pushes }),
+    ...(typeof activity === "number" ? { activityStatus: activity } : {}),
     pulls: [...pulls.values()].sort((a, b) => a.number - b.number).map(({ merged: _merged, ...p }) => p),
   };
 }

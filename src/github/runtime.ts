@@ -192,6 +192,12 @@ export async function readConfig(gh: Octokit, info: RepoInfo): Promise<SyncwardC
   return found && parseConfig(found.text, found.path);
 }
 
+/** Each environment remembers the default-branch commit its config was read at, when known. */
+function withConfigRevision(config: SyncwardConfig, configRevision: string | undefined): SyncwardConfig {
+  if (!configRevision) return config;
+  return { ...config, environments: config.environments.map((e) => ({ ...e, configRevision })) };
+}
+
 const keyOf = (owner: string, repo: string) => `${owner}/${repo}`.toLowerCase();
 
 /** The app name of a repository: its instances (`<app>.<env>`) name its state and tracking ids. */
@@ -237,7 +243,7 @@ export class Runtimes {
   }
 
   /** The runtime of a repository, or undefined when it has no syncward config. Throws ConfigError for an invalid one. */
-  async for(info: RepoInfo, reload = false): Promise<RepoRuntime | undefined> {
+  async for(info: RepoInfo, reload = false, configRevision?: string): Promise<RepoRuntime | undefined> {
     const key = keyOf(info.owner, info.repo);
     const existing = this.byRepo.get(key);
     // After an uninstall and a reinstall GitHub gives the installation a new id: every call of the
@@ -255,7 +261,12 @@ export class Runtimes {
           this.deps.appStatus?.untrack(appNameOf(info.owner, info.repo));
           return undefined;
         }
-        const runtime = new RepoRuntime(info, await this.underProject(gh, info, config), this.deps);
+        const at = configRevision ?? (await this.defaultHeadFor(gh, info, config));
+        const runtime = new RepoRuntime(
+          info,
+          withConfigRevision(await this.underProject(gh, info, config), at),
+          this.deps,
+        );
         this.byRepo.set(key, runtime);
         if (this.deps.autoStart ?? true) runtime.start();
         await this.announce(info, info);
@@ -264,6 +275,34 @@ export class Runtimes {
       this.pending.set(key, loading);
     }
     return loading;
+  }
+
+  /**
+   * The default branch's head when the config was read, for a config with an environment that
+   * tracks another branch (its approvals look at the config commits since: config-range.ts).
+   * Read after the config, so it may be a later commit: that only widens who counts. Unreadable:
+   * none, and such an approval after a config change is refused until a config push records one.
+   */
+  private async defaultHeadFor(
+    gh: Octokit,
+    info: RepoInfo,
+    config: SyncwardConfig,
+  ): Promise<string | undefined> {
+    if (config.environments.every((e) => e.source.branch === info.defaultBranch)) return undefined;
+    try {
+      const { data } = await gh.rest.repos.getBranch({
+        owner: info.owner,
+        repo: info.repo,
+        branch: info.defaultBranch,
+      });
+      return data.commit.sha;
+    } catch (err) {
+      this.deps.log.warn(
+        { err, repo: `${info.owner}/${info.repo}` },
+        "could not read the default branch's head: approvals after a config change wait for a config push",
+      );
+      return undefined;
+    }
   }
 
   /** The config narrowed by the repository's project. @throws ProjectRefusal when none covers it. */

@@ -1,18 +1,32 @@
 // Approvals of an environment's pending revision, as kept in its state. Who may approve is the
 // GitHub layer's call, made before one is recorded; here they are counted: per revision, one per
-// person (their GitHub id when known, else their login), and only while not expired.
+// person (their GitHub id when known, else their login), only while not expired, and only while
+// the environment's last synced revision is still the one the approver was judged against.
 import type { ApprovalRecord, EnvironmentState } from "../state/types.ts";
 
 const who = (a: ApprovalRecord) => (a.id !== undefined ? `id:${a.id}` : `login:${a.by.toLowerCase()}`);
 
-/** Distinct approvers of `revision` whose approval has not lapsed, and how many lapsed. */
+/**
+ * Distinct approvers of `revision` whose approval has not lapsed, how many lapsed, how many were
+ * judged against another last synced revision (`rejudged`) and how many were given without
+ * looking at contributors (`unchecked`, under `approval.allowAuthor`); neither of the last two
+ * counts when `sameBase`, which is false where contributors do not matter (`allowAuthor`).
+ */
 export function approvalsOf(
-  state: Pick<EnvironmentState, "pendingApprovals">,
+  state: Pick<EnvironmentState, "pendingApprovals" | "lastSyncedRevision">,
   revision: string,
   now: Date = new Date(),
   expiresAfterMs?: number,
-): { approvers: string[]; expired: number } {
-  const mine = state.pendingApprovals.filter((a) => a.sha === revision);
+  sameBase = true,
+  /** What they were to be judged against: the last synced revision, or the one a never-synced environment inherits. */
+  base = state.lastSyncedRevision ?? "",
+): { approvers: string[]; expired: number; rejudged: number; unchecked: number } {
+  const judged = (a: ApprovalRecord) => !sameBase || a.base === undefined || a.base === base;
+  const checked = (a: ApprovalRecord) => !sameBase || !a.unchecked;
+  const all = state.pendingApprovals.filter((a) => a.sha === revision);
+  const mine = all.filter((a) => judged(a) && checked(a));
+  const rejudged = new Set(all.filter((a) => !judged(a)).map(who));
+  const unchecked = new Set(all.filter((a) => judged(a) && !checked(a)).map(who));
   const live = (a: ApprovalRecord) =>
     expiresAfterMs === undefined || now.getTime() - Date.parse(a.at) < expiresAfterMs;
   const seen = new Map<string, string>();
@@ -21,7 +35,12 @@ export function approvalsOf(
     if (live(a)) seen.set(who(a), a.by);
     else lapsed.add(who(a));
   }
-  return { approvers: [...seen.values()], expired: [...lapsed].filter((k) => !seen.has(k)).length };
+  return {
+    approvers: [...seen.values()],
+    expired: [...lapsed].filter((k) => !seen.has(k)).length,
+    rejudged: [...rejudged].filter((k) => !seen.has(k)).length,
+    unchecked: [...unchecked].filter((k) => !seen.has(k)).length,
+  };
 }
 
 /** Adds `by`'s approval of `revision` (once per person and revision; a repeat renews its time). */

@@ -124,6 +124,11 @@ export class EnvironmentController {
     return (await this.fx.gate.rules(await this.o.store.load(this.instance))).rules;
   }
 
+  /** The revision an approval given now is judged from (see Gate.base; "" for a first deployment). */
+  async base(state: EnvironmentState): Promise<string> {
+    return this.fx.gate.base(state);
+  }
+
   get env(): EnvironmentConfig {
     return this.o.env;
   }
@@ -182,6 +187,11 @@ export class EnvironmentController {
     this.undeclared?.stop();
     for (const sync of this.fx.writing) sync.abort();
     await this.chain.catch(() => undefined);
+  }
+
+  /** A push webhook said who moved the branch to `revision`: an approver must not be them. */
+  pushedBy(revision: string, login: string): void {
+    this.fx.gate.pushedBy(revision, login);
   }
 
   /** Asks for a pass soon; passes never overlap and nudges during one coalesce into the next. */
@@ -586,6 +596,10 @@ export class EnvironmentController {
     revision: string,
     by: string,
     id?: number,
+    /** The last synced revision the approver's eligibility was judged against ("" for none). */
+    base?: string,
+    /** Who contributed was not looked at (approval.allowAuthor was true). */
+    unchecked?: boolean,
   ): Promise<{ approvers: string[]; needed: number; released: boolean; refused?: string; expired: number }> {
     const state = await this.o.store.update(this.instance, (s) => {
       addApproval(s, {
@@ -593,11 +607,20 @@ export class EnvironmentController {
         by,
         ...(id !== undefined ? { id } : {}),
         at: new Date().toISOString(),
+        ...(base !== undefined ? { base } : {}),
+        ...(unchecked ? { unchecked: true as const } : {}),
       });
     });
     const rules = (await this.fx.gate.rules(state)).rules;
     const needed = rules.approval?.minimum ?? 0;
-    const { approvers, expired } = approvalsOf(state, revision, new Date(), rules.approval?.expiresAfter);
+    const { approvers, expired } = approvalsOf(
+      state,
+      revision,
+      new Date(),
+      rules.approval?.expiresAfter,
+      !rules.approval?.allowAuthor,
+      await this.fx.gate.base(state),
+    );
     const released = approvers.length >= needed;
     if (!released) return { approvers, needed, released, expired };
     const pending = state.pendingSync;

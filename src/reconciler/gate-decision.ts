@@ -35,6 +35,8 @@ export interface GateInput {
   /** The rules in force for this revision (the stricter of the deployed and the new config, floors applied). */
   rules: EnvironmentConfig;
   state: EnvironmentState;
+  /** The revision approvals were judged against (Gate.base); the last synced revision when absent. */
+  base?: string;
   now: Date;
   /** A manual request from someone allowed to override a freeze (`/sync --force`, `app sync --force`). */
   ignoreFreeze?: boolean;
@@ -121,7 +123,14 @@ export function decideGate(input: GateInput): GateDecision {
 
   if (on("approval") && rules.approval) {
     const needed = rules.approval.minimum;
-    const { approvers, expired } = approvalsOf(state, input.revision, now, rules.approval.expiresAfter);
+    const { approvers, expired, rejudged, unchecked } = approvalsOf(
+      state,
+      input.revision,
+      now,
+      rules.approval.expiresAfter,
+      !rules.approval.allowAuthor,
+      input.base,
+    );
     // A retry moves a gated environment nowhere: what was approved is what it retries. (A newer
     // revision still lacking approvals is reported as waiting, below.)
     if (path === "refresh" && approvers.length >= needed)
@@ -137,6 +146,14 @@ export function decideGate(input: GateInput): GateDecision {
         expired > 0
           ? `; ${expired} approval(s) expired after ${formatDuration(rules.approval.expiresAfter ?? 0)}`
           : "";
+      const moved =
+        rejudged > 0
+          ? `; ${rejudged} approval(s) were given when ${rules.name} last synced another revision, and what would be deployed has changed since: approve again`
+          : "";
+      const blind =
+        unchecked > 0
+          ? `; ${unchecked} approval(s) were given while approval.allowAuthor was true, without checking who contributed: approve again`
+          : "";
       const why =
         input.weakens && input.weakens.length > 0
           ? `; the config change is held to the old rule (${input.weakens.join("; ")})`
@@ -144,7 +161,7 @@ export function decideGate(input: GateInput): GateDecision {
       return {
         allowed: false,
         check: "approval",
-        reason: `waiting for approval (${approvers.length}/${needed})${lapsed}${why}`,
+        reason: `waiting for approval (${approvers.length}/${needed})${lapsed}${moved}${blind}${why}`,
         approvals: approvers,
         needed,
         expired,

@@ -7,13 +7,13 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { findEnvironment, parseConfig } from "../config/load.ts";
 import { type Guards, guardsOf, renderConfigMoved, stricterRules } from "../config/stricter.ts";
-import type { EnvironmentConfig } from "../config/types.ts";
+import type { EnvironmentConfig, RequiredCheck } from "../config/types.ts";
 import type { StateStore } from "../state/store.ts";
 import type { EnvironmentState, PendingSync, Trigger } from "../state/types.ts";
 import type { Logger } from "./environment-controller.ts";
 import type { Emit } from "./events.ts";
 import { applies, decideGate, type GateDecision, type WritePath } from "./gate-decision.ts";
-import type { RequiredChecks } from "./required-checks.ts";
+import { checkLabel, type RequiredChecks } from "./required-checks.ts";
 import type { RevisionSource } from "./revision-source.ts";
 
 export interface GateRequest {
@@ -42,9 +42,16 @@ export interface GateOptions {
   configFile?: string;
 }
 
+/** Pushes remembered per gate: a wait is announced within a pass or two of its push. */
+const PUSHERS_KEPT = 16;
+
 export class Gate {
   /** Guards read from a deployed revision's config file, for states written before they were kept. */
   private readonly readGuards = new Map<string, Promise<Guards | undefined>>();
+  /** Who pushed (or merged) each recent revision, as its push webhook named them. */
+  private readonly pushers = new Map<string, string>();
+  /** The revision this gate last saw waiting for approval. */
+  private waitingAt: string | undefined;
 
   constructor(private readonly o: GateOptions) {}
 
@@ -54,8 +61,19 @@ export class Gate {
       state.deployedRules ??
       (state.lastSyncedRevision
         ? await this.guardsAt(state.lastSyncedRevision)
-        : await this.guardsAtDestination());
+        : (await this.guardsAtDestination())?.guards);
     return stricterRules(this.o.env, deployed);
+  }
+
+  /**
+   * The revision what would be deployed is measured from, which approvals are judged against:
+   * the last synced revision; for an environment that never synced but inherits a gated
+   * environment's rules, that environment's (else a rename would judge only the head commit).
+   * "" when there is none: a first deployment is judged on its head commit alone.
+   */
+  async base(state: EnvironmentState): Promise<string> {
+    if (state.lastSyncedRevision || state.deployedRules) return state.lastSyncedRevision ?? "";
+    return (await this.guardsAtDestination())?.base ?? "";
   }
 
   /**
@@ -63,7 +81,7 @@ export class Gate {
    * that deployed to the same destination (any app's, from the states beside ours): otherwise a
    * config that adds `prod-b` with prod's namespace and no approval would take prod's objects over.
    */
-  private async guardsAtDestination(): Promise<Guards | undefined> {
+  private async guardsAtDestination(): Promise<{ guards: Guards; base: string } | undefined> {
     const here = this.o.env.destination;
     const same = (d: Guards["destination"]) =>
       d !== undefined &&
@@ -72,16 +90,53 @@ export class Gate {
       Boolean(d.inCluster) === Boolean(here.inCluster);
     const gated = (await this.o.store.list())
       .filter((s) => s.environment !== this.o.instance)
-      .map((s) => s.deployedRules)
-      .filter((g): g is NonNullable<typeof g> => g?.approval !== undefined && same(g.destination));
-    return gated.sort((a, b) => (b.approval?.minimum ?? 0) - (a.approval?.minimum ?? 0))[0];
+      .flatMap((s) =>
+        s.deployedRules
+          ? [{ guards: s.deployedRules, base: s.lastSyncedRevision ?? s.deployedRules.revision }]
+          : [],
+      )
+      .filter((g) => g.guards.approval !== undefined && same(g.guards.destination));
+    return gated.sort((a, b) => (b.guards.approval?.minimum ?? 0) - (a.guards.approval?.minimum ?? 0))[0];
+  }
+
+  /**
+   * A push webhook named who moved the branch to `revision`. Kept by revision, not taken from the
+   * pass that announces a wait: that pass may have been started by a poll or an earlier push.
+   */
+  pushedBy(revision: string, login: string): void {
+    this.pushers.delete(revision);
+    this.pushers.set(revision, login);
+    if (this.pushers.size > PUSHERS_KEPT) this.pushers.delete(this.pushers.keys().next().value as string);
+    // The wait was announced before the push arrived (a poll found the commit first): record the
+    // pusher now, whatever the next pass does (a manual wait has no pass that asks the gate).
+    if (this.waitingAt === revision)
+      this.recordPusher(revision, login).catch((err: unknown) =>
+        this.o.log.warn(
+          { err, instance: this.o.instance, revision },
+          "could not record who pushed the revision waiting for approval; the next pass records it",
+        ),
+      );
+  }
+
+  private async recordPusher(revision: string, login: string): Promise<void> {
+    await this.o.store.update(this.o.instance, (s) => {
+      if (s.pendingSync?.revision === revision && s.pendingSync.pusher === undefined)
+        s.pendingSync.pusher = login;
+    });
   }
 
   /** Asks the gate; a missing approval is recorded and announced when the request says `wait`. */
   async check(
     request: GateRequest,
   ): Promise<GateDecision & { rules: EnvironmentConfig; state: EnvironmentState }> {
-    const state = request.state ?? (await this.o.store.load(this.o.instance));
+    let state = request.state ?? (await this.o.store.load(this.o.instance));
+    // A request for another operation on the revision waiting (`/sync --prune` on an automated
+    // wait): the approvals given so far were of the other one, and release nothing now.
+    const waiting = state.pendingSync?.revision === request.revision ? state.pendingSync : undefined;
+    if (request.wait && waiting && !sameOperation(waiting, request.wait))
+      state = await this.o.store.update(this.o.instance, (s) => {
+        s.pendingApprovals = s.pendingApprovals.filter((a) => a.sha !== request.revision);
+      });
     // Re-applying the deployed revision (self-heal, a retry, a re-sync) re-applies what was approved,
     // unless a config change since (source or destination settings, possibly made on another
     // branch) renders that commit differently now: that is a new release.
@@ -94,6 +149,7 @@ export class Gate {
       ...shape,
       revision: request.revision,
       state,
+      base: await this.base(state),
       now: new Date(),
       ignoreFreeze: request.ignoreFreeze,
       weakens,
@@ -125,10 +181,10 @@ export class Gate {
       : `${source.description} cannot tell whether commit ${sha.slice(0, 7)} is signed`;
   }
 
-  private async missingChecks(sha: string, wanted: string[] | true): Promise<string[]> {
+  private async missingChecks(sha: string, wanted: RequiredCheck[] | true): Promise<string[]> {
     if (!this.o.checks)
       return [
-        `${wanted === true ? "the branch's required checks" : wanted.join(", ")} (this syncward cannot read checks)`,
+        `${wanted === true ? "the branch's required checks" : wanted.map(checkLabel).join(", ")} (this syncward cannot read checks)`,
       ];
     return this.o.checks.missing(sha, wanted, this.o.env.source.branch);
   }
@@ -142,9 +198,25 @@ export class Gate {
   ): Promise<void> {
     const { revision, trigger, actor } = request;
     const wait = request.wait as NonNullable<GateRequest["wait"]>;
-    if (state.pendingSync?.revision === revision && state.pendingSync.manual === wait.manual) return;
+    const prev = state.pendingSync?.revision === revision ? state.pendingSync : undefined;
+    // Who pushed the revision: an approver must not be them (src/github/approve.ts), and without
+    // GitHub's repository activity only a push webhook tells. A push that arrives after a poll
+    // announced the wait is recorded here, on the next pass it starts.
+    this.waitingAt = revision;
+    const pusher = prev?.pusher ?? this.pushers.get(revision);
+    if (prev && prev.manual === wait.manual && sameOperation(prev, wait)) {
+      if (pusher !== undefined && prev.pusher === undefined) await this.recordPusher(revision, pusher);
+      return;
+    }
     await this.o.store.update(this.o.instance, (s) => {
-      s.pendingSync = { revision, trigger, actor, requestedAt: new Date().toISOString(), ...wait };
+      s.pendingSync = {
+        revision,
+        trigger,
+        actor,
+        requestedAt: new Date().toISOString(),
+        ...(pusher === undefined ? {} : { pusher }),
+        ...wait,
+      };
       s.syncStatus = "OutOfSync";
     });
     this.o.log.info({ instance: this.o.instance, revision, approvals: approvals.length, needed }, reason);
@@ -191,4 +263,11 @@ export class Gate {
     }
     return found;
   }
+}
+
+/** Two requests to sync one revision do the same thing (what an approval of one of them approved). */
+function sameOperation(a: NonNullable<GateRequest["wait"]>, b: NonNullable<GateRequest["wait"]>): boolean {
+  return (["prune", "force", "allowEmpty", "confirmPrune"] as const).every(
+    (k) => Boolean(a[k]) === Boolean(b[k]),
+  );
 }

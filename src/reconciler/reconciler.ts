@@ -365,6 +365,8 @@ export class Reconciler implements ShardedApp {
     this.pushesSeen.set(controller.instance, push.at);
     if (push.revision) this.o.source.learnHead?.(push.branch, push.revision, push.before);
     // A config change recorded in every environment's state concerns only those on its branch.
+    if (push.revision && push.branch === controller.env.source.branch)
+      controller.pushedBy(push.revision, push.actor);
     if (push.branch === controller.env.source.branch) controller.nudge(push.trigger, push.actor);
     else controller.nudge("poll", "syncward");
     return true;
@@ -456,6 +458,9 @@ export class Reconciler implements ShardedApp {
     if (pushed?.config) for (const c of this.controllers.values()) this.handOverPush(c, record);
     for (const c of this.controllers.values()) {
       if (c.env.source.branch !== branch) continue;
+      // Who pushed, for any environment of the branch (one the push did not touch may still
+      // wait at this revision later): a pusher never approves their own push.
+      if (pushed) c.pushedBy(pushed.revision, actor);
       if (changed && !touches(changed.includes(c.env.name), changed.files)) continue;
       const elsewhere = this.standby(c.env.name) !== undefined;
       if (elsewhere && !pushed?.config) this.handOverPush(c, record);

@@ -51,6 +51,18 @@ export interface ApprovalRecord {
   /** The approver's GitHub user id: approvals are counted per id (a renamed account is one person). */
   id?: number;
   at: string;
+  /**
+   * The last synced revision when it was given ("" for none): the approver was found to have
+   * contributed nothing to `base..sha`. Once the environment's last synced revision is another
+   * one (a rollback by the CLI, say), the range and its contributors differ, and the approval no
+   * longer counts. Absent: recorded before bases were kept (counted as before).
+   */
+  base?: string;
+  /**
+   * Given while `approval.allowAuthor` was true, so who contributed was not looked at: once the
+   * rule is false again it no longer counts.
+   */
+  unchecked?: true;
 }
 
 /**
@@ -68,6 +80,8 @@ export interface DeployedRules {
   destination?: import("../config/types.ts").EnvironmentConfig["destination"];
   /** Fingerprint of the source and destination settings it was rendered with. */
   render?: string;
+  /** The default-branch commit its config was read at, when known. */
+  configRevision?: string;
 }
 
 export interface PendingSync {
@@ -77,6 +91,12 @@ export interface PendingSync {
   requestedAt: string;
   /** A person asked for it (`/sync`): run it as a manual sync once approved. */
   manual: boolean;
+  /**
+   * Who pushed or merged `revision`, as its push webhook named them (a login). Absent: no push
+   * event was seen for it (a poll found the commit first), so only GitHub's repository activity
+   * can tell who pushed it.
+   */
+  pusher?: string;
   prune?: boolean;
   force?: boolean;
   allowEmpty?: boolean;
@@ -166,6 +186,12 @@ export interface EnvironmentState {
   deployedRules?: DeployedRules;
   /** Digest of the render of the last synced revision: a revision that renders the same needs nothing. */
   renderedDigest?: string;
+  /**
+   * The GitHub id each listed approver's login (lowercased) stood for when syncward first needed
+   * it: a later approval under that login from another id (the login renamed and registered
+   * again) is refused. Never replaced; removing the login from approval.users is how it ends.
+   */
+  approverIds?: Record<string, number>;
   /** Self-heal counters per object key at the current revision, for drift-fight detection. */
   selfHeals: Record<string, { revision: string; times: string[] }>;
 }

@@ -148,6 +148,37 @@ describe("syncward / config on pull requests", () => {
     );
   });
 
+  it("a newly listed approver login no GitHub account has, or whose account is no collaborator, fails the check", async () => {
+    const proposed = MAIN.replace(
+      "approval: {users: [carol], minimum: 1}",
+      "approval: {users: [carol, dave, erin, ghost-approver], minimum: 1}",
+    );
+    const sent = mockPullRequestWithConfig(app().mock, [".github/syncward.yml"], proposed);
+    mockConfig(app().mock, MAIN);
+    // Only the logins the change adds are looked up (carol was listed before).
+    app().mock.api.get("/users/dave").reply(200, { login: "dave", id: 4001, type: "User" });
+    app().mock.api.get("/repos/acme/shop/collaborators/dave").reply(204);
+    // erin exists, but the repository is public: she can read it without being a collaborator.
+    app().mock.api.get("/users/erin").reply(200, { login: "erin", id: 4002, type: "User" });
+    app().mock.api.get("/repos/acme/shop/collaborators/erin").reply(404, { message: "Not Found" });
+    app().mock.api.get("/users/ghost-approver").reply(404, { message: "Not Found" });
+    await app().probot.receive(opened());
+    app().mock.assertDone();
+    const check = sent.check();
+    assert.equal(check.conclusion, "failure");
+    assert.equal(check.output.title, "2 listed approver(s) are no GitHub account or no collaborator");
+    assert.match(
+      check.output.summary,
+      /@ghost-approver is listed as an approver but GitHub knows no account by that login \(renamed or deleted\?\); update approval\.users/,
+    );
+    assert.match(
+      check.output.summary,
+      /@erin is listed as an approver but is not a collaborator of acme\/shop/,
+    );
+    assert.match(check.output.summary, /an approval by any of them would be refused/);
+    assert.doesNotMatch(check.output.summary, /@dave is listed/);
+  });
+
   it("a pull request that does not touch the config gets no config check", async () => {
     mockPullRequestWithConfig(app().mock, ["overlays/dev/deployment.yaml"]);
     mockConfig(app().mock, MAIN);

@@ -1,5 +1,6 @@
 // requireChecks' GitHub adapter: which required checks have not passed on a commit, read from the
-// check runs and the combined status of the commit (and, for `true`, the branch's protection).
+// check runs and the combined status of the commit (and, for `true`, the branch's protection and
+// rulesets).
 // GitHub is nock; every request is validated against GitHub's OpenAPI description.
 import assert from "node:assert/strict";
 import { afterEach, describe, it } from "node:test";
@@ -19,13 +20,25 @@ async function adapter(): Promise<GitHubRequiredChecks> {
   return new GitHubRequiredChecks(async () => octokit, { owner: "acme", repo: "shop" });
 }
 
-const run = (id: number, name: string, status: string, conclusion: string | null, appId = 15368) => ({
+/** GitHub Actions' app id (its slug is github-actions). */
+const ACTIONS = 15368;
+
+/** A check run; `suite`: its check suite (a re-run of a job is a newer run in the same suite). */
+const run = (
+  id: number,
+  name: string,
+  status: string,
+  conclusion: string | null,
+  appId = ACTIONS,
+  suite = 1000 + id,
+) => ({
   id,
   name,
   head_sha: SHA,
   status,
   conclusion,
-  app: { id: appId, slug: `app-${appId}` },
+  app: { id: appId, slug: appId === ACTIONS ? "github-actions" : `app-${appId}` },
+  check_suite: { id: suite },
 });
 
 function mockChecks(
@@ -57,6 +70,28 @@ function mockProtection(
       required_status_checks: { enforcement_level: "everyone", contexts, checks },
     },
   });
+  mockRulesets(mock, []);
+}
+
+/** The rulesets that apply to `main` require these checks (integration_id: the app it is pinned to). */
+function mockRulesets(mock: GitHubMock, checks: Array<{ context: string; integration_id?: number }>) {
+  mock.api
+    .get(`${REPO}/rules/branches/main`)
+    .query(true)
+    .reply(
+      200,
+      checks.length === 0
+        ? []
+        : [
+            {
+              type: "required_status_checks",
+              ruleset_source_type: "Repository",
+              ruleset_source: "acme/shop",
+              ruleset_id: 7,
+              parameters: { required_status_checks: checks, strict_required_status_checks_policy: false },
+            },
+          ],
+    );
 }
 
 describe("required checks from GitHub", () => {
@@ -66,7 +101,7 @@ describe("required checks from GitHub", () => {
       gh,
       [
         run(1, "test", "completed", "failure"),
-        run(2, "test", "completed", "success"),
+        run(2, "test", "completed", "success", ACTIONS, 1001),
         run(3, "lint", "completed", "failure"),
         run(4, "e2e", "in_progress", null),
         run(5, "docs", "completed", "skipped"),
@@ -126,6 +161,62 @@ describe("required checks from GitHub", () => {
     assert.deepEqual(missing, ["ci"]);
   });
 
+  it("a check named alone counts any source, but is green only when none of them is failing or pending", async () => {
+    gh = mockGitHub();
+    mockChecks(
+      gh,
+      [
+        run(1, "ci", "completed", "success"),
+        // Another app's run of the same name that failed: "any source" includes it.
+        run(2, "ci", "completed", "failure", 999),
+        run(3, "build", "completed", "success"),
+        run(4, "lint", "completed", "success"),
+      ],
+      [
+        { context: "build", state: "pending" },
+        { context: "lint", state: "success" },
+        { context: "deploy", state: "error" },
+      ],
+    );
+    const missing = await (await adapter()).missing(SHA, ["ci", "build", "lint", "deploy"], "main");
+    gh.assertDone();
+    assert.deepEqual(missing, ["ci", "build", "deploy"]);
+  });
+
+  it("a check pinned to an app ({name, app}) counts only that app's run: a spoofed success from another app or a status does not", async () => {
+    gh = mockGitHub();
+    mockChecks(
+      gh,
+      [
+        // The pinned app's runs: still running, failed, passed after a failed first run.
+        run(1, "ci", "in_progress", null),
+        run(2, "test", "completed", "failure"),
+        run(3, "lint", "completed", "failure"),
+        run(4, "lint", "completed", "success", ACTIONS, 1003),
+        // Newer and green, from another app (a workflow anyone with write could add), for each name.
+        run(5, "ci", "completed", "success", 999),
+        run(6, "test", "completed", "success", 999),
+        run(7, "e2e", "completed", "success", 999),
+      ],
+      [
+        { context: "ci", state: "success" },
+        { context: "e2e", state: "success" },
+      ],
+    );
+    const pinned = (name: string) => ({ name, app: "github-actions" });
+    const missing = await (await adapter()).missing(
+      SHA,
+      [pinned("ci"), pinned("test"), pinned("lint"), pinned("e2e")],
+      "main",
+    );
+    gh.assertDone();
+    assert.deepEqual(missing, [
+      "ci (from github-actions)",
+      "test (from github-actions)",
+      "e2e (from github-actions)",
+    ]);
+  });
+
   it("syncward's own check runs never satisfy a requirement, whatever they are named", async () => {
     gh = mockGitHub();
     mockChecks(
@@ -145,10 +236,71 @@ describe("required checks from GitHub", () => {
     assert.deepEqual(missing, ["syncward / prod", "syncward preview / prod"]);
   });
 
-  it("true on an unprotected branch: nothing is required, nothing more is asked", async () => {
+  it("true on a branch where neither protection nor a ruleset requires a check: reported missing, nothing deploys", async () => {
     gh = mockGitHub();
     gh.api.get(`${REPO}/branches/main`).reply(200, { name: "main", protected: false });
-    assert.deepEqual(await (await adapter()).missing(SHA, true, "main"), []);
+    mockRulesets(gh, []);
+    assert.deepEqual(await (await adapter()).missing(SHA, true, "main"), [
+      "no required checks found for main (neither branch protection nor a ruleset names one)",
+    ]);
     gh.assertDone();
+  });
+
+  it("true on a branch protected by a ruleset only: the ruleset's required checks, pinned to their app", async () => {
+    gh = mockGitHub();
+    gh.api.get(`${REPO}/branches/main`).reply(200, { name: "main", protected: true });
+    mockRulesets(gh, [{ context: "ci", integration_id: ACTIONS }, { context: "lint" }]);
+    mockChecks(
+      gh,
+      [run(1, "ci", "completed", "success", 999), run(2, "lint", "completed", "success", 999)],
+      [],
+    );
+    const missing = await (await adapter()).missing(SHA, true, "main");
+    gh.assertDone();
+    assert.deepEqual(missing, ["ci"], "a green ci from another app does not pass a check the ruleset pins");
+  });
+
+  it("a newer run of the same app outside the job's check suite does not hide a failing or pending run; a re-run in the suite does", async () => {
+    gh = mockGitHub();
+    mockChecks(
+      gh,
+      [
+        // The real CI: failed, and still running.
+        run(1, "ci", "completed", "failure", ACTIONS, 10),
+        run(2, "build", "in_progress", null, ACTIONS, 11),
+        // A workflow on another branch POSTed green runs of the same names on this commit.
+        run(3, "ci", "completed", "success", ACTIONS, 20),
+        run(4, "build", "completed", "success", ACTIONS, 20),
+        // A job that failed and was re-run, green, in its own suite.
+        run(5, "lint", "completed", "failure", ACTIONS, 12),
+        run(6, "lint", "completed", "success", ACTIONS, 12),
+      ],
+      [],
+    );
+    const pinned = (name: string) => ({ name, app: "github-actions" });
+    const missing = await (await adapter()).missing(SHA, ["ci", pinned("build"), pinned("lint")], "main");
+    gh.assertDone();
+    assert.deepEqual(missing, ["ci", "build (from github-actions)"]);
+  });
+
+  it("commit statuses are read page by page: a failing status past the first hundred counts", async () => {
+    gh = mockGitHub();
+    gh.api
+      .get(`${REPO}/commits/${SHA}/check-runs`)
+      .query(true)
+      .reply(200, { total_count: 0, check_runs: [] });
+    const statuses = (from: number, n: number, state: string) =>
+      Array.from({ length: n }, (_, i) => ({ context: `ctx-${from + i}`, state }));
+    for (const [page, list] of [
+      [1, statuses(0, 100, "success")],
+      [2, [{ context: "deploy-check", state: "failure" }]],
+    ] as const)
+      gh.api
+        .get(`${REPO}/commits/${SHA}/status`)
+        .query({ per_page: "100", page: String(page) })
+        .reply(200, { state: "failure", sha: SHA, total_count: 101, statuses: list });
+    const missing = await (await adapter()).missing(SHA, ["ctx-0", "deploy-check"], "main");
+    gh.assertDone();
+    assert.deepEqual(missing, ["deploy-check"]);
   });
 });

@@ -14,7 +14,7 @@ import {
 import { useCluster } from "../support/cluster.ts";
 import { makeRepo, type TestRepo } from "../support/git-repo.ts";
 import { type CheckRun, captureReports, mockTarball } from "../support/github-checks.ts";
-import { mockRange } from "../support/github-range.ts";
+import { mockAccount, mockRange } from "../support/github-range.ts";
 import { checkRunEvent, pushEvent } from "../support/webhooks.ts";
 
 const cluster = useCluster();
@@ -105,6 +105,7 @@ describe("the Approve button", () => {
   it("the author's click is refused, on the check run, and nothing is deployed", async () => {
     mockReports();
     mockPermission(app.mock, "alice", "write");
+    mockAccount(app.mock, "alice");
     mockHeadCommit(); // read by the approval
     mockHeadCommit(); // and again for the run that says it was refused
     await click("alice");
@@ -125,6 +126,7 @@ describe("the Approve button", () => {
   it("a listed approver with read permission clicks Approve and the commit deploys", async () => {
     mockReports();
     mockPermission(app.mock, "carol", "read");
+    mockAccount(app.mock, "carol");
     mockHeadCommit();
     await click("carol");
     await app.settle();

@@ -17,7 +17,7 @@ import {
   type TestApp,
 } from "../support/app.ts";
 import { useCluster } from "../support/cluster.ts";
-import { apiPull, type FakePull, mockRange } from "../support/github-range.ts";
+import { apiPull, type FakePull, mockAccount, mockRange } from "../support/github-range.ts";
 import { fakeSha, issueCommentEvent, userIdOf } from "../support/webhooks.ts";
 
 const cluster = useCluster();
@@ -86,7 +86,10 @@ describe("who may approve a production sync", () => {
     app.mock.reset();
   });
 
-  /** prod last synced `base` and holds `head`, pushed or merged by `actor`, for approval. */
+  /**
+   * prod last synced `base` and holds `head`, pushed or merged by `actor` (as its push event named
+   * them), for approval; `actor` "syncward": a poll found `head` and no push event has arrived.
+   */
   const waiting = (base: string, head: string, actor: string) =>
     rt.reconciler.store.update(instance, (s) => {
       s.lastSyncedRevision = base;
@@ -94,12 +97,15 @@ describe("who may approve a production sync", () => {
       s.deployedRules = { revision: base, ...guardsOf(rt.reconciler.controller("prod").env) };
       s.syncStatus = "OutOfSync";
       s.pendingApprovals = [];
+      // No listed login is pinned to an id yet: each test's first approval by one looks it up.
+      s.approverIds = undefined;
       s.pendingSync = {
         revision: head,
-        trigger: "merge",
+        trigger: actor === "syncward" ? "poll" : "merge",
         actor,
         requestedAt: new Date().toISOString(),
         manual: false,
+        ...(actor === "syncward" ? {} : { pusher: actor }),
       };
     });
 
@@ -112,12 +118,22 @@ describe("who may approve a production sync", () => {
       id?: number;
       /** The commenter's GitHub user id, when not the one of their login. */
       userId?: number;
+      /** GitHub is asked who has the login (a listed login not yet pinned to an id); default true. */
+      resolves?: boolean;
+      /** The pull request is read (the approver passed the listing); default true. */
+      readsPull?: boolean;
+      /** Their account is a collaborator of the repository (GitHub answers 204); default true. */
+      collaborator?: boolean;
     },
   ) => {
     const id = o.id ?? 1001;
+    if (o.collaborator === false)
+      app.mock.api.get(`${REPO_PATH}/collaborators/${login}`).reply(404, { message: "Not Found" });
     mockReactions(app.mock, id, o.outcome ?? "confused");
+    if (o.resolves ?? true) mockAccount(app.mock, login, o.userId);
     mockPermission(app.mock, login, o.permission ?? "write");
-    app.mock.api.get(`${REPO_PATH}/pulls/${o.pull.number}`).reply(200, apiPull(o.pull));
+    if (o.readsPull ?? true)
+      app.mock.api.get(`${REPO_PATH}/pulls/${o.pull.number}`).reply(200, apiPull(o.pull));
     const reply = mockReply(app.mock, o.pull.number);
     await app.probot.receive(
       issueCommentEvent({
@@ -197,9 +213,25 @@ describe("who may approve a production sync", () => {
     );
     const state = await rt.reconciler.store.load(instance);
     assert.deepEqual(
-      state.pendingApprovals.map((a) => ({ sha: a.sha, by: a.by, id: a.id })),
-      [{ sha: bobDocs, by: "carol", id: userIdOf("carol") }],
+      state.pendingApprovals.map((a) => ({ sha: a.sha, by: a.by, id: a.id, base: a.base })),
+      [{ sha: bobDocs, by: "carol", id: userIdOf("carol"), base: deployed }],
+      "bound to her id, and to the last synced revision her eligibility was judged against",
     );
+  });
+
+  it("a listed login whose account is no collaborator (a public repository gives everyone read) is refused", async () => {
+    await waiting(deployed, bobDocs, "bob");
+    const reply = await approve("dave", {
+      pull: BOB_PR,
+      permission: "read",
+      collaborator: false,
+      readsPull: false,
+    });
+    assert.equal(
+      reply,
+      "Sorry @dave, you cannot approve **prod**: @dave is listed as an approver but is not a collaborator of acme/shop (on a public repository anyone can read it; a listed approver must be given access to the repository). Nothing was changed.",
+    );
+    assert.deepEqual((await rt.reconciler.store.load(instance)).pendingApprovals, []);
   });
 
   it("one person approving under two logins (a renamed account) counts once", async () => {
@@ -214,6 +246,80 @@ describe("who may approve a production sync", () => {
       userId: userIdOf("carol"),
     });
     assert.match(again, /\(1\/2\); waiting for more approvals\./);
+  });
+
+  it("a listed approver's login is pinned, the first time it is needed, to the GitHub account that has it", async () => {
+    await waiting(deployed, bobDocs, "bob");
+    mockRange(app.mock, twoMerges);
+    await approve("erin", { pull: BOB_PR, outcome: "rocket" });
+    assert.deepEqual((await rt.reconciler.store.load(instance)).approverIds, { erin: userIdOf("erin") });
+    // Pinned: a second approval by the same account asks GitHub nothing more about the login.
+    mockRange(app.mock, twoMerges);
+    const again = await approve("erin", { pull: BOB_PR, outcome: "rocket", id: 1002, resolves: false });
+    assert.match(again, /^Approved `[0-9a-f]{7}` for \*\*prod\*\* \(1\/2\)/);
+  });
+
+  it("a pin is dropped only once the deployed rules stop listing the login, not when a merged config does", async () => {
+    await waiting(deployed, bobDocs, "bob");
+    // zed was listed when prod deployed (and pinned); the config merged since no longer lists him.
+    await rt.reconciler.store.update(instance, (s) => {
+      s.approverIds = { zed: 4_242_001 };
+      const rules = s.deployedRules;
+      if (rules?.approval) rules.approval = { ...rules.approval, users: [...rules.approval.users, "zed"] };
+    });
+    mockRange(app.mock, twoMerges);
+    await approve("erin", { pull: BOB_PR, outcome: "rocket" });
+    assert.equal((await rt.reconciler.store.load(instance)).approverIds?.zed, 4_242_001, "still pinned");
+    // Deployed without zed: his pin goes.
+    await rt.reconciler.store.update(instance, (s) => {
+      s.deployedRules = { revision: deployed, ...guardsOf(rt.reconciler.controller("prod").env) };
+    });
+    mockRange(app.mock, twoMerges);
+    await approve("erin", { pull: BOB_PR, outcome: "rocket", id: 1002, resolves: false });
+    assert.equal((await rt.reconciler.store.load(instance)).approverIds?.zed, undefined);
+  });
+
+  it("someone who registered a listed approver's old login (another GitHub id) is refused, and told why", async () => {
+    await waiting(deployed, bobDocs, "bob");
+    await rt.reconciler.store.update(instance, (s) => {
+      s.approverIds = { erin: userIdOf("erin") };
+    });
+    const reply = await approve("erin", {
+      pull: BOB_PR,
+      userId: 4_242_424,
+      permission: "read",
+      resolves: false,
+      readsPull: false,
+    });
+    assert.equal(
+      reply,
+      `Sorry @erin, you cannot approve **prod**: @erin is listed as an approver but is now a different GitHub account (id 4242424; the listed one is id ${userIdOf("erin")}); update approval.users. Nothing was changed.`,
+    );
+    assert.deepEqual((await rt.reconciler.store.load(instance)).pendingApprovals, []);
+  });
+
+  it("a listed approver who renamed their account approves under the new login, and is told to update approval.users", async () => {
+    await waiting(deployed, bobDocs, "bob");
+    await rt.reconciler.store.update(instance, (s) => {
+      s.approverIds = { erin: userIdOf("erin") };
+    });
+    mockRange(app.mock, twoMerges);
+    const reply = await approve("erin-renamed", {
+      pull: BOB_PR,
+      userId: userIdOf("erin"),
+      permission: "read",
+      outcome: "rocket",
+      resolves: false,
+    });
+    assert.equal(
+      reply,
+      `Approved \`${bobDocs.slice(0, 7)}\` for **prod** (1/2); waiting for more approvals. (approval.users lists you as @erin, your login before a rename; the approval counts because it is the same GitHub account, but update approval.users to @erin-renamed.)`,
+    );
+    const state = await rt.reconciler.store.load(instance);
+    assert.deepEqual(
+      state.pendingApprovals.map((a) => ({ by: a.by, id: a.id })),
+      [{ by: "erin-renamed", id: userIdOf("erin") }],
+    );
   });
 
   it("whoever pushed a commit written in someone else's name is refused (GitHub's repository activity)", async () => {
@@ -242,6 +348,30 @@ describe("who may approve a production sync", () => {
     mockRange(app.mock, { ...twoMerges, pushes: "forbidden" });
     const refused = await approve("alice", { pull: BOB_PR });
     assert.match(refused, /you authored [0-9a-f]{7}, opened #1, merged #1 in what would be deployed/);
+    mockRange(app.mock, { ...twoMerges, pushes: "forbidden" });
+    const approved = await approve("erin", { pull: BOB_PR, outcome: "rocket", id: 1002 });
+    assert.match(approved, /^Approved `[0-9a-f]{7}` for \*\*prod\*\* \(1\/2\)/);
+  });
+
+  it("a poll found the commit, the push event has not arrived and the repository activity is unreadable: nobody's approval counts, and the reply says why", async () => {
+    await waiting(deployed, bobDocs, "syncward");
+    mockRange(app.mock, { ...twoMerges, pushes: "forbidden" });
+    const reply = await approve("erin", { pull: BOB_PR });
+    assert.equal(
+      reply,
+      `Sorry @erin, you cannot approve **prod**: cannot tell who pushed \`${bobDocs.slice(0, 7)}\`: GitHub does not show syncward the repository's activity (403) and no push event for it has arrived (syncward learned of it by polling), so nobody can be sure they did not push it; grant syncward's GitHub App read access to the repository's activity, or approve after the push event arrives (or set approval.allowAuthor: true). Nothing was changed.`,
+    );
+    assert.deepEqual((await rt.reconciler.store.load(instance)).pendingApprovals, []);
+  });
+
+  it("once the push event has recorded the pusher, the same approval counts and the pusher's is refused", async () => {
+    await waiting(deployed, bobDocs, "syncward");
+    await rt.reconciler.store.update(instance, (s) => {
+      if (s.pendingSync) s.pendingSync.pusher = "dave";
+    });
+    mockRange(app.mock, { ...twoMerges, pushes: "forbidden" });
+    const refused = await approve("dave", { pull: BOB_PR });
+    assert.match(refused, /you pushed [0-9a-f]{7} in what would be deployed/);
     mockRange(app.mock, { ...twoMerges, pushes: "forbidden" });
     const approved = await approve("erin", { pull: BOB_PR, outcome: "rocket", id: 1002 });
     assert.match(approved, /^Approved `[0-9a-f]{7}` for \*\*prod\*\* \(1\/2\)/);

@@ -20,7 +20,7 @@ import { useCluster } from "../support/cluster.ts";
 import { makeRepo, type TestRepo, testMerge } from "../support/git-repo.ts";
 import type { GitHubMock } from "../support/github.ts";
 import { checkRunId } from "../support/github-checks.ts";
-import { apiPull, type FakePull, mockRange } from "../support/github-range.ts";
+import { apiPull, type FakePull, mockAccount, mockRange } from "../support/github-range.ts";
 import { issueCommentEvent, pullRequestEvent, pushEvent } from "../support/webhooks.ts";
 
 const cluster = useCluster();
@@ -290,6 +290,8 @@ describe("GitHub App end to end", () => {
   it("/approve prod by an approver deploys the approved commit", async () => {
     mockReactions(app.mock, 1001, "rocket");
     mockPermission(app.mock, "carol", "write");
+    // carol's first approval: her listed login is pinned to her GitHub account.
+    mockAccount(app.mock, "carol");
     const pr7 = mergedPull7(first);
     app.mock.api.get(`${REPO_PATH}/pulls/7`).reply(200, apiPull(pr7));
     // A first deployment: the pending commit alone is what would be deployed.

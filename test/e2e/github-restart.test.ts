@@ -16,7 +16,7 @@ import { eventually, useCluster } from "../support/cluster.ts";
 import { makeRepo, type TestRepo } from "../support/git-repo.ts";
 import { GITHUB_API } from "../support/github.ts";
 import { FakeGitHub } from "../support/github-fake.ts";
-import { apiPull } from "../support/github-range.ts";
+import { apiPull, mockAccount } from "../support/github-range.ts";
 import { DEFAULT_INSTALLATION_ID, issueCommentEvent, pushEvent } from "../support/webhooks.ts";
 
 const cluster = useCluster();
@@ -62,6 +62,8 @@ describe("the app killed mid-sync and restarted", () => {
   const comment = async (app: TestApp, id: number, login: string, body: string) => {
     mockReactions(app.mock, id, "rocket");
     mockPermission(app.mock, login, "write");
+    // Each approver approves once here: their listed login is pinned to their GitHub account.
+    if (body.startsWith("/approve")) mockAccount(app.mock, login);
     const event = issueCommentEvent({ body, sender: { login }, commentId: id });
     (event.payload.issue.user as { login: string }).login = "bob";
     await app.probot.receive(event);

@@ -77,6 +77,29 @@ const settingsOf = async (ns: string) =>
       | undefined
   )?.data.v;
 
+/** A whole app's reconciler on `repoDir`, without leases, watches or polls: tests nudge it. */
+const reconcilerFor = (
+  app: string,
+  config: ReturnType<typeof parseConfig>,
+  repoDir: string,
+  stateNamespace: string,
+  more: Partial<ConstructorParameters<typeof Reconciler>[0]> = {},
+) =>
+  new Reconciler({
+    app,
+    config,
+    client: cluster.syncwardClient,
+    source: new LocalGitSource(repoDir, cache),
+    emit: () => undefined,
+    log: pino({ level: "silent" }),
+    stateNamespace,
+    identity: "test",
+    leases: false,
+    watch: false,
+    pollIntervalMs: 0,
+    ...more,
+  });
+
 describe("the gate on a retry", () => {
   it("an approved sync that fails and is retried stays on the approved revision, even with retry.refresh, while a newer commit lands", async () => {
     let approvedSha = "";
@@ -538,18 +561,8 @@ describe("operator floors", () => {
         ],
       }),
     );
-    const reconciler = new Reconciler({
-      app: "floor",
-      config,
-      client: cluster.syncwardClient,
-      source: new LocalGitSource(repo.dir, cache),
+    const reconciler = reconcilerFor("floor", config, repo.dir, stateNs, {
       emit: (e) => events.push(e),
-      log: pino({ level: "silent" }),
-      stateNamespace: stateNs,
-      identity: "test",
-      leases: false,
-      watch: false,
-      pollIntervalMs: 0,
       floors: floorsFromEnv({ SYNCWARD_MIN_PRODUCTION_APPROVALS: "1" }),
     });
     const prod = reconciler.controller("prod");
@@ -558,5 +571,145 @@ describe("operator floors", () => {
     await prod.idle();
     assert.ok(events.some((e) => e.type === "awaitingApproval" && e.revision === repo.head()));
     assert.equal(await settingsOf(ns), undefined, "nothing deployed without the floor's approval");
+  });
+});
+
+describe("who pushed a revision waiting for approval", () => {
+  it("a push event that arrives after a poll announced the wait records the pusher; one that arrives first is recorded with the wait", async () => {
+    const ns = await cluster.namespace("rpusher");
+    const stateNs = await cluster.stateNamespace("rpusher-state");
+    const repo = makeRepo({ "app/cm.yaml": cm("1") });
+    const store = new StateStore(cluster.syncwardClient, stateNs);
+    const config = parseConfig(
+      configFile(ns, { syncPolicy: { automated: {} }, approval: { users: ["carol"] } }),
+    );
+    const reconciler = reconcilerFor("pusher", config, repo.dir, stateNs);
+    const prod = reconciler.controller("prod");
+    const pending = async () => (await store.load(prod.instance)).pendingSync;
+
+    // A poll finds the commit before its push event: the wait knows no pusher.
+    const first = repo.head();
+    prod.nudge("poll", "syncward");
+    await prod.idle();
+    assert.equal((await pending())?.revision, first);
+    assert.equal((await pending())?.pusher, undefined, "a poll does not know who pushed");
+    // The push event arrives: its pusher is recorded on the wait, so approvers are checked against them.
+    reconciler.nudgeBranch("main", "push", "bob", undefined, { revision: first });
+    await eventually(
+      "the late push event's pusher is recorded",
+      async () => (await pending())?.pusher === "bob",
+    );
+    await prod.idle();
+    assert.equal((await pending())?.actor, "syncward");
+
+    // The usual order: the push event first, then the wait it starts, which names the pusher.
+    const second = repo.commit({ "app/cm.yaml": cm("2") });
+    reconciler.nudgeBranch("main", "merge", "dave", undefined, { revision: second });
+    await prod.idle();
+    assert.deepEqual(
+      { revision: (await pending())?.revision, pusher: (await pending())?.pusher },
+      { revision: second, pusher: "dave" },
+    );
+  });
+});
+
+describe("approvals recorded before the deployed revision moves", () => {
+  it("an approval judged against another last synced revision stops counting after a CLI rollback: the range grew, so it must be given again", async () => {
+    const { ns, repo, store, controller } = await setup(
+      { syncPolicy: { automated: {} }, approval: { users: ["carol", "dave"], minimum: 2 } },
+      { "app/cm.yaml": cm("1") },
+    );
+    const cli = (revision: string) =>
+      controller.sync({ trigger: "cli", actor: "ops", revision, needsApproval: false });
+    const first = repo.head();
+    await cli(first);
+    const second = repo.commit({ "app/cm.yaml": cm("2") });
+    await cli(second);
+    const third = repo.commit({ "app/cm.yaml": cm("3") });
+    controller.nudge("push", "alice");
+    await controller.idle();
+    assert.equal((await store.load(controller.instance)).pendingSync?.revision, third);
+    // carol was judged against second..third (a range without `second`).
+    const carol = await controller.approve(third, "carol", 3, second);
+    assert.deepEqual(carol.approvers, ["carol"]);
+
+    // An operator rolls prod back: what an approval of `third` would deploy now includes `second`.
+    await cli(first);
+    assert.equal((await store.load(controller.instance)).lastSyncedRevision, first);
+    const dave = await controller.approve(third, "dave", 4, first);
+    assert.deepEqual(
+      { approvers: dave.approvers, released: dave.released },
+      { approvers: ["dave"], released: false },
+      "carol's approval no longer counts",
+    );
+    await controller.idle();
+    assert.equal(await settingsOf(ns), "1", "nothing deployed on an approval judged against another range");
+    const held = await controller.sync({ trigger: "comment", actor: "erin", needsApproval: true });
+    assert.match(
+      held.held && !held.held.allowed ? held.held.reason : "",
+      /^waiting for approval \(1\/2\); 1 approval\(s\) were given when prod last synced another revision, and what would be deployed has changed since: approve again/,
+    );
+
+    // Judged again against the range as it is now, carol's approval counts and `third` deploys.
+    const again = await controller.approve(third, "carol", 3, first);
+    assert.equal(again.released, true);
+    await eventually("the approved revision deployed", async () => (await settingsOf(ns)) === "3");
+  });
+});
+
+describe("approvals are of one operation", () => {
+  it("/sync --prune on a partly approved automated wait starts the approvals again: the next one does not release a prune", async () => {
+    const { ns, repo, store, controller } = await setup(
+      { syncPolicy: { automated: {} }, approval: { users: ["carol", "dave"], minimum: 2 } },
+      { "app/cm.yaml": cm("1") },
+    );
+    await controller.sync({ trigger: "cli", actor: "ops", needsApproval: false });
+    const next = repo.commit({ "app/cm.yaml": cm("2") });
+    controller.nudge("push", "alice");
+    await controller.idle();
+    assert.equal((await store.load(controller.instance)).pendingSync?.revision, next);
+    assert.deepEqual((await controller.approve(next, "carol", 3)).approvers, ["carol"]);
+
+    const asked = await controller.requestApprovedSync({ trigger: "comment", actor: "erin", prune: true });
+    assert.equal(asked.held, true);
+    const state = await store.load(controller.instance);
+    assert.equal(state.pendingSync?.prune, true, "the wait is now the prune sync erin asked for");
+    assert.deepEqual(state.pendingApprovals, [], "carol approved the sync without prune, not this one");
+    const dave = await controller.approve(next, "dave", 4);
+    assert.deepEqual(
+      { approvers: dave.approvers, released: dave.released },
+      { approvers: ["dave"], released: false },
+    );
+    await controller.idle();
+    assert.equal(await settingsOf(ns), "1", "nothing deployed");
+  });
+});
+
+describe("approvals given under allowAuthor: true", () => {
+  it("stop counting once the rule is false: who contributed was never looked at", async () => {
+    const { ns, repo, store, controller } = await setup(
+      { syncPolicy: { automated: {} }, approval: { users: ["carol", "dave"], minimum: 2 } },
+      { "app/cm.yaml": cm("1") },
+    );
+    await controller.sync({ trigger: "cli", actor: "ops", needsApproval: false });
+    const next = repo.commit({ "app/cm.yaml": cm("2") });
+    controller.nudge("push", "alice");
+    await controller.idle();
+    const base = (await store.load(controller.instance)).lastSyncedRevision ?? "";
+    // Given while the config said allowAuthor: true (the approval layer checked no contributor).
+    const carol = await controller.approve(next, "carol", 3, base, true);
+    assert.deepEqual(carol.approvers, []);
+    const dave = await controller.approve(next, "dave", 4, base);
+    assert.deepEqual(
+      { approvers: dave.approvers, released: dave.released },
+      { approvers: ["dave"], released: false },
+    );
+    const held = await controller.sync({ trigger: "comment", actor: "erin", needsApproval: true });
+    assert.match(
+      held.held && !held.held.allowed ? held.held.reason : "",
+      /^waiting for approval \(1\/2\); 1 approval\(s\) were given while approval\.allowAuthor was true, without checking who contributed: approve again/,
+    );
+    await controller.idle();
+    assert.equal(await settingsOf(ns), "1");
   });
 });

@@ -105,6 +105,11 @@ export function mockPermission(
   permission: "admin" | "maintain" | "write" | "triage" | "read" | "none",
 ): void {
   const scope = mock.api.get(`${REPO_PATH}/collaborators/${login}/permission`);
+  // Whether they are a collaborator at all (asked only of listed approvers): not required.
+  mock.api
+    .get(`${REPO_PATH}/collaborators/${login}`)
+    .optionally()
+    .reply(permission === "none" ? 404 : 204);
   if (permission === "none") scope.reply(404, { message: "Not Found" });
   else {
     const base = permission === "maintain" ? "write" : permission === "triage" ? "read" : permission;

@@ -32,7 +32,15 @@ export const ghUser = (login: string) => ({
   type: "User",
 });
 
-function apiCommit(c: FakeCommit) {
+/** GET /users/{login}: the GitHub account that has `login` now (syncward pins a listed approver's login to it). */
+export function mockAccount(mock: GitHubMock, login: string, id = userIdOf(login)): void {
+  mock
+    .scope(GITHUB_API)
+    .get(`/users/${login}`)
+    .reply(200, { ...ghUser(login), id });
+}
+
+export function apiCommit(c: FakeCommit) {
   const committer = c.committer === undefined ? "web-flow" : c.committer;
   const email = c.email ?? `${c.author ?? "someone"}@example.com`;
   return {
@@ -46,6 +54,20 @@ function apiCommit(c: FakeCommit) {
     author: c.author === null ? null : ghUser(c.author),
     committer: committer === null ? null : ghUser(committer),
     parents: [],
+  };
+}
+
+/** One entry of GET /repos/{o}/{r}/activity: `actor` moved `branch` to `after`. */
+export function apiActivity(after: string, actor: string, branch: string, kind = "push", i = 0) {
+  return {
+    id: 100 + i,
+    node_id: `A_${i}`,
+    before: "0".repeat(40),
+    after,
+    ref: `refs/heads/${branch}`,
+    timestamp: "2024-05-01T12:00:00Z",
+    activity_type: kind,
+    actor: ghUser(actor),
   };
 }
 
@@ -105,16 +127,7 @@ export function mockRange(
   else
     activity.reply(
       200,
-      (o.pushes ?? []).map((p, i) => ({
-        id: 100 + i,
-        node_id: `A_${i}`,
-        before: "0".repeat(40),
-        after: p.after,
-        ref: "refs/heads/main",
-        timestamp: "2024-05-01T12:00:00Z",
-        activity_type: p.kind ?? "push",
-        actor: ghUser(p.actor),
-      })),
+      (o.pushes ?? []).map((p, i) => apiActivity(p.after, p.actor, "main", p.kind, i)),
     );
   const shown = o.base === undefined ? o.commits.slice(0, 1) : o.commits;
   for (const c of shown) {

@@ -255,6 +255,20 @@ describe("parseConfig: every class of error, with its field path", () => {
         problems: ["environments[1].syncPolicy.retry.backoff.factor: must be a number >= 1"],
       },
       {
+        name: "requireChecks pinned to something that is not an app's slug",
+        fields: { requireChecks: ["ci", { name: "ci", app: "GitHub Actions" }] },
+        problems: [
+          `environments[0].requireChecks[1].app: "GitHub Actions" is not a GitHub App's slug (as in github.com/apps/<slug>)`,
+        ],
+      },
+      {
+        name: "requireChecks entry that is neither a name nor {name, app}",
+        fields: { requireChecks: [{ name: "ci" }] },
+        problems: [
+          "environments[0].requireChecks: must be true or a list of checks: a name, or {name: ci, app: github-actions}",
+        ],
+      },
+      {
         name: "revisionHistoryLimit 0",
         fields: { revisionHistoryLimit: 0 },
         problems: ["environments[0].revisionHistoryLimit: must be an integer from 1 to 100"],

@@ -23,9 +23,57 @@ describe("approvals in the state", () => {
     const s = defaultState("app.prod");
     addApproval(s, { sha: A, by: "carol", id: 7, at: at(0) });
     addApproval(s, { sha: A, by: "dave", id: 8, at: at(50) });
-    assert.deepEqual(approvalsOf(s, A, NOW, 30 * 60_000), { approvers: ["dave"], expired: 1 });
+    assert.deepEqual(approvalsOf(s, A, NOW, 30 * 60_000), {
+      approvers: ["dave"],
+      expired: 1,
+      rejudged: 0,
+      unchecked: 0,
+    });
     addApproval(s, { sha: A, by: "carol", id: 7, at: at(55) });
-    assert.deepEqual(approvalsOf(s, A, NOW, 30 * 60_000), { approvers: ["dave", "carol"], expired: 0 });
+    assert.deepEqual(approvalsOf(s, A, NOW, 30 * 60_000), {
+      approvers: ["dave", "carol"],
+      expired: 0,
+      rejudged: 0,
+      unchecked: 0,
+    });
+  });
+
+  it('counts an approval only while the last synced revision is the one it was judged against (none: ""); one recorded without it counts', () => {
+    const s = defaultState("app.prod");
+    addApproval(s, { sha: A, by: "carol", id: 7, at: at(0), base: "" });
+    addApproval(s, { sha: A, by: "dave", id: 8, at: at(1), base: B });
+    addApproval(s, { sha: A, by: "erin", id: 9, at: at(2) });
+    assert.deepEqual(approvalsOf(s, A, NOW), {
+      approvers: ["carol", "erin"],
+      expired: 0,
+      rejudged: 1,
+      unchecked: 0,
+    });
+    s.lastSyncedRevision = B;
+    assert.deepEqual(approvalsOf(s, A, NOW), {
+      approvers: ["dave", "erin"],
+      expired: 0,
+      rejudged: 1,
+      unchecked: 0,
+    });
+    // Where contributors do not matter (allowAuthor), neither does the base.
+    assert.equal(approvalsOf(s, A, NOW, undefined, false).approvers.length, 3);
+  });
+
+  it("an approval given without checking contributors (allowAuthor: true then) stops counting once they matter", () => {
+    const s = defaultState("app.prod");
+    addApproval(s, { sha: A, by: "carol", id: 7, at: at(0), base: "", unchecked: true });
+    addApproval(s, { sha: A, by: "dave", id: 8, at: at(1), base: "" });
+    assert.deepEqual(approvalsOf(s, A, NOW), { approvers: ["dave"], expired: 0, rejudged: 0, unchecked: 1 });
+    // Still allowAuthor: both count.
+    assert.equal(approvalsOf(s, A, NOW, undefined, false).approvers.length, 2);
+  });
+
+  it("counts approvals against the base a never-synced environment inherits, when given", () => {
+    const s = defaultState("app.production");
+    addApproval(s, { sha: A, by: "carol", id: 7, at: at(0), base: B });
+    addApproval(s, { sha: A, by: "dave", id: 8, at: at(1), base: "" });
+    assert.deepEqual(approvalsOf(s, A, NOW, undefined, true, B).approvers, ["carol"]);
   });
 
   it("/unapprove withdraws only the commenter's own approvals, of every pending revision", () => {

@@ -163,6 +163,39 @@ const rows: Row[] = [
     "allowed",
   ],
   [
+    "an approval judged against another last synced revision does not count, and the message says so",
+    {
+      rules: gated,
+      state: state({
+        lastSyncedRevision: "c".repeat(40),
+        pendingApprovals: [{ ...approved("carol"), base: "b".repeat(40) }],
+      }),
+    },
+    /^waiting for approval \(0\/1\); 1 approval\(s\) were given when \w+ last synced another revision/,
+  ],
+  [
+    "an approval judged against the last synced revision counts",
+    {
+      rules: gated,
+      state: state({
+        lastSyncedRevision: "c".repeat(40),
+        pendingApprovals: [{ ...approved("carol"), base: "c".repeat(40) }],
+      }),
+    },
+    "allowed",
+  ],
+  [
+    "where contributors do not matter (allowAuthor), the base an approval was judged against does not either",
+    {
+      rules: envConfig("prod", { approval: { users: ["carol"], allowAuthor: true } }),
+      state: state({
+        lastSyncedRevision: "c".repeat(40),
+        pendingApprovals: [{ ...approved("carol"), base: "" }],
+      }),
+    },
+    "allowed",
+  ],
+  [
     "an expired approval is ignored and the message says so",
     {
       rules: twoNeeded,
