@@ -25,17 +25,19 @@ export function lastMemoryRelease(): MemoryRelease | undefined {
   return last;
 }
 
-/** Runs one memory-reducing GC now; undefined when gc is not exposed. */
+/** V8 12+ (Node 22+) pools freed pages; V8 11 (Node 20) unmaps them in its own GCs, so has nothing to give back. */
+export const V8_POOLS_PAGES = Number(process.versions.v8.split(".")[0]) >= 12;
+
+/**
+ * Runs one memory-reducing GC now (the "last resort" flavor: the one that empties the page pool);
+ * undefined when gc is not exposed or V8 keeps no pool.
+ */
 export function releaseMemory(): MemoryRelease | undefined {
   const gc = (globalThis as { gc?: Gc }).gc;
-  if (typeof gc !== "function") return undefined;
+  if (typeof gc !== "function" || !V8_POOLS_PAGES) return undefined;
   const rssBefore = process.memoryUsage.rss();
   const start = performance.now();
-  // V8 12+ (Node 22+): the "last resort" flavor is the memory-reducing GC that empties the page
-  // pool. V8 11 (Node 20) has no pool (a full GC unmaps freed pages) and ignores the flavor.
-  if (Number(process.versions.v8.split(".")[0]) >= 12)
-    gc({ type: "major", execution: "sync", flavor: "last-resort" });
-  else gc();
+  gc({ type: "major", execution: "sync", flavor: "last-resort" });
   last = { at: new Date(), ms: performance.now() - start, rssBefore, rssAfter: process.memoryUsage.rss() };
   return last;
 }

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import { releaseMemory } from "../../src/util/release-memory.ts";
+import { releaseMemory, V8_POOLS_PAGES } from "../../src/util/release-memory.ts";
 
 const ROOT = join(import.meta.dirname, "..", "..");
 
@@ -12,7 +12,7 @@ describe("releaseMemory: one memory-reducing GC after a burst", () => {
     assert.equal(releaseMemory(), undefined);
   });
 
-  it("with gc exposed, collects what a burst left behind and says what it did", () => {
+  it("with gc exposed, collects what a burst left behind and says what it did (Node 22+; Node 20 has nothing pooled and does nothing)", () => {
     const script = `
       import { releaseMemory } from "./src/util/release-memory.ts";
       let burst = Array.from({ length: 300_000 }, (_, i) => ({ i, s: "x".repeat(50) + i }));
@@ -29,6 +29,10 @@ describe("releaseMemory: one memory-reducing GC after a burst", () => {
       },
     );
     const { during, after, r } = JSON.parse(out.trim().split("\n").at(-1) as string);
+    if (!V8_POOLS_PAGES) {
+      assert.equal(r, undefined);
+      return;
+    }
     assert.ok(r, "a release was made");
     assert.ok(r.rssBefore > 0 && r.rssAfter > 0 && r.ms >= 0);
     assert.ok(after < during / 2, `the burst's objects are gone (heap used ${during} -> ${after})`);
