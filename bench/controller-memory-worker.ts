@@ -3,7 +3,7 @@
 // ConfigMaps each with one Reconciler, then for each scenario measures memory after a GC and the
 // API requests made in IDLE_MS of idleness. Progress goes to stderr; the result is the last line
 // of stdout, as JSON.
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
@@ -74,6 +74,10 @@ export interface ScenarioResult {
   syncCpuMs: number;
   /** The memory-reducing GC the process ran when the initial sync's burst of passes was over (needs gc exposed). */
   release?: MemoryRelease;
+  /** RSS and heap one second after `memory`, with no GC between. */
+  memoryOneSecondLater: MemorySample;
+  /** Where the RSS was when `memory` was taken (MB; Linux only). */
+  residentMB?: Record<string, number>;
   /** V8's heap spaces (committed size, MB) where `memory` was taken: which space holds the slack. */
   heapSpacesMB: Record<string, number>;
   memoryAfterIdle: MemorySample;
@@ -161,6 +165,25 @@ function memorySampler(everyMs: number): { stop: () => ScenarioResult["duringSyn
       return { peak, atPeakRss, samples };
     },
   };
+}
+
+/** Where the RSS is (Linux): glibc's main malloc heap, other anonymous memory (V8's pages, malloc arenas, stacks), files. */
+function residentMB(): Record<string, number> | undefined {
+  let smaps: string;
+  try {
+    smaps = readFileSync("/proc/self/smaps", "utf8");
+  } catch {
+    return undefined;
+  }
+  const out = { mallocHeap: 0, anonymous: 0, files: 0 };
+  let kind: keyof typeof out = "anonymous";
+  for (const line of smaps.split("\n")) {
+    const head = /^[0-9a-f]+-[0-9a-f]+ \S+ \S+ \S+ \S+\s*(.*)$/.exec(line);
+    if (head) kind = head[1] === "[heap]" ? "mallocHeap" : head[1]?.startsWith("/") ? "files" : "anonymous";
+    const rss = /^Rss:\s+(\d+) kB/.exec(line);
+    if (rss) out[kind] += Number(rss[1]) * 1024;
+  }
+  return Object.fromEntries(Object.entries(out).map(([k, v]) => [k, Math.round(v / 1e5) / 10]));
 }
 
 function heapSpacesMB(): Record<string, number> {
@@ -252,6 +275,10 @@ async function runScenario(
   gc();
   const mem = memory();
   const spaces = heapSpacesMB();
+  const resident = residentMB();
+  // The same, one second later (no GC between): what the GC above freed but V8's background
+  // unmapping had not yet returned when it was read.
+  const oneSecondLater = sleep(1000).then(memory);
   const before = { ...kube.counts, byVerb: { ...kube.counts.byVerb } };
   const idleStart = performance.now();
   const cpuBefore = process.cpuUsage();
@@ -316,6 +343,8 @@ async function runScenario(
     duringSync,
     syncCpuMs: (syncCpu.user + syncCpu.system) / 1000,
     heapSpacesMB: spaces,
+    residentMB: resident,
+    memoryOneSecondLater: await oneSecondLater,
     release: lastMemoryRelease(),
     memoryAfterIdle,
     idle: {

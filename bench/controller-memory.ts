@@ -112,6 +112,7 @@ export async function controllerMemory(ctx: BenchContext): Promise<BenchResult> 
         external: Math.round(s.duringSync.peak.external / MB),
       },
       heapSpacesMB: s.heapSpacesMB,
+      residentMB: s.residentMB,
       memoryRelease: s.release && {
         ms: Math.round(s.release.ms),
         rssBeforeMB: Math.round(s.release.rssBefore / MB),
