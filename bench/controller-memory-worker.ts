@@ -3,10 +3,11 @@
 // ConfigMaps each with one Reconciler, then for each scenario measures memory after a GC and the
 // API requests made in IDLE_MS of idleness. Progress goes to stderr; the result is the last line
 // of stdout, as JSON.
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
+import { getHeapSpaceStatistics, writeHeapSnapshot } from "node:v8";
 import pino from "pino";
 import { stringify } from "yaml";
 import { parseConfig } from "../src/config/load.ts";
@@ -15,6 +16,7 @@ import type { ReconcilerEvent } from "../src/reconciler/events.ts";
 import { Reconciler } from "../src/reconciler/reconciler.ts";
 import { LocalGitSource } from "../src/reconciler/revision-source.ts";
 import { mapLimit } from "../src/util/map-limit.ts";
+import { lastMemoryRelease, type MemoryRelease } from "../src/util/release-memory.ts";
 import { sleep } from "../src/util/sleep.ts";
 import { makeRepo } from "../test/support/git-repo.ts";
 import { gc, Namespaces, progress } from "./support.ts";
@@ -66,6 +68,18 @@ export interface ScenarioResult {
   requestsUntilReady: number;
   /** After the GC that follows the initial passes, and again after the idle window. */
   memory: MemorySample;
+  /** Sampled every 200 ms from start until ready: each figure's own maximum, and the sample of the highest RSS. */
+  duringSync: { peak: MemorySample; atPeakRss: MemorySample; samples: number };
+  /** User + system CPU of this process from start until ready, ms. */
+  syncCpuMs: number;
+  /** The memory-reducing GC the process ran when the initial sync's burst of passes was over (needs gc exposed). */
+  release?: MemoryRelease;
+  /** RSS and heap one second after `memory`, with no GC between. */
+  memoryOneSecondLater: MemorySample;
+  /** Where the RSS was when `memory` was taken (MB; Linux only). */
+  residentMB?: Record<string, number>;
+  /** V8's heap spaces (committed size, MB) where `memory` was taken: which space holds the slack. */
+  heapSpacesMB: Record<string, number>;
   memoryAfterIdle: MemorySample;
   idle: {
     ms: number;
@@ -127,6 +141,57 @@ function memory(): MemorySample {
   };
 }
 
+/** Samples memory every `everyMs` until stopped: each figure's maximum and the sample of the highest RSS. */
+function memorySampler(everyMs: number): { stop: () => ScenarioResult["duringSync"] } {
+  const peak = memory();
+  let atPeakRss = { ...peak };
+  let samples = 1;
+  // SYNCWARD_BENCH_SNAPSHOT_MB: one heap snapshot the first time the heap in use passes that size
+  // (to see what the sync holds at its peak; the snapshot itself stalls the process).
+  let snapshotAt = Number(process.env.SYNCWARD_BENCH_SNAPSHOT_MB ?? 0) * 1e6;
+  const timer = setInterval(() => {
+    const m = memory();
+    samples++;
+    if (snapshotAt > 0 && m.heapUsed > snapshotAt) {
+      snapshotAt = 0;
+      progress(`memory: heap snapshot at ${Math.round(m.heapUsed / 1e6)} MB: ${writeHeapSnapshot()}`);
+    }
+    for (const k of Object.keys(peak) as Array<keyof MemorySample>) peak[k] = Math.max(peak[k], m[k]);
+    if (m.rss >= atPeakRss.rss) atPeakRss = m;
+  }, everyMs);
+  return {
+    stop: () => {
+      clearInterval(timer);
+      return { peak, atPeakRss, samples };
+    },
+  };
+}
+
+/** Where the RSS is (Linux): glibc's main malloc heap, other anonymous memory (V8's pages, malloc arenas, stacks), files. */
+function residentMB(): Record<string, number> | undefined {
+  let smaps: string;
+  try {
+    smaps = readFileSync("/proc/self/smaps", "utf8");
+  } catch {
+    return undefined;
+  }
+  const out = { mallocHeap: 0, anonymous: 0, files: 0 };
+  let kind: keyof typeof out = "anonymous";
+  for (const line of smaps.split("\n")) {
+    const head = /^[0-9a-f]+-[0-9a-f]+ \S+ \S+ \S+ \S+\s*(.*)$/.exec(line);
+    if (head) kind = head[1] === "[heap]" ? "mallocHeap" : head[1]?.startsWith("/") ? "files" : "anonymous";
+    const rss = /^Rss:\s+(\d+) kB/.exec(line);
+    if (rss) out[kind] += Number(rss[1]) * 1024;
+  }
+  return Object.fromEntries(Object.entries(out).map(([k, v]) => [k, Math.round(v / 1e5) / 10]));
+}
+
+function heapSpacesMB(): Record<string, number> {
+  return Object.fromEntries(
+    getHeapSpaceStatistics().map((s) => [s.space_name, Math.round(s.physical_space_size / 1e5) / 10]),
+  );
+}
+
 function configMaps(env: number, count: number): string {
   const docs: string[] = [];
   for (let i = 0; i < count; i++) {
@@ -164,6 +229,8 @@ async function runScenario(
     if (e.type === "syncStarted") started.get(e.env)?.();
   });
   const start = performance.now();
+  const cpuAtStart = process.cpuUsage();
+  const sampler = memorySampler(200);
   progress(`memory/${scenario.name}: starting ${input.envs} environments`);
   reconciler.start();
   const deadline = Date.now() + scenario.readyTimeoutMs;
@@ -197,6 +264,8 @@ async function runScenario(
     await sleep(500);
   }
   const readyMs = performance.now() - start;
+  const syncCpu = process.cpuUsage(cpuAtStart);
+  const duringSync = sampler.stop();
   const idleFor = scenario.idleMs ?? input.idleMs;
   const requestsUntilReady = kube.counts.requests;
   progress(
@@ -205,6 +274,11 @@ async function runScenario(
   await sleep(5000);
   gc();
   const mem = memory();
+  const spaces = heapSpacesMB();
+  const resident = residentMB();
+  // The same, one second later (no GC between): what the GC above freed but V8's background
+  // unmapping had not yet returned when it was read.
+  const oneSecondLater = sleep(1000).then(memory);
   const before = { ...kube.counts, byVerb: { ...kube.counts.byVerb } };
   const idleStart = performance.now();
   const cpuBefore = process.cpuUsage();
@@ -266,6 +340,12 @@ async function runScenario(
     active,
     requestsUntilReady,
     memory: mem,
+    duringSync,
+    syncCpuMs: (syncCpu.user + syncCpu.system) / 1000,
+    heapSpacesMB: spaces,
+    residentMB: resident,
+    memoryOneSecondLater: await oneSecondLater,
+    release: lastMemoryRelease(),
     memoryAfterIdle,
     idle: {
       ms: idleMs,

@@ -16,6 +16,7 @@
 // before 3a519c6 (watches in a pool of their own) 33 streams were enough to take every socket of
 // the client's 32-socket pool and stall all requests.
 import { execFileSync, spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import type { Scenario, WorkerInput, WorkerOutput } from "./controller-memory-worker.ts";
@@ -36,11 +37,29 @@ function compiledWorker(): string {
   return join(ROOT, ".cache", "bench-js", "bench", "controller-memory-worker.js");
 }
 
+/**
+ * The image's Node flags and malloc setting (the Dockerfile's ENV), so the worker measures what
+ * the image runs; --expose-gc in any case, for the measurement's own GCs.
+ */
+export function imageRuntime(dockerfile = readFileSync(join(ROOT, "Dockerfile"), "utf8")): {
+  flags: string[];
+  env: Record<string, string>;
+} {
+  const options = /NODE_OPTIONS="([^"]*)"/.exec(dockerfile)?.[1] ?? "";
+  const flags = options.split(/\s+/).filter(Boolean);
+  if (!flags.includes("--expose-gc")) flags.unshift("--expose-gc");
+  const arenas = /MALLOC_ARENA_MAX=(\d+)/.exec(dockerfile)?.[1];
+  return { flags, env: arenas ? { MALLOC_ARENA_MAX: arenas } : {} };
+}
+
 export function runWorker(input: WorkerInput): Promise<WorkerOutput> {
   const worker = compiledWorker();
+  const runtime = imageRuntime();
+  progress(`memory worker: node ${runtime.flags.join(" ")} ${JSON.stringify(runtime.env)}`);
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--expose-gc", worker, JSON.stringify(input)], {
+    const child = spawn(process.execPath, [...runtime.flags, worker, JSON.stringify(input)], {
       cwd: ROOT,
+      env: { ...process.env, ...runtime.env, NODE_OPTIONS: "" },
       stdio: ["ignore", "pipe", "inherit"],
     });
     let out = "";
@@ -85,6 +104,20 @@ export async function controllerMemory(ctx: BenchContext): Promise<BenchResult> 
     details: {
       ready: s.ready,
       initialSyncMs: s.readyMs,
+      initialSyncCpuMs: Math.round(s.syncCpuMs),
+      peakDuringSyncMB: {
+        rss: Math.round(s.duringSync.peak.rss / MB),
+        heapTotal: Math.round(s.duringSync.peak.heapTotal / MB),
+        heapUsed: Math.round(s.duringSync.peak.heapUsed / MB),
+        external: Math.round(s.duringSync.peak.external / MB),
+      },
+      heapSpacesMB: s.heapSpacesMB,
+      residentMB: s.residentMB,
+      memoryRelease: s.release && {
+        ms: Math.round(s.release.ms),
+        rssBeforeMB: Math.round(s.release.rssBefore / MB),
+        rssAfterMB: Math.round(s.release.rssAfter / MB),
+      },
       heapUsedMB: Math.round(s.memory.heapUsed / MB),
       controllersHeapMB: Math.round((s.memory.heapUsed - out.baseline.heapUsed) / MB),
       bareWorkerRssMB: Math.round(out.baseline.rss / MB),

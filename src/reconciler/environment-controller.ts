@@ -19,6 +19,7 @@ import { EnvironmentEffects } from "./effects.ts";
 import type { Emit } from "./events.ts";
 import type { GateDecision } from "./gate-decision.ts";
 import { findOrphans, mayBeOrphan, type Orphan, RISKY_KINDS } from "./orphans.ts";
+import type { PassSlots } from "./pass-slots.ts";
 import { effectivePolicy } from "./policy.ts";
 import { renderDigest } from "./render-digest.ts";
 import type { RequiredChecks } from "./required-checks.ts";
@@ -59,6 +60,8 @@ export interface ControllerOptions {
   standby?: () => string | undefined;
   /** requireChecks: which checks passed on a revision (the GitHub adapter); absent: none can be read. */
   checks?: RequiredChecks;
+  /** Bounds the passes of the process's environments that run at once (pass-slots.ts); absent: no bound. */
+  passes?: PassSlots;
 }
 
 export interface ManualSync {
@@ -101,6 +104,8 @@ export class EnvironmentController {
   private watcher: ManagedWatch | undefined;
   private undeclared: ManagedWatch | undefined;
   private stopped = false;
+  /** Aborted by stop(): a pass waiting for a slot gives up waiting. */
+  private stopping = new AbortController();
   /** Running its own loop (start() was called), as opposed to serving one CLI command. */
   private looping = false;
   private lastDriftSignature = "";
@@ -140,6 +145,7 @@ export class EnvironmentController {
 
   start(): void {
     this.stopped = false;
+    if (this.stopping.signal.aborted) this.stopping = new AbortController();
     this.looping = true;
     const interval = this.o.pollIntervalMs ?? this.o.env.pollInterval;
     if (interval > 0) {
@@ -180,6 +186,7 @@ export class EnvironmentController {
 
   async stop(): Promise<void> {
     this.stopped = true;
+    this.stopping.abort();
     this.looping = false;
     clearTimeout(this.pollTimer);
     clearTimeout(this.wakeTimer);
@@ -220,10 +227,12 @@ export class EnvironmentController {
   }
 
   private async runQueued(): Promise<void> {
+    // Nudges while this waits for a slot coalesce into the pass it then runs.
+    const release = await this.o.passes?.acquire(this.stopping.signal);
     const q = this.queued;
     this.queued = undefined;
-    if (!q || this.stopped) return;
     try {
+      if (!q || this.stopped) return;
       await this.pass(q.trigger, q.actor);
     } catch (err) {
       if (this.stopped)
@@ -232,6 +241,8 @@ export class EnvironmentController {
           "stopped during a pass; what it was doing is left to whoever runs next",
         );
       else this.o.log.error({ err, instance: this.instance }, "reconcile pass failed");
+    } finally {
+      release?.();
     }
   }
 

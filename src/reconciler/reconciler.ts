@@ -16,6 +16,7 @@ import { sleep } from "../util/sleep.ts";
 import { EnvironmentController, instanceName, type Logger } from "./environment-controller.ts";
 import type { Emit } from "./events.ts";
 import { awaitsSync, handedOverOf } from "./handed-over-push.ts";
+import { type PassSlots, processPassSlots } from "./pass-slots.ts";
 import type { RequiredChecks } from "./required-checks.ts";
 import type { RevisionSource } from "./revision-source.ts";
 import { Shard, type ShardedApp } from "./shard.ts";
@@ -55,6 +56,8 @@ export interface ReconcilerOptions {
   floors?: Floor[];
   /** requireChecks: which checks passed on a revision (GitHub's adapter). */
   checks?: RequiredChecks;
+  /** How many environment passes run at once (default: the process's, shared by every app; pass-slots.ts). */
+  passes?: PassSlots;
 }
 
 export class Reconciler implements ShardedApp {
@@ -80,6 +83,7 @@ export class Reconciler implements ShardedApp {
     this.store = new StateStore(o.client, o.stateNamespace);
     const health = compileHealthChecks(o.config.resourceCustomizations);
     const floors = o.floors ?? floorsFromEnv();
+    const passes = o.passes ?? processPassSlots();
     for (const configured of o.config.environments) {
       const env = applyFloors(configured, floors);
       this.controllers.set(
@@ -96,6 +100,7 @@ export class Reconciler implements ShardedApp {
           watch: o.watch,
           health,
           checks: o.checks,
+          passes,
           standby: () => this.standby(env.name),
         }),
       );

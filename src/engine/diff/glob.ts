@@ -1,7 +1,10 @@
 // Glob patterns as Argo CD accepts them for ignoreDifferences group and kind: `*` matches any run
 // of characters, `?` one character, everything else literally.
 
-const cache = new Map<string, RegExp>();
+import { BoundedMap } from "../../util/bounded-map.ts";
+
+/** Patterns come from every repository's config over the process's life: the newest 500 stay compiled. */
+const cache = new BoundedMap<string, RegExp>(500);
 
 export function globMatch(pattern: string, text: string): boolean {
   if (!pattern.includes("*") && !pattern.includes("?")) return pattern === text;

@@ -1,12 +1,14 @@
 // jqPathExpressions with Argo CD's meaning: the expression selects the paths to delete (Argo CD runs
 // `del(<expr>)`). Evaluated with jqjs, a synchronous pure-JavaScript jq, as `path(<expr>)`.
 import jq from "@michaelhomer/jqjs";
+import { BoundedMap } from "../../util/bounded-map.ts";
 import { IgnoreRuleError } from "./ignore-rule-error.ts";
 import { resolveTokens } from "./json-pointer.ts";
 import type { Path } from "./types.ts";
 
 type Filter = (input: unknown) => Iterable<unknown>;
-const compiled = new Map<string, Filter>();
+/** Expressions come from every repository's config over the process's life: the newest 500 stay compiled. */
+const compiled = new BoundedMap<string, Filter>(500);
 
 function message(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
