@@ -20,6 +20,7 @@ import {
   type GitHubUser,
   type NamedPerson,
   type RangePull,
+  unknownPeople,
 } from "./contributors.ts";
 import { inertText } from "./markdown.ts";
 import type { Octokit } from "./octokit.ts";
@@ -139,10 +140,22 @@ export async function approveAs(
     // reconciler recorded. With neither, a pusher could approve their own push: fail closed.
     if (range.pushes === undefined && pending.pusher === undefined)
       return refuse(
-        `cannot tell who pushed \`${short(revision)}\`: GitHub does not show syncward the repository's activity (${range.activityStatus ?? "unreadable"}) and no push event for it has arrived (syncward learned of it by polling), so nobody can be sure they did not push it; grant syncward's GitHub App read access to the repository's activity, or approve after the push event arrives (or set approval.allowAuthor: true)`,
+        `cannot tell who pushed \`${short(revision)}\`: GitHub does not show syncward the repository's activity in full (${range.activityStatus ?? "unreadable"}) and no push event for it has arrived (syncward learned of it by polling), so nobody can be sure they did not push it; grant syncward's GitHub App read access to the repository's activity, or approve after the push event arrives (or set approval.allowAuthor: true)`,
+        revision,
+      );
+    // The pull requests' own commits and pushers: what cannot be read could hide the approver.
+    if (range.unreadable)
+      return refuse(
+        `cannot read ${range.unreadable.join("; ")}, so nobody can be sure they did not contribute (or set approval.allowAuthor: true)`,
         revision,
       );
     const people = contributorsOf(range, namedPeople(pending));
+    const hidden = unknownPeople(people);
+    if (hidden.length > 0)
+      return refuse(
+        `${hidden.join("; ")} in what would be deployed, so syncward cannot tell who contributed and nobody can be sure they did not (approval.allowAuthor is false)`,
+        revision,
+      );
     const why = contributionOf(people, who);
     if (why !== undefined) {
       const span = range.base ? `\`${short(range.base)}..${short(revision)}\`` : `\`${short(revision)}\``;
