@@ -12,7 +12,7 @@ import type { KubeClient } from "../kube/client.ts";
 import { keyOf, keyString } from "../kube/object.ts";
 import type { RenderedSource } from "../source/render.ts";
 import type { StateStore } from "../state/store.ts";
-import type { EnvironmentState, HandedOverSync, Trigger } from "../state/types.ts";
+import type { EnvironmentState, HandedOverSync, RecordedPush, Trigger } from "../state/types.ts";
 import { addApproval, approvalsOf, withdrawApproval } from "./approvals.ts";
 import { nextAction } from "./decide.ts";
 import { EnvironmentEffects } from "./effects.ts";
@@ -185,8 +185,8 @@ export class EnvironmentController {
   }
 
   /** A push webhook said who moved the branch to `revision`: an approver must not be them. */
-  pushedBy(revision: string, login: string): void {
-    this.fx.gate.pushedBy(revision, login);
+  pushedBy(push: RecordedPush): void {
+    this.fx.gate.pushedBy(push);
   }
 
   /** Asks for a pass soon; passes never overlap and nudges during one coalesce into the next. */

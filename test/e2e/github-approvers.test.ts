@@ -338,6 +338,26 @@ describe("who may approve a production sync", () => {
     assert.match(approved, /^Approved `[0-9a-f]{7}` for \*\*prod\*\* \(1\/2\)/);
   });
 
+  it("the pusher renamed their account, then approves: refused, the pusher was recorded by id", async () => {
+    await waiting(deployed, bobDocs, "syncward");
+    await rt.reconciler.store.update(instance, (s) => {
+      if (s.pendingSync) Object.assign(s.pendingSync, { pusher: "dave", pusherId: userIdOf("dave") });
+      s.approverIds = { dave: userIdOf("dave") };
+    });
+    mockRange(app.mock, { ...twoMerges, pushes: "forbidden" });
+    const reply = await approve("dave-renamed", {
+      pull: BOB_PR,
+      userId: userIdOf("dave"),
+      permission: "read",
+      resolves: false,
+    });
+    assert.match(
+      reply,
+      /^Sorry @dave-renamed, you cannot approve \*\*prod\*\*: you pushed [0-9a-f]{7} in what would be deployed/,
+    );
+    assert.deepEqual((await rt.reconciler.store.load(instance)).pendingApprovals, []);
+  });
+
   it("a range too long to tell who contributed cannot be approved, and says what to do", async () => {
     await waiting(deployed, bobDocs, "bob");
     app.mock.api
