@@ -241,7 +241,11 @@ function approverPins(rt: RepoRuntime, instance: string): ApproverPins {
 function namedPeople(pending: PendingSync, pushes: RecordedPush[] = []): NamedPerson[] {
   const named: NamedPerson[] = [
     // The actor of a wait a push or merge announced is its pusher; of a poll's, syncward (nobody).
-    { login: pending.actor, role: pending.manual ? "requested" : "pushed" },
+    {
+      login: pending.actor,
+      ...(pending.actorId === undefined ? {} : { id: pending.actorId }),
+      role: pending.manual ? "requested" : "pushed",
+    },
   ];
   if (pending.pusher !== undefined)
     named.push({

@@ -346,7 +346,7 @@ export async function onCheckRun(
   }
   if (identifier === "sync") {
     if ((await controller.rules()).approval)
-      await controller.requestApprovedSync({ trigger: "comment", actor: login });
+      await controller.requestApprovedSync({ trigger: "comment", actor: login, actorId: payload.sender.id });
     else await controller.sync({ trigger: "comment", actor: login });
     return;
   }

@@ -545,6 +545,8 @@ export class EnvironmentController {
   async requestApprovedSync(request: {
     trigger: Trigger;
     actor: string;
+    /** The requester's GitHub id: they may not approve what they asked for, under any login. */
+    actorId?: number;
     prune?: boolean;
     force?: boolean;
     allowEmpty?: boolean;
@@ -563,7 +565,11 @@ export class EnvironmentController {
       trigger: request.trigger,
       actor: request.actor,
       needsApproval: true,
-      wait: { manual: true, ...flags },
+      wait: {
+        manual: true,
+        ...flags,
+        ...(request.actorId === undefined ? {} : { actorId: request.actorId }),
+      },
     });
     if (!decision.allowed) {
       if (decision.check === "approval") return { revision, held: true };

@@ -25,7 +25,7 @@ export interface GateRequest {
   /** A person's request that must be approved on a gated environment (not the CLI). */
   needsApproval?: boolean;
   /** When approval is missing: record the wait (once per revision) with these flags and announce it. */
-  wait?: Pick<PendingSync, "manual" | "prune" | "force" | "allowEmpty" | "confirmPrune">;
+  wait?: Pick<PendingSync, "manual" | "prune" | "force" | "allowEmpty" | "confirmPrune" | "actorId">;
   /** The state as the caller read it immediately before (else the gate reads it). */
   state?: EnvironmentState;
 }

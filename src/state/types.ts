@@ -81,6 +81,8 @@ export interface PendingSync {
   revision: string;
   trigger: Trigger;
   actor: string;
+  /** The actor's GitHub user id, when a person's request named it. */
+  actorId?: number;
   requestedAt: string;
   /** A person asked for it (`/sync`): run it as a manual sync once approved. */
   manual: boolean;

@@ -358,6 +358,31 @@ describe("who may approve a production sync", () => {
     assert.deepEqual((await rt.reconciler.store.load(instance)).pendingApprovals, []);
   });
 
+  it("whoever asked for the sync renamed their account, then approves: refused, the requester was recorded by id", async () => {
+    await waiting(deployed, bobDocs, "bob");
+    await rt.reconciler.store.update(instance, (s) => {
+      if (s.pendingSync)
+        Object.assign(s.pendingSync, {
+          manual: true,
+          actor: "dave",
+          actorId: userIdOf("dave"),
+          pusher: "bob",
+        });
+      s.approverIds = { dave: userIdOf("dave") };
+    });
+    mockRange(app.mock, twoMerges);
+    const reply = await approve("dave-renamed", {
+      pull: BOB_PR,
+      userId: userIdOf("dave"),
+      permission: "read",
+      resolves: false,
+    });
+    assert.match(
+      reply,
+      /^Sorry @dave-renamed, you cannot approve \*\*prod\*\*: you requested the sync of [0-9a-f]{7} in what would be deployed/,
+    );
+  });
+
   it("a range too long to tell who contributed cannot be approved, and says what to do", async () => {
     await waiting(deployed, bobDocs, "bob");
     app.mock.api
