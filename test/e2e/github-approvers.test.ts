@@ -338,49 +338,43 @@ describe("who may approve a production sync", () => {
     assert.match(approved, /^Approved `[0-9a-f]{7}` for \*\*prod\*\* \(1\/2\)/);
   });
 
-  it("the pusher renamed their account, then approves: refused, the pusher was recorded by id", async () => {
-    await waiting(deployed, bobDocs, "syncward");
-    await rt.reconciler.store.update(instance, (s) => {
-      if (s.pendingSync) Object.assign(s.pendingSync, { pusher: "dave", pusherId: userIdOf("dave") });
-      s.approverIds = { dave: userIdOf("dave") };
-    });
-    mockRange(app.mock, { ...twoMerges, pushes: "forbidden" });
-    const reply = await approve("dave-renamed", {
-      pull: BOB_PR,
-      userId: userIdOf("dave"),
-      permission: "read",
-      resolves: false,
-    });
-    assert.match(
-      reply,
-      /^Sorry @dave-renamed, you cannot approve \*\*prod\*\*: you pushed [0-9a-f]{7} in what would be deployed/,
-    );
-    assert.deepEqual((await rt.reconciler.store.load(instance)).pendingApprovals, []);
-  });
+  describe("a person syncward recorded by id renames their account, then approves", () => {
+    /** prod waits at Bob's docs, `pending` recorded on the wait; Dave (listed, pinned) approves as @dave-renamed. */
+    const renamedDaveApproves = async (pending: Record<string, unknown>, pushes?: "forbidden") => {
+      await waiting(deployed, bobDocs, "bob");
+      await rt.reconciler.store.update(instance, (s) => {
+        if (s.pendingSync) Object.assign(s.pendingSync, pending);
+        s.approverIds = { dave: userIdOf("dave") };
+      });
+      mockRange(app.mock, { ...twoMerges, ...(pushes ? { pushes } : {}) });
+      const reply = await approve("dave-renamed", {
+        pull: BOB_PR,
+        userId: userIdOf("dave"),
+        permission: "read",
+        resolves: false,
+      });
+      assert.deepEqual((await rt.reconciler.store.load(instance)).pendingApprovals, []);
+      return reply;
+    };
 
-  it("whoever asked for the sync renamed their account, then approves: refused, the requester was recorded by id", async () => {
-    await waiting(deployed, bobDocs, "bob");
-    await rt.reconciler.store.update(instance, (s) => {
-      if (s.pendingSync)
-        Object.assign(s.pendingSync, {
-          manual: true,
-          actor: "dave",
-          actorId: userIdOf("dave"),
-          pusher: "bob",
-        });
-      s.approverIds = { dave: userIdOf("dave") };
+    it("the pusher is refused", async () => {
+      const reply = await renamedDaveApproves(
+        { trigger: "poll", actor: "syncward", pusher: "dave", pusherId: userIdOf("dave") },
+        "forbidden",
+      );
+      assert.match(
+        reply,
+        /^Sorry @dave-renamed, you cannot approve \*\*prod\*\*: you pushed [0-9a-f]{7} in what would be deployed/,
+      );
     });
-    mockRange(app.mock, twoMerges);
-    const reply = await approve("dave-renamed", {
-      pull: BOB_PR,
-      userId: userIdOf("dave"),
-      permission: "read",
-      resolves: false,
+
+    it("whoever asked for the sync is refused", async () => {
+      const reply = await renamedDaveApproves({ manual: true, actor: "dave", actorId: userIdOf("dave") });
+      assert.match(
+        reply,
+        /^Sorry @dave-renamed, you cannot approve \*\*prod\*\*: you requested the sync of [0-9a-f]{7} in what would be deployed/,
+      );
     });
-    assert.match(
-      reply,
-      /^Sorry @dave-renamed, you cannot approve \*\*prod\*\*: you requested the sync of [0-9a-f]{7} in what would be deployed/,
-    );
   });
 
   it("a range too long to tell who contributed cannot be approved, and says what to do", async () => {
