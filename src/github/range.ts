@@ -202,8 +202,12 @@ async function pullInside(
     return;
   }
   const where = { owner: head.repo.owner.login, repo: head.repo.name };
-  const created = (p: RangePush[]) => p.some((a) => a.kind === "branch_creation");
   const hasHead = (p: RangePush[]) => p.some((a) => a.after === head.sha);
+  // Created before its head was pushed: a branch deleted and made again later is another branch.
+  const created = (p: RangePush[]) => {
+    const at = p.findIndex((a) => a.after === head.sha);
+    return at >= 0 && p.slice(at).some((a) => a.kind === "branch_creation");
+  };
   const read = await activityOf(gh, where, `refs/heads/${head.ref}`, (p) => hasHead(p) && created(p));
   const branch = `${where.owner}/${where.repo}:${head.ref}`;
   if (typeof read === "number")
