@@ -163,9 +163,18 @@ export function contributorsOf(range: Range, named: readonly NamedPerson[] = [])
   const pullCommits = range.pulls.flatMap((p) => (p.ownCommits ?? []).map((c) => ({ c, p })));
   // Addresses GitHub linked to an account somewhere in the range: a co-author writing one is that account.
   const linked = new Map<string, GitHubUser>();
+  // Addresses GitHub tied to no account on a commit: a co-author writing one is no account either
+  // (GitHub's co-author credit would not find one), so it is that address, as an author would be.
+  const unclaimed = new Set<string>();
   for (const c of [...range.commits, ...pullCommits.map(({ c }) => c)]) {
-    if (c.author && c.authorEmail) linked.set(c.authorEmail.toLowerCase(), c.author);
-    if (c.committer && c.committerEmail) linked.set(c.committerEmail.toLowerCase(), c.committer);
+    for (const [who, email] of [
+      [c.author, c.authorEmail],
+      [c.committer, c.committerEmail],
+    ] as const) {
+      if (email === undefined) continue;
+      if (who) linked.set(email.toLowerCase(), who);
+      else unclaimed.add(email.toLowerCase());
+    }
   }
   const fromCommit = (c: RangeCommit, of: string) => {
     addUser(c.author, c.authorEmail, `authored ${short(c.sha)}${of}`);
@@ -174,7 +183,11 @@ export function contributorsOf(range: Range, named: readonly NamedPerson[] = [])
       const account = coAuthorAccount(co.email, linked);
       const reason = `co-authored ${short(c.sha)}${of}`;
       if (account) addAccount(account, reason);
-      else add({ email: co.email, unmatched: true }, reason);
+      else
+        add(
+          { email: co.email, ...(unclaimed.has(co.email.toLowerCase()) ? {} : { unmatched: true }) },
+          reason,
+        );
     }
   };
   for (const c of range.commits) fromCommit(c, "");

@@ -265,3 +265,27 @@ describe("contributors inside the pull requests of a range", () => {
     assert.deepEqual(unknownPeople(contributorsOf(twoMerges)), []);
   });
 });
+
+describe("a co-author whose address a commit of the range shows unclaimed", () => {
+  it("is that address, as the commit's author is, and hides nobody", () => {
+    const range: Range = {
+      head: sha("e"),
+      commits: [{ ...commit("e", dave, webFlow), coAuthors: [{ name: "X", email: "x@home.example" }] }],
+      pulls: [
+        {
+          number: 3,
+          user: dave,
+          mergedBy: carol,
+          commits: [sha("e")],
+          ownCommits: [commit("c", null, null, { authorEmail: "X@home.example" })],
+        },
+      ],
+    };
+    const people = contributorsOf(range);
+    assert.deepEqual(unknownPeople(people), []);
+    assert.deepEqual(
+      people.filter((p) => p.email !== undefined).map((p) => [p.email, p.reasons]),
+      [["x@home.example", ["co-authored eeeeeee", "authored ccccccc in #3"]]],
+    );
+  });
+});
