@@ -35,6 +35,7 @@ interface ApiCommit {
     author: { email?: string } | null;
     committer: { email?: string } | null;
   };
+  parents?: Array<{ sha: string }>;
 }
 
 function user(u: { id?: number; login?: string; type?: string } | null | undefined): GitHubUser | null {
@@ -203,10 +204,22 @@ async function pullInside(
   }
   const where = { owner: head.repo.owner.login, repo: head.repo.name };
   const hasHead = (p: RangePush[]) => p.some((a) => a.after === head.sha);
-  // Created before its head was pushed: a branch deleted and made again later is another branch.
+  // Where the branch stood before the pull request's first commit (its commits' parents outside
+  // it): a long-lived head branch (a promotion from main) need not be read back to its creation.
+  const own = new Set(commits.map((c) => c.sha));
+  const before = new Set(
+    commits.flatMap((c) => (c.parents ?? []).map((p) => p.sha)).filter((sha) => !own.has(sha)),
+  );
+  // Back far enough: the branch's creation, or where it stood before the pull request, older than
+  // the push of its head (a branch deleted and made again later is another branch).
   const created = (p: RangePush[]) => {
     const at = p.findIndex((a) => a.after === head.sha);
-    return at >= 0 && p.slice(at).some((a) => a.kind === "branch_creation");
+    return (
+      at >= 0 &&
+      p
+        .slice(at)
+        .some((a) => a.kind === "branch_creation" || before.has(a.after) || before.has(a.before ?? ""))
+    );
   };
   const read = await activityOf(gh, where, `refs/heads/${head.ref}`, (p) => hasHead(p) && created(p));
   const branch = `${where.owner}/${where.repo}:${head.ref}`;

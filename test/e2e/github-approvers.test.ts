@@ -481,6 +481,29 @@ describe("who may approve a production sync", () => {
       assert.deepEqual((await rt.reconciler.store.load(instance)).pendingApprovals, []);
     });
 
+    it("a pull request from a long-lived branch: its activity is read back to where the branch stood before its commits, not to its creation", async () => {
+      await waiting(deployed, squash, "carol");
+      const before = fakeSha("develop before #3");
+      const pr = davePr({
+        own: [
+          { sha: daveWork, author: "dave", committer: "dave", parents: [before] },
+          { sha: bobFix, author: "dave", committer: "dave", parents: [daveWork] },
+        ],
+        branch: [{ after: bobFix, actor: "bob" }],
+        branchFrom: before,
+        branchMore: true,
+      });
+      mockRange(app.mock, squashed(pr));
+      const bob = await approve("bob", { pull: pr });
+      assert.match(
+        bob,
+        /^Sorry @bob, you cannot approve \*\*prod\*\*: you pushed to #3 in what would be deployed/,
+      );
+      mockRange(app.mock, squashed(pr));
+      const erin = await approve("erin", { pull: pr, outcome: "rocket", id: 1002 });
+      assert.match(erin, /^Approved `[0-9a-f]{7}` for \*\*prod\*\* \(1\/2\)/);
+    });
+
     it("who pushed to a PR's branch cannot be read: nobody's approval counts, and the reply names what", async () => {
       await waiting(deployed, squash, "carol");
       const pr = davePr({ branch: "forbidden" });

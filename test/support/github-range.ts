@@ -12,6 +12,7 @@ export interface FakeCommit {
   committer?: string | null;
   email?: string;
   message?: string;
+  parents?: string[];
 }
 
 export interface FakePull {
@@ -27,6 +28,10 @@ export interface FakePull {
   own?: FakeCommit[];
   /** Who moved its branch, newest first; default its author created it and pushed its head. */
   branch?: FakePush[] | "forbidden";
+  /** Where its branch stood before the oldest listed push (default: a creation, or zeros). */
+  branchFrom?: string;
+  /** Its branch's activity has older pages (which syncward should not need). */
+  branchMore?: boolean;
 }
 
 /** One entry of the repository activity: who moved a branch to `after`. */
@@ -65,7 +70,10 @@ function apiCommit(c: FakeCommit) {
     },
     author: c.author === null ? null : ghUser(c.author),
     committer: committer === null ? null : ghUser(committer),
-    parents: [],
+    parents: (c.parents ?? []).map((sha) => ({
+      sha,
+      url: `https://api.github.com${REPO_PATH}/commits/${sha}`,
+    })),
   };
 }
 
@@ -123,6 +131,8 @@ function mockPullInside(mock: GitHubMock, p: FakePull): void {
   ];
   mockActivity(mock, `refs/heads/feature-${p.number}`, branch, {
     repoPath: `/repos/${headOwner(p)}/${DEFAULT_REPO}`,
+    ...(p.branchFrom ? { base: p.branchFrom } : {}),
+    ...(p.branchMore ? { next: true } : {}),
   });
 }
 
