@@ -12,7 +12,7 @@
 // listed approver's login is pinned to the id it had when first needed (authorize.ts).
 import type { EnvironmentConfig } from "../config/types.ts";
 import type { EnvironmentController } from "../reconciler/environment-controller.ts";
-import type { EnvironmentState, PendingSync } from "../state/types.ts";
+import type { EnvironmentState, PendingSync, RecordedPush } from "../state/types.ts";
 import { approverPins } from "./approver-pins.ts";
 import {
   type ApproverPins,
@@ -29,6 +29,7 @@ import {
   type GitHubUser,
   type NamedPerson,
   type RangePull,
+  unknownPeople,
 } from "./contributors.ts";
 import { inertText } from "./markdown.ts";
 import type { Octokit } from "./octokit.ts";
@@ -149,15 +150,30 @@ export async function approveAs(
     range.pulls.push(...extraPulls);
     // Who pushed the pending revision: GitHub's repository activity, or the push webhook the
     // reconciler recorded. With neither, a pusher could approve their own push: fail closed.
-    if (range.pushes === undefined && pending.pusher === undefined)
+    const named = namedPeople(pending, state.recentPushes);
+    const pushEvent =
+      pending.pusher !== undefined || (state.recentPushes ?? []).some((p) => p.after === revision);
+    if (range.pushes === undefined && !pushEvent)
       return refuse(
-        `cannot tell who pushed \`${short(revision)}\`: GitHub does not show syncward the repository's activity (${range.activityStatus ?? "unreadable"}) and no push event for it has arrived (syncward learned of it by polling), so nobody can be sure they did not push it; grant syncward's GitHub App read access to the repository's activity, or approve after the push event arrives (or set approval.allowAuthor: true)`,
+        `cannot tell who pushed \`${short(revision)}\`: GitHub does not show syncward the repository's activity in full (${range.activityStatus ?? "unreadable"}) and no push event for it has arrived (syncward learned of it by polling), so nobody can be sure they did not push it; grant syncward's GitHub App read access to the repository's activity, or approve after the push event arrives (or set approval.allowAuthor: true)`,
+        revision,
+      );
+    // The pull requests' own commits and pushers: what cannot be read could hide the approver.
+    if (range.unreadable)
+      return refuse(
+        `cannot read ${range.unreadable.join("; ")}, so nobody can be sure they did not contribute (or set approval.allowAuthor: true)`,
         revision,
       );
     // A config change on the default branch that moved what this environment renders.
     const config = await configContributors(gh, rt.ref, rt.info.defaultBranch, controller.env, state);
     if ("refusal" in config) return refuse(config.refusal, revision);
-    const people = [...contributorsOf(range, namedPeople(pending)), ...config.people];
+    const people = [...contributorsOf(range, named), ...config.people];
+    const hidden = unknownPeople(people);
+    if (hidden.length > 0)
+      return refuse(
+        `${hidden.join("; ")} in what would be deployed, so syncward cannot tell who contributed and nobody can be sure they did not (approval.allowAuthor is false)`,
+        revision,
+      );
     const why = contributionOf(people, who);
     if (why !== undefined) {
       const span = range.base ? `\`${short(range.base)}..${short(revision)}\`` : `\`${short(revision)}\``;
@@ -207,13 +223,28 @@ async function dropPinsOfUnlisted(
   });
 }
 
-/** The people the state names beside the range: the pusher of the pending revision, whoever asked for its sync. */
-function namedPeople(pending: PendingSync): NamedPerson[] {
+/**
+ * The people the state names beside the range: the pusher of the pending revision (by id when its
+ * push webhook gave one), whoever asked for its sync.
+ */
+function namedPeople(pending: PendingSync, pushes: RecordedPush[] = []): NamedPerson[] {
   const named: NamedPerson[] = [
     // The actor of a wait a push or merge announced is its pusher; of a poll's, syncward (nobody).
-    { login: pending.actor, role: pending.manual ? "requested" : "pushed" },
+    {
+      login: pending.actor,
+      ...(pending.actorId === undefined ? {} : { id: pending.actorId }),
+      role: pending.manual ? "requested" : "pushed",
+    },
   ];
-  if (pending.pusher !== undefined) named.push({ login: pending.pusher, role: "pushed" });
+  if (pending.pusher !== undefined)
+    named.push({
+      login: pending.pusher,
+      ...(pending.pusherId === undefined ? {} : { id: pending.pusherId }),
+      role: "pushed",
+    });
+  // Recorded by whichever replica received the push, also after the wait was announced.
+  for (const p of pushes.filter((p) => p.after === pending.revision))
+    named.push({ login: p.login, ...(p.id === undefined ? {} : { id: p.id }), role: "pushed" });
   return named;
 }
 

@@ -222,6 +222,7 @@ async function sync(
     const { revision, held, refused } = await controller.requestApprovedSync({
       trigger: "comment",
       actor: event.login,
+      actorId: event.userId,
       prune: command.prune || undefined,
       force: command.force,
       allowEmpty: command.allowEmpty,

@@ -8,6 +8,11 @@
 // links a commit to every verified address of an account, noreply ones included, so such an
 // address belongs to nobody syncward can ask about; it is matched against the approver's noreply
 // addresses and shown to approvers), and the pusher or requester the reconciler recorded by login.
+//
+// Two kinds of contributor hide the person behind them, and an approval then fails closed (unless
+// `approval.allowAuthor`): a bot (a workflow's token, an app) acts for whoever triggered it, and
+// a `Co-authored-by:` address that neither GitHub's noreply form nor a linked commit ties to an
+// account could be anyone's.
 
 /** A GitHub user as the REST API shows one. */
 export interface GitHubUser {
@@ -26,6 +31,14 @@ export interface RangeCommit {
   committerEmail?: string;
   /** First line of the message, for the check run. */
   title?: string;
+  /** The message's `Co-authored-by:` trailers. */
+  coAuthors?: CoAuthor[];
+}
+
+/** A `Co-authored-by: Name <email>` trailer. */
+export interface CoAuthor {
+  name: string;
+  email: string;
 }
 
 /** A pull request that carries at least one commit of the range. */
@@ -36,11 +49,16 @@ export interface RangePull {
   mergedBy: GitHubUser | null;
   /** The commits of the range it carries. */
   commits: string[];
+  /** Its own commits (GET /pulls/{n}/commits): a squash merge shows none of them on the branch. */
+  ownCommits?: RangeCommit[];
+  /** Who moved its branch (its head repository's activity). */
+  branchPushes?: RangePush[];
 }
 
 /** A change of the branch from GitHub's repository activity: who moved it to `after`, and how. */
 export interface RangePush {
   after: string;
+  before?: string;
   actor: GitHubUser | null;
   kind: string;
 }
@@ -53,8 +71,10 @@ export interface Range {
   pulls: RangePull[];
   /** Pushes and merges that moved the branch (repository activity); absent when unreadable. */
   pushes?: RangePush[];
-  /** GitHub's answer (403, 404) when the repository activity could not be read. */
-  activityStatus?: number;
+  /** Why the repository activity could not be used: GitHub's answer (403, 404), or what it lacks. */
+  activityStatus?: number | string;
+  /** What of the pull requests could not be read in full (their commits, who pushed to them). */
+  unreadable?: string[];
 }
 
 /** Someone named outside the range: the pusher of the pending revision, whoever requested its sync. */
@@ -70,17 +90,50 @@ export interface Contributor {
   email?: string;
   /** Why this person counts, in the words a refusal uses: `authored abc1234`, `merged #12`. */
   reasons: string[];
+  /** A bot: the person behind it is unknown. */
+  bot?: boolean;
+  /** A co-author no GitHub account could be tied to: the person behind it is unknown. */
+  unmatched?: boolean;
 }
 
 /** GitHub's own committer for web merges, squashes and edits: it never approves anything. */
 const WEB_FLOW = "web-flow";
+/** GitHub's merge queue: it merges what a person queued (the activity names that person). */
+const MERGE_QUEUE = "github-merge-queue[bot]";
+
+const isGitHubItself = (login: string) => login === WEB_FLOW || login === MERGE_QUEUE;
+const isBot = (u: { login?: string; type?: string }) =>
+  u.type === "Bot" || (u.login?.toLowerCase().endsWith("[bot]") ?? false);
+
+const TRAILER = /^co-authored-by:\s*(.*?)\s*<([^<>\s]+@[^<>\s]+)>\s*$/gim;
+
+/** The `Co-authored-by:` trailers of a commit message (GitHub reads them from anywhere in it). */
+export function coAuthorsOf(message: string): CoAuthor[] {
+  return [...message.matchAll(TRAILER)].map((m) => ({ name: m[1] ?? "", email: m[2] ?? "" }));
+}
+
+const NOREPLY = /^(?:(\d+)\+)?([a-z0-9-]+(?:\[bot\])?)@users\.noreply\.github\.com$/i;
+
+/**
+ * The account a co-author's address names, as GitHub's co-author credit does: its noreply form
+ * (`ID+login@users.noreply.github.com`, or the older `login@…`), else an address GitHub linked
+ * to an account on another commit of the range; undefined when nothing ties it to one.
+ */
+function coAuthorAccount(
+  email: string,
+  linked: ReadonlyMap<string, GitHubUser>,
+): { id?: number; login: string; type?: string } | undefined {
+  const noreply = NOREPLY.exec(email);
+  if (noreply?.[2]) return noreply[1] ? { id: Number(noreply[1]), login: noreply[2] } : { login: noreply[2] };
+  return linked.get(email.toLowerCase());
+}
 
 const short = (sha: string) => sha.slice(0, 7);
 
 /** Everyone who contributed to `range` or to its pending sync, each once, with every reason. */
 export function contributorsOf(range: Range, named: readonly NamedPerson[] = []): Contributor[] {
   const byKey = new Map<string, Contributor>();
-  const add = (who: { id?: number; login?: string; email?: string }, reason: string) => {
+  const add = (who: Omit<Contributor, "reasons">, reason: string) => {
     const key =
       who.id !== undefined
         ? `id:${who.id}`
@@ -92,29 +145,70 @@ export function contributorsOf(range: Range, named: readonly NamedPerson[] = [])
     if (known === undefined) byKey.set(key, { ...who, reasons: [reason] });
     else if (!known.reasons.includes(reason)) known.reasons.push(reason);
   };
+  const addAccount = (user: { id?: number; login: string; type?: string }, reason: string) => {
+    if (isGitHubItself(user.login)) return;
+    add(
+      {
+        ...(user.id === undefined ? {} : { id: user.id }),
+        login: user.login,
+        ...(isBot(user) ? { bot: true } : {}),
+      },
+      reason,
+    );
+  };
   const addUser = (user: GitHubUser | null, email: string | undefined, reason: string) => {
-    if (user?.login === WEB_FLOW) return;
-    if (user) add({ id: user.id, login: user.login }, reason);
+    if (user) addAccount(user, reason);
     else if (email) add({ email }, reason);
   };
-  for (const c of range.commits) {
-    addUser(c.author, c.authorEmail, `authored ${short(c.sha)}`);
-    addUser(c.committer, c.committerEmail, `committed ${short(c.sha)}`);
+  const pullCommits = range.pulls.flatMap((p) => (p.ownCommits ?? []).map((c) => ({ c, p })));
+  // Addresses GitHub linked to an account somewhere in the range: a co-author writing one is that account.
+  const linked = new Map<string, GitHubUser>();
+  // Addresses GitHub tied to no account on a commit: a co-author writing one is no account either
+  // (GitHub's co-author credit would not find one), so it is that address, as an author would be.
+  const unclaimed = new Set<string>();
+  for (const c of [...range.commits, ...pullCommits.map(({ c }) => c)]) {
+    for (const [who, email] of [
+      [c.author, c.authorEmail],
+      [c.committer, c.committerEmail],
+    ] as const) {
+      if (email === undefined) continue;
+      if (who) linked.set(email.toLowerCase(), who);
+      else unclaimed.add(email.toLowerCase());
+    }
   }
+  const fromCommit = (c: RangeCommit, of: string) => {
+    addUser(c.author, c.authorEmail, `authored ${short(c.sha)}${of}`);
+    addUser(c.committer, c.committerEmail, `committed ${short(c.sha)}${of}`);
+    for (const co of c.coAuthors ?? []) {
+      const account = coAuthorAccount(co.email, linked);
+      const reason = `co-authored ${short(c.sha)}${of}`;
+      if (account) addAccount(account, reason);
+      else
+        add(
+          { email: co.email, ...(unclaimed.has(co.email.toLowerCase()) ? {} : { unmatched: true }) },
+          reason,
+        );
+    }
+  };
+  for (const c of range.commits) fromCommit(c, "");
   for (const p of range.pulls) {
-    if (p.user) add({ id: p.user.id, login: p.user.login }, `opened #${p.number}`);
-    if (p.mergedBy) add({ id: p.mergedBy.id, login: p.mergedBy.login }, `merged #${p.number}`);
+    if (p.user) addAccount(p.user, `opened #${p.number}`);
+    if (p.mergedBy) addAccount(p.mergedBy, `merged #${p.number}`);
   }
+  for (const { c, p } of pullCommits) fromCommit(c, ` in #${p.number}`);
+  for (const p of range.pulls)
+    for (const push of p.branchPushes ?? [])
+      if (push.actor && push.kind !== "branch_deletion") addAccount(push.actor, `pushed to #${p.number}`);
   const inRange = new Set([range.head, ...range.commits.map((c) => c.sha)]);
   for (const p of range.pushes ?? []) {
-    if (!p.actor || !inRange.has(p.after) || p.actor.login === WEB_FLOW) continue;
+    if (!p.actor || !inRange.has(p.after)) continue;
     const how = p.kind === "pr_merge" || p.kind === "merge_queue_merge" ? "merged" : "pushed";
-    add({ id: p.actor.id, login: p.actor.login }, `${how} ${short(p.after)}`);
+    addAccount(p.actor, `${how} ${short(p.after)}`);
   }
   for (const n of named) {
     const reason =
       n.role === "pushed" ? `pushed ${short(range.head)}` : `requested the sync of ${short(range.head)}`;
-    add(n.id === undefined ? { login: n.login } : { id: n.id, login: n.login }, reason);
+    addAccount(n, reason);
   }
   return mergeLogins([...byKey.values()]);
 }
@@ -131,6 +225,20 @@ function mergeLogins(people: Contributor[]): Contributor[] {
     else for (const r of p.reasons) if (!same.reasons.includes(r)) same.reasons.push(r);
   }
   return out;
+}
+
+/**
+ * Contributors behind whom the person is unknown, each said in a refusal's words: bots (a
+ * workflow's token acts for whoever triggered the workflow) and co-authors no account is tied to.
+ */
+export function unknownPeople(contributors: readonly Contributor[]): string[] {
+  return contributors
+    .filter((c) => c.bot || c.unmatched)
+    .map((c) =>
+      c.bot
+        ? `@${c.login} (a bot: it acts for whoever triggered it) ${c.reasons.join(", ")}`
+        : `the co-author <${c.email}>, whom no GitHub account is tied to, ${c.reasons.join(", ")}`,
+    );
 }
 
 /** The addresses GitHub gives `user` for web commits: they are theirs whatever their settings. */

@@ -66,7 +66,7 @@ export interface PushPayload extends RepoPayload {
   deleted: boolean;
   commits: Array<{ added?: string[]; modified?: string[]; removed?: string[] }>;
   pusher: { name?: string };
-  sender?: { login: string };
+  sender?: { login: string; id?: number };
 }
 
 export async function onPush(
@@ -99,6 +99,7 @@ export async function onPush(
   const pushed = {
     revision: payload.after,
     before: payload.before,
+    ...(payload.sender?.id === undefined ? {} : { actorId: payload.sender.id }),
     ...(configChanged ? { config: true } : {}),
   };
   if (files.length === 0 || !existsSync(previous))
@@ -127,9 +128,9 @@ export interface PullRequestPayload extends RepoPayload {
     merge_commit_sha: string | null;
     head: { sha: string; repo?: { id: number } | null };
     base: { ref: string; repo: { id: number } };
-    merged_by?: { login: string } | null;
+    merged_by?: { login: string; id?: number } | null;
   };
-  sender: { login: string };
+  sender: { login: string; id?: number };
 }
 
 /** A merge deploys per policy; its commit's outcomes go to one comment on the pull request. */
@@ -147,13 +148,11 @@ export async function onPullRequestMerged(
   if (!rt) return [];
   rt.reporter.linkPullRequest(sha, payload.number);
   rt.source.learnHead(payload.pull_request.base.ref, sha);
-  return rt.reconciler.nudgeBranch(
-    payload.pull_request.base.ref,
-    "merge",
-    payload.pull_request.merged_by?.login ?? payload.sender.login,
-    undefined,
-    { revision: sha },
-  );
+  const merger = payload.pull_request.merged_by ?? payload.sender;
+  return rt.reconciler.nudgeBranch(payload.pull_request.base.ref, "merge", merger.login, undefined, {
+    revision: sha,
+    ...(merger.id === undefined ? {} : { actorId: merger.id }),
+  });
 }
 
 /** A pull request that changes the configuration gets it checked before merge (config-check.ts). */
@@ -353,7 +352,7 @@ export async function onCheckRun(
   }
   if (identifier === "sync") {
     if ((await controller.rules()).approval)
-      await controller.requestApprovedSync({ trigger: "comment", actor: login });
+      await controller.requestApprovedSync({ trigger: "comment", actor: login, actorId: payload.sender.id });
     else await controller.sync({ trigger: "comment", actor: login });
     return;
   }

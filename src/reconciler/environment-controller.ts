@@ -12,7 +12,7 @@ import type { KubeClient } from "../kube/client.ts";
 import { keyOf, keyString } from "../kube/object.ts";
 import type { RenderedSource } from "../source/render.ts";
 import type { StateStore } from "../state/store.ts";
-import type { EnvironmentState, HandedOverSync, Trigger } from "../state/types.ts";
+import type { EnvironmentState, HandedOverSync, RecordedPush, Trigger } from "../state/types.ts";
 import { addApproval, approvalsOf, withdrawApproval } from "./approvals.ts";
 import { nextAction } from "./decide.ts";
 import { EnvironmentEffects } from "./effects.ts";
@@ -197,8 +197,8 @@ export class EnvironmentController {
   }
 
   /** A push webhook said who moved the branch to `revision`: an approver must not be them. */
-  pushedBy(revision: string, login: string): void {
-    this.fx.gate.pushedBy(revision, login);
+  pushedBy(push: RecordedPush): void {
+    this.fx.gate.pushedBy(push);
   }
 
   /** Asks for a pass soon; passes never overlap and nudges during one coalesce into the next. */
@@ -561,6 +561,8 @@ export class EnvironmentController {
   async requestApprovedSync(request: {
     trigger: Trigger;
     actor: string;
+    /** The requester's GitHub id: they may not approve what they asked for, under any login. */
+    actorId?: number;
     prune?: boolean;
     force?: boolean;
     allowEmpty?: boolean;
@@ -579,7 +581,11 @@ export class EnvironmentController {
       trigger: request.trigger,
       actor: request.actor,
       needsApproval: true,
-      wait: { manual: true, ...flags },
+      wait: {
+        manual: true,
+        ...flags,
+        ...(request.actorId === undefined ? {} : { actorId: request.actorId }),
+      },
     });
     if (!decision.allowed) {
       if (decision.check === "approval") return { revision, held: true };

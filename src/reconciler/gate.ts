@@ -9,7 +9,7 @@ import { findEnvironment, parseConfig } from "../config/load.ts";
 import { type Guards, guardsOf, renderConfigMoved, stricterRules } from "../config/stricter.ts";
 import type { EnvironmentConfig, RequiredCheck } from "../config/types.ts";
 import type { StateStore } from "../state/store.ts";
-import type { EnvironmentState, PendingSync, Trigger } from "../state/types.ts";
+import type { EnvironmentState, PendingSync, RecordedPush, Trigger } from "../state/types.ts";
 import type { Logger } from "./environment-controller.ts";
 import type { Emit } from "./events.ts";
 import { applies, decideGate, type GateDecision, type WritePath } from "./gate-decision.ts";
@@ -25,7 +25,7 @@ export interface GateRequest {
   /** A person's request that must be approved on a gated environment (not the CLI). */
   needsApproval?: boolean;
   /** When approval is missing: record the wait (once per revision) with these flags and announce it. */
-  wait?: Pick<PendingSync, "manual" | "prune" | "force" | "allowEmpty" | "confirmPrune">;
+  wait?: Pick<PendingSync, "manual" | "prune" | "force" | "allowEmpty" | "confirmPrune" | "actorId">;
   /** The state as the caller read it immediately before (else the gate reads it). */
   state?: EnvironmentState;
 }
@@ -48,10 +48,8 @@ const PUSHERS_KEPT = 16;
 export class Gate {
   /** Guards read from a deployed revision's config file, for states written before they were kept. */
   private readonly readGuards = new Map<string, Promise<Guards | undefined>>();
-  /** Who pushed (or merged) each recent revision, as its push webhook named them. */
-  private readonly pushers = new Map<string, string>();
-  /** The revision this gate last saw waiting for approval. */
-  private waitingAt: string | undefined;
+  /** Who pushed (or merged) each recent revision, as its push webhook named them (a cache of the state's). */
+  private readonly pushers = new Map<string, RecordedPush>();
 
   constructor(private readonly o: GateOptions) {}
 
@@ -100,28 +98,37 @@ export class Gate {
   }
 
   /**
-   * A push webhook named who moved the branch to `revision`. Kept by revision, not taken from the
-   * pass that announces a wait: that pass may have been started by a poll or an earlier push.
+   * A push webhook named who moved the branch to `push.after`. Kept by revision, not taken from the
+   * pass that announces a wait: that pass may have been started by a poll or an earlier push. Written
+   * to the environment's state by whichever replica received the push, so the replica holding the
+   * lease, a restarted one and a manual wait know it too; and onto a wait a poll announced first.
    */
-  pushedBy(revision: string, login: string): void {
-    this.pushers.delete(revision);
-    this.pushers.set(revision, login);
+  pushedBy(push: RecordedPush): void {
+    const record: RecordedPush = {
+      after: push.after,
+      login: push.login,
+      ...(push.before === undefined ? {} : { before: push.before }),
+      ...(push.id === undefined ? {} : { id: push.id }),
+    };
+    this.pushers.delete(record.after);
+    this.pushers.set(record.after, record);
     if (this.pushers.size > PUSHERS_KEPT) this.pushers.delete(this.pushers.keys().next().value as string);
-    // The wait was announced before the push arrived (a poll found the commit first): record the
-    // pusher now, whatever the next pass does (a manual wait has no pass that asks the gate).
-    if (this.waitingAt === revision)
-      this.recordPusher(revision, login).catch((err: unknown) =>
-        this.o.log.warn(
-          { err, instance: this.o.instance, revision },
-          "could not record who pushed the revision waiting for approval; the next pass records it",
-        ),
-      );
+    this.recordPusher(record).catch((err: unknown) =>
+      this.o.log.warn(
+        { err, instance: this.o.instance, revision: record.after },
+        "could not record who pushed the revision in the state; a wait at it is refused approval until the push is known",
+      ),
+    );
   }
 
-  private async recordPusher(revision: string, login: string): Promise<void> {
+  private async recordPusher(push: RecordedPush): Promise<void> {
     await this.o.store.update(this.o.instance, (s) => {
-      if (s.pendingSync?.revision === revision && s.pendingSync.pusher === undefined)
-        s.pendingSync.pusher = login;
+      const kept = (s.recentPushes ?? []).filter((p) => p.after !== push.after);
+      s.recentPushes = [...kept, push].slice(-PUSHERS_KEPT);
+      if (s.pendingSync?.revision === push.after && s.pendingSync.pusher === undefined) {
+        s.pendingSync.pusher = push.login;
+        if (push.id !== undefined) s.pendingSync.pusherId = push.id;
+      }
     });
   }
 
@@ -202,10 +209,11 @@ export class Gate {
     // Who pushed the revision: an approver must not be them (src/github/approve.ts), and without
     // GitHub's repository activity only a push webhook tells. A push that arrives after a poll
     // announced the wait is recorded here, on the next pass it starts.
-    this.waitingAt = revision;
-    const pusher = prev?.pusher ?? this.pushers.get(revision);
+    const pushed = this.pushers.get(revision) ?? state.recentPushes?.find((p) => p.after === revision);
+    const pusher = prev?.pusher ?? pushed?.login;
+    const pusherId = prev?.pusher !== undefined ? prev.pusherId : pushed?.id;
     if (prev && prev.manual === wait.manual && sameOperation(prev, wait)) {
-      if (pusher !== undefined && prev.pusher === undefined) await this.recordPusher(revision, pusher);
+      if (pushed !== undefined && prev.pusher === undefined) await this.recordPusher(pushed);
       return;
     }
     await this.o.store.update(this.o.instance, (s) => {
@@ -215,6 +223,7 @@ export class Gate {
         actor,
         requestedAt: new Date().toISOString(),
         ...(pusher === undefined ? {} : { pusher }),
+        ...(pusherId === undefined ? {} : { pusherId }),
         ...wait,
       };
       s.syncStatus = "OutOfSync";

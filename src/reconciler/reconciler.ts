@@ -371,7 +371,7 @@ export class Reconciler implements ShardedApp {
     if (push.revision) this.o.source.learnHead?.(push.branch, push.revision, push.before);
     // A config change recorded in every environment's state concerns only those on its branch.
     if (push.revision && push.branch === controller.env.source.branch)
-      controller.pushedBy(push.revision, push.actor);
+      controller.pushedBy({ after: push.revision, before: push.before, login: push.actor, id: push.actorId });
     if (push.branch === controller.env.source.branch) controller.nudge(push.trigger, push.actor);
     else controller.nudge("poll", "syncward");
     return true;
@@ -452,7 +452,7 @@ export class Reconciler implements ShardedApp {
     trigger: Trigger,
     actor: string,
     changed?: { files: string[]; includes: (env: string) => string[] },
-    pushed?: { revision: string; before?: string; config?: boolean },
+    pushed?: { revision: string; before?: string; config?: boolean; actorId?: number },
   ): string[] {
     const nudged: string[] = [];
     if (pushed) this.o.source.learnHead?.(branch, pushed.revision, pushed.before);
@@ -465,7 +465,8 @@ export class Reconciler implements ShardedApp {
       if (c.env.source.branch !== branch) continue;
       // Who pushed, for any environment of the branch (one the push did not touch may still
       // wait at this revision later): a pusher never approves their own push.
-      if (pushed) c.pushedBy(pushed.revision, actor);
+      if (pushed)
+        c.pushedBy({ after: pushed.revision, before: pushed.before, login: actor, id: pushed.actorId });
       if (changed && !touches(changed.includes(c.env.name), changed.files)) continue;
       const elsewhere = this.standby(c.env.name) !== undefined;
       if (elsewhere && !pushed?.config) this.handOverPush(c, record);

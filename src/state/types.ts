@@ -88,6 +88,8 @@ export interface PendingSync {
   revision: string;
   trigger: Trigger;
   actor: string;
+  /** The actor's GitHub user id, when a person's request named it. */
+  actorId?: number;
   requestedAt: string;
   /** A person asked for it (`/sync`): run it as a manual sync once approved. */
   manual: boolean;
@@ -97,6 +99,8 @@ export interface PendingSync {
    * can tell who pushed it.
    */
   pusher?: string;
+  /** The pusher's GitHub user id (absent in states written before it was kept). */
+  pusherId?: number;
   prune?: boolean;
   force?: boolean;
   allowEmpty?: boolean;
@@ -132,6 +136,8 @@ export interface HandedOverPush {
   branch: string;
   trigger: Trigger;
   actor: string;
+  /** The actor's GitHub user id, when the webhook named it. */
+  actorId?: number;
   at: string;
   /** Where the push moved the branch (and from), when the webhook said so. */
   revision?: string;
@@ -154,6 +160,14 @@ export interface HandedOverRepositoryEvent {
   to?: { owner: string; repo: string; installationId: number; htmlUrl: string; defaultBranch: string };
 }
 
+/** A push webhook's record of who moved a branch to `after`. */
+export interface RecordedPush {
+  after: string;
+  before?: string;
+  login: string;
+  id?: number;
+}
+
 export type SyncStatus = "Synced" | "OutOfSync" | "Unknown";
 
 export interface EnvironmentState {
@@ -172,6 +186,12 @@ export interface EnvironmentState {
   pendingSync?: PendingSync;
   /** A requested sync the lease holder is to run (see HandedOverSync). */
   handedOver?: HandedOverSync;
+  /**
+   * Who moved the environment's branch to each recent revision, as push webhooks named them,
+   * written by whichever replica received the push (newest last): the lease holder, a restarted
+   * replica and a manual wait all know who pushed what they hold for approval.
+   */
+  recentPushes?: RecordedPush[];
   /** A push delivered to a replica without the lease, for the one with it (see HandedOverPush). */
   handedOverPush?: HandedOverPush;
   /** The repository removed or renamed, for every replica running the app (see HandedOverRepositoryEvent). */

@@ -68,7 +68,7 @@ describe("who may approve a production sync", () => {
     destination: {namespace: ${prodNs}}
     production: true
     syncPolicy: {automated: {prune: true}}
-    approval: {users: [alice, bob, carol, carol-new, dave, erin], minimum: 2}
+    approval: {users: [alice, bob, carol, carol-new, dave, erin, mallory], minimum: 2}
 `,
     );
     rt = (await app.parts.runtimes.for({
@@ -156,7 +156,7 @@ describe("who may approve a production sync", () => {
     const reply = await approve("alice", { pull: BOB_PR });
     assert.equal(
       reply,
-      `Sorry @alice, you cannot approve **prod**: you authored ${aliceProd.slice(0, 7)}, opened #1, merged #1 in what would be deployed (\`${deployed.slice(0, 7)}..${bobDocs.slice(0, 7)}\`), and nobody who contributed to a change approves its deployment (approval.allowAuthor is false). Nothing was changed.`,
+      `Sorry @alice, you cannot approve **prod**: you authored ${aliceProd.slice(0, 7)}, opened #1, merged #1, 3 more in what would be deployed (\`${deployed.slice(0, 7)}..${bobDocs.slice(0, 7)}\`), and nobody who contributed to a change approves its deployment (approval.allowAuthor is false). Nothing was changed.`,
     );
     const state = await rt.reconciler.store.load(instance);
     assert.deepEqual(state.pendingApprovals, [], "no approval was recorded");
@@ -347,7 +347,7 @@ describe("who may approve a production sync", () => {
     await waiting(deployed, bobDocs, "bob");
     mockRange(app.mock, { ...twoMerges, pushes: "forbidden" });
     const refused = await approve("alice", { pull: BOB_PR });
-    assert.match(refused, /you authored [0-9a-f]{7}, opened #1, merged #1 in what would be deployed/);
+    assert.match(refused, /you authored [0-9a-f]{7}, opened #1, merged #1, 3 more in what would be deployed/);
     mockRange(app.mock, { ...twoMerges, pushes: "forbidden" });
     const approved = await approve("erin", { pull: BOB_PR, outcome: "rocket", id: 1002 });
     assert.match(approved, /^Approved `[0-9a-f]{7}` for \*\*prod\*\* \(1\/2\)/);
@@ -359,7 +359,7 @@ describe("who may approve a production sync", () => {
     const reply = await approve("erin", { pull: BOB_PR });
     assert.equal(
       reply,
-      `Sorry @erin, you cannot approve **prod**: cannot tell who pushed \`${bobDocs.slice(0, 7)}\`: GitHub does not show syncward the repository's activity (403) and no push event for it has arrived (syncward learned of it by polling), so nobody can be sure they did not push it; grant syncward's GitHub App read access to the repository's activity, or approve after the push event arrives (or set approval.allowAuthor: true). Nothing was changed.`,
+      `Sorry @erin, you cannot approve **prod**: cannot tell who pushed \`${bobDocs.slice(0, 7)}\`: GitHub does not show syncward the repository's activity in full (403) and no push event for it has arrived (syncward learned of it by polling), so nobody can be sure they did not push it; grant syncward's GitHub App read access to the repository's activity, or approve after the push event arrives (or set approval.allowAuthor: true). Nothing was changed.`,
     );
     assert.deepEqual((await rt.reconciler.store.load(instance)).pendingApprovals, []);
   });
@@ -375,6 +375,45 @@ describe("who may approve a production sync", () => {
     mockRange(app.mock, { ...twoMerges, pushes: "forbidden" });
     const approved = await approve("erin", { pull: BOB_PR, outcome: "rocket", id: 1002 });
     assert.match(approved, /^Approved `[0-9a-f]{7}` for \*\*prod\*\* \(1\/2\)/);
+  });
+
+  describe("a person syncward recorded by id renames their account, then approves", () => {
+    /** prod waits at Bob's docs, `pending` recorded on the wait; Dave (listed, pinned) approves as @dave-renamed. */
+    const renamedDaveApproves = async (pending: Record<string, unknown>, pushes?: "forbidden") => {
+      await waiting(deployed, bobDocs, "bob");
+      await rt.reconciler.store.update(instance, (s) => {
+        if (s.pendingSync) Object.assign(s.pendingSync, pending);
+        s.approverIds = { dave: userIdOf("dave") };
+      });
+      mockRange(app.mock, { ...twoMerges, ...(pushes ? { pushes } : {}) });
+      const reply = await approve("dave-renamed", {
+        pull: BOB_PR,
+        userId: userIdOf("dave"),
+        permission: "read",
+        resolves: false,
+      });
+      assert.deepEqual((await rt.reconciler.store.load(instance)).pendingApprovals, []);
+      return reply;
+    };
+
+    it("the pusher is refused", async () => {
+      const reply = await renamedDaveApproves(
+        { trigger: "poll", actor: "syncward", pusher: "dave", pusherId: userIdOf("dave") },
+        "forbidden",
+      );
+      assert.match(
+        reply,
+        /^Sorry @dave-renamed, you cannot approve \*\*prod\*\*: you pushed [0-9a-f]{7} in what would be deployed/,
+      );
+    });
+
+    it("whoever asked for the sync is refused", async () => {
+      const reply = await renamedDaveApproves({ manual: true, actor: "dave", actorId: userIdOf("dave") });
+      assert.match(
+        reply,
+        /^Sorry @dave-renamed, you cannot approve \*\*prod\*\*: you requested the sync of [0-9a-f]{7} in what would be deployed/,
+      );
+    });
   });
 
   it("a range too long to tell who contributed cannot be approved, and says what to do", async () => {
@@ -396,5 +435,171 @@ describe("who may approve a production sync", () => {
     mockRange(app.mock, twoMerges);
     const reply = await approve("erin", { pull: BOB_PR });
     assert.match(reply, /you pushed [0-9a-f]{7} in what would be deployed/);
+  });
+
+  describe("inside the pull requests of the range (squash merges hide them)", () => {
+    const daveWork = fakeSha("dave's own work");
+    const bobFix = fakeSha("bob's fix pushed into dave's branch");
+    const squash = fakeSha("carol squash-merges #3");
+    const davePr = (o: Partial<FakePull> = {}): FakePull => ({
+      number: 3,
+      author: "dave",
+      mergedBy: "carol",
+      commits: [squash],
+      mergeCommit: squash,
+      own: [
+        { sha: daveWork, author: "dave", committer: "dave" },
+        { sha: bobFix, author: "bob", committer: "bob" },
+      ],
+      branch: [
+        { after: bobFix, actor: "bob" },
+        { after: daveWork, actor: "dave", kind: "branch_creation" },
+      ],
+      ...o,
+    });
+    // main holds one commit, written in Dave's name by GitHub's squash.
+    const squashed = (pr: FakePull, message?: string) => ({
+      base: deployed,
+      head: squash,
+      commits: [{ sha: squash, author: "dave", ...(message ? { message } : {}) }],
+      pulls: [pr],
+      pushes: [{ after: squash, actor: "carol", kind: "pr_merge" }],
+    });
+
+    it("Bob pushed into Dave's PR, Carol squash-merged it: Bob is refused (the PR's own commits, its branch's pushes)", async () => {
+      await waiting(deployed, squash, "carol");
+      const pr = davePr();
+      mockRange(app.mock, squashed(pr));
+      const reply = await approve("bob", { pull: pr });
+      assert.equal(
+        reply,
+        `Sorry @bob, you cannot approve **prod**: you authored ${bobFix.slice(0, 7)} in #3, committed ${bobFix.slice(0, 7)} in #3, pushed to #3 in what would be deployed (\`${deployed.slice(0, 7)}..${squash.slice(0, 7)}\`), and nobody who contributed to a change approves its deployment (approval.allowAuthor is false). Nothing was changed.`,
+      );
+      assert.deepEqual((await rt.reconciler.store.load(instance)).pendingApprovals, []);
+    });
+
+    it("a commit written in the PR author's name and pushed by someone else: the pusher is refused", async () => {
+      await waiting(deployed, squash, "carol");
+      const pr = davePr({
+        own: [
+          { sha: daveWork, author: "dave", committer: "dave" },
+          { sha: bobFix, author: "dave", committer: "dave" },
+        ],
+      });
+      mockRange(app.mock, squashed(pr));
+      const reply = await approve("bob", { pull: pr });
+      assert.match(
+        reply,
+        /^Sorry @bob, you cannot approve \*\*prod\*\*: you pushed to #3 in what would be deployed/,
+      );
+      mockRange(app.mock, squashed(pr));
+      const erin = await approve("erin", { pull: pr, outcome: "rocket", id: 1002 });
+      assert.match(
+        erin,
+        /^Approved `[0-9a-f]{7}` for \*\*prod\*\* \(1\/2\)/,
+        "someone who did nothing approves",
+      );
+    });
+
+    it("a co-author named by GitHub's noreply address is refused; one no account is tied to stops every approval, named", async () => {
+      await waiting(deployed, squash, "carol");
+      const pr = davePr({ own: [{ sha: daveWork, author: "dave", committer: "dave" }], branch: undefined });
+      const bobId = userIdOf("bob");
+      mockRange(
+        app.mock,
+        squashed(pr, `Change (#3)\n\nCo-authored-by: Bobby <${bobId}+bob@users.noreply.github.com>`),
+      );
+      const bob = await approve("bob", { pull: pr });
+      assert.match(bob, new RegExp(`you co-authored ${squash.slice(0, 7)} in what would be deployed`));
+      mockRange(app.mock, squashed(pr, "Change (#3)\n\nCo-authored-by: Eve <eve@elsewhere.example>"));
+      const erin = await approve("erin", { pull: pr });
+      assert.match(
+        erin,
+        /^Sorry @erin, you cannot approve \*\*prod\*\*: the co-author <eve@elsewhere\.example>, whom no GitHub account is tied to, co-authored [0-9a-f]{7} in what would be deployed, so syncward cannot tell who contributed/,
+      );
+      assert.deepEqual((await rt.reconciler.store.load(instance)).pendingApprovals, []);
+    });
+
+    it("a pull request from a long-lived branch: its activity is read back to where the branch stood before its commits, not to its creation", async () => {
+      await waiting(deployed, squash, "carol");
+      const before = fakeSha("develop before #3");
+      const pr = davePr({
+        own: [
+          { sha: daveWork, author: "dave", committer: "dave", parents: [before] },
+          { sha: bobFix, author: "dave", committer: "dave", parents: [daveWork] },
+        ],
+        branch: [{ after: bobFix, actor: "bob" }],
+        branchFrom: before,
+        branchMore: true,
+      });
+      mockRange(app.mock, squashed(pr));
+      const bob = await approve("bob", { pull: pr });
+      assert.match(
+        bob,
+        /^Sorry @bob, you cannot approve \*\*prod\*\*: you pushed to #3 in what would be deployed/,
+      );
+      mockRange(app.mock, squashed(pr));
+      const erin = await approve("erin", { pull: pr, outcome: "rocket", id: 1002 });
+      assert.match(erin, /^Approved `[0-9a-f]{7}` for \*\*prod\*\* \(1\/2\)/);
+    });
+
+    it("who pushed to a PR's branch cannot be read: nobody's approval counts, and the reply names what", async () => {
+      await waiting(deployed, squash, "carol");
+      const pr = davePr({ branch: "forbidden" });
+      mockRange(app.mock, squashed(pr));
+      const reply = await approve("erin", { pull: pr });
+      assert.equal(
+        reply,
+        "Sorry @erin, you cannot approve **prod**: cannot read who pushed to #3's branch acme/shop:feature-3 (repository activity: 403), so nobody can be sure they did not contribute (or set approval.allowAuthor: true). Nothing was changed.",
+      );
+    });
+  });
+
+  it("a range made entirely by github-actions[bot]: the person behind the bot is unknown, Mallory is refused", async () => {
+    const botCommit = fakeSha("workflow bumps the image");
+    await waiting(deployed, botCommit, "github-actions[bot]");
+    mockRange(app.mock, {
+      base: deployed,
+      head: botCommit,
+      commits: [{ sha: botCommit, author: "github-actions[bot]", committer: "github-actions[bot]" }],
+      pulls: [],
+      pushes: [{ after: botCommit, actor: "github-actions[bot]" }],
+    });
+    const pr: FakePull = {
+      number: 6,
+      author: "erin",
+      mergedBy: "erin",
+      commits: [botCommit],
+      mergeCommit: botCommit,
+    };
+    const reply = await approve("mallory", { pull: pr });
+    assert.match(
+      reply,
+      /^Sorry @mallory, you cannot approve \*\*prod\*\*: @github-actions\[bot\] \(a bot: it acts for whoever triggered it\) authored [0-9a-f]{7}, committed [0-9a-f]{7}, pushed [0-9a-f]{7} in what would be deployed, so syncward cannot tell who contributed/,
+    );
+    assert.deepEqual((await rt.reconciler.store.load(instance)).pendingApprovals, []);
+  });
+
+  it("three pages of activity that do not reach the last synced revision count as unreadable: the pusher on page 4 is refused", async () => {
+    await waiting(deployed, bobDocs, "syncward");
+    // Newest first: Bob's merge of his docs, then others' pushes elsewhere on main; Mallory's push
+    // of Alice's commit would be on page 4, which syncward does not read.
+    mockRange(app.mock, {
+      ...twoMerges,
+      pushes: {
+        pages: [
+          [{ after: bobDocs, actor: "bob", kind: "pr_merge" }],
+          [{ after: fakeSha("older 1"), actor: "carol" }],
+          [{ after: fakeSha("older 2"), actor: "carol" }],
+        ],
+        more: true,
+      },
+    });
+    const reply = await approve("mallory", { pull: BOB_PR });
+    assert.equal(
+      reply,
+      `Sorry @mallory, you cannot approve **prod**: cannot tell who pushed \`${bobDocs.slice(0, 7)}\`: GitHub does not show syncward the repository's activity in full (it does not reach the last synced revision ${deployed.slice(0, 7)} within 3 pages) and no push event for it has arrived (syncward learned of it by polling), so nobody can be sure they did not push it; grant syncward's GitHub App read access to the repository's activity, or approve after the push event arrives (or set approval.allowAuthor: true). Nothing was changed.`,
+    );
+    assert.deepEqual((await rt.reconciler.store.load(instance)).pendingApprovals, []);
   });
 });

@@ -10,7 +10,7 @@ import { eventually, useCluster } from "../support/cluster.ts";
 import { makeRepo, type TestRepo } from "../support/git-repo.ts";
 import { FakeGitHub } from "../support/github-fake.ts";
 import { Replicas, runTestRepository } from "../support/replicas.ts";
-import { pushEvent } from "../support/webhooks.ts";
+import { pushEvent, userIdOf } from "../support/webhooks.ts";
 
 const cluster = useCluster();
 const cm = (v: string) => `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\ndata: {v: "${v}"}\n`;
@@ -77,6 +77,11 @@ ${extra}`;
       [state.history.at(-1)?.trigger, state.history.at(-1)?.actor],
       ["push", "bob"],
       "synced as bob's push",
+    );
+    assert.deepEqual(
+      state.recentPushes?.find((p) => p.after === c2),
+      { after: c2, before: c1, login: "bob", id: userIdOf("bob") },
+      "the replica that received the push kept who pushed it, by id, in the state the holder reads",
     );
     assert.deepEqual(rtB.reconciler.active, [], "replica-b wrote nothing");
     await a.settle();

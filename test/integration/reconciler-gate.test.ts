@@ -613,6 +613,44 @@ describe("who pushed a revision waiting for approval", () => {
   });
 });
 
+describe("who pushed, kept in the environment's state", () => {
+  it("a push received by one replica reaches a wait another (a restarted one) announces, with the pusher's id", async () => {
+    const ns = await cluster.namespace("rpushed");
+    const stateNs = await cluster.stateNamespace("rpushed-state");
+    const repo = makeRepo({ "app/cm.yaml": cm("1"), "docs/a.md": "a" });
+    const store = new StateStore(cluster.syncwardClient, stateNs);
+    const config = parseConfig(
+      configFile(ns, { syncPolicy: { automated: {} }, approval: { users: ["carol"] } }),
+    );
+    const head = repo.head();
+    // The replica that receives the push: prod's files are not touched by the file list it is
+    // told of, so it starts no pass; it records who pushed in prod's state all the same.
+    const receiver = reconcilerFor("pushed", config, repo.dir, stateNs);
+    const instance = receiver.controller("prod").instance;
+    receiver.nudgeBranch(
+      "main",
+      "push",
+      "bob",
+      { files: ["docs/a.md"], includes: () => ["app"] },
+      { revision: head, actorId: 4711 },
+    );
+    await eventually(
+      "the push is in the state",
+      async () => (await store.load(instance)).recentPushes?.some((p) => p.after === head) ?? false,
+    );
+    // Another process, which never saw the push event, finds the commit by polling.
+    const restarted = reconcilerFor("pushed", config, repo.dir, stateNs);
+    const prod = restarted.controller("prod");
+    prod.nudge("poll", "syncward");
+    await prod.idle();
+    const pending = (await store.load(instance)).pendingSync;
+    assert.deepEqual(
+      { revision: pending?.revision, pusher: pending?.pusher, pusherId: pending?.pusherId },
+      { revision: head, pusher: "bob", pusherId: 4711 },
+    );
+  });
+});
+
 describe("approvals recorded before the deployed revision moves", () => {
   it("an approval judged against another last synced revision stops counting after a CLI rollback: the range grew, so it must be given again", async () => {
     const { ns, repo, store, controller } = await setup(

@@ -8,7 +8,7 @@
 import { execFileSync } from "node:child_process";
 import type { TestRepo } from "./git-repo.ts";
 import { GITHUB_API, type GitHubMock } from "./github.ts";
-import { DEFAULT_OWNER, DEFAULT_REPO } from "./webhooks.ts";
+import { DEFAULT_OWNER, DEFAULT_REPO, userIdOf } from "./webhooks.ts";
 
 const REPO = `/repos/${DEFAULT_OWNER}/${DEFAULT_REPO}`;
 const CODELOAD = "https://codeload.github.com";
@@ -79,6 +79,26 @@ export class FakeGitHub {
       });
   }
 
+  /** Who pushes to the repository, as GitHub's repository activity names them. */
+  pusher = { login: "alice", id: userIdOf("alice"), type: "User" };
+
+  private activity(ref: string) {
+    const log = this.repo.git("log", "--first-parent", "--format=%H %P", ref).split("\n").filter(Boolean);
+    return log.map((line, i) => {
+      const [after, before] = line.split(" ") as [string, string | undefined];
+      return {
+        id: i + 1,
+        node_id: `A_${i}`,
+        before: before ?? "0".repeat(40),
+        after,
+        ref,
+        timestamp: "2024-05-01T12:00:00Z",
+        activity_type: "push",
+        actor: this.pusher,
+      };
+    });
+  }
+
   /** Answers on `mock` (again after a new mock: what GitHub holds is kept). */
   install(mock: GitHubMock): void {
     const api = mock.scope(GITHUB_API).persist();
@@ -126,7 +146,12 @@ export class FakeGitHub {
       .query(true)
       .optionally()
       .reply((uri) => [200, this.commits(`-1 ${new URL(uri, GITHUB_API).searchParams.get("sha")}`)]);
-    api.get(`${REPO}/activity`).query(true).optionally().reply(200, []);
+    // Who moved a branch: its history in the real repository, each commit a push by `pusher`.
+    api
+      .get(`${REPO}/activity`)
+      .query(true)
+      .optionally()
+      .reply((uri) => [200, this.activity(new URL(uri, GITHUB_API).searchParams.get("ref") ?? "")]);
     api
       .get(/\/repos\/acme\/shop\/commits\/[0-9a-f]{40}\/pulls/)
       .query(true)

@@ -1,8 +1,9 @@
 // GitHub's answers about what an approval would deploy: the compare API's commits, the pull
-// requests that carry each commit, and the full pull requests that name who merged them.
+// requests that carry each commit, the full pull requests that name who merged them, each pull
+// request's own commits and who pushed to its branch, and who moved the tracked branch.
 import { REPO_PATH } from "./app.ts";
 import { GITHUB_API, type GitHubMock } from "./github.ts";
-import { userIdOf } from "./webhooks.ts";
+import { DEFAULT_OWNER, DEFAULT_REPO, fakeSha, userIdOf } from "./webhooks.ts";
 
 export interface FakeCommit {
   sha: string;
@@ -11,6 +12,7 @@ export interface FakeCommit {
   committer?: string | null;
   email?: string;
   message?: string;
+  parents?: string[];
 }
 
 export interface FakePull {
@@ -22,6 +24,21 @@ export interface FakePull {
   head?: string;
   mergeCommit?: string;
   fork?: boolean;
+  /** Its own commits (GET /pulls/{n}/commits); default one commit by its author. */
+  own?: FakeCommit[];
+  /** Who moved its branch, newest first; default its author created it and pushed its head. */
+  branch?: FakePush[] | "forbidden";
+  /** Where its branch stood before the oldest listed push (default: a creation, or zeros). */
+  branchFrom?: string;
+  /** Its branch's activity has older pages (which syncward should not need). */
+  branchMore?: boolean;
+}
+
+/** One entry of the repository activity: who moved a branch to `after`. */
+export interface FakePush {
+  after: string;
+  actor: string;
+  kind?: string;
 }
 
 const BASE_REPO_ID = 1296269;
@@ -29,7 +46,7 @@ const BASE_REPO_ID = 1296269;
 export const ghUser = (login: string) => ({
   login,
   id: userIdOf(login),
-  type: "User",
+  type: login.endsWith("[bot]") ? "Bot" : "User",
 });
 
 /** GET /users/{login}: the GitHub account that has `login` now (syncward pins a listed approver's login to it). */
@@ -53,7 +70,10 @@ export function apiCommit(c: FakeCommit) {
     },
     author: c.author === null ? null : ghUser(c.author),
     committer: committer === null ? null : ghUser(committer),
-    parents: [],
+    parents: (c.parents ?? []).map((sha) => ({
+      sha,
+      url: `https://api.github.com${REPO_PATH}/commits/${sha}`,
+    })),
   };
 }
 
@@ -71,6 +91,65 @@ export function apiActivity(after: string, actor: string, branch: string, kind =
   };
 }
 
+const pullHead = (p: FakePull) => p.head ?? p.own?.at(-1)?.sha ?? fakeSha(`head of #${p.number}`);
+const headOwner = (p: FakePull) => (p.fork ? p.author : DEFAULT_OWNER);
+
+/**
+ * GET /repos/{owner}/{repo}/activity for `ref`, newest first, one page: each entry's `before` is
+ * the next one's `after`, the oldest one's is `base` (a branch creation's is zeros).
+ */
+export function mockActivity(
+  mock: GitHubMock,
+  ref: string,
+  pushes: FakePush[] | "forbidden",
+  o: { base?: string; repoPath?: string; page?: number; next?: boolean } = {},
+): void {
+  const path = o.repoPath ?? REPO_PATH;
+  // The activity API pages by cursor: the Link header's next URL carries `after`.
+  const cursor = (page: number) => `Y3Vyc29y${page}`;
+  const query = { ref, direction: "desc", per_page: "100", ...(o.page ? { after: cursor(o.page) } : {}) };
+  const activity = mock.scope(GITHUB_API).get(`${path}/activity`).query(query);
+  if (pushes === "forbidden") {
+    activity.reply(403, { message: "Resource not accessible by integration" });
+    return;
+  }
+  const zeros = "0".repeat(40);
+  const link = `<${GITHUB_API}${path}/activity?ref=${encodeURIComponent(ref)}&direction=desc&per_page=100&after=${cursor((o.page ?? 1) + 1)}>; rel="next"`;
+  activity.reply(
+    200,
+    pushes.map((p, i) => ({
+      id: 100 + i + 1000 * (o.page ?? 1),
+      node_id: `A_${i}`,
+      before: p.kind === "branch_creation" ? zeros : (pushes[i + 1]?.after ?? o.base ?? zeros),
+      after: p.after,
+      ref,
+      timestamp: "2024-05-01T12:00:00Z",
+      activity_type: p.kind ?? "push",
+      actor: ghUser(p.actor),
+    })),
+    o.next ? { link } : {},
+  );
+}
+
+/** A pull request's own commits and who pushed to its branch, as GitHub shows them. */
+function mockPullInside(mock: GitHubMock, p: FakePull): void {
+  const own = p.own ?? [{ sha: pullHead(p), author: p.author, committer: p.author }];
+  mock
+    .scope(GITHUB_API)
+    .get(`${REPO_PATH}/pulls/${p.number}/commits`)
+    .query({ per_page: "100" })
+    .reply(200, own.map(apiCommit));
+  const branch = p.branch ?? [
+    { after: pullHead(p), actor: p.author },
+    { after: own[0]?.sha ?? pullHead(p), actor: p.author, kind: "branch_creation" },
+  ];
+  mockActivity(mock, `refs/heads/feature-${p.number}`, branch, {
+    repoPath: `/repos/${headOwner(p)}/${DEFAULT_REPO}`,
+    ...(p.branchFrom ? { base: p.branchFrom } : {}),
+    ...(p.branchMore ? { next: true } : {}),
+  });
+}
+
 /** The full pull request, as `GET /pulls/{n}` answers it. */
 export function apiPull(p: FakePull) {
   const merged = p.mergedBy !== undefined;
@@ -84,9 +163,9 @@ export function apiPull(p: FakePull) {
     user: ghUser(p.author),
     merged_by: merged ? ghUser(p.mergedBy as string) : null,
     head: {
-      sha: p.head ?? p.commits.at(-1),
+      sha: pullHead(p),
       ref: `feature-${p.number}`,
-      repo: { id: p.fork ? 4242 : BASE_REPO_ID },
+      repo: { id: p.fork ? 4242 : BASE_REPO_ID, name: DEFAULT_REPO, owner: { login: headOwner(p) } },
     },
     base: { ref: "main", repo: { id: BASE_REPO_ID } },
   };
@@ -103,8 +182,11 @@ export function mockRange(
     head: string;
     commits: FakeCommit[];
     pulls: FakePull[];
-    /** Who moved main to which commit (repository activity), newest first; default none listed. */
-    pushes?: Array<{ after: string; actor: string; kind?: string }> | "forbidden";
+    /**
+     * Who moved main to which commit (repository activity), newest first, the oldest one from
+     * `base`; default GitHub's web merge of `head`.
+     */
+    pushes?: FakePush[] | "forbidden" | { pages: FakePush[][]; more?: boolean };
   },
 ): void {
   // A scope of its own: a test may have made `mock.api` persist, which would hold for these too.
@@ -120,15 +202,15 @@ export function mockRange(
       .query({ per_page: "100", page: "1" })
       .reply(200, { status: "ahead", total_commits: o.commits.length, commits: o.commits.map(apiCommit) });
   }
-  const activity = api
-    .get(`${REPO_PATH}/activity`)
-    .query({ ref: "refs/heads/main", direction: "desc", per_page: "100" });
-  if (o.pushes === "forbidden") activity.reply(403, { message: "Resource not accessible by integration" });
+  const main = o.pushes ?? [{ after: o.head, actor: "web-flow" }];
+  const base = o.base === undefined ? {} : { base: o.base };
+  if (main === "forbidden" || Array.isArray(main)) mockActivity(mock, "refs/heads/main", main, base);
   else
-    activity.reply(
-      200,
-      (o.pushes ?? []).map((p, i) => apiActivity(p.after, p.actor, "main", p.kind, i)),
-    );
+    for (const [i, page] of main.pages.entries())
+      mockActivity(mock, "refs/heads/main", page, {
+        ...(i > 0 ? { page: i + 1 } : {}),
+        next: i < main.pages.length - 1 || main.more === true,
+      });
   const shown = o.base === undefined ? o.commits.slice(0, 1) : o.commits;
   for (const c of shown) {
     const carrying = o.pulls.filter((p) => p.commits.includes(c.sha));
@@ -140,8 +222,8 @@ export function mockRange(
         carrying.map((p) => ({ ...apiPull(p), merged_by: undefined })),
       );
   }
-  for (const p of o.pulls.filter(
-    (p) => p.mergedBy !== undefined && p.commits.some((s) => shown.some((c) => c.sha === s)),
-  ))
+  const carried = o.pulls.filter((p) => p.commits.some((s) => shown.some((c) => c.sha === s)));
+  for (const p of carried.filter((p) => p.mergedBy !== undefined))
     api.get(`${REPO_PATH}/pulls/${p.number}`).reply(200, apiPull(p));
+  for (const p of carried) mockPullInside(mock, p);
 }

@@ -1,12 +1,14 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import {
+  coAuthorsOf,
   contributionOf,
   contributorsOf,
   type GitHubUser,
   type Range,
   type RangeCommit,
   unclaimedAddresses,
+  unknownPeople,
 } from "../../../src/github/contributors.ts";
 
 const alice: GitHubUser = { id: 11, login: "alice" };
@@ -181,5 +183,109 @@ describe("contributors of a range", () => {
       pulls: [],
     };
     assert.deepEqual(unclaimedAddresses(range), ["ghost@example.com", "x@example.com"]);
+  });
+});
+
+describe("contributors inside the pull requests of a range", () => {
+  const squashed = (pull: Partial<Range["pulls"][number]>, coAuthors?: RangeCommit["coAuthors"]): Range => ({
+    head: sha("e"),
+    commits: [{ ...commit("e", dave, webFlow), ...(coAuthors ? { coAuthors } : {}) }],
+    pulls: [{ number: 3, user: dave, mergedBy: carol, commits: [sha("e")], ...pull }],
+  });
+  const cases: Array<{ name: string; range: Range; who: GitHubUser; want: string[] | undefined }> = [
+    {
+      name: "a squash merge: the PR's own commits count",
+      range: squashed({ ownCommits: [commit("d", dave, dave), commit("c", bob, bob)] }),
+      who: bob,
+      want: ["authored ccccccc in #3", "committed ccccccc in #3"],
+    },
+    {
+      name: "whoever pushed to a PR's branch (its deletion does not count)",
+      range: squashed({
+        branchPushes: [
+          { after: sha("0"), actor: alice, kind: "branch_deletion" },
+          { after: sha("c"), actor: bob, kind: "force_push" },
+        ],
+      }),
+      who: bob,
+      want: ["pushed to #3"],
+    },
+    {
+      name: "the deleter of a PR's branch contributed nothing",
+      range: squashed({ branchPushes: [{ after: sha("0"), actor: alice, kind: "branch_deletion" }] }),
+      who: alice,
+      want: undefined,
+    },
+    {
+      name: "a co-author by the noreply address with an id, under a new login",
+      range: squashed({}, [{ name: "B", email: "22+bob@users.noreply.github.com" }]),
+      who: { id: 22, login: "bob-renamed" },
+      want: ["co-authored eeeeeee"],
+    },
+    {
+      name: "a co-author by an address GitHub linked on another commit of the range",
+      range: squashed({ ownCommits: [commit("f", bob, bob, { authorEmail: "bob@corp.example" })] }, [
+        { name: "B", email: "Bob@Corp.example" },
+      ]),
+      who: bob,
+      want: ["co-authored eeeeeee", "authored fffffff in #3", "committed fffffff in #3"],
+    },
+  ];
+  for (const c of cases) {
+    it(c.name, () => {
+      assert.deepEqual(contributionOf(contributorsOf(c.range), c.who), c.want);
+    });
+  }
+
+  it("reads Co-authored-by trailers, whatever their case", () => {
+    const message =
+      "Fix (#3)\n\n* one\n\nco-authored-by: Bob B <22+bob@users.noreply.github.com>\nCo-Authored-By: <eve@x.example>\n";
+    assert.deepEqual(coAuthorsOf(message), [
+      { name: "Bob B", email: "22+bob@users.noreply.github.com" },
+      { name: "", email: "eve@x.example" },
+    ]);
+    assert.deepEqual(coAuthorsOf("Mentions Co-authored-by: in prose"), []);
+  });
+
+  it("a bot or an unmatched co-author hides the person behind it; web-flow and the merge queue do not", () => {
+    const bot: GitHubUser = { id: 41898282, login: "github-actions[bot]", type: "Bot" };
+    const queue: GitHubUser = { id: 9919, login: "github-merge-queue[bot]", type: "Bot" };
+    const range: Range = {
+      head: sha("e"),
+      commits: [
+        { ...commit("e", bot, webFlow), coAuthors: [{ name: "E", email: "eve@x.example" }] },
+        commit("f", alice, queue),
+      ],
+      pulls: [],
+    };
+    assert.deepEqual(unknownPeople(contributorsOf(range)), [
+      "@github-actions[bot] (a bot: it acts for whoever triggered it) authored eeeeeee",
+      "the co-author <eve@x.example>, whom no GitHub account is tied to, co-authored eeeeeee",
+    ]);
+    assert.deepEqual(unknownPeople(contributorsOf(twoMerges)), []);
+  });
+});
+
+describe("a co-author whose address a commit of the range shows unclaimed", () => {
+  it("is that address, as the commit's author is, and hides nobody", () => {
+    const range: Range = {
+      head: sha("e"),
+      commits: [{ ...commit("e", dave, webFlow), coAuthors: [{ name: "X", email: "x@home.example" }] }],
+      pulls: [
+        {
+          number: 3,
+          user: dave,
+          mergedBy: carol,
+          commits: [sha("e")],
+          ownCommits: [commit("c", null, null, { authorEmail: "X@home.example" })],
+        },
+      ],
+    };
+    const people = contributorsOf(range);
+    assert.deepEqual(unknownPeople(people), []);
+    assert.deepEqual(
+      people.filter((p) => p.email !== undefined).map((p) => [p.email, p.reasons]),
+      [["x@home.example", ["co-authored eeeeeee", "authored ccccccc in #3"]]],
+    );
   });
 });
