@@ -24,6 +24,7 @@ export function applyFloors(env: EnvironmentConfig, floors: readonly Floor[]): E
       users: out.approval?.users ?? [],
       teams: out.approval?.teams ?? [],
       allowAuthor: out.approval?.allowAuthor ?? false,
+      trustedBots: out.approval?.trustedBots ?? [],
       ...(out.approval?.expiresAfter !== undefined ? { expiresAfter: out.approval.expiresAfter } : {}),
       minimum: min,
     },

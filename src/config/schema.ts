@@ -360,6 +360,10 @@ const requiredCheck = z.union(
   { error: "must be a check name or {name: ci, app: github-actions}" },
 );
 
+const BOT_LOGIN_RE = /^[A-Za-z0-9][A-Za-z0-9-]*\[bot\]$/;
+/** Bots whose token acts for whoever triggered them: anyone with write could launder a change through them. */
+const ACTS_FOR_ITS_TRIGGER = ["github-actions[bot]"];
+
 const approval = strictObject({
   users: z
     .array(z.string().regex(LOGIN_RE, { error: (i) => `${JSON.stringify(i.input)} is not a GitHub login` }))
@@ -375,6 +379,22 @@ const approval = strictObject({
     .optional()
     .describe(
       'An approval lapses this long after it was given (Go-style duration, e.g. "24h"). Absent: never.',
+    ),
+  trustedBots: z
+    .array(
+      z
+        .string()
+        .regex(BOT_LOGIN_RE, {
+          error: (i) => `${JSON.stringify(i.input)} is not a bot's login (e.g. dependabot[bot])`,
+        })
+        .refine((l) => !ACTS_FOR_ITS_TRIGGER.includes(l.toLowerCase()), {
+          error: (i) =>
+            `${JSON.stringify(i.input)} acts for whoever triggers a workflow, so the person behind its commits is unknown; it cannot be trusted`,
+        }),
+    )
+    .default([])
+    .describe(
+      "Bots that act on their own (e.g. dependabot[bot]): their commits and pull requests hide no person, so they do not stop approvals. Any other bot in what would be deployed does.",
     ),
 }).describe("Approval needed before a sync of this environment. Absent: no approval needed.");
 

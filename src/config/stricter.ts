@@ -90,6 +90,8 @@ export function stricterApproval(old?: ApprovalRule, now?: ApprovalRule): Approv
     teams: kept ? teams : old.teams,
     minimum: Math.max(old.minimum, now.minimum),
     allowAuthor: old.allowAuthor && now.allowAuthor,
+    // Rules stored before trustedBots existed trust no bot.
+    trustedBots: both(now.trustedBots ?? [], old.trustedBots ?? [], (b) => b.toLowerCase()),
     ...(expiries.length > 0 ? { expiresAfter: Math.min(...expiries) } : {}),
   };
 }

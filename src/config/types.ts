@@ -209,4 +209,6 @@ export interface ApprovalRule {
   allowAuthor: boolean;
   /** Milliseconds after which an approval lapses (approval.expiresAfter); undefined: never. */
   expiresAfter?: number;
+  /** Bots that act on their own: their contributions hide no person (approval.trustedBots). */
+  trustedBots: string[];
 }

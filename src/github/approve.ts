@@ -168,10 +168,10 @@ export async function approveAs(
     const config = await configContributors(gh, rt.ref, rt.info.defaultBranch, controller.env, state);
     if ("refusal" in config) return refuse(config.refusal, revision);
     const people = [...contributorsOf(range, named), ...config.people];
-    const hidden = unknownPeople(people);
+    const hidden = unknownPeople(people, rule.trustedBots);
     if (hidden.length > 0)
       return refuse(
-        `${hidden.join("; ")} in what would be deployed, so syncward cannot tell who contributed and nobody can be sure they did not (approval.allowAuthor is false)`,
+        `${hidden.join("; ")} in what would be deployed, so syncward cannot tell who contributed and nobody can be sure they did not (approval.allowAuthor is false; a bot that acts on its own, like Dependabot, may be listed in approval.trustedBots)`,
         revision,
       );
     const why = contributionOf(people, who);

@@ -231,9 +231,13 @@ function mergeLogins(people: Contributor[]): Contributor[] {
  * Contributors behind whom the person is unknown, each said in a refusal's words: bots (a
  * workflow's token acts for whoever triggered the workflow) and co-authors no account is tied to.
  */
-export function unknownPeople(contributors: readonly Contributor[]): string[] {
+export function unknownPeople(
+  contributors: readonly Contributor[],
+  trustedBots: readonly string[] = [],
+): string[] {
+  const trusted = new Set(trustedBots.map((b) => b.toLowerCase()));
   return contributors
-    .filter((c) => c.bot || c.unmatched)
+    .filter((c) => (c.bot && !trusted.has(c.login?.toLowerCase() ?? "")) || c.unmatched)
     .map((c) =>
       c.bot
         ? `@${c.login} (a bot: it acts for whoever triggered it) ${c.reasons.join(", ")}`

@@ -68,7 +68,7 @@ describe("who may approve a production sync", () => {
     destination: {namespace: ${prodNs}}
     production: true
     syncPolicy: {automated: {prune: true}}
-    approval: {users: [alice, bob, carol, carol-new, dave, erin, mallory], minimum: 2}
+    approval: {users: [alice, bob, carol, carol-new, dave, erin, mallory], minimum: 2, trustedBots: ["dependabot[bot]"]}
 `,
     );
     rt = (await app.parts.runtimes.for({
@@ -578,6 +578,33 @@ describe("who may approve a production sync", () => {
       /^Sorry @mallory, you cannot approve \*\*prod\*\*: @github-actions\[bot\] \(a bot: it acts for whoever triggered it\) authored [0-9a-f]{7}, committed [0-9a-f]{7}, pushed [0-9a-f]{7} in what would be deployed, so syncward cannot tell who contributed/,
     );
     assert.deepEqual((await rt.reconciler.store.load(instance)).pendingApprovals, []);
+  });
+
+  it("a Dependabot pull request, with dependabot[bot] in approval.trustedBots: it hides nobody; its merger is still refused and anyone else counts", async () => {
+    const bump = fakeSha("bump nginx to 1.27.3");
+    await waiting(deployed, bump, "carol");
+    const pr: FakePull = {
+      number: 8,
+      author: "dependabot[bot]",
+      mergedBy: "carol",
+      commits: [bump],
+      mergeCommit: bump,
+      own: [{ sha: bump, author: "dependabot[bot]", committer: "dependabot[bot]" }],
+      branch: [{ after: bump, actor: "dependabot[bot]", kind: "branch_creation" }],
+    };
+    const range = {
+      base: deployed,
+      head: bump,
+      commits: [{ sha: bump, author: "dependabot[bot]", committer: "web-flow" }],
+      pulls: [pr],
+      pushes: [{ after: bump, actor: "carol", kind: "pr_merge" }],
+    };
+    mockRange(app.mock, range);
+    const carol = await approve("carol", { pull: pr });
+    assert.match(carol, /^Sorry @carol, you cannot approve \*\*prod\*\*: you merged #8/);
+    mockRange(app.mock, range);
+    const erin = await approve("erin", { pull: pr, outcome: "rocket", id: 1002 });
+    assert.match(erin, /^Approved `[0-9a-f]{7}` for \*\*prod\*\* \(1\/2\)/);
   });
 
   it("three pages of activity that do not reach the last synced revision count as unreadable: the pusher on page 4 is refused", async () => {

@@ -127,7 +127,7 @@ describe("parseConfig: valid files", () => {
           manualSync: true,
         },
       ],
-      approval: { users: ["alice"], teams: ["org/sre"], minimum: 1, allowAuthor: false },
+      approval: { users: ["alice"], teams: ["org/sre"], minimum: 1, allowAuthor: false, trustedBots: [] },
       policy: {
         namespaces: ["payments-dev"],
         clusterResources: [{ group: "", kind: "Namespace" }],
@@ -259,6 +259,14 @@ describe("parseConfig: every class of error, with its field path", () => {
         fields: { requireChecks: ["ci", { name: "ci", app: "GitHub Actions" }] },
         problems: [
           `environments[0].requireChecks[1].app: "GitHub Actions" is not a GitHub App's slug (as in github.com/apps/<slug>)`,
+        ],
+      },
+      {
+        name: "trustedBots: a person's login, and the bot that acts for whoever triggers a workflow",
+        fields: { approval: { users: ["carol"], trustedBots: ["mallory", "github-actions[bot]"] } },
+        problems: [
+          `environments[0].approval.trustedBots[0]: "mallory" is not a bot's login (e.g. dependabot[bot])`,
+          `environments[0].approval.trustedBots[1]: "github-actions[bot]" acts for whoever triggers a workflow, so the person behind its commits is unknown; it cannot be trusted`,
         ],
       },
       {

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { applyFloors, floorsFromEnv } from "../../../src/config/floors.ts";
 import { guardsOf, stricterApproval, stricterRules } from "../../../src/config/stricter.ts";
+import type { ApprovalRule } from "../../../src/config/types.ts";
 import { envConfig } from "../../support/env.ts";
 
 const prod = (fields: Record<string, unknown> = {}) => envConfig("prod", { production: true, ...fields });
@@ -83,10 +84,26 @@ describe("the stricter of the deployed and the new rules", () => {
 
   it("approvers in neither list both: the old list, not nobody", () => {
     const a = stricterApproval(
-      { users: ["carol"], teams: [], minimum: 1, allowAuthor: false },
-      { users: ["mallory"], teams: [], minimum: 1, allowAuthor: false },
+      { users: ["carol"], teams: [], minimum: 1, allowAuthor: false, trustedBots: [] },
+      { users: ["mallory"], teams: [], minimum: 1, allowAuthor: false, trustedBots: [] },
     );
     assert.deepEqual(a?.users, ["carol"]);
+  });
+
+  it("trusts only the bots both rules trust; rules stored before trustedBots trust none", () => {
+    const rule = (trustedBots: string[]) => ({
+      users: [],
+      teams: [],
+      minimum: 1,
+      allowAuthor: false,
+      trustedBots,
+    });
+    assert.deepEqual(
+      stricterApproval(rule(["dependabot[bot]", "renovate[bot]"]), rule(["Dependabot[bot]"]))?.trustedBots,
+      ["Dependabot[bot]"],
+    );
+    const stored = { users: [], teams: [], minimum: 1, allowAuthor: false } as unknown as ApprovalRule;
+    assert.deepEqual(stricterApproval(stored, rule(["dependabot[bot]"]))?.trustedBots, []);
   });
 });
 

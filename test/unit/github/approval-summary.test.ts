@@ -8,7 +8,13 @@ import { checkRunOutput, prCommentBody } from "../../../src/github/summary.ts";
 import { envConfig, OLD_SHA, SHA, stateOf } from "./summary-fixtures.ts";
 
 const env = envConfig({
-  approval: { users: ["carol", "alice"], teams: ["acme/sre"], minimum: 2, allowAuthor: false },
+  approval: {
+    users: ["carol", "alice"],
+    teams: ["acme/sre"],
+    minimum: 2,
+    allowAuthor: false,
+    trustedBots: [],
+  },
 });
 
 function waiting(range: Parameters<typeof checkRunOutput>[0]["awaitingApproval"]) {
@@ -103,6 +109,7 @@ describe("the PR summary comment's approvers", () => {
       teams: ["acme/sre", "platform"],
       minimum: 1,
       allowAuthor: false,
+      trustedBots: [],
     });
     assert.deepEqual(mentions, ["@carol", "@acme/sre", "@acme/platform"]);
     const body = prCommentBody(
@@ -144,6 +151,7 @@ describe("the PR summary comment's approvers", () => {
         teams: ["acme/x y"],
         minimum: 1,
         allowAuthor: false,
+        trustedBots: [],
       }).join(" "),
       "@ok",
     );

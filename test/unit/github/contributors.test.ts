@@ -264,6 +264,21 @@ describe("contributors inside the pull requests of a range", () => {
     ]);
     assert.deepEqual(unknownPeople(contributorsOf(twoMerges)), []);
   });
+
+  it("a bot listed in approval.trustedBots hides nobody (whatever the case); any other still does", () => {
+    const dependabot: GitHubUser = { id: 49699333, login: "dependabot[bot]", type: "Bot" };
+    const renovate: GitHubUser = { id: 29139614, login: "renovate[bot]", type: "Bot" };
+    const range: Range = {
+      head: sha("e"),
+      commits: [commit("e", dependabot, webFlow), commit("f", renovate, webFlow)],
+      pulls: [],
+    };
+    const people = contributorsOf(range);
+    assert.deepEqual(unknownPeople(people, ["Dependabot[bot]"]), [
+      "@renovate[bot] (a bot: it acts for whoever triggered it) authored fffffff",
+    ]);
+    assert.equal(unknownPeople(people).length, 2);
+  });
 });
 
 describe("a co-author whose address a commit of the range shows unclaimed", () => {

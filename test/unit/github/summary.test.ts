@@ -172,7 +172,13 @@ describe("checkRunOutput: titles and status lines", () => {
       ],
     });
     const env = envConfig({
-      approval: { users: ["carol", "erin"], teams: ["acme/sre"], minimum: 2, allowAuthor: false },
+      approval: {
+        users: ["carol", "erin"],
+        teams: ["acme/sre"],
+        minimum: 2,
+        allowAuthor: false,
+        trustedBots: [],
+      },
     });
     const out = checkRunOutput(input({ env, state, awaitingApproval: { revision: SHA } }));
     assert.equal(out.title, "Waiting for approval");
