@@ -21,15 +21,7 @@ import {
   type TestApp,
 } from "../support/app.ts";
 import { useCluster } from "../support/cluster.ts";
-import { GITHUB_API } from "../support/github.ts";
-import {
-  apiActivity,
-  apiCommit,
-  apiPull,
-  type FakePull,
-  mockAccount,
-  mockRange,
-} from "../support/github-range.ts";
+import { apiPull, type FakePull, mockAccount, mockRange } from "../support/github-range.ts";
 import { fakeSha, issueCommentEvent, userIdOf } from "../support/webhooks.ts";
 
 const cluster = useCluster();
@@ -155,7 +147,7 @@ describe("an environment renamed in the config is judged from the revision it in
     assert.match(
       reply,
       new RegExp(
-        `^Sorry @mallory, you cannot approve \\*\\*production\\*\\*: you authored ${malloryM.slice(0, 7)}, opened #6, merged #6 in what would be deployed \\(\`${deployedA.slice(0, 7)}\\.\\.${bobDocs.slice(0, 7)}\`\\)`,
+        `^Sorry @mallory, you cannot approve \\*\\*production\\*\\*: you authored ${malloryM.slice(0, 7)}, opened #6, merged #6, 3 more in what would be deployed \\(\`${deployedA.slice(0, 7)}\\.\\.${bobDocs.slice(0, 7)}\`\\)`,
       ),
     );
     assert.deepEqual((await rt.reconciler.store.load(instance)).pendingApprovals, []);
@@ -302,20 +294,13 @@ describe("an environment tracking release, moved by a config commit on main", ()
 
   /** What GitHub says: release's range is H alone (carol's release PR, pushed by carol); main's config commits since. */
   const ranges = () => {
-    const api = app.mock.scope(GITHUB_API);
-    api
-      .get(`${REPO_PATH}/commits`)
-      .query({ sha: released, per_page: "1" })
-      .reply(200, [apiCommit({ sha: released, author: "carol" })]);
-    api
-      .get(`${REPO_PATH}/activity`)
-      .query({ ref: "refs/heads/release", direction: "desc", per_page: "100" })
-      .reply(200, [apiActivity(released, "carol", "release")]);
-    api
-      .get(`${REPO_PATH}/commits/${released}/pulls`)
-      .query(true)
-      .reply(200, [{ ...apiPull(RELEASE_PR), merged_by: undefined }]);
-    api.get(`${REPO_PATH}/pulls/${RELEASE_PR.number}`).reply(200, apiPull(RELEASE_PR));
+    mockRange(app.mock, {
+      head: released,
+      commits: [{ sha: released, author: "carol" }],
+      pulls: [RELEASE_PR],
+      pushes: [{ after: released, actor: "carol", kind: "pr_merge" }],
+      branch: "release",
+    });
     mockRange(app.mock, {
       base: configBefore,
       head: malloryConfig,
@@ -331,7 +316,7 @@ describe("an environment tracking release, moved by a config commit on main", ()
     assert.match(
       reply,
       new RegExp(
-        `^Sorry @mallory, you cannot approve \\*\\*prod\\*\\*: you authored ${malloryConfig.slice(0, 7)} \\(the config on main\\), opened #10 \\(the config on main\\), merged #10 \\(the config on main\\), 1 more in what would be deployed \\(`,
+        `^Sorry @mallory, you cannot approve \\*\\*prod\\*\\*: you authored ${malloryConfig.slice(0, 7)} \\(the config on main\\), opened #10 \\(the config on main\\), merged #10 \\(the config on main\\), 4 more in what would be deployed \\(`,
       ),
     );
     assert.deepEqual((await rt.reconciler.store.load(instance)).pendingApprovals, []);

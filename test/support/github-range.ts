@@ -77,20 +77,6 @@ export function apiCommit(c: FakeCommit) {
   };
 }
 
-/** One entry of GET /repos/{o}/{r}/activity: `actor` moved `branch` to `after`. */
-export function apiActivity(after: string, actor: string, branch: string, kind = "push", i = 0) {
-  return {
-    id: 100 + i,
-    node_id: `A_${i}`,
-    before: "0".repeat(40),
-    after,
-    ref: `refs/heads/${branch}`,
-    timestamp: "2024-05-01T12:00:00Z",
-    activity_type: kind,
-    actor: ghUser(actor),
-  };
-}
-
 const pullHead = (p: FakePull) => p.head ?? p.own?.at(-1)?.sha ?? fakeSha(`head of #${p.number}`);
 const headOwner = (p: FakePull) => (p.fork ? p.author : DEFAULT_OWNER);
 
@@ -187,6 +173,8 @@ export function mockRange(
      * `base`; default GitHub's web merge of `head`.
      */
     pushes?: FakePush[] | "forbidden" | { pages: FakePush[][]; more?: boolean };
+    /** The branch the range is on (its activity is read); default main. */
+    branch?: string;
   },
 ): void {
   // A scope of its own: a test may have made `mock.api` persist, which would hold for these too.
@@ -204,10 +192,11 @@ export function mockRange(
   }
   const main = o.pushes ?? [{ after: o.head, actor: "web-flow" }];
   const base = o.base === undefined ? {} : { base: o.base };
-  if (main === "forbidden" || Array.isArray(main)) mockActivity(mock, "refs/heads/main", main, base);
+  const ref = `refs/heads/${o.branch ?? "main"}`;
+  if (main === "forbidden" || Array.isArray(main)) mockActivity(mock, ref, main, base);
   else
     for (const [i, page] of main.pages.entries())
-      mockActivity(mock, "refs/heads/main", page, {
+      mockActivity(mock, ref, page, {
         ...(i > 0 ? { page: i + 1 } : {}),
         next: i < main.pages.length - 1 || main.more === true,
       });
