@@ -30,6 +30,12 @@ export function mayHealNamed(input: Pick<PassInput, "policy" | "state" | "head" 
 }
 
 /**
+ * More named objects than this (a sync's own writes, a burst of edits) are read the usual way, a
+ * list per kind, by the full pass: fewer requests than a GET each.
+ */
+const MAX_NAMED = 32;
+
+/**
  * Compares only the named objects (a GET each) with their desired form at the deployed revision,
  * and heals those that drifted, through the same gate, fight counting and history as a full
  * pass. False when it cannot stand in for a full pass: a named object the render does not
@@ -42,6 +48,7 @@ export async function healNamed(
   named: ReadonlySet<string>,
   state: EnvironmentState,
 ): Promise<boolean> {
+  if (named.size > MAX_NAMED) return false;
   const namespace = fx.o.env.destination.namespace;
   const declared = new Map<string, KubeObject>();
   for (const o of rendered.objects) {
