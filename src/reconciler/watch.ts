@@ -13,7 +13,8 @@ interface WatchLogger {
   warn(obj: object, msg?: string): void;
 }
 
-const DEBOUNCE_MS = 30;
+/** Long enough to coalesce one burst of events (a rollout's), short next to a heal's round trips. */
+const DEBOUNCE_MS = 10;
 
 export class ManagedWatch {
   private readonly kinds = new Set<string>();
