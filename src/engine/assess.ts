@@ -8,7 +8,7 @@ import { confirmDrift } from "./confirm-drift.ts";
 import { compareObjects } from "./diff/index.ts";
 import { PHASE_ORDER } from "./hooks/annotations.ts";
 import { generateNameProblem, type HookTask, type SkippedObject, splitHooks } from "./hooks/plan.ts";
-import { fetchLive } from "./live.ts";
+import { fetchEach, fetchLive } from "./live.ts";
 import { type Plan, planSync } from "./plan.ts";
 import { type PreparedObject, prepareObjects, ValidationError } from "./prepare.ts";
 import { compareOptionsFor } from "./revert/index.ts";
@@ -71,13 +71,9 @@ export async function assess(
   );
   const hooks = split.hooks.map((h) => ({ ...h, obj: preparedHooks.get(h.obj) ?? h.obj }));
   const tracked = prepared.map((p) => withTracking(p.obj, target.instance));
-  const { live, denied } = await fetchLive(
-    client,
-    target.instance,
-    env.policy.namespaces,
-    prepared,
-    request.inventory ?? [],
-  );
+  const { live, denied } = request.readEach
+    ? await fetchEach(client, prepared)
+    : await fetchLive(client, target.instance, env.policy.namespaces, prepared, request.inventory ?? []);
   const opts = env.syncPolicy.syncOptions;
   const planned = planSync({
     instance: target.instance,

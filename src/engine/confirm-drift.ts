@@ -50,7 +50,8 @@ export async function confirmDrift(
     }
   });
   if (real.size === 0) return plan;
-  const refine = (t: ApplyTask): ApplyTask => (real.has(t) ? { ...t, drifted: real.get(t) ?? t.drifted } : t);
+  const refine = (t: ApplyTask): ApplyTask =>
+    real.has(t) ? { ...t, drifted: real.get(t) ?? t.drifted, dryRunPassed: fieldValidation } : t;
   const cleared = (t: ApplyTask) => real.get(t)?.length === 0;
   return {
     ...plan,

@@ -57,10 +57,13 @@ export async function dryRunAll(
   await mapLimit(
     [
       ...tasks
-        // Replace=true writes with PUT, which has no apply-shaped dry run here; denied ones fail anyway.
+        // Replace=true writes with PUT, which has no apply-shaped dry run here; denied ones fail anyway;
+        // a drift confirmed by a dry run of the same body and validation a moment ago passed it already.
         .filter(
           (t) =>
-            !t.denied && !(resourceOptionsOf(t.obj).replace ?? target.env.syncPolicy.syncOptions.Replace),
+            !t.denied &&
+            !(resourceOptionsOf(t.obj).replace ?? target.env.syncPolicy.syncOptions.Replace) &&
+            t.dryRunPassed !== validationFor(target.env, t.obj),
         )
         .map(
           (t) => () =>

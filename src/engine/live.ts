@@ -87,3 +87,30 @@ export async function fetchLive(
   }
   return { live, denied };
 }
+
+/**
+ * Reads each declared object by name instead of listing its kinds: for the few objects a watch
+ * event named. Nothing else is read, so nothing is found to prune.
+ */
+export async function fetchEach(client: KubeClient, prepared: PreparedObject[]): Promise<LiveState> {
+  const live = new Map<string, KubeObject>();
+  const denied = new Map<string, string>();
+  await mapLimit(prepared, 8, async (p) => {
+    if (!p.resource) return;
+    const { apiVersion, kind, metadata } = p.obj;
+    const key = keyString(keyOf(p.obj));
+    try {
+      const obj = await client.get(
+        apiVersion,
+        kind,
+        p.namespaced ? metadata.namespace : undefined,
+        metadata.name,
+      );
+      if (obj) live.set(key, { ...obj, apiVersion, kind });
+    } catch (err) {
+      if (!(err instanceof KubeApiError && err.forbidden)) throw err;
+      denied.set(key, errorMessage(err));
+    }
+  });
+  return { live, denied };
+}

@@ -30,6 +30,11 @@ export interface ApplyTask {
   sharedWith?: string;
   /** Why syncward may not touch it (forbidden by RBAC): the task fails without a request. */
   denied?: string;
+  /**
+   * The field validation a server-side dry run of this very body passed with while the drift was
+   * confirmed (confirm-drift.ts): the dry run before the first write need not send it again.
+   */
+  dryRunPassed?: "Strict" | "Ignore";
 }
 
 export interface ApplyStep {

@@ -58,6 +58,11 @@ export interface SyncRequest {
    * patch is tested on the resourceVersion it read, so a change in between fails rather than lands.
    */
   assessment?: Assessment;
+  /**
+   * Read each object with a GET instead of listing its kinds: for the few objects watch events
+   * named (a targeted self-heal). Nothing else is read, so nothing is found to prune.
+   */
+  readEach?: boolean;
   /** Default `always`; `never` whenever `only` is set. */
   hooks?: HookMode;
   /**

@@ -24,7 +24,7 @@ import { effectivePolicy } from "./policy.ts";
 import { renderDigest } from "./render-digest.ts";
 import type { RequiredChecks } from "./required-checks.ts";
 import type { RevisionSource } from "./revision-source.ts";
-import { heal } from "./self-heal.ts";
+import { heal, healNamed, mayHealNamed } from "./self-heal.ts";
 import { syncRevision } from "./sync-operation.ts";
 import { selfHealHeldBy } from "./sync-windows.ts";
 import { ManagedWatch } from "./watch.ts";
@@ -99,6 +99,8 @@ export class EnvironmentController {
   private readonly fx: EnvironmentEffects;
   private chain: Promise<unknown> = Promise.resolve();
   private queued: { trigger: Trigger; actor: string } | undefined;
+  /** The objects watch events named for the queued pass, while only watch events asked for it. */
+  private queuedNamed: Set<string> | undefined;
   private pollTimer: NodeJS.Timeout | undefined;
   private wakeTimer: NodeJS.Timeout | undefined;
   private watcher: ManagedWatch | undefined;
@@ -168,7 +170,7 @@ export class EnvironmentController {
         this.instance,
         this.o.env.policy.namespaces,
         this.o.log,
-        () => this.nudge("selfHeal", "syncward"),
+        (named) => this.nudge("selfHeal", "syncward", named),
       );
       // A risky object nobody declared (a DaemonSet, a privileged Pod) is reported within seconds.
       this.undeclared = new ManagedWatch(
@@ -202,9 +204,14 @@ export class EnvironmentController {
   }
 
   /** Asks for a pass soon; passes never overlap and nudges during one coalesce into the next. */
-  nudge(trigger: Trigger, actor: string): void {
+  nudge(trigger: Trigger, actor: string, named?: ReadonlySet<string>): void {
     if (this.stopped || this.o.standby?.()) return;
     const first = !this.queued;
+    // A pass only watch events asked for may look at just what they named; anything else looks everywhere.
+    this.queuedNamed =
+      trigger === "selfHeal" && named && (first || this.queuedNamed)
+        ? new Set([...(this.queuedNamed ?? []), ...named])
+        : undefined;
     // A person's trigger outranks the machine's in the history it produces.
     if (!this.queued || this.queued.trigger === "poll" || this.queued.trigger === "selfHeal")
       this.queued = { trigger, actor };
@@ -230,10 +237,12 @@ export class EnvironmentController {
     // Nudges while this waits for a slot coalesce into the pass it then runs.
     const release = await this.o.passes?.acquire(this.stopping.signal);
     const q = this.queued;
+    const named = this.queuedNamed;
     this.queued = undefined;
+    this.queuedNamed = undefined;
     try {
       if (!q || this.stopped) return;
-      await this.pass(q.trigger, q.actor);
+      await this.pass(q.trigger, q.actor, named);
     } catch (err) {
       if (this.stopped)
         this.o.log.info(
@@ -247,7 +256,7 @@ export class EnvironmentController {
   }
 
   /** One level-triggered pass. */
-  private async pass(trigger: Trigger, actor: string): Promise<void> {
+  private async pass(trigger: Trigger, actor: string, named?: ReadonlySet<string>): Promise<void> {
     const env = this.o.env;
     let state = await this.o.store.load(this.instance);
     if (state.handedOver) {
@@ -316,6 +325,9 @@ export class EnvironmentController {
       return;
     }
 
+    if (named && action.kind === "assess" && mayHealNamed(input)) {
+      if (await healNamed(this.fx, head, rendered, named, state)) return;
+    }
     const assessment = await assess(
       this.o.client,
       this.fx.target,

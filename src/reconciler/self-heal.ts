@@ -1,14 +1,83 @@
 // Self-heal: re-applies the drifted objects of the deployed revision, after the gate (a freeze
 // or a deny window with selfHeal: false stops it), and counts heals per object to spot fights.
+// When watch events named the objects that changed, only those are compared and healed
+// (healNamed); the environment's full pass still runs at its interval for what watches miss.
 import { compareOptionsFor, revertTrail } from "../engine/revert/index.ts";
-import { type Assessment, syncEnvironment } from "../engine/sync.ts";
-import type { KubeObject } from "../kube/object.ts";
+import { type Assessment, assess, syncEnvironment } from "../engine/sync.ts";
+import { type KubeObject, keyOf, keyString } from "../kube/object.ts";
 import type { RenderedSource } from "../source/render.ts";
 import type { EnvironmentState } from "../state/types.ts";
+import type { PassInput } from "./decide.ts";
 import { driftFight, healBackoffMs, isFight, nextHealAt, recordHeal } from "./drift-fight.ts";
 import type { EnvironmentEffects } from "./effects.ts";
 
 const SHORT = (sha: string) => sha.slice(0, 7);
+
+/**
+ * Whether a pass may heal just the objects watch events named instead of assessing the whole
+ * environment: self-heal is on and not held, the head is the deployed revision, and the state
+ * says everything else was in sync (otherwise the full pass heals or reports all of it at once).
+ */
+export function mayHealNamed(input: Pick<PassInput, "policy" | "state" | "head" | "healHeld">): boolean {
+  const { policy, state, head } = input;
+  return (
+    policy.automated &&
+    policy.selfHeal &&
+    !input.healHeld &&
+    head === state.lastSyncedRevision &&
+    state.syncStatus === "Synced"
+  );
+}
+
+/**
+ * More named objects than this (a sync's own writes, a burst of edits) are read the usual way, a
+ * list per kind, by the full pass: fewer requests than a GET each.
+ */
+const MAX_NAMED = 32;
+
+/**
+ * Compares only the named objects (a GET each) with their desired form at the deployed revision,
+ * and heals those that drifted, through the same gate, fight counting and history as a full
+ * pass. False when it cannot stand in for a full pass: a named object the render does not
+ * declare (a new or renamed object, a hook), which only the full pass's view can judge.
+ */
+export async function healNamed(
+  fx: EnvironmentEffects,
+  head: string,
+  rendered: RenderedSource,
+  named: ReadonlySet<string>,
+  state: EnvironmentState,
+): Promise<boolean> {
+  if (named.size > MAX_NAMED) return false;
+  const namespace = fx.o.env.destination.namespace;
+  const declared = new Map<string, KubeObject>();
+  for (const o of rendered.objects) {
+    declared.set(keyString(keyOf(o)), o);
+    // A namespaced object declared without a namespace lands in the destination's.
+    if (!o.metadata.namespace)
+      declared.set(keyString(keyOf({ ...o, metadata: { ...o.metadata, namespace } })), o);
+  }
+  const objects = [...named].map((key) => declared.get(key));
+  if (objects.some((o) => o === undefined)) return false;
+  const subset = { ...rendered, objects: objects as KubeObject[] };
+  // Prune is off: nothing but the named objects is read, so nothing may be judged extraneous.
+  const request = fx.request(head, subset.objects, false, state, { readEach: true });
+  const assessment = await assess(fx.o.client, fx.target, request);
+  const assessed = new Set(assessment.tracked.map((o) => keyString(keyOf(o))));
+  if (assessed.size !== named.size || [...named].some((key) => !assessed.has(key))) return false;
+  const drifted = assessment.plan.steps.flatMap((s) => s.tasks);
+  if (drifted.length === 0) return true;
+  await heal(
+    fx,
+    head,
+    subset,
+    drifted.map((t) => ({ key: t.key, paths: t.drifted, live: assessment.live.get(t.key), obj: t.obj })),
+    false,
+    state,
+    assessment,
+  );
+  return true;
+}
 
 /** Re-applies only the drifted objects; counts heals per object to spot drift fights. */
 export async function heal(

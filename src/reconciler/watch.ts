@@ -5,7 +5,7 @@
 import { INSTANCE_LABEL } from "../engine/tracking.ts";
 import type { KubeClient } from "../kube/client.ts";
 import { KubeApiError } from "../kube/errors.ts";
-import type { KubeObject } from "../kube/object.ts";
+import { type KubeObject, keyOf, keyString } from "../kube/object.ts";
 import { sleep } from "../util/sleep.ts";
 
 interface WatchLogger {
@@ -13,19 +13,23 @@ interface WatchLogger {
   warn(obj: object, msg?: string): void;
 }
 
-const DEBOUNCE_MS = 30;
+/** Long enough to coalesce one burst of events (a rollout's), short next to a heal's round trips. */
+const DEBOUNCE_MS = 10;
 
 export class ManagedWatch {
   private readonly kinds = new Set<string>();
   private readonly abort = new AbortController();
   private timer: NodeJS.Timeout | undefined;
+  /** The objects the events since the last nudge named (keyString), or "all" after a re-list. */
+  private named: Set<string> | "all" = new Set();
 
   constructor(
     private readonly client: KubeClient,
     private readonly instance: string,
     private readonly namespaces: string[],
     private readonly log: WatchLogger,
-    private readonly onChange: () => void,
+    /** `named`: the objects the coalesced events were about, or undefined when any may have changed. */
+    private readonly onChange: (named?: ReadonlySet<string>) => void,
     /**
      * Which objects to watch: by default those of this instance (its label). `undeclared` watches
      * every object of the kinds, and only events `accept` keeps nudge.
@@ -48,11 +52,17 @@ export class ManagedWatch {
     this.abort.abort();
   }
 
-  private changed(): void {
+  private changed(obj?: KubeObject): void {
+    if (this.named !== "all") {
+      if (obj) this.named.add(keyString(keyOf(obj)));
+      else this.named = "all";
+    }
     if (this.timer) return;
     this.timer = setTimeout(() => {
       this.timer = undefined;
-      if (!this.abort.signal.aborted) this.onChange();
+      const named = this.named;
+      this.named = new Set();
+      if (!this.abort.signal.aborted) this.onChange(named === "all" ? undefined : named);
     }, DEBOUNCE_MS);
   }
 
@@ -82,7 +92,7 @@ export class ManagedWatch {
           kind,
           { namespace, labelSelector, resourceVersion: rv, signal },
           (_type, obj) => {
-            if (!accept || accept(obj)) this.changed();
+            if (!accept || accept(obj)) this.changed({ ...obj, apiVersion, kind });
           },
         );
         failures = 0;

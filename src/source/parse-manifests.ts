@@ -4,6 +4,7 @@
 import { type Document, isSeq, LineCounter, type Node, parseAllDocuments } from "yaml";
 import type { KubeObject } from "../kube/object.ts";
 import type { SourceProblem } from "./errors.ts";
+import { fastParseDocuments } from "./fast-yaml.ts";
 
 /** Aliases a document may expand before it is refused as a resource-exhaustion attack ("billion laughs"). */
 export const MAX_ALIAS_COUNT = 100;
@@ -91,6 +92,30 @@ export function parseYamlDocuments(text: string, file: string): ParsedDocuments 
 
 /** Parses manifest text: multi-document YAML or JSON, `kind: List` flattened, each object validated. */
 export function parseManifests(text: string, file: string): ParsedManifests {
+  return parseManifestsFast(text, file) ?? parseManifestsPrecisely(text, file);
+}
+
+/**
+ * The fast parser's reading (fast-yaml.ts), when it has one and the text holds no `kind: List`
+ * (whose items' lines only the precise parser's nodes know): the same objects and lines.
+ */
+function parseManifestsFast(text: string, file: string): ParsedManifests | undefined {
+  const documents = fastParseDocuments(text);
+  if (!documents) return undefined;
+  const objects: ParsedObject[] = [];
+  const problems: SourceProblem[] = [];
+  for (const { value, line } of documents) {
+    if (value === null || value === undefined) continue;
+    if (isPlainObject(value) && value.kind === "List" && "items" in value) return undefined;
+    const checked = checkObject(value, "document");
+    if (typeof checked === "string") problems.push({ file, line, message: checked });
+    else objects.push({ object: checked, line });
+  }
+  return { objects, problems };
+}
+
+/** The precise parser's reading: `yaml`'s Document model, with a line for every problem. */
+export function parseManifestsPrecisely(text: string, file: string): ParsedManifests {
   const { documents, problems, lineAt } = parseYamlDocuments(text, file);
   const objects: ParsedObject[] = [];
   for (const { value, line, doc } of documents) {

@@ -6,6 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import pino from "pino";
+import { KubeClient } from "../../src/kube/client.ts";
 import { EnvironmentController } from "../../src/reconciler/environment-controller.ts";
 import type { ReconcilerEvent } from "../../src/reconciler/events.ts";
 import { LocalGitSource } from "../../src/reconciler/revision-source.ts";
@@ -33,16 +34,19 @@ spec:
           image: ${image}
 `;
 
-async function setup(fields: Record<string, unknown>) {
+async function setup(
+  fields: Record<string, unknown>,
+  more: { files?: Record<string, string>; client?: KubeClient } = {},
+) {
   const ns = await cluster.namespace("rec");
   const stateNs = await cluster.stateNamespace("rec-state");
-  const repo = makeRepo({ "deploy/web.yaml": deploymentYaml(3) });
+  const repo = makeRepo({ "deploy/web.yaml": deploymentYaml(3), ...more.files });
   const events: ReconcilerEvent[] = [];
   const store = new StateStore(cluster.syncwardClient, stateNs);
   const controller = new EnvironmentController({
     app: "payments",
     env: envConfig(ns, { source: { path: "deploy" }, ...fields }),
-    client: cluster.syncwardClient,
+    client: more.client ?? cluster.syncwardClient,
     store,
     source: new LocalGitSource(repo.dir, cache),
     emit: (e) => events.push(e),
@@ -85,6 +89,46 @@ describe("reconciler self-heal", () => {
       await eventually("a selfHealed event", async () => events.some((e) => e.type === "selfHealed"));
     } finally {
       await controller.stop();
+    }
+  });
+
+  it("reverts an edit to one object by reading and re-applying only that object, not the environment", async () => {
+    const configMaps = ["a", "b", "c", "d", "e"]
+      .map((n) => `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: conf-${n}}\ndata: {level: info}\n`)
+      .join("---\n");
+    // The controller's own client, so its requests are counted apart from the test's and the store's.
+    const client = KubeClient.fromKubeconfig({ kubeconfig: cluster.syncwardKubeconfig });
+    const { ns, store, controller } = await setup(
+      { syncPolicy: { automated: { prune: true, selfHeal: true } } },
+      { files: { "deploy/config.yaml": configMaps }, client },
+    );
+    const level = async (name: string) =>
+      ((await cluster.client.get("v1", "ConfigMap", ns, name)) as { data?: { level?: string } } | undefined)
+        ?.data?.level;
+    controller.start();
+    try {
+      await eventually("first sync", async () => (await level("conf-e")) === "info");
+      await controller.idle();
+      const writes = client.counts.writes;
+      const lists: string[] = [];
+      const list = client.list.bind(client);
+      client.list = (apiVersion, kind, options) => {
+        lists.push(kind);
+        return list(apiVersion, kind, options);
+      };
+      kubectl(["-n", ns, "patch", "configmap", "conf-c", "--type=merge", "-p", '{"data":{"level":"debug"}}']);
+      await eventually("conf-c reverted", async () => (await level("conf-c")) === "info", 10_000);
+      const heal = await eventually("a self-heal in history", async () =>
+        (await store.load(controller.instance)).history.find((h) => h.trigger === "selfHeal"),
+      );
+      await controller.idle();
+      assert.deepEqual(heal.drifted, [`/ConfigMap:${ns}/conf-c /data/level`]);
+      assert.equal(client.counts.writes - writes, 1, "one write: conf-c re-applied, nothing else");
+      assert.deepEqual(lists, [], "nothing listed: the heal read the one object the watch named");
+      for (const n of ["a", "b", "d", "e"]) assert.equal(await level(`conf-${n}`), "info");
+    } finally {
+      await controller.stop();
+      client.close();
     }
   });
 
