@@ -76,7 +76,7 @@ describe("configChanges: guards a change loosens", () => {
     const [c] = configChanges(before, config({ ...prod, approval: { ...prod.approval, minimum: 3 } }));
     assert.deepEqual(c?.weakens, []);
     assert.deepEqual(c?.fields, [
-      'approval: {"users":["carol"],"teams":["acme/sre"],"minimum":2,"allowAuthor":false} -> {"users":["carol"],"teams":["acme/sre"],"minimum":3,"allowAuthor":false}',
+      'approval: {"users":["carol"],"teams":["acme/sre"],"minimum":2,"allowAuthor":false,"trustedBots":[]} -> {"users":["carol"],"teams":["acme/sre"],"minimum":3,"allowAuthor":false,"trustedBots":[]}',
     ]);
   });
 
