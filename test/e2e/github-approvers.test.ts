@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { after, before, beforeEach, describe, it } from "node:test";
 import { guardsOf } from "../../src/config/stricter.ts";
 import type { RepoRuntime } from "../../src/github/runtime.ts";
+import type { RecordedPush } from "../../src/state/types.ts";
 import {
   mockConfig,
   mockPermission,
@@ -51,6 +52,17 @@ const twoMerges = {
   pulls: [ALICE_PR, BOB_PR],
 };
 
+// Newest first: Bob's merge of his docs, then others' pushes elsewhere on main; whatever brought
+// in the commits before it would be on page 4, which syncward does not read.
+const threePagesOfBobsMerge = {
+  pages: [
+    [{ after: bobDocs, actor: "bob", kind: "pr_merge" }],
+    [{ after: fakeSha("older 1"), actor: "carol" }],
+    [{ after: fakeSha("older 2"), actor: "carol" }],
+  ],
+  more: true,
+};
+
 describe("who may approve a production sync", () => {
   let app: TestApp;
   let rt: RepoRuntime;
@@ -88,10 +100,13 @@ describe("who may approve a production sync", () => {
 
   /**
    * prod last synced `base` and holds `head`, pushed or merged by `actor` (as its push event named
-   * them), for approval; `actor` "syncward": a poll found `head` and no push event has arrived.
+   * them, moving main from `base` to `head` unless `recorded` lists the push events syncward
+   * recorded); `actor` "syncward": a poll found `head` and no push event has arrived.
    */
-  const waiting = (base: string, head: string, actor: string) =>
+  const waiting = (base: string, head: string, actor: string, recorded?: RecordedPush[]) =>
     rt.reconciler.store.update(instance, (s) => {
+      s.recentPushes =
+        recorded ?? (actor === "syncward" ? [] : [{ after: head, before: base, login: actor }]);
       s.lastSyncedRevision = base;
       // As syncward records it when it syncs `base`: the rules it was deployed under.
       s.deployedRules = { revision: base, ...guardsOf(rt.reconciler.controller("prod").env) };
@@ -366,8 +381,10 @@ describe("who may approve a production sync", () => {
 
   it("once the push event has recorded the pusher, the same approval counts and the pusher's is refused", async () => {
     await waiting(deployed, bobDocs, "syncward");
+    // As the reconciler records a push that arrives after the poll: on the wait and in the state.
     await rt.reconciler.store.update(instance, (s) => {
       if (s.pendingSync) s.pendingSync.pusher = "dave";
+      s.recentPushes = [{ after: bobDocs, before: deployed, login: "dave" }];
     });
     mockRange(app.mock, { ...twoMerges, pushes: "forbidden" });
     const refused = await approve("dave", { pull: BOB_PR });
@@ -609,24 +626,59 @@ describe("who may approve a production sync", () => {
 
   it("three pages of activity that do not reach the last synced revision count as unreadable: the pusher on page 4 is refused", async () => {
     await waiting(deployed, bobDocs, "syncward");
-    // Newest first: Bob's merge of his docs, then others' pushes elsewhere on main; Mallory's push
-    // of Alice's commit would be on page 4, which syncward does not read.
-    mockRange(app.mock, {
-      ...twoMerges,
-      pushes: {
-        pages: [
-          [{ after: bobDocs, actor: "bob", kind: "pr_merge" }],
-          [{ after: fakeSha("older 1"), actor: "carol" }],
-          [{ after: fakeSha("older 2"), actor: "carol" }],
-        ],
-        more: true,
-      },
-    });
+    // Mallory's push of Alice's commit would be on page 4.
+    mockRange(app.mock, { ...twoMerges, pushes: threePagesOfBobsMerge });
     const reply = await approve("mallory", { pull: BOB_PR });
     assert.equal(
       reply,
       `Sorry @mallory, you cannot approve **prod**: cannot tell who pushed \`${bobDocs.slice(0, 7)}\`: GitHub does not show syncward the repository's activity in full (it does not reach the last synced revision ${deployed.slice(0, 7)} within 3 pages) and no push event for it has arrived (syncward learned of it by polling), so nobody can be sure they did not push it; grant syncward's GitHub App read access to the repository's activity, or approve after the push event arrives (or set approval.allowAuthor: true). Nothing was changed.`,
     );
     assert.deepEqual((await rt.reconciler.store.load(instance)).pendingApprovals, []);
+  });
+
+  describe("the activity does not reach the last synced revision, and a push event was recorded for the head", () => {
+    // Mallory pushed M straight to main, written as Alice; Bob merged his docs on top. The activity
+    // shows Bob's merge on page 1 and Mallory's push only on page 4, which syncward does not read.
+    const malloryDirect = fakeSha("mallory's direct push, written as alice");
+    const behindDocs = () =>
+      mockRange(app.mock, {
+        base: deployed,
+        head: bobDocs,
+        commits: [
+          { sha: malloryDirect, author: "alice", committer: "alice" },
+          { sha: bobDocs, author: "bob" },
+        ],
+        pulls: [BOB_PR],
+        pushes: threePagesOfBobsMerge,
+      });
+
+    it("only Bob's push was recorded, so who pushed M is unknown: Mallory is refused, and the reply says why", async () => {
+      await waiting(deployed, bobDocs, "bob", [{ after: bobDocs, before: malloryDirect, login: "bob" }]);
+      behindDocs();
+      const reply = await approve("mallory", { pull: BOB_PR });
+      assert.equal(
+        reply,
+        `Sorry @mallory, you cannot approve **prod**: cannot tell who pushed every commit of \`${deployed.slice(0, 7)}..${bobDocs.slice(0, 7)}\`: GitHub does not show syncward the repository's activity in full (it does not reach the last synced revision ${deployed.slice(0, 7)} within 3 pages), and the push events syncward recorded do not lead back to the last synced revision (none moved the branch to \`${malloryDirect.slice(0, 7)}\`), so whoever pushed the commits before it could be approving them; grant syncward's GitHub App read access to the repository's activity (or set approval.allowAuthor: true). Nothing was changed.`,
+      );
+      assert.deepEqual((await rt.reconciler.store.load(instance)).pendingApprovals, []);
+    });
+
+    it("the recorded pushes lead back to it: Mallory, who pushed M, is refused; Erin, who did nothing, approves", async () => {
+      await waiting(deployed, bobDocs, "bob", [
+        { after: malloryDirect, before: deployed, login: "mallory", id: userIdOf("mallory") },
+        { after: bobDocs, before: malloryDirect, login: "bob" },
+      ]);
+      behindDocs();
+      const mallory = await approve("mallory", { pull: BOB_PR });
+      assert.match(
+        mallory,
+        new RegExp(
+          `^Sorry @mallory, you cannot approve \\*\\*prod\\*\\*: you pushed ${malloryDirect.slice(0, 7)} in what would be deployed`,
+        ),
+      );
+      behindDocs();
+      const erin = await approve("erin", { pull: BOB_PR, outcome: "rocket", id: 1002 });
+      assert.match(erin, /^Approved `[0-9a-f]{7}` for \*\*prod\*\* \(1\/2\)/);
+    });
   });
 });
