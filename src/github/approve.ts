@@ -13,8 +13,8 @@
 // listed approver's login is pinned to the id it had when first needed (authorize.ts).
 import type { EnvironmentConfig } from "../config/types.ts";
 import type { EnvironmentController } from "../reconciler/environment-controller.ts";
-import type { EnvironmentState, PendingSync, RecordedPush } from "../state/types.ts";
-import { approverPins } from "./approver-pins.ts";
+import type { PendingSync, RecordedPush } from "../state/types.ts";
+import { approverPins, dropUnlistedPins } from "./approver-pins.ts";
 import {
   type ApproverPins,
   allows,
@@ -100,11 +100,8 @@ export async function approveAs(
 
   // A login no longer listed loses its pin: listing it again binds whoever has it then. Not
   // listed means by the deployed rules too: a merged but undeployed config clears no pin.
+  await dropUnlistedPins(rt);
   const state = await rt.reconciler.store.load(controller.instance);
-  await dropPinsOfUnlisted(rt, controller.instance, state, [
-    ...(configured.approval?.users ?? []),
-    ...(state.deployedRules?.approval?.users ?? []),
-  ]);
   const pending = state.pendingSync;
   if (!pending)
     return { ok: false, recorded: false, message: `Nothing is waiting for approval in **${name}**.` };
@@ -221,19 +218,6 @@ export async function approveAs(
   };
 }
 
-async function dropPinsOfUnlisted(
-  rt: RepoRuntime,
-  instance: string,
-  state: EnvironmentState,
-  listed: string[],
-): Promise<void> {
-  const keep = new Set(listed.map((u) => u.toLowerCase()));
-  if (Object.keys(state.approverIds ?? {}).every((login) => keep.has(login))) return;
-  await rt.reconciler.store.update(instance, (s) => {
-    for (const login of Object.keys(s.approverIds ?? {})) if (!keep.has(login)) delete s.approverIds?.[login];
-  });
-}
-
 /**
  * The people the state names beside the range: the pusher of the pending revision (by id when its
  * push webhook gave one), whoever asked for its sync, and whoever the push webhooks recorded
@@ -288,10 +272,15 @@ async function refusalUnder(
     return {
       refusal: `you opened #${place.pullNumber}, and nobody who contributed to a change approves its deployment (approval.allowAuthor is false)`,
     };
-  const listing = await listedApprover(gh, rt.info.owner, rule, who, pins);
+  const listing = await listedApprover(gh, rt.ref, rule, who, pins);
   if (!listing.listed && !listing.open) return { refusal: listing.reason ?? "you are not a listed approver" };
   // Read permission is all a listed approver needs, and on a public repository everyone has it.
-  if (listing.listed && listing.byLogin && !(await isCollaborator(gh, rt.ref, who.login)))
+  if (
+    listing.listed &&
+    listing.byLogin &&
+    !listing.collaborator &&
+    !(await isCollaborator(gh, rt.ref, who.login))
+  )
     return { refusal: notCollaborator(listing.byLogin, rt.ref) };
   const need: Permission = listing.listed ? "read" : env.commands.approve;
   if (!allows(who.permission, need))

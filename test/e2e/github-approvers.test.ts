@@ -6,7 +6,8 @@
 import assert from "node:assert/strict";
 import { after, before, beforeEach, describe, it } from "node:test";
 import { guardsOf } from "../../src/config/stricter.ts";
-import type { RepoRuntime } from "../../src/github/runtime.ts";
+import { appNameOf, type RepoRuntime } from "../../src/github/runtime.ts";
+import { instanceName } from "../../src/reconciler/environment-controller.ts";
 import type { RecordedPush } from "../../src/state/types.ts";
 import {
   mockConfig,
@@ -246,7 +247,13 @@ describe("who may approve a production sync", () => {
       reply,
       "Sorry @dave, you cannot approve **prod**: @dave is listed as an approver but is not a collaborator of acme/shop (on a public repository anyone can read it; a listed approver must be given access to the repository). Nothing was changed.",
     );
-    assert.deepEqual((await rt.reconciler.store.load(instance)).pendingApprovals, []);
+    const state = await rt.reconciler.store.load(instance);
+    assert.deepEqual(state.pendingApprovals, []);
+    assert.equal(
+      state.approverIds?.dave,
+      undefined,
+      "a stranger's account is not pinned to the listed login",
+    );
   });
 
   it("one person approving under two logins (a renamed account) counts once", async () => {
@@ -292,6 +299,43 @@ describe("who may approve a production sync", () => {
     mockRange(app.mock, twoMerges);
     await approve("erin", { pull: BOB_PR, outcome: "rocket", id: 1002, resolves: false });
     assert.equal((await rt.reconciler.store.load(instance)).approverIds?.zed, undefined);
+  });
+
+  it("a pin is dropped from every environment state of the repository that holds it, a renamed environment's too", async () => {
+    const renamed = instanceName(rt.reconciler.app, "prod-old");
+    await waiting(deployed, bobDocs, "bob");
+    // zed was pinned when listed (to every environment of the repository); no config lists him now.
+    for (const name of [instance, renamed])
+      await rt.reconciler.store.update(name, (s) => {
+        s.approverIds = { zed: 4_242_001 };
+      });
+    mockRange(app.mock, twoMerges);
+    await approve("erin", { pull: BOB_PR, outcome: "rocket" });
+    assert.equal((await rt.reconciler.store.load(instance)).approverIds?.zed, undefined);
+    assert.equal((await rt.reconciler.store.load(renamed)).approverIds?.zed, undefined, "no copy binds zed");
+  });
+
+  it("another repository whose app name starts like this one's (acme/shop.tools) neither binds nor loses pins here", async () => {
+    const tools = instanceName(appNameOf("acme", "shop.tools"), "prod");
+    assert.equal(tools, `${rt.reconciler.app}.tools.prod`, "the two apps' state names share a prefix");
+    await rt.reconciler.store.update(tools, (s) => {
+      s.approverIds = { erin: 4_242_555, zed: 4_242_001 };
+    });
+    await waiting(deployed, bobDocs, "bob");
+    mockRange(app.mock, twoMerges);
+    const reply = await approve("erin", { pull: BOB_PR, outcome: "rocket" });
+    assert.match(
+      reply,
+      /^Approved `[0-9a-f]{7}` for \*\*prod\*\* \(1\/2\)/,
+      "bound by this repository's pins only",
+    );
+    assert.deepEqual((await rt.reconciler.store.load(tools)).approverIds, {
+      erin: 4_242_555,
+      zed: 4_242_001,
+    });
+    await rt.reconciler.store.update(tools, (s) => {
+      s.approverIds = undefined;
+    });
   });
 
   it("someone who registered a listed approver's old login (another GitHub id) is refused, and told why", async () => {
