@@ -7,13 +7,14 @@
 // - an approval written on a pull request from a fork does not count (its author controls the head);
 // - nobody who contributed to what would be deployed approves it (contributors.ts), unless
 //   `approval.allowAuthor`: every commit from the last synced revision to the pending one; and
-//   when who pushed it cannot be told (no repository activity, no push event), nobody approves.
+//   when who pushed it cannot be told (no repository activity, and the recorded push events do
+//   not lead from the pending revision back to the last synced one), nobody approves.
 // People are bound by GitHub user id; the reconciler records the id beside the login, and a
 // listed approver's login is pinned to the id it had when first needed (authorize.ts).
 import type { EnvironmentConfig } from "../config/types.ts";
 import type { EnvironmentController } from "../reconciler/environment-controller.ts";
-import type { EnvironmentState, PendingSync, RecordedPush } from "../state/types.ts";
-import { approverPins } from "./approver-pins.ts";
+import type { PendingSync, RecordedPush } from "../state/types.ts";
+import { approverPins, dropUnlistedPins } from "./approver-pins.ts";
 import {
   type ApproverPins,
   allows,
@@ -34,6 +35,7 @@ import {
 import { inertText } from "./markdown.ts";
 import type { Octokit } from "./octokit.ts";
 import { isForkPull } from "./preview.ts";
+import { chainBreak } from "./push-chain.ts";
 import { fetchRange, RangeTooLong } from "./range.ts";
 import type { RepoRuntime } from "./runtime.ts";
 
@@ -98,11 +100,8 @@ export async function approveAs(
 
   // A login no longer listed loses its pin: listing it again binds whoever has it then. Not
   // listed means by the deployed rules too: a merged but undeployed config clears no pin.
+  await dropUnlistedPins(rt);
   const state = await rt.reconciler.store.load(controller.instance);
-  await dropPinsOfUnlisted(rt, controller.instance, state, [
-    ...(configured.approval?.users ?? []),
-    ...(state.deployedRules?.approval?.users ?? []),
-  ]);
   const pending = state.pendingSync;
   if (!pending)
     return { ok: false, recorded: false, message: `Nothing is waiting for approval in **${name}**.` };
@@ -148,14 +147,23 @@ export async function approveAs(
       throw err;
     }
     range.pulls.push(...extraPulls);
-    // Who pushed the pending revision: GitHub's repository activity, or the push webhook the
-    // reconciler recorded. With neither, a pusher could approve their own push: fail closed.
-    const named = namedPeople(pending, state.recentPushes);
-    const pushEvent =
-      pending.pusher !== undefined || (state.recentPushes ?? []).some((p) => p.after === revision);
+    // Who pushed the revisions of the range: GitHub's repository activity, and the push webhooks
+    // the reconciler recorded. Without the activity, a pusher could approve their own push unless
+    // the recorded pushes account for every commit: fail closed where they do not.
+    const recorded = state.recentPushes ?? [];
+    const named = namedPeople(pending, recorded, new Set([revision, ...range.commits.map((c) => c.sha)]));
+    const pushEvent = pending.pusher !== undefined || recorded.some((p) => p.after === revision);
+    const activity = `GitHub does not show syncward the repository's activity in full (${range.activityStatus ?? "unreadable"})`;
     if (range.pushes === undefined && !pushEvent)
       return refuse(
-        `cannot tell who pushed \`${short(revision)}\`: GitHub does not show syncward the repository's activity in full (${range.activityStatus ?? "unreadable"}) and no push event for it has arrived (syncward learned of it by polling), so nobody can be sure they did not push it; grant syncward's GitHub App read access to the repository's activity, or approve after the push event arrives (or set approval.allowAuthor: true)`,
+        `cannot tell who pushed \`${short(revision)}\`: ${activity} and no push event for it has arrived (syncward learned of it by polling), so nobody can be sure they did not push it; grant syncward's GitHub App read access to the repository's activity, or approve after the push event arrives (or set approval.allowAuthor: true)`,
+        revision,
+      );
+    const gap =
+      range.pushes === undefined && range.base ? chainBreak(recorded, range.base, revision) : undefined;
+    if (gap !== undefined)
+      return refuse(
+        `cannot tell who pushed every commit of \`${short(range.base ?? "")}..${short(revision)}\`: ${activity}, and the push events syncward recorded do not lead back to the last synced revision (none moved the branch to \`${short(gap)}\`), so whoever pushed the commits before it could be approving them; grant syncward's GitHub App read access to the repository's activity (or set approval.allowAuthor: true)`,
         revision,
       );
     // The pull requests' own commits and pushers: what cannot be read could hide the approver.
@@ -210,24 +218,16 @@ export async function approveAs(
   };
 }
 
-async function dropPinsOfUnlisted(
-  rt: RepoRuntime,
-  instance: string,
-  state: EnvironmentState,
-  listed: string[],
-): Promise<void> {
-  const keep = new Set(listed.map((u) => u.toLowerCase()));
-  if (Object.keys(state.approverIds ?? {}).every((login) => keep.has(login))) return;
-  await rt.reconciler.store.update(instance, (s) => {
-    for (const login of Object.keys(s.approverIds ?? {})) if (!keep.has(login)) delete s.approverIds?.[login];
-  });
-}
-
 /**
  * The people the state names beside the range: the pusher of the pending revision (by id when its
- * push webhook gave one), whoever asked for its sync.
+ * push webhook gave one), whoever asked for its sync, and whoever the push webhooks recorded
+ * moving the branch to any revision of the range (`inRange`).
  */
-function namedPeople(pending: PendingSync, pushes: RecordedPush[] = []): NamedPerson[] {
+function namedPeople(
+  pending: PendingSync,
+  pushes: RecordedPush[],
+  inRange: ReadonlySet<string>,
+): NamedPerson[] {
   const named: NamedPerson[] = [
     // The actor of a wait a push or merge announced is its pusher; of a poll's, syncward (nobody).
     {
@@ -243,8 +243,13 @@ function namedPeople(pending: PendingSync, pushes: RecordedPush[] = []): NamedPe
       role: "pushed",
     });
   // Recorded by whichever replica received the push, also after the wait was announced.
-  for (const p of pushes.filter((p) => p.after === pending.revision))
-    named.push({ login: p.login, ...(p.id === undefined ? {} : { id: p.id }), role: "pushed" });
+  for (const p of pushes.filter((p) => inRange.has(p.after)))
+    named.push({
+      login: p.login,
+      ...(p.id === undefined ? {} : { id: p.id }),
+      role: "pushed",
+      revision: p.after,
+    });
   return named;
 }
 
@@ -267,10 +272,15 @@ async function refusalUnder(
     return {
       refusal: `you opened #${place.pullNumber}, and nobody who contributed to a change approves its deployment (approval.allowAuthor is false)`,
     };
-  const listing = await listedApprover(gh, rt.info.owner, rule, who, pins);
+  const listing = await listedApprover(gh, rt.ref, rule, who, pins);
   if (!listing.listed && !listing.open) return { refusal: listing.reason ?? "you are not a listed approver" };
   // Read permission is all a listed approver needs, and on a public repository everyone has it.
-  if (listing.listed && listing.byLogin && !(await isCollaborator(gh, rt.ref, who.login)))
+  if (
+    listing.listed &&
+    listing.byLogin &&
+    !listing.collaborator &&
+    !(await isCollaborator(gh, rt.ref, who.login))
+  )
     return { refusal: notCollaborator(listing.byLogin, rt.ref) };
   const need: Permission = listing.listed ? "read" : env.commands.approve;
   if (!allows(who.permission, need))

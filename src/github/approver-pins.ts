@@ -1,12 +1,25 @@
 // Listed approvers' logins pinned to GitHub ids, per repository (see authorize.ts for why). The
 // pins live in the state of each environment of the repository; all of them are read, so a
-// renamed or new environment is bound by the pins its predecessors made. A config push that
-// lists approvers pins them at once, not at their first approval: the login is bound to the
-// account that had it when the config named it.
+// renamed or new environment is bound by the pins its predecessors made, and a pin is written to
+// and dropped from all of them. A config push that lists approvers pins them at once, not at
+// their first approval: the login is bound to the account that had it when the config named it.
+
+import { instanceName } from "../reconciler/environment-controller.ts";
+import type { EnvironmentState } from "../state/types.ts";
 import type { ApproverPins } from "./authorize.ts";
 import { accountIdOf, isCollaborator } from "./authorize.ts";
 import type { Octokit } from "./octokit.ts";
 import type { RepoRuntime } from "./runtime.ts";
+
+/**
+ * Whether a state is one of `app`'s environments: named `<app>.<env>` (instanceName), where an
+ * environment name holds no dot. A prefix alone would take in another repository's: app
+ * `acme-shop` and `acme-shop.tools` (acme/shop.tools), whose `prod` is `acme-shop.tools.prod`.
+ */
+export function ofApp(app: string): (s: Pick<EnvironmentState, "environment">) => boolean {
+  const prefix = instanceName(app, "");
+  return (s) => s.environment.startsWith(prefix) && /^[a-z0-9-]*$/.test(s.environment.slice(prefix.length));
+}
 
 /**
  * The listed approvers' pinned ids, per repository: the pins kept in every environment state of
@@ -17,7 +30,7 @@ import type { RepoRuntime } from "./runtime.ts";
 export function approverPins(rt: RepoRuntime, instance: string): ApproverPins {
   let pinned: Promise<Map<string, number>> | undefined;
   const store = rt.reconciler.store;
-  const mine = (s: { environment: string }) => s.environment.startsWith(`${rt.reconciler.app}.`);
+  const mine = ofApp(rt.reconciler.app);
   const all = () => {
     pinned ??= store.list().then((states) => {
       const own = states.find((s) => s.environment === instance);
@@ -48,6 +61,29 @@ export function approverPins(rt: RepoRuntime, instance: string): ApproverPins {
       return kept;
     },
   };
+}
+
+/**
+ * Drops the pin of every login no environment of the repository lists any more, from each state
+ * of the repository that holds it (all of them are read, so one copy left would bind the login
+ * still). Listed means by the config in force or by the rules any environment was deployed under:
+ * a merged but undeployed config clears no pin. Listing the login again binds whoever has it then.
+ */
+export async function dropUnlistedPins(rt: RepoRuntime): Promise<void> {
+  const store = rt.reconciler.store;
+  const states = (await store.list()).filter(ofApp(rt.reconciler.app));
+  const keep = new Set(
+    [
+      ...rt.config.environments.flatMap((e) => e.approval?.users ?? []),
+      ...states.flatMap((s) => s.deployedRules?.approval?.users ?? []),
+    ].map((u) => u.toLowerCase()),
+  );
+  const unlisted = (s: EnvironmentState) =>
+    Object.keys(s.approverIds ?? {}).filter((login) => !keep.has(login));
+  for (const s of states.filter((s) => unlisted(s).length > 0))
+    await store.update(s.environment, (fresh) => {
+      for (const login of unlisted(fresh)) delete fresh.approverIds?.[login];
+    });
 }
 
 /**

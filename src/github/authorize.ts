@@ -36,6 +36,8 @@ export interface ApproverListing {
   reason?: string;
   /** Listed teams whose membership could not be read, each with its cause. */
   unreadable?: string[];
+  /** Their account was found to be a collaborator just now, when its login was pinned. */
+  collaborator?: boolean;
 }
 
 /**
@@ -92,24 +94,31 @@ export function unknownLogin(login: string): string {
  */
 export async function listedApprover(
   gh: Octokit,
-  org: string,
+  repo: RepoRef,
   rule: ApprovalRule,
   who: { login: string; id: number },
   pins: ApproverPins,
 ): Promise<ApproverListing> {
   if (rule.users.length === 0 && rule.teams.length === 0) return { listed: false, open: true };
+  const org = repo.owner;
   const login = who.login;
   let mismatch: string | undefined;
   const byLogin = rule.users.find((u) => u.toLowerCase() === login.toLowerCase());
   if (byLogin !== undefined) {
     let id = (await pins.all()).get(byLogin.toLowerCase());
+    let collaborator = false;
     if (id === undefined) {
       const found = await accountIdOf(gh, byLogin);
-      if (found !== undefined) id = await pins.pin(byLogin, found);
+      // Pinned only to a collaborator: anyone can register a free login, and a pin to a
+      // stranger's account would lock the listed approver out once they are given access.
+      collaborator = found !== undefined && (await isCollaborator(gh, repo, byLogin));
+      if (found !== undefined && collaborator) id = await pins.pin(byLogin, found);
+      else if (found !== undefined) mismatch = notCollaborator(byLogin, repo);
     }
-    if (id === who.id) return { listed: true, open: false, byLogin };
+    if (id !== undefined && id === who.id)
+      return { listed: true, open: false, byLogin, ...(collaborator ? { collaborator } : {}) };
     // The listed login now belongs to another account: whoever registered it after a rename.
-    mismatch =
+    mismatch ??=
       id === undefined
         ? unknownLogin(byLogin)
         : `@${byLogin} is listed as an approver but is now a different GitHub account (id ${who.id}; the listed one is id ${id}); update approval.users`;

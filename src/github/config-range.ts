@@ -48,6 +48,11 @@ export async function configContributors(
     return {
       refusal: `cannot tell who pushed the config changes on \`${defaultBranch}\` since ${short(from)} (GitHub does not show syncward the repository's activity: ${range.activityStatus ?? "unreadable"}); grant syncward's GitHub App read access to it (or set approval.allowAuthor: true)`,
     };
+  // The config pull requests' own commits and pushers, as for the environment's own range.
+  if (range.unreadable)
+    return {
+      refusal: `cannot read ${range.unreadable.join("; ")} (the config changes on \`${defaultBranch}\` since ${short(from)}), so nobody can be sure they did not contribute (or set approval.allowAuthor: true)`,
+    };
   return {
     people: contributorsOf(range).map((c) => ({
       ...c,

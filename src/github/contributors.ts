@@ -77,11 +77,16 @@ export interface Range {
   unreadable?: string[];
 }
 
-/** Someone named outside the range: the pusher of the pending revision, whoever requested its sync. */
+/**
+ * Someone named outside the range: a pusher the push webhooks recorded (of the pending revision
+ * unless `revision` says which), whoever requested the pending sync.
+ */
 export interface NamedPerson {
   login: string;
   id?: number;
   role: "pushed" | "requested";
+  /** The revision of the range they pushed (default the pending one). */
+  revision?: string;
 }
 
 export interface Contributor {
@@ -94,6 +99,8 @@ export interface Contributor {
   bot?: boolean;
   /** A co-author no GitHub account could be tied to: the person behind it is unknown. */
   unmatched?: boolean;
+  /** GitHub names no account for who moved a branch (a deleted account, a deploy key): unknown. */
+  noAccount?: boolean;
 }
 
 /** GitHub's own committer for web merges, squashes and edits: it never approves anything. */
@@ -134,8 +141,9 @@ const short = (sha: string) => sha.slice(0, 7);
 export function contributorsOf(range: Range, named: readonly NamedPerson[] = []): Contributor[] {
   const byKey = new Map<string, Contributor>();
   const add = (who: Omit<Contributor, "reasons">, reason: string) => {
-    const key =
-      who.id !== undefined
+    const key = who.noAccount
+      ? "no account"
+      : who.id !== undefined
         ? `id:${who.id}`
         : who.login !== undefined
           ? `login:${who.login.toLowerCase()}`
@@ -196,18 +204,26 @@ export function contributorsOf(range: Range, named: readonly NamedPerson[] = [])
     if (p.mergedBy) addAccount(p.mergedBy, `merged #${p.number}`);
   }
   for (const { c, p } of pullCommits) fromCommit(c, ` in #${p.number}`);
+  // An activity entry without an actor (a deleted account, a deploy key) hides who moved the
+  // branch, as a bot does: it is kept, and refuses every approval (unknownPeople).
+  const addActor = (actor: GitHubUser | null, reason: string) => {
+    if (actor) addAccount(actor, reason);
+    else add({ noAccount: true }, reason);
+  };
   for (const p of range.pulls)
     for (const push of p.branchPushes ?? [])
-      if (push.actor && push.kind !== "branch_deletion") addAccount(push.actor, `pushed to #${p.number}`);
+      if (push.kind !== "branch_deletion") addActor(push.actor, `pushed to #${p.number}`);
   const inRange = new Set([range.head, ...range.commits.map((c) => c.sha)]);
   for (const p of range.pushes ?? []) {
-    if (!p.actor || !inRange.has(p.after)) continue;
+    if (!inRange.has(p.after)) continue;
     const how = p.kind === "pr_merge" || p.kind === "merge_queue_merge" ? "merged" : "pushed";
-    addAccount(p.actor, `${how} ${short(p.after)}`);
+    addActor(p.actor, `${how} ${short(p.after)}`);
   }
   for (const n of named) {
     const reason =
-      n.role === "pushed" ? `pushed ${short(range.head)}` : `requested the sync of ${short(range.head)}`;
+      n.role === "pushed"
+        ? `pushed ${short(n.revision ?? range.head)}`
+        : `requested the sync of ${short(range.head)}`;
     addAccount(n, reason);
   }
   return mergeLogins([...byKey.values()]);
@@ -237,11 +253,13 @@ export function unknownPeople(
 ): string[] {
   const trusted = new Set(trustedBots.map((b) => b.toLowerCase()));
   return contributors
-    .filter((c) => (c.bot && !trusted.has(c.login?.toLowerCase() ?? "")) || c.unmatched)
+    .filter((c) => (c.bot && !trusted.has(c.login?.toLowerCase() ?? "")) || c.unmatched || c.noAccount)
     .map((c) =>
       c.bot
         ? `@${c.login} (a bot: it acts for whoever triggered it) ${c.reasons.join(", ")}`
-        : `the co-author <${c.email}>, whom no GitHub account is tied to, ${c.reasons.join(", ")}`,
+        : c.noAccount
+          ? `someone GitHub names no account for (a deleted account, or a deploy key) ${c.reasons.join(", ")}`
+          : `the co-author <${c.email}>, whom no GitHub account is tied to, ${c.reasons.join(", ")}`,
     );
 }
 

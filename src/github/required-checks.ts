@@ -85,8 +85,10 @@ export class GitHubRequiredChecks implements RequiredChecks {
       return wanted === true
         ? [`no required checks found for ${branch} (neither branch protection nor a ruleset names one)`]
         : [];
+    // Every run, not GitHub's default `latest` (the newest of each name and app), which would let
+    // a newer run of the same name hide an older failing or pending one of another job.
     const runs = (
-      await gh.paginate(gh.rest.checks.listForRef, { ...this.repo, ref: sha, per_page: 100 })
+      await gh.paginate(gh.rest.checks.listForRef, { ...this.repo, ref: sha, filter: "all", per_page: 100 })
     ).filter((r) => !r.name.startsWith(CHECK_PREFIX) && !r.name.startsWith(PREVIEW_PREFIX)) as Run[];
     const statuses = await this.statusesOf(sha);
     return checks

@@ -46,9 +46,11 @@ function mockChecks(
   runs: ReturnType<typeof run>[],
   statuses: Array<{ context: string; state: string }>,
 ) {
+  // Every run (filter=all): GitHub's default, the latest of each name and app, would hide a
+  // failing run of one job behind a newer run of another.
   mock.api
     .get(`${REPO}/commits/${SHA}/check-runs`)
-    .query(true)
+    .query({ filter: "all", per_page: "100" })
     .reply(200, { total_count: runs.length, check_runs: runs });
   mock.api
     .get(`${REPO}/commits/${SHA}/status`)
@@ -287,7 +289,7 @@ describe("required checks from GitHub", () => {
     gh = mockGitHub();
     gh.api
       .get(`${REPO}/commits/${SHA}/check-runs`)
-      .query(true)
+      .query({ filter: "all", per_page: "100" })
       .reply(200, { total_count: 0, check_runs: [] });
     const statuses = (from: number, n: number, state: string) =>
       Array.from({ length: n }, (_, i) => ({ context: `ctx-${from + i}`, state }));

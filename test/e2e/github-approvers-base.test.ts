@@ -293,7 +293,7 @@ describe("an environment tracking release, moved by a config commit on main", ()
   beforeEach(() => app.mock.reset());
 
   /** What GitHub says: release's range is H alone (carol's release PR, pushed by carol); main's config commits since. */
-  const ranges = () => {
+  const ranges = (configPull: FakePull = CONFIG_PR) => {
     mockRange(app.mock, {
       head: released,
       commits: [{ sha: released, author: "carol" }],
@@ -305,7 +305,7 @@ describe("an environment tracking release, moved by a config commit on main", ()
       base: configBefore,
       head: malloryConfig,
       commits: [{ sha: malloryConfig, author: "mallory" }],
-      pulls: [CONFIG_PR],
+      pulls: [configPull],
       pushes: [{ after: malloryConfig, actor: "mallory", kind: "pr_merge" }],
     });
   };
@@ -336,6 +336,19 @@ describe("an environment tracking release, moved by a config commit on main", ()
     assert.equal(started.reconciler.controller("prod").env.configRevision, head);
     mockConfig(app.mock, CONFIG(ns));
     rt = (await app.parts.runtimes.for(INFO, true, malloryConfig)) as RepoRuntime;
+  });
+
+  it("who pushed to the config pull request's branch cannot be read: Erin's approval does not count, and the reply says why", async () => {
+    ranges({ ...CONFIG_PR, branch: "forbidden" });
+    const reply = await approveOn(app, "prod", RELEASE_PR, "erin", "confused", 3003);
+    assert.equal(
+      reply,
+      `Sorry @erin, you cannot approve **prod**: cannot read who pushed to #10's branch acme/shop:feature-10 (repository activity: 403) (the config changes on \`main\` since ${configBefore.slice(0, 7)}), so nobody can be sure they did not contribute (or set approval.allowAuthor: true). Nothing was changed.`,
+    );
+    assert.deepEqual((await rt.reconciler.store.load(instance)).pendingApprovals, []);
+    await rt.reconciler.store.update(instance, (s) => {
+      s.approverIds = undefined; // as the tests around it expect: Erin not pinned yet
+    });
   });
 
   it("Erin, who changed nothing, approves", async () => {

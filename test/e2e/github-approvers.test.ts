@@ -6,7 +6,9 @@
 import assert from "node:assert/strict";
 import { after, before, beforeEach, describe, it } from "node:test";
 import { guardsOf } from "../../src/config/stricter.ts";
-import type { RepoRuntime } from "../../src/github/runtime.ts";
+import { appNameOf, type RepoRuntime } from "../../src/github/runtime.ts";
+import { instanceName } from "../../src/reconciler/environment-controller.ts";
+import type { RecordedPush } from "../../src/state/types.ts";
 import {
   mockConfig,
   mockPermission,
@@ -51,6 +53,17 @@ const twoMerges = {
   pulls: [ALICE_PR, BOB_PR],
 };
 
+// Newest first: Bob's merge of his docs, then others' pushes elsewhere on main; whatever brought
+// in the commits before it would be on page 4, which syncward does not read.
+const threePagesOfBobsMerge = {
+  pages: [
+    [{ after: bobDocs, actor: "bob", kind: "pr_merge" }],
+    [{ after: fakeSha("older 1"), actor: "carol" }],
+    [{ after: fakeSha("older 2"), actor: "carol" }],
+  ],
+  more: true,
+};
+
 describe("who may approve a production sync", () => {
   let app: TestApp;
   let rt: RepoRuntime;
@@ -88,10 +101,13 @@ describe("who may approve a production sync", () => {
 
   /**
    * prod last synced `base` and holds `head`, pushed or merged by `actor` (as its push event named
-   * them), for approval; `actor` "syncward": a poll found `head` and no push event has arrived.
+   * them, moving main from `base` to `head` unless `recorded` lists the push events syncward
+   * recorded); `actor` "syncward": a poll found `head` and no push event has arrived.
    */
-  const waiting = (base: string, head: string, actor: string) =>
+  const waiting = (base: string, head: string, actor: string, recorded?: RecordedPush[]) =>
     rt.reconciler.store.update(instance, (s) => {
+      s.recentPushes =
+        recorded ?? (actor === "syncward" ? [] : [{ after: head, before: base, login: actor }]);
       s.lastSyncedRevision = base;
       // As syncward records it when it syncs `base`: the rules it was deployed under.
       s.deployedRules = { revision: base, ...guardsOf(rt.reconciler.controller("prod").env) };
@@ -231,7 +247,13 @@ describe("who may approve a production sync", () => {
       reply,
       "Sorry @dave, you cannot approve **prod**: @dave is listed as an approver but is not a collaborator of acme/shop (on a public repository anyone can read it; a listed approver must be given access to the repository). Nothing was changed.",
     );
-    assert.deepEqual((await rt.reconciler.store.load(instance)).pendingApprovals, []);
+    const state = await rt.reconciler.store.load(instance);
+    assert.deepEqual(state.pendingApprovals, []);
+    assert.equal(
+      state.approverIds?.dave,
+      undefined,
+      "a stranger's account is not pinned to the listed login",
+    );
   });
 
   it("one person approving under two logins (a renamed account) counts once", async () => {
@@ -277,6 +299,43 @@ describe("who may approve a production sync", () => {
     mockRange(app.mock, twoMerges);
     await approve("erin", { pull: BOB_PR, outcome: "rocket", id: 1002, resolves: false });
     assert.equal((await rt.reconciler.store.load(instance)).approverIds?.zed, undefined);
+  });
+
+  it("a pin is dropped from every environment state of the repository that holds it, a renamed environment's too", async () => {
+    const renamed = instanceName(rt.reconciler.app, "prod-old");
+    await waiting(deployed, bobDocs, "bob");
+    // zed was pinned when listed (to every environment of the repository); no config lists him now.
+    for (const name of [instance, renamed])
+      await rt.reconciler.store.update(name, (s) => {
+        s.approverIds = { zed: 4_242_001 };
+      });
+    mockRange(app.mock, twoMerges);
+    await approve("erin", { pull: BOB_PR, outcome: "rocket" });
+    assert.equal((await rt.reconciler.store.load(instance)).approverIds?.zed, undefined);
+    assert.equal((await rt.reconciler.store.load(renamed)).approverIds?.zed, undefined, "no copy binds zed");
+  });
+
+  it("another repository whose app name starts like this one's (acme/shop.tools) neither binds nor loses pins here", async () => {
+    const tools = instanceName(appNameOf("acme", "shop.tools"), "prod");
+    assert.equal(tools, `${rt.reconciler.app}.tools.prod`, "the two apps' state names share a prefix");
+    await rt.reconciler.store.update(tools, (s) => {
+      s.approverIds = { erin: 4_242_555, zed: 4_242_001 };
+    });
+    await waiting(deployed, bobDocs, "bob");
+    mockRange(app.mock, twoMerges);
+    const reply = await approve("erin", { pull: BOB_PR, outcome: "rocket" });
+    assert.match(
+      reply,
+      /^Approved `[0-9a-f]{7}` for \*\*prod\*\* \(1\/2\)/,
+      "bound by this repository's pins only",
+    );
+    assert.deepEqual((await rt.reconciler.store.load(tools)).approverIds, {
+      erin: 4_242_555,
+      zed: 4_242_001,
+    });
+    await rt.reconciler.store.update(tools, (s) => {
+      s.approverIds = undefined;
+    });
   });
 
   it("someone who registered a listed approver's old login (another GitHub id) is refused, and told why", async () => {
@@ -366,8 +425,10 @@ describe("who may approve a production sync", () => {
 
   it("once the push event has recorded the pusher, the same approval counts and the pusher's is refused", async () => {
     await waiting(deployed, bobDocs, "syncward");
+    // As the reconciler records a push that arrives after the poll: on the wait and in the state.
     await rt.reconciler.store.update(instance, (s) => {
       if (s.pendingSync) s.pendingSync.pusher = "dave";
+      s.recentPushes = [{ after: bobDocs, before: deployed, login: "dave" }];
     });
     mockRange(app.mock, { ...twoMerges, pushes: "forbidden" });
     const refused = await approve("dave", { pull: BOB_PR });
@@ -609,24 +670,59 @@ describe("who may approve a production sync", () => {
 
   it("three pages of activity that do not reach the last synced revision count as unreadable: the pusher on page 4 is refused", async () => {
     await waiting(deployed, bobDocs, "syncward");
-    // Newest first: Bob's merge of his docs, then others' pushes elsewhere on main; Mallory's push
-    // of Alice's commit would be on page 4, which syncward does not read.
-    mockRange(app.mock, {
-      ...twoMerges,
-      pushes: {
-        pages: [
-          [{ after: bobDocs, actor: "bob", kind: "pr_merge" }],
-          [{ after: fakeSha("older 1"), actor: "carol" }],
-          [{ after: fakeSha("older 2"), actor: "carol" }],
-        ],
-        more: true,
-      },
-    });
+    // Mallory's push of Alice's commit would be on page 4.
+    mockRange(app.mock, { ...twoMerges, pushes: threePagesOfBobsMerge });
     const reply = await approve("mallory", { pull: BOB_PR });
     assert.equal(
       reply,
       `Sorry @mallory, you cannot approve **prod**: cannot tell who pushed \`${bobDocs.slice(0, 7)}\`: GitHub does not show syncward the repository's activity in full (it does not reach the last synced revision ${deployed.slice(0, 7)} within 3 pages) and no push event for it has arrived (syncward learned of it by polling), so nobody can be sure they did not push it; grant syncward's GitHub App read access to the repository's activity, or approve after the push event arrives (or set approval.allowAuthor: true). Nothing was changed.`,
     );
     assert.deepEqual((await rt.reconciler.store.load(instance)).pendingApprovals, []);
+  });
+
+  describe("the activity does not reach the last synced revision, and a push event was recorded for the head", () => {
+    // Mallory pushed M straight to main, written as Alice; Bob merged his docs on top. The activity
+    // shows Bob's merge on page 1 and Mallory's push only on page 4, which syncward does not read.
+    const malloryDirect = fakeSha("mallory's direct push, written as alice");
+    const behindDocs = () =>
+      mockRange(app.mock, {
+        base: deployed,
+        head: bobDocs,
+        commits: [
+          { sha: malloryDirect, author: "alice", committer: "alice" },
+          { sha: bobDocs, author: "bob" },
+        ],
+        pulls: [BOB_PR],
+        pushes: threePagesOfBobsMerge,
+      });
+
+    it("only Bob's push was recorded, so who pushed M is unknown: Mallory is refused, and the reply says why", async () => {
+      await waiting(deployed, bobDocs, "bob", [{ after: bobDocs, before: malloryDirect, login: "bob" }]);
+      behindDocs();
+      const reply = await approve("mallory", { pull: BOB_PR });
+      assert.equal(
+        reply,
+        `Sorry @mallory, you cannot approve **prod**: cannot tell who pushed every commit of \`${deployed.slice(0, 7)}..${bobDocs.slice(0, 7)}\`: GitHub does not show syncward the repository's activity in full (it does not reach the last synced revision ${deployed.slice(0, 7)} within 3 pages), and the push events syncward recorded do not lead back to the last synced revision (none moved the branch to \`${malloryDirect.slice(0, 7)}\`), so whoever pushed the commits before it could be approving them; grant syncward's GitHub App read access to the repository's activity (or set approval.allowAuthor: true). Nothing was changed.`,
+      );
+      assert.deepEqual((await rt.reconciler.store.load(instance)).pendingApprovals, []);
+    });
+
+    it("the recorded pushes lead back to it: Mallory, who pushed M, is refused; Erin, who did nothing, approves", async () => {
+      await waiting(deployed, bobDocs, "bob", [
+        { after: malloryDirect, before: deployed, login: "mallory", id: userIdOf("mallory") },
+        { after: bobDocs, before: malloryDirect, login: "bob" },
+      ]);
+      behindDocs();
+      const mallory = await approve("mallory", { pull: BOB_PR });
+      assert.match(
+        mallory,
+        new RegExp(
+          `^Sorry @mallory, you cannot approve \\*\\*prod\\*\\*: you pushed ${malloryDirect.slice(0, 7)} in what would be deployed`,
+        ),
+      );
+      behindDocs();
+      const erin = await approve("erin", { pull: BOB_PR, outcome: "rocket", id: 1002 });
+      assert.match(erin, /^Approved `[0-9a-f]{7}` for \*\*prod\*\* \(1\/2\)/);
+    });
   });
 });

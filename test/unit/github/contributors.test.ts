@@ -265,6 +265,27 @@ describe("contributors inside the pull requests of a range", () => {
     assert.deepEqual(unknownPeople(contributorsOf(twoMerges)), []);
   });
 
+  it("a push GitHub names no account for (a deleted account, a deploy key) hides the person behind it, like a bot", () => {
+    const range: Range = {
+      ...twoMerges,
+      pushes: [{ after: sha("a"), before: sha("0"), actor: null, kind: "push" }],
+      pulls: [
+        ...twoMerges.pulls,
+        {
+          number: 3,
+          user: carol,
+          mergedBy: carol,
+          commits: [sha("b")],
+          branchPushes: [{ after: sha("c"), actor: null, kind: "push" }],
+        },
+      ],
+    };
+    assert.deepEqual(unknownPeople(contributorsOf(range)), [
+      "someone GitHub names no account for (a deleted account, or a deploy key) pushed to #3, pushed aaaaaaa",
+    ]);
+    assert.equal(contributionOf(contributorsOf(range), dave), undefined, "and it is nobody's contribution");
+  });
+
   it("a bot listed in approval.trustedBots hides nobody (whatever the case); any other still does", () => {
     const dependabot: GitHubUser = { id: 49699333, login: "dependabot[bot]", type: "Bot" };
     const renovate: GitHubUser = { id: 29139614, login: "renovate[bot]", type: "Bot" };
