@@ -21,6 +21,7 @@ import { mapLimit } from "../src/util/map-limit.ts";
 import { sleep } from "../src/util/sleep.ts";
 import { ensureBuilt, ROOT } from "../test/support/built.ts";
 import { makeRepo } from "../test/support/git-repo.ts";
+import { imageRuntime } from "./controller-memory.ts";
 import {
   type BenchContext,
   type BenchResult,
@@ -111,10 +112,13 @@ export async function replicas(ctx: BenchContext): Promise<BenchResult> {
 
     const identities = Array.from({ length: count }, (_, i) => `replica-${i}`);
     const started = performance.now();
+    // What the image runs: its Node flags and malloc setting (the memory benchmark's reading of the Dockerfile).
+    const runtime = imageRuntime();
     for (const identity of identities) {
       const child = spawn(
         process.execPath,
         [
+          ...runtime.flags,
           join(ROOT, "bin", "syncward.js"),
           "controller",
           "--repos",
@@ -128,7 +132,7 @@ export async function replicas(ctx: BenchContext): Promise<BenchResult> {
           "--log-level",
           process.env.SYNCWARD_BENCH_LOG ?? "warn",
         ],
-        { stdio: ["ignore", "pipe", "pipe"] },
+        { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, ...runtime.env, NODE_OPTIONS: "" } },
       );
       child.stdout?.pipe(createWriteStream(join(logDir, `${identity}.out`)));
       child.stderr?.pipe(createWriteStream(join(logDir, `${identity}.err`)));

@@ -105,6 +105,7 @@ export class RepoRuntime {
     );
     this.reconciler = new Reconciler({
       app: appNameOf(info.owner, info.repo),
+      repository: `${info.owner}/${info.repo}`,
       config,
       client: deps.client,
       source: this.source,

@@ -24,6 +24,8 @@ import { watchStates } from "./state-watch.ts";
 
 export interface ReconcilerOptions {
   app: string;
+  /** The repository (`owner/repo`) the app is: its environments' states are claimed for it (store.ts). */
+  repository?: string;
   config: SyncwardConfig;
   client: KubeClient;
   source: RevisionSource;
@@ -80,7 +82,7 @@ export class Reconciler implements ShardedApp {
   private repositoryEventSeen?: string;
 
   constructor(private readonly o: ReconcilerOptions) {
-    this.store = new StateStore(o.client, o.stateNamespace);
+    this.store = new StateStore(o.client, o.stateNamespace, { repository: o.repository });
     const health = compileHealthChecks(o.config.resourceCustomizations);
     const floors = o.floors ?? floorsFromEnv();
     const passes = o.passes ?? processPassSlots();

@@ -19,6 +19,30 @@ export const STATE_KEY = "state.json";
 export interface StateStoreOptions {
   /** Read-modify-write attempts before `update` gives up on conflicts (default 10). */
   maxAttempts?: number;
+  /**
+   * The repository (`owner/repo`) this store reads and writes environments for: a state another
+   * repository claimed is refused, an unclaimed one is claimed on its next write. Absent (the
+   * CLI, tools): no claim is checked or made.
+   */
+  repository?: string;
+}
+
+/**
+ * Two repositories whose names map to the same instance name (`acme/shop-x`, `acme-shop/x`):
+ * neither may read or write the other's state (approvals, freezes, history), so the second is
+ * refused every pass, command and approval until one of them is renamed.
+ */
+export class StateOwnerError extends Error {
+  constructor(
+    readonly instance: string,
+    readonly owner: string,
+    readonly requester: string,
+  ) {
+    super(
+      `the environment state ${instance} belongs to the repository ${owner}, not ${requester}: both repositories' names map to the same instance name; rename the environment or the repository of one of them`,
+    );
+    this.name = "StateOwnerError";
+  }
 }
 
 /** The state's ConfigMap exists but cannot be read as state: refuse to overwrite it silently. */
@@ -102,6 +126,7 @@ function backoff(attempt: number): Promise<void> {
 
 export class StateStore {
   private readonly maxAttempts: number;
+  private readonly repository: string | undefined;
 
   constructor(
     private readonly client: KubeClient,
@@ -110,12 +135,13 @@ export class StateStore {
     options: StateStoreOptions = {},
   ) {
     this.maxAttempts = Math.max(1, options.maxAttempts ?? 10);
+    this.repository = options.repository;
   }
 
   /** The stored state of `instance`, or a fresh default state when none is stored. */
   async load(instance: string): Promise<EnvironmentState> {
     const cm = await this.read(instance);
-    return cm ? this.parse(instance, cm) : defaultState(instance);
+    return cm ? this.owned(instance, this.parse(instance, cm)) : defaultState(instance);
   }
 
   /**
@@ -124,7 +150,8 @@ export class StateStore {
    * grant; no runtime reads it any more, and an operator may remove it.
    */
   async copy(from: string, to: string): Promise<EnvironmentState> {
-    const state = await this.load(from);
+    const { repository: _old, ...state } = await this.load(from);
+    // The renamed repository claims the copy with its first write under its new name.
     return this.update(to, () => ({ ...state, environment: to }));
   }
 
@@ -141,9 +168,10 @@ export class StateStore {
   ): Promise<EnvironmentState> {
     for (let attempt = 1; attempt <= this.maxAttempts; attempt++) {
       const cm = await this.read(instance);
-      const current = cm ? this.parse(instance, cm) : defaultState(instance);
+      const current = cm ? this.owned(instance, this.parse(instance, cm)) : defaultState(instance);
       const before = JSON.stringify(current);
       const next = mutate(current) ?? current;
+      if (this.repository !== undefined) next.repository ??= this.repository;
       const text = JSON.stringify(next);
       if (cm && text === before) return next;
       try {
@@ -189,6 +217,18 @@ export class StateStore {
   }
 
   // ---- internals ----
+
+  /** `state`, unless another repository claimed it (GitHub's names are case-insensitive). */
+  private owned(instance: string, state: EnvironmentState): EnvironmentState {
+    const owner = state.repository;
+    if (
+      this.repository !== undefined &&
+      owner !== undefined &&
+      owner.toLowerCase() !== this.repository.toLowerCase()
+    )
+      throw new StateOwnerError(instance, owner, this.repository);
+    return state;
+  }
 
   private async read(instance: string): Promise<ConfigMap | undefined> {
     return (await this.client.get("v1", "ConfigMap", this.namespace, stateConfigMapName(instance))) as

@@ -172,6 +172,12 @@ export type SyncStatus = "Synced" | "OutOfSync" | "Unknown";
 
 export interface EnvironmentState {
   environment: string;
+  /**
+   * The repository (`owner/repo`) whose environment this is, claimed by its first write. Instance
+   * names are not injective (`acme/shop-x` and `acme-shop/x` are both `acme-shop-x`), so another
+   * repository whose environment maps to the same name is refused this state (store.ts).
+   */
+  repository?: string;
   lastSyncedRevision?: string;
   syncStatus: SyncStatus;
   health?: string;

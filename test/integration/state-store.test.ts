@@ -6,7 +6,7 @@ import { after, describe, it } from "node:test";
 import { KubeClient } from "../../src/kube/client.ts";
 import type { KubeObject } from "../../src/kube/object.ts";
 import { appendHistory } from "../../src/state/history.ts";
-import { StateCorruptError, StateStore, stateConfigMapName } from "../../src/state/store.ts";
+import { StateCorruptError, StateOwnerError, StateStore, stateConfigMapName } from "../../src/state/store.ts";
 import type { HistoryEntry } from "../../src/state/types.ts";
 import { useCluster } from "../support/cluster.ts";
 import { optionalRules } from "../support/syncward-account.ts";
@@ -239,6 +239,48 @@ describe("StateStore", () => {
     );
     assert.equal(calls, 3);
     assert.equal((await store.load("app.dev")).syncStatus, "Unknown");
+  });
+
+  it("keeps two repositories whose names map to one instance name out of each other's state", async () => {
+    const ns = await cluster.stateNamespace("state");
+    // acme/shop-x and acme-shop/x both make the app acme-shop-x, so both have the instance acme-shop-x.prod.
+    const victim = new StateStore(cluster.syncwardClient, ns, { repository: "acme/shop-x" });
+    const other = new StateStore(cluster.syncwardClient, ns, { repository: "acme-shop/x" });
+    await victim.update("acme-shop-x.prod", (s) => {
+      s.freeze = { by: "carol", at: new Date().toISOString(), reason: "release week" };
+    });
+    assert.equal((await victim.load("acme-shop-x.prod")).repository, "acme/shop-x");
+    const refused = (err: unknown) =>
+      err instanceof StateOwnerError &&
+      err.message ===
+        "the environment state acme-shop-x.prod belongs to the repository acme/shop-x, not acme-shop/x: both repositories' names map to the same instance name; rename the environment or the repository of one of them";
+    await assert.rejects(other.load("acme-shop-x.prod"), refused);
+    const writes = cluster.syncwardClient.counts.writes;
+    await assert.rejects(
+      other.update("acme-shop-x.prod", (s) => {
+        s.pendingApprovals.push({ sha: "a".repeat(40), by: "mallory", at: new Date().toISOString() });
+        delete s.freeze;
+      }),
+      refused,
+    );
+    assert.equal(cluster.syncwardClient.counts.writes, writes, "nothing written for the other repository");
+    const kept = await victim.load("acme-shop-x.prod");
+    assert.equal(kept.freeze?.by, "carol");
+    assert.deepEqual(kept.pendingApprovals, []);
+    // The same repository under another case is the same repository (GitHub's names are case-insensitive).
+    const sameRepo = new StateStore(cluster.syncwardClient, ns, { repository: "Acme/Shop-X" });
+    assert.equal((await sameRepo.load("acme-shop-x.prod")).freeze?.by, "carol");
+    // A store for no repository (the CLI) neither checks nor claims.
+    assert.equal(
+      (await new StateStore(cluster.syncwardClient, ns).load("acme-shop-x.prod")).freeze?.by,
+      "carol",
+    );
+    // A renamed repository's copy is unclaimed until the new name writes it.
+    const copied = await new StateStore(cluster.syncwardClient, ns).copy(
+      "acme-shop-x.prod",
+      "acme-shop-y.prod",
+    );
+    assert.equal(copied.repository, undefined);
   });
 
   it("refuses to overwrite a state it cannot read", async () => {
