@@ -2,8 +2,8 @@
 // rules it was deployed under and the rules it brings: a merge that removes prod's `approval:`
 // still waits for an approval under the old rule, and takes effect once deployed. Pure.
 import { createHash } from "node:crypto";
-import { weakenedGuards } from "./config-changes.ts";
-import type { ApprovalRule, CommandPermissions, EnvironmentConfig } from "./types.ts";
+import { checkKey, weakenedGuards } from "./config-changes.ts";
+import type { ApprovalRule, CommandPermissions, EnvironmentConfig, SyncWindow } from "./types.ts";
 
 /** The guarding part of an environment's config, kept with the state of what it deployed. */
 export interface Guards {
@@ -13,6 +13,10 @@ export interface Guards {
   clusterResources: Array<{ group: string; kind: string }>;
   requireSignedCommits: boolean;
   production: boolean;
+  /** Checks a revision must pass (absent in older states: the current rule applies). */
+  requireChecks?: EnvironmentConfig["requireChecks"] | null;
+  /** Sync windows (absent in older states: the current ones apply). */
+  syncWindows?: SyncWindow[];
   /** Where it deployed to (older states lack it). */
   destination?: EnvironmentConfig["destination"];
   /**
@@ -49,6 +53,9 @@ export function guardsOf(env: EnvironmentConfig): Guards {
     clusterResources: env.policy.clusterResources,
     requireSignedCommits: env.policy.requireSignedCommits,
     production: env.production,
+    // null: none required (kept apart from "not recorded", which older states say by absence).
+    requireChecks: env.requireChecks ?? null,
+    syncWindows: env.syncWindows,
     destination: env.destination,
     render: renderConfigOf(env),
     ...(env.configRevision ? { configRevision: env.configRevision } : {}),
@@ -57,9 +64,12 @@ export function guardsOf(env: EnvironmentConfig): Guards {
 
 /** `env` with `guards` in place of its own. */
 export function withGuards(env: EnvironmentConfig, guards: Guards): EnvironmentConfig {
-  const { approval: _, ...rest } = env;
+  const { approval: _, requireChecks: __, ...rest } = env;
+  const checks = guards.requireChecks === undefined ? env.requireChecks : (guards.requireChecks ?? undefined);
   return {
     ...rest,
+    ...(checks === undefined ? {} : { requireChecks: checks }),
+    syncWindows: guards.syncWindows ?? env.syncWindows,
     ...(guards.approval ? { approval: guards.approval } : {}),
     commands: guards.commands,
     policy: {
@@ -128,6 +138,33 @@ export function stricterRules(
       : both(current.policy.clusterResources, deployed.clusterResources, kindKey),
     requireSignedCommits: deployed.requireSignedCommits || current.policy.requireSignedCommits,
     production: deployed.production || current.production,
+    requireChecks: stricterChecks(old.requireChecks, current.requireChecks) ?? null,
+    syncWindows: stricterWindows(old.syncWindows, current.syncWindows),
   });
   return { rules, weakens };
+}
+
+/**
+ * Both lists' checks; where one is `true` (the branch's required checks) and the other a list,
+ * which is stricter cannot be told, and the deployed rule stays.
+ */
+export function stricterChecks(
+  old: EnvironmentConfig["requireChecks"],
+  now: EnvironmentConfig["requireChecks"],
+): EnvironmentConfig["requireChecks"] {
+  if (old === undefined || now === undefined) return old ?? now;
+  if (old === true || now === true) return old;
+  return [...old, ...now.filter((c) => !old.some((o) => checkKey(o) === checkKey(c)))];
+}
+
+/**
+ * Every deny window of either; the deployed allow windows when it had any (a list of allow
+ * windows means "inside any of them", so two lists cannot be intersected), else the new ones.
+ */
+export function stricterWindows(old: SyncWindow[], now: SyncWindow[]): SyncWindow[] {
+  const key = (w: SyncWindow) => JSON.stringify(w);
+  const deny = [...old, ...now].filter((w) => w.kind === "deny");
+  const allowOld = old.filter((w) => w.kind === "allow");
+  const allow = allowOld.length > 0 ? allowOld : now.filter((w) => w.kind === "allow");
+  return [...allow, ...deny].filter((w, i, all) => all.findIndex((x) => key(x) === key(w)) === i);
 }

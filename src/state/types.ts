@@ -77,6 +77,10 @@ export interface DeployedRules {
   clusterResources: Array<{ group: string; kind: string }>;
   requireSignedCommits: boolean;
   production: boolean;
+  /** Checks required of a revision; null for none (absent: recorded before they were kept). */
+  requireChecks?: import("../config/types.ts").EnvironmentConfig["requireChecks"] | null;
+  /** Sync windows (absent: recorded before they were kept). */
+  syncWindows?: import("../config/types.ts").SyncWindow[];
   destination?: import("../config/types.ts").EnvironmentConfig["destination"];
   /** Fingerprint of the source and destination settings it was rendered with. */
   render?: string;

@@ -363,6 +363,32 @@ describe("nothing to approve when nothing changes", () => {
   });
 });
 
+describe("a config change that loosens the gate and renders nothing new (third review, A)", () => {
+  it("a commit that only adds a trusted bot to an automated gated prod waits for approval instead of advancing as 'no change'", async () => {
+    const gated = { syncPolicy: { automated: {} }, approval: { users: ["carol"] } };
+    const { ns, repo, store, events, controller, controllerAtHead } = await setup(gated, {
+      "app/cm.yaml": cm("1"),
+    });
+    await controller.sync({ trigger: "cli", actor: "admin" });
+    const merge = repo.commit({
+      ".github/syncward.yml": configFile(ns, {
+        ...gated,
+        approval: { users: ["carol"], trustedBots: ["acme-release[bot]"] },
+      }),
+    });
+    const reloaded = controllerAtHead();
+    reloaded.nudge("merge", "mallory");
+    await reloaded.idle();
+    const state = await store.load(reloaded.instance);
+    assert.notEqual(state.lastSyncedRevision, merge, "not advanced as 'no change'");
+    assert.deepEqual(state.deployedRules?.approval?.trustedBots, [], "the deployed rules trust no bot");
+    assert.ok(!events.some((e) => e.type === "unchanged"));
+    const waiting = events.find((e) => e.type === "awaitingApproval" && e.revision === merge);
+    assert.ok(waiting && waiting.type === "awaitingApproval");
+    assert.match(waiting.reason ?? "", /trusted bots added: acme-release\[bot\]/);
+  });
+});
+
 describe("'no change' skips only the approval", () => {
   it("a docs-only commit whose required checks have not passed does not become the deployed revision", async () => {
     let failing: string[] = [];

@@ -88,7 +88,13 @@ describe("a repository can only narrow its project", () => {
       teamA,
       env("team-a-prod", { production: true, approval: { minimum: 1, users: ["alice"] } }),
     );
-    assert.deepEqual(prod.approval, { users: ["alice"], teams: [], minimum: 2, allowAuthor: false });
+    assert.deepEqual(prod.approval, {
+      users: ["alice"],
+      teams: [],
+      minimum: 2,
+      allowAuthor: false,
+      trustedBots: [],
+    });
     assert.equal(prod.policy.requireSignedCommits, true);
     const dev = narrowEnvironment(teamA, env("team-a-dev"));
     assert.equal(dev.approval, undefined);
