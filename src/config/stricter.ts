@@ -122,13 +122,7 @@ export function stricterRules(
   if (weakens.length === 0) return { rules: current, weakens };
   const approval = stricterApproval(deployed.approval, current.approval);
   const kindKey = (k: { group: string; kind: string }) => `${k.group}/${k.kind}`;
-  const commands = Object.fromEntries(
-    Object.entries(current.commands).map(([name, level]) => {
-      const now = level as keyof typeof RANK;
-      const was = deployed.commands[name as keyof CommandPermissions] ?? now;
-      return [name, RANK[was] > RANK[now] ? was : now];
-    }),
-  ) as unknown as CommandPermissions;
+  const commands = stricterCommands(deployed.commands, current.commands);
   const rules = withGuards(current, {
     ...(approval ? { approval } : {}),
     commands,
@@ -142,6 +136,17 @@ export function stricterRules(
     syncWindows: stricterWindows(old.syncWindows, current.syncWindows),
   });
   return { rules, weakens };
+}
+
+/** Each command at the higher of the two permissions it needs. */
+function stricterCommands(old: CommandPermissions, now: CommandPermissions): CommandPermissions {
+  return Object.fromEntries(
+    Object.entries(now).map(([name, level]) => {
+      const current = level as keyof typeof RANK;
+      const was = (old[name as keyof CommandPermissions] ?? current) as keyof typeof RANK;
+      return [name, RANK[was] > RANK[current] ? was : current];
+    }),
+  ) as unknown as CommandPermissions;
 }
 
 /**
@@ -167,4 +172,72 @@ export function stricterWindows(old: SyncWindow[], now: SyncWindow[]): SyncWindo
   const allowOld = old.filter((w) => w.kind === "allow");
   const allow = allowOld.length > 0 ? allowOld : now.filter((w) => w.kind === "allow");
   return [...allow, ...deny].filter((w, i, all) => all.findIndex((x) => key(x) === key(w)) === i);
+}
+
+/** Namespaces an environment may write: its destination's and those its policy allows. */
+export function writableNamespaces(
+  destination: { namespace: string } | undefined,
+  namespaces: string[],
+): string[] {
+  return [...new Set([...(destination ? [destination.namespace] : []), ...namespaces])];
+}
+
+/**
+ * What `env` could write of the gated environment that deployed under `other` (same cluster as far
+ * as the destination tells: context and inCluster; a cluster reached under two context names is
+ * not recognised): the namespaces and cluster-scoped kinds both may write. Empty: nothing shared.
+ */
+export function sharedWith(env: EnvironmentConfig, other: Guards): string[] {
+  const there = other.destination;
+  if (
+    there !== undefined &&
+    ((there.context ?? "") !== (env.destination.context ?? "") ||
+      Boolean(there.inCluster) !== Boolean(env.destination.inCluster))
+  )
+    return [];
+  const theirs = writableNamespaces(there, other.namespaces);
+  const namespaces = writableNamespaces(env.destination, env.policy.namespaces).filter((n) =>
+    theirs.includes(n),
+  );
+  const kindKey = (k: { group: string; kind: string }) => `${k.group}/${k.kind}`;
+  const kinds = env.policy.clusterResources
+    .map(kindKey)
+    .filter((k) => other.clusterResources.some((o) => kindKey(o) === k));
+  return [...namespaces.map((n) => `namespace ${n}`), ...kinds.map((k) => `cluster-scoped ${k}`)];
+}
+
+/**
+ * `rules` held to the guards of a gated environment whose objects it could write (see sharedWith):
+ * its approval (the stricter of both), command permissions, signatures, required checks and
+ * windows. Its own destination and allowed namespaces stay: they say where it deploys.
+ */
+export function inheritGuards(
+  current: { rules: EnvironmentConfig; weakens: string[] },
+  name: string,
+  other: Guards,
+  shared: string[],
+): { rules: EnvironmentConfig; weakens: string[] } {
+  const rules = current.rules;
+  const approval = stricterApproval(other.approval, rules.approval);
+  const commands = stricterCommands(other.commands, rules.commands);
+  const checks = stricterChecks(other.requireChecks ?? undefined, rules.requireChecks);
+  const { approval: _, requireChecks: __, ...rest } = rules;
+  return {
+    rules: {
+      ...rest,
+      ...(approval ? { approval } : {}),
+      ...(checks === undefined ? {} : { requireChecks: checks }),
+      commands,
+      syncWindows: stricterWindows(other.syncWindows ?? [], rules.syncWindows),
+      policy: {
+        ...rules.policy,
+        requireSignedCommits: rules.policy.requireSignedCommits || other.requireSignedCommits,
+      },
+      production: rules.production || other.production,
+    },
+    weakens: [
+      ...current.weakens,
+      `may write ${shared.join(", ")} of gated environment ${name}: held to its rules`,
+    ],
+  };
 }

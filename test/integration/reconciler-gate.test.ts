@@ -483,6 +483,43 @@ describe("a new environment on a gated environment's destination", () => {
   });
 });
 
+describe("an environment that may write a gated environment's namespace (third review, B)", () => {
+  it("a new `tools` environment with policy.namespaces [tools, prod's] inherits prod's approval: prod's object unchanged, a wait announced", async () => {
+    const gated = { syncPolicy: { automated: {} }, approval: { users: ["carol"] } };
+    const { ns, repo, store, events, controller, controllerFor } = await setup(gated, {
+      "app/cm.yaml": cm("1"),
+    });
+    await controller.sync({ trigger: "cli", actor: "admin" });
+    const tools = await cluster.namespace("rgate-tools");
+    const takeover = repo.commit({
+      "tools/cm.yaml": `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings, namespace: ${ns}}\ndata: {v: "evil"}\n`,
+    });
+    const config = stringify({
+      environments: [
+        { name: "prod", source: { path: "app" }, destination: { namespace: ns }, ...gated },
+        {
+          name: "tools",
+          source: { path: "tools" },
+          destination: { namespace: tools },
+          policy: { namespaces: [tools, ns] },
+          syncPolicy: { automated: {} },
+        },
+      ],
+    });
+    const neighbour = controllerFor(config, "tools");
+    neighbour.nudge("push", "mallory");
+    await neighbour.idle();
+    assert.equal(await settingsOf(ns), "1", "prod's object not taken over without approval");
+    const waiting = events.find(
+      (e) => e.type === "awaitingApproval" && e.env === "tools" && e.revision === takeover,
+    );
+    assert.ok(waiting && waiting.type === "awaitingApproval", "a wait is announced");
+    assert.match(waiting.reason ?? "", new RegExp(`may write namespace ${ns} of gated environment`));
+    assert.equal((await neighbour.rules()).approval?.users[0], "carol", "prod's approvers");
+    assert.equal((await store.load(neighbour.instance)).lastSyncedRevision, undefined);
+  });
+});
+
 describe("refusals are told where the request was made", () => {
   it("an approval that completes the approvals of a frozen environment is answered with the refusal, and nothing runs", async () => {
     const { ns, repo, events, controller } = await setup(

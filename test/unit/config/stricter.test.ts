@@ -1,7 +1,13 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { applyFloors, floorsFromEnv } from "../../../src/config/floors.ts";
-import { guardsOf, stricterApproval, stricterRules } from "../../../src/config/stricter.ts";
+import {
+  guardsOf,
+  inheritGuards,
+  sharedWith,
+  stricterApproval,
+  stricterRules,
+} from "../../../src/config/stricter.ts";
 import type { ApprovalRule } from "../../../src/config/types.ts";
 import { envConfig } from "../../support/env.ts";
 
@@ -211,6 +217,32 @@ describe("the stricter of the deployed and the new rules", () => {
     );
     const stored = { users: [], teams: [], minimum: 1, allowAuthor: false } as unknown as ApprovalRule;
     assert.deepEqual(stricterApproval(stored, rule(["dependabot[bot]"]))?.trustedBots, []);
+  });
+});
+
+describe("what an environment could write of a gated one (third review, B)", () => {
+  const prodRules = guardsOf(
+    envConfig("prod", { destination: { namespace: "prod" }, approval: { users: ["carol"] } }),
+  );
+  const tools = (fields: Record<string, unknown> = {}) =>
+    envConfig("tools", { destination: { namespace: "tools" }, ...fields });
+  it("shares prod's namespace through policy.namespaces, on the same cluster only", () => {
+    assert.deepEqual(sharedWith(tools({ policy: { namespaces: ["tools", "prod"] } }), prodRules), [
+      "namespace prod",
+    ]);
+    assert.deepEqual(sharedWith(tools(), prodRules), []);
+    assert.deepEqual(
+      sharedWith(tools({ destination: { namespace: "prod", context: "other" } }), prodRules),
+      [],
+    );
+  });
+  it("inherits prod's approval, keeps its own destination and namespaces", () => {
+    const own = tools({ policy: { namespaces: ["tools", "prod"] } });
+    const r = inheritGuards({ rules: own, weakens: [] }, "gate.prod", prodRules, ["namespace prod"]);
+    assert.deepEqual(r.rules.approval?.users, ["carol"]);
+    assert.equal(r.rules.destination.namespace, "tools");
+    assert.deepEqual(r.rules.policy.namespaces, ["tools", "prod"]);
+    assert.match(r.weakens.join(), /may write namespace prod of gated environment gate\.prod/);
   });
 });
 
