@@ -37,6 +37,16 @@ export function renderConfigOf(env: EnvironmentConfig): string {
 }
 
 /**
+ * Fingerprint of everything an approver judged an environment's release under: its rules and
+ * source as configured (not the default-branch commit it was read at, which moves with every
+ * unrelated merge). An approval given under another fingerprint no longer counts.
+ */
+export function approvedConfigOf(env: EnvironmentConfig): string {
+  const { configRevision: _, ...judged } = env;
+  return createHash("sha256").update(JSON.stringify(judged)).digest("hex").slice(0, 16);
+}
+
+/**
  * The deployed commit would render differently under `env` than it did when deployed (a config
  * change, possibly on another branch than the one the environment tracks): for a gated
  * environment that is a new release, not the deployed one.

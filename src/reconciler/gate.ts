@@ -7,6 +7,7 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { findEnvironment, parseConfig } from "../config/load.ts";
 import {
+  approvedConfigOf,
   type Guards,
   guardsOf,
   inheritGuards,
@@ -166,6 +167,7 @@ export class Gate {
       base: await this.base(state),
       now: new Date(),
       ignoreFreeze: request.ignoreFreeze,
+      config: approvedConfigOf(this.o.env),
       weakens,
       signatureProblem: applies("signature", shape)
         ? await this.signatureProblem(request.revision)
@@ -219,7 +221,11 @@ export class Gate {
     const pushed = this.pushers.get(revision) ?? state.recentPushes?.find((p) => p.after === revision);
     const pusher = prev?.pusher ?? pushed?.login;
     const pusherId = prev?.pusher !== undefined ? prev.pusherId : pushed?.id;
-    if (prev && prev.manual === wait.manual && sameOperation(prev, wait)) {
+    // A wait announced under another configuration is announced again: the approvals given
+    // under it no longer count, and approvers are asked anew.
+    const config = approvedConfigOf(this.o.env);
+    const sameConfig = prev?.config === undefined || prev.config === config;
+    if (prev && prev.manual === wait.manual && sameOperation(prev, wait) && sameConfig) {
       if (pushed !== undefined && prev.pusher === undefined) await this.recordPusher(pushed);
       return;
     }
@@ -232,6 +238,7 @@ export class Gate {
         ...(pusher === undefined ? {} : { pusher }),
         ...(pusherId === undefined ? {} : { pusherId }),
         ...wait,
+        config,
       };
       s.syncStatus = "OutOfSync";
     });

@@ -520,6 +520,42 @@ describe("an environment that may write a gated environment's namespace (third r
   });
 });
 
+describe("approvals are of the configuration they were given under (third review, C)", () => {
+  it("approved while frozen, then a config change moves prod's source, then unfreeze: nothing applied, the wait asks for approval again", async () => {
+    const gated = { syncPolicy: { automated: {} }, approval: { users: ["carol"] } };
+    const { ns, repo, events, controller, controllerFor } = await setup(gated, {
+      "app/cm.yaml": cm("1"),
+    });
+    await controller.sync({ trigger: "cli", actor: "admin" });
+    const next = repo.commit({ "app/cm.yaml": cm("2"), "evil/cm.yaml": cm("evil") });
+    controller.nudge("push", "alice");
+    await controller.idle();
+    await controller.setFreeze({ by: "mallory", reason: "hold" });
+    const approved = await controller.approve(next, "carol", 3, repo.git("rev-parse", "HEAD~1").trim());
+    assert.match(approved.refused ?? "", /^refused: frozen by @mallory/);
+    // A merged change of prod's source (the app rebuilds the controller with the new config).
+    const moved = controllerFor(
+      stringify({
+        environments: [{ name: "prod", source: { path: "evil" }, destination: { namespace: ns }, ...gated }],
+      }),
+    );
+    await moved.setFreeze(undefined);
+    moved.nudge("poll", "syncward");
+    await moved.idle();
+    assert.equal(await settingsOf(ns), "1", "nothing deployed under a configuration nobody approved");
+    const again = events.filter((e) => e.type === "awaitingApproval" && e.revision === next).at(-1);
+    assert.ok(again && again.type === "awaitingApproval");
+    assert.match(
+      again.reason ?? "",
+      /1 approval\(s\) were given under another configuration of prod .*: approve again/,
+    );
+    // Approved under the new configuration: it deploys.
+    await moved.approve(next, "carol", 3, repo.git("rev-parse", "HEAD~1").trim());
+    await moved.idle();
+    await eventually("the approved release deployed", async () => (await settingsOf(ns)) === "evil");
+  });
+});
+
 describe("refusals are told where the request was made", () => {
   it("an approval that completes the approvals of a frozen environment is answered with the refusal, and nothing runs", async () => {
     const { ns, repo, events, controller } = await setup(
