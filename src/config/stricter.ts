@@ -228,26 +228,42 @@ export function inheritGuards(
   shared: string[],
 ): { rules: EnvironmentConfig; weakens: string[] } {
   const rules = current.rules;
+  const held = heldTo(rules, other);
+  // Nothing stricter to take (a renamed prod under prod's own rules): the rules as they were.
+  if (canonical(guardsOf(held)) === canonical(guardsOf(rules))) return current;
+  return {
+    rules: held,
+    weakens: [
+      ...current.weakens,
+      `may write ${shared.join(", ")} of gated environment ${name}: held to its rules`,
+    ],
+  };
+}
+
+/** JSON with object keys sorted, so two equal rules compare equal whatever order they were built in. */
+function canonical(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) =>
+    v && typeof v === "object" && !Array.isArray(v)
+      ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => a.localeCompare(b)))
+      : v,
+  );
+}
+
+function heldTo(rules: EnvironmentConfig, other: Guards): EnvironmentConfig {
   const approval = stricterApproval(other.approval, rules.approval);
   const commands = stricterCommands(other.commands, rules.commands);
   const checks = stricterChecks(other.requireChecks ?? undefined, rules.requireChecks);
   const { approval: _, requireChecks: __, ...rest } = rules;
   return {
-    rules: {
-      ...rest,
-      ...(approval ? { approval } : {}),
-      ...(checks === undefined ? {} : { requireChecks: checks }),
-      commands,
-      syncWindows: stricterWindows(other.syncWindows ?? [], rules.syncWindows),
-      policy: {
-        ...rules.policy,
-        requireSignedCommits: rules.policy.requireSignedCommits || other.requireSignedCommits,
-      },
-      production: rules.production || other.production,
+    ...rest,
+    ...(approval ? { approval } : {}),
+    ...(checks === undefined ? {} : { requireChecks: checks }),
+    commands,
+    syncWindows: stricterWindows(other.syncWindows ?? [], rules.syncWindows),
+    policy: {
+      ...rules.policy,
+      requireSignedCommits: rules.policy.requireSignedCommits || other.requireSignedCommits,
     },
-    weakens: [
-      ...current.weakens,
-      `may write ${shared.join(", ")} of gated environment ${name}: held to its rules`,
-    ],
+    production: rules.production || other.production,
   };
 }
