@@ -1,7 +1,7 @@
 // What a change of `.github/syncward.yml` would do, per environment, in words a reviewer reads
 // before merging: which fields change (old -> new) and which changes weaken a guard (approval,
 // production, allowed namespaces and kinds, command permissions, signatures). Pure.
-import type { EnvironmentConfig, SyncwardConfig } from "./types.ts";
+import type { EnvironmentConfig, RequiredCheck, SyncWindow, SyncwardConfig } from "./types.ts";
 
 export interface EnvironmentChange {
   env: string;
@@ -22,6 +22,7 @@ const FIELDS = [
   "commands",
   "policy",
   "syncWindows",
+  "requireChecks",
   "ignoreDifferences",
   "previews",
   "environmentUrl",
@@ -54,7 +55,24 @@ export function weakenedGuards(before: EnvironmentConfig, after: EnvironmentConf
     if (added.length > 0) out.push(`approvers added: ${added.join(", ")}`);
     if (after.approval.allowAuthor && !before.approval.allowAuthor)
       out.push("approval.allowAuthor turned on: authors may approve their own change");
+    const listed = (a: NonNullable<EnvironmentConfig["approval"]>) => a.users.length + a.teams.length;
+    if (listed(before.approval) > 0 && listed(after.approval) === 0)
+      out.push("approvers emptied: anyone with the approve permission may approve");
+    const bots = (after.approval.trustedBots ?? []).filter(
+      (b) => !(before.approval?.trustedBots ?? []).some((o) => o.toLowerCase() === b.toLowerCase()),
+    );
+    if (bots.length > 0) out.push(`trusted bots added: ${bots.join(", ")}`);
+    const was = before.approval.expiresAfter;
+    const now = after.approval.expiresAfter;
+    if (was !== undefined && (now === undefined || now > was))
+      out.push(
+        now === undefined
+          ? "approval.expiresAfter removed: approvals never lapse"
+          : "approval.expiresAfter raised",
+      );
   }
+  out.push(...weakerChecks(before.requireChecks, after.requireChecks));
+  out.push(...weakerWindows(before.syncWindows, after.syncWindows));
   if (before.production && !after.production) out.push("no longer marked production");
   if (!before.syncPolicy.automated && after.syncPolicy.automated && (before.production || gated))
     out.push("automated sync turned on");
@@ -82,6 +100,54 @@ export function weakenedGuards(before: EnvironmentConfig, after: EnvironmentConf
   return out;
 }
 
+/** How a required check is told apart: a check pinned to an app is another one than its bare name. */
+export const checkKey = (c: RequiredCheck) => (typeof c === "string" ? c : `${c.name}@${c.app}`);
+
+/**
+ * requireChecks loosened: removed, or no longer every check it named (pinned ones by their app);
+ * `true` and a list cannot be compared (the branch's required checks may be any), so either way
+ * counts as loosening.
+ */
+function weakerChecks(
+  before: EnvironmentConfig["requireChecks"],
+  after: EnvironmentConfig["requireChecks"],
+): string[] {
+  if (before === undefined || JSON.stringify(before) === JSON.stringify(after)) return [];
+  if (after === undefined) return ["requireChecks removed: revisions deploy without passing checks"];
+  if (before === true || after === true)
+    return [`requireChecks changed from ${show(before)} to ${show(after)}`];
+  const dropped = before.filter((c) => !after.some((a) => checkKey(a) === checkKey(c)));
+  return dropped.length > 0
+    ? [`required checks no longer required: ${dropped.map(checkKey).join(", ")}`]
+    : [];
+}
+
+const windowKey = (w: SyncWindow) => JSON.stringify(w);
+
+/**
+ * Sync windows loosened: a deny window removed or changed, an allow window added where allow
+ * windows already restricted syncs, or every allow window removed. (Whether a changed schedule
+ * covers more time is not worked out: any change of a deny window counts.)
+ */
+function weakerWindows(before: SyncWindow[], after: SyncWindow[]): string[] {
+  const out: string[] = [];
+  const has = (list: SyncWindow[], w: SyncWindow) => list.some((x) => windowKey(x) === windowKey(w));
+  const deny = (l: SyncWindow[]) => l.filter((w) => w.kind === "deny");
+  const allow = (l: SyncWindow[]) => l.filter((w) => w.kind === "allow");
+  const goneDeny = deny(before).filter((w) => !has(after, w));
+  if (goneDeny.length > 0)
+    out.push(`deny sync windows removed or changed: ${goneDeny.map((w) => w.schedule).join(", ")}`);
+  if (allow(before).length > 0) {
+    if (allow(after).length === 0) out.push("allow sync windows removed: syncs allowed at any time");
+    else {
+      const added = allow(after).filter((w) => !has(before, w));
+      if (added.length > 0)
+        out.push(`allow sync windows added or widened: ${added.map((w) => w.schedule).join(", ")}`);
+    }
+  }
+  return out;
+}
+
 /** Every environment whose configuration `after` changes, added or removes. */
 export function configChanges(
   before: SyncwardConfig | undefined,
@@ -97,6 +163,11 @@ export function configChanges(
         kind: "added",
         fields: [
           `destination: ${show(env.destination)}`,
+          // Where it may write besides its destination: a new environment that lists another's
+          // namespace can write that environment's objects.
+          ...(env.policy.namespaces.some((n) => n !== env.destination.namespace)
+            ? [`namespaces: ${show(env.policy.namespaces)}`]
+            : []),
           `sync: ${env.syncPolicy.automated ? `automated ${show(env.syncPolicy.automated)}` : "manual"}`,
           ...(env.approval ? [`approval: ${show(env.approval)}`] : []),
           ...(env.production ? ["production: true"] : []),

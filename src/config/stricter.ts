@@ -2,8 +2,8 @@
 // rules it was deployed under and the rules it brings: a merge that removes prod's `approval:`
 // still waits for an approval under the old rule, and takes effect once deployed. Pure.
 import { createHash } from "node:crypto";
-import { weakenedGuards } from "./config-changes.ts";
-import type { ApprovalRule, CommandPermissions, EnvironmentConfig } from "./types.ts";
+import { checkKey, weakenedGuards } from "./config-changes.ts";
+import type { ApprovalRule, CommandPermissions, EnvironmentConfig, SyncWindow } from "./types.ts";
 
 /** The guarding part of an environment's config, kept with the state of what it deployed. */
 export interface Guards {
@@ -13,6 +13,10 @@ export interface Guards {
   clusterResources: Array<{ group: string; kind: string }>;
   requireSignedCommits: boolean;
   production: boolean;
+  /** Checks a revision must pass (absent in older states: the current rule applies). */
+  requireChecks?: EnvironmentConfig["requireChecks"] | null;
+  /** Sync windows (absent in older states: the current ones apply). */
+  syncWindows?: SyncWindow[];
   /** Where it deployed to (older states lack it). */
   destination?: EnvironmentConfig["destination"];
   /**
@@ -33,6 +37,16 @@ export function renderConfigOf(env: EnvironmentConfig): string {
 }
 
 /**
+ * Fingerprint of everything an approver judged an environment's release under: its rules and
+ * source as configured (not the default-branch commit it was read at, which moves with every
+ * unrelated merge). An approval given under another fingerprint no longer counts.
+ */
+export function approvedConfigOf(env: EnvironmentConfig): string {
+  const { configRevision: _, ...judged } = env;
+  return createHash("sha256").update(JSON.stringify(judged)).digest("hex").slice(0, 16);
+}
+
+/**
  * The deployed commit would render differently under `env` than it did when deployed (a config
  * change, possibly on another branch than the one the environment tracks): for a gated
  * environment that is a new release, not the deployed one.
@@ -49,6 +63,9 @@ export function guardsOf(env: EnvironmentConfig): Guards {
     clusterResources: env.policy.clusterResources,
     requireSignedCommits: env.policy.requireSignedCommits,
     production: env.production,
+    // null: none required (kept apart from "not recorded", which older states say by absence).
+    requireChecks: env.requireChecks ?? null,
+    syncWindows: env.syncWindows,
     destination: env.destination,
     render: renderConfigOf(env),
     ...(env.configRevision ? { configRevision: env.configRevision } : {}),
@@ -57,9 +74,12 @@ export function guardsOf(env: EnvironmentConfig): Guards {
 
 /** `env` with `guards` in place of its own. */
 export function withGuards(env: EnvironmentConfig, guards: Guards): EnvironmentConfig {
-  const { approval: _, ...rest } = env;
+  const { approval: _, requireChecks: __, ...rest } = env;
+  const checks = guards.requireChecks === undefined ? env.requireChecks : (guards.requireChecks ?? undefined);
   return {
     ...rest,
+    ...(checks === undefined ? {} : { requireChecks: checks }),
+    syncWindows: guards.syncWindows ?? env.syncWindows,
     ...(guards.approval ? { approval: guards.approval } : {}),
     commands: guards.commands,
     policy: {
@@ -112,13 +132,7 @@ export function stricterRules(
   if (weakens.length === 0) return { rules: current, weakens };
   const approval = stricterApproval(deployed.approval, current.approval);
   const kindKey = (k: { group: string; kind: string }) => `${k.group}/${k.kind}`;
-  const commands = Object.fromEntries(
-    Object.entries(current.commands).map(([name, level]) => {
-      const now = level as keyof typeof RANK;
-      const was = deployed.commands[name as keyof CommandPermissions] ?? now;
-      return [name, RANK[was] > RANK[now] ? was : now];
-    }),
-  ) as unknown as CommandPermissions;
+  const commands = stricterCommands(deployed.commands, current.commands);
   const rules = withGuards(current, {
     ...(approval ? { approval } : {}),
     commands,
@@ -128,6 +142,128 @@ export function stricterRules(
       : both(current.policy.clusterResources, deployed.clusterResources, kindKey),
     requireSignedCommits: deployed.requireSignedCommits || current.policy.requireSignedCommits,
     production: deployed.production || current.production,
+    requireChecks: stricterChecks(old.requireChecks, current.requireChecks) ?? null,
+    syncWindows: stricterWindows(old.syncWindows, current.syncWindows),
   });
   return { rules, weakens };
+}
+
+/** Each command at the higher of the two permissions it needs. */
+function stricterCommands(old: CommandPermissions, now: CommandPermissions): CommandPermissions {
+  return Object.fromEntries(
+    Object.entries(now).map(([name, level]) => {
+      const current = level as keyof typeof RANK;
+      const was = (old[name as keyof CommandPermissions] ?? current) as keyof typeof RANK;
+      return [name, RANK[was] > RANK[current] ? was : current];
+    }),
+  ) as unknown as CommandPermissions;
+}
+
+/**
+ * Both lists' checks; where one is `true` (the branch's required checks) and the other a list,
+ * which is stricter cannot be told, and the deployed rule stays.
+ */
+export function stricterChecks(
+  old: EnvironmentConfig["requireChecks"],
+  now: EnvironmentConfig["requireChecks"],
+): EnvironmentConfig["requireChecks"] {
+  if (old === undefined || now === undefined) return old ?? now;
+  if (old === true || now === true) return old;
+  return [...old, ...now.filter((c) => !old.some((o) => checkKey(o) === checkKey(c)))];
+}
+
+/**
+ * Every deny window of either; the deployed allow windows when it had any (a list of allow
+ * windows means "inside any of them", so two lists cannot be intersected), else the new ones.
+ */
+export function stricterWindows(old: SyncWindow[], now: SyncWindow[]): SyncWindow[] {
+  const key = (w: SyncWindow) => JSON.stringify(w);
+  const deny = [...old, ...now].filter((w) => w.kind === "deny");
+  const allowOld = old.filter((w) => w.kind === "allow");
+  const allow = allowOld.length > 0 ? allowOld : now.filter((w) => w.kind === "allow");
+  return [...allow, ...deny].filter((w, i, all) => all.findIndex((x) => key(x) === key(w)) === i);
+}
+
+/** Namespaces an environment may write: its destination's and those its policy allows. */
+export function writableNamespaces(
+  destination: { namespace: string } | undefined,
+  namespaces: string[],
+): string[] {
+  return [...new Set([...(destination ? [destination.namespace] : []), ...namespaces])];
+}
+
+/**
+ * What `env` could write of the gated environment that deployed under `other` (same cluster as far
+ * as the destination tells: context and inCluster; a cluster reached under two context names is
+ * not recognised): the namespaces and cluster-scoped kinds both may write. Empty: nothing shared.
+ */
+export function sharedWith(env: EnvironmentConfig, other: Guards): string[] {
+  const there = other.destination;
+  if (
+    there !== undefined &&
+    ((there.context ?? "") !== (env.destination.context ?? "") ||
+      Boolean(there.inCluster) !== Boolean(env.destination.inCluster))
+  )
+    return [];
+  const theirs = writableNamespaces(there, other.namespaces);
+  const namespaces = writableNamespaces(env.destination, env.policy.namespaces).filter((n) =>
+    theirs.includes(n),
+  );
+  const kindKey = (k: { group: string; kind: string }) => `${k.group}/${k.kind}`;
+  const kinds = env.policy.clusterResources
+    .map(kindKey)
+    .filter((k) => other.clusterResources.some((o) => kindKey(o) === k));
+  return [...namespaces.map((n) => `namespace ${n}`), ...kinds.map((k) => `cluster-scoped ${k}`)];
+}
+
+/**
+ * `rules` held to the guards of a gated environment whose objects it could write (see sharedWith):
+ * its approval (the stricter of both), command permissions, signatures, required checks and
+ * windows. Its own destination and allowed namespaces stay: they say where it deploys.
+ */
+export function inheritGuards(
+  current: { rules: EnvironmentConfig; weakens: string[] },
+  name: string,
+  other: Guards,
+  shared: string[],
+): { rules: EnvironmentConfig; weakens: string[] } {
+  const rules = current.rules;
+  const held = heldTo(rules, other);
+  // Nothing stricter to take (a renamed prod under prod's own rules): the rules as they were.
+  if (canonical(guardsOf(held)) === canonical(guardsOf(rules))) return current;
+  return {
+    rules: held,
+    weakens: [
+      ...current.weakens,
+      `may write ${shared.join(", ")} of gated environment ${name}: held to its rules`,
+    ],
+  };
+}
+
+/** JSON with object keys sorted, so two equal rules compare equal whatever order they were built in. */
+function canonical(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) =>
+    v && typeof v === "object" && !Array.isArray(v)
+      ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => a.localeCompare(b)))
+      : v,
+  );
+}
+
+function heldTo(rules: EnvironmentConfig, other: Guards): EnvironmentConfig {
+  const approval = stricterApproval(other.approval, rules.approval);
+  const commands = stricterCommands(other.commands, rules.commands);
+  const checks = stricterChecks(other.requireChecks ?? undefined, rules.requireChecks);
+  const { approval: _, requireChecks: __, ...rest } = rules;
+  return {
+    ...rest,
+    ...(approval ? { approval } : {}),
+    ...(checks === undefined ? {} : { requireChecks: checks }),
+    commands,
+    syncWindows: stricterWindows(other.syncWindows ?? [], rules.syncWindows),
+    policy: {
+      ...rules.policy,
+      requireSignedCommits: rules.policy.requireSignedCommits || other.requireSignedCommits,
+    },
+    production: rules.production || other.production,
+  };
 }

@@ -187,9 +187,13 @@ export async function readConfigText(
   return undefined;
 }
 
-/** The config at the default branch's head; undefined when the repository has none. */
-export async function readConfig(gh: Octokit, info: RepoInfo): Promise<SyncwardConfig | undefined> {
-  const found = await readConfigText(gh, { owner: info.owner, repo: info.repo }, info.defaultBranch);
+/** The config at `ref` (the default branch's head unless given); undefined when the repository has none. */
+export async function readConfig(
+  gh: Octokit,
+  info: RepoInfo,
+  ref: string = info.defaultBranch,
+): Promise<SyncwardConfig | undefined> {
+  const found = await readConfigText(gh, { owner: info.owner, repo: info.repo }, ref);
   return found && parseConfig(found.text, found.path);
 }
 
@@ -210,6 +214,8 @@ export function appNameOf(owner: string, repo: string): string {
 export class Runtimes {
   private readonly byRepo = new Map<string, RepoRuntime>();
   private readonly pending = new Map<string, Promise<RepoRuntime | undefined>>();
+  /** The default-branch commit the config in force was read at, when known. */
+  private readonly configAt = new Map<string, string>();
   private readonly deps: AppDeps;
 
   constructor(deps: AppDeps) {
@@ -251,31 +257,75 @@ export class Runtimes {
     // runtime (reporter, source) asks for a token of the id it holds, so it must follow.
     if (existing) existing.info.installationId = info.installationId;
     if (existing && !reload) return existing;
-    let loading = this.pending.get(key);
-    if (!loading) {
-      loading = (async () => {
-        const gh = await this.deps.auth(info.installationId);
-        const config = await readConfig(gh, info);
-        await this.byRepo.get(key)?.stop();
-        this.byRepo.delete(key);
-        if (!config) {
-          this.deps.appStatus?.untrack(appNameOf(info.owner, info.repo));
-          return undefined;
-        }
-        const at = configRevision ?? (await this.defaultHeadFor(gh, info, config));
-        const runtime = new RepoRuntime(
-          info,
-          withConfigRevision(await this.underProject(gh, info, config), at),
-          this.deps,
-        );
-        this.byRepo.set(key, runtime);
-        if (this.deps.autoStart ?? true) runtime.start();
-        await this.announce(info, info);
-        return runtime;
-      })().finally(() => this.pending.delete(key));
-      this.pending.set(key, loading);
-    }
+    const before = this.pending.get(key);
+    if (before && !reload) return before;
+    // Reloads queue, each after the one before it (whatever became of it), rather than merge into
+    // the one in flight: each config push is read at its own commit, and the last one wins.
+    const load = () => this.load(info, key, configRevision);
+    const loading: Promise<RepoRuntime | undefined> = (before ? before.then(load, load) : load()).finally(
+      () => {
+        if (this.pending.get(key) === loading) this.pending.delete(key);
+      },
+    );
+    this.pending.set(key, loading);
     return loading;
+  }
+
+  private async load(info: RepoInfo, key: string, configRevision?: string): Promise<RepoRuntime | undefined> {
+    const gh = await this.deps.auth(info.installationId);
+    const inForce = this.configAt.get(key);
+    const running = this.byRepo.get(key);
+    // Push webhooks can arrive out of order: a reload of a commit the config in force already
+    // contains is dropped, or it would bring back an older config.
+    if (running && configRevision && inForce && (await this.contains(gh, info, inForce, configRevision)))
+      return running;
+    const config = await readConfig(gh, info, configRevision);
+    await this.byRepo.get(key)?.stop();
+    this.byRepo.delete(key);
+    this.configAt.delete(key);
+    if (!config) {
+      this.deps.appStatus?.untrack(appNameOf(info.owner, info.repo));
+      return undefined;
+    }
+    const at = configRevision ?? (await this.defaultHeadFor(gh, info, config));
+    const runtime = new RepoRuntime(
+      info,
+      withConfigRevision(await this.underProject(gh, info, config), at),
+      this.deps,
+    );
+    this.byRepo.set(key, runtime);
+    if (at) this.configAt.set(key, at);
+    if (this.deps.autoStart ?? true) runtime.start();
+    await this.announce(info, info);
+    return runtime;
+  }
+
+  /**
+   * Whether `commit` is `inForce` or one of its ancestors (GitHub's compare: "behind" or
+   * "identical"). Unreadable: false, and the reload goes ahead (a push's commit is read as it is).
+   */
+  private async contains(gh: Octokit, info: RepoInfo, inForce: string, commit: string): Promise<boolean> {
+    if (inForce === commit) return true;
+    try {
+      const { data } = await gh.rest.repos.compareCommitsWithBasehead({
+        owner: info.owner,
+        repo: info.repo,
+        basehead: `${inForce}...${commit}`,
+        per_page: 1,
+      });
+      if (data.status !== "behind" && data.status !== "identical") return false;
+      this.deps.log.info(
+        { repo: `${info.owner}/${info.repo}`, inForce, commit },
+        "a config reload older than the config in force is dropped",
+      );
+      return true;
+    } catch (err) {
+      this.deps.log.warn(
+        { err, repo: `${info.owner}/${info.repo}`, inForce, commit },
+        "could not tell whether a config push is older than the config in force; it is read",
+      );
+      return false;
+    }
   }
 
   /**

@@ -11,6 +11,7 @@ const who = (a: ApprovalRecord) => (a.id !== undefined ? `id:${a.id}` : `login:$
  * judged against another last synced revision (`rejudged`) and how many were given without
  * looking at contributors (`unchecked`, under `approval.allowAuthor`); neither of the last two
  * counts when `sameBase`, which is false where contributors do not matter (`allowAuthor`).
+ * Approvals given under another configuration than `config` (`reconfigured`) never count.
  */
 export function approvalsOf(
   state: Pick<EnvironmentState, "pendingApprovals" | "lastSyncedRevision">,
@@ -20,13 +21,18 @@ export function approvalsOf(
   sameBase = true,
   /** What they were to be judged against: the last synced revision, or the one a never-synced environment inherits. */
   base = state.lastSyncedRevision ?? "",
-): { approvers: string[]; expired: number; rejudged: number; unchecked: number } {
+  /** Fingerprint of the configuration in force (approvedConfigOf); absent: not compared. */
+  config?: string,
+): { approvers: string[]; expired: number; rejudged: number; unchecked: number; reconfigured: number } {
   const judged = (a: ApprovalRecord) => !sameBase || a.base === undefined || a.base === base;
   const checked = (a: ApprovalRecord) => !sameBase || !a.unchecked;
+  const configured = (a: ApprovalRecord) =>
+    config === undefined || a.config === undefined || a.config === config;
   const all = state.pendingApprovals.filter((a) => a.sha === revision);
-  const mine = all.filter((a) => judged(a) && checked(a));
-  const rejudged = new Set(all.filter((a) => !judged(a)).map(who));
-  const unchecked = new Set(all.filter((a) => judged(a) && !checked(a)).map(who));
+  const reconfigured = new Set(all.filter((a) => !configured(a)).map(who));
+  const mine = all.filter((a) => configured(a) && judged(a) && checked(a));
+  const rejudged = new Set(all.filter((a) => configured(a) && !judged(a)).map(who));
+  const unchecked = new Set(all.filter((a) => configured(a) && judged(a) && !checked(a)).map(who));
   const live = (a: ApprovalRecord) =>
     expiresAfterMs === undefined || now.getTime() - Date.parse(a.at) < expiresAfterMs;
   const seen = new Map<string, string>();
@@ -40,6 +46,7 @@ export function approvalsOf(
     expired: [...lapsed].filter((k) => !seen.has(k)).length,
     rejudged: [...rejudged].filter((k) => !seen.has(k)).length,
     unchecked: [...unchecked].filter((k) => !seen.has(k)).length,
+    reconfigured: [...reconfigured].filter((k) => !seen.has(k)).length,
   };
 }
 

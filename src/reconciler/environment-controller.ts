@@ -4,7 +4,7 @@
 // What a pass does next is decided by decide.ts (pure); doing it is effects.ts, sync-operation.ts
 // and self-heal.ts; every write asks the gate (gate.ts) first.
 
-import { renderConfigMoved } from "../config/stricter.ts";
+import { approvedConfigOf, renderConfigMoved } from "../config/stricter.ts";
 import type { EnvironmentConfig } from "../config/types.ts";
 import type { HealthChecks } from "../engine/health/index.ts";
 import { assess, outcomeWithoutWork, type SyncOutcome, type SyncRequest } from "../engine/sync.ts";
@@ -638,6 +638,8 @@ export class EnvironmentController {
         at: new Date().toISOString(),
         ...(base !== undefined ? { base } : {}),
         ...(unchecked ? { unchecked: true as const } : {}),
+        // The configuration it was judged under: a later config change stops it counting.
+        config: approvedConfigOf(this.env),
       });
     });
     const rules = (await this.fx.gate.rules(state)).rules;
@@ -649,6 +651,7 @@ export class EnvironmentController {
       rules.approval?.expiresAfter,
       !rules.approval?.allowAuthor,
       await this.fx.gate.base(state),
+      approvedConfigOf(this.env),
     );
     const released = approvers.length >= needed;
     if (!released) return { approvers, needed, released, expired };

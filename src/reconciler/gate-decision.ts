@@ -46,6 +46,8 @@ export interface GateInput {
   signatureProblem?: string;
   /** requireChecks: the checks that have not passed on the revision (asked only when it applies). */
   missingChecks?: string[];
+  /** Fingerprint of the environment's configuration in force (approvedConfigOf): approvals given under another do not count. */
+  config?: string;
   /** Why the new config needs the old rule, when it weakens a guard (for the waiting message). */
   weakens?: string[];
 }
@@ -123,13 +125,14 @@ export function decideGate(input: GateInput): GateDecision {
 
   if (on("approval") && rules.approval) {
     const needed = rules.approval.minimum;
-    const { approvers, expired, rejudged, unchecked } = approvalsOf(
+    const { approvers, expired, rejudged, unchecked, reconfigured } = approvalsOf(
       state,
       input.revision,
       now,
       rules.approval.expiresAfter,
       !rules.approval.allowAuthor,
       input.base,
+      input.config,
     );
     // A retry moves a gated environment nowhere: what was approved is what it retries. (A newer
     // revision still lacking approvals is reported as waiting, below.)
@@ -154,6 +157,10 @@ export function decideGate(input: GateInput): GateDecision {
         unchecked > 0
           ? `; ${unchecked} approval(s) were given while approval.allowAuthor was true, without checking who contributed: approve again`
           : "";
+      const changed =
+        reconfigured > 0
+          ? `; ${reconfigured} approval(s) were given under another configuration of ${rules.name} (its source or rules changed since): approve again`
+          : "";
       const why =
         input.weakens && input.weakens.length > 0
           ? `; the config change is held to the old rule (${input.weakens.join("; ")})`
@@ -161,7 +168,7 @@ export function decideGate(input: GateInput): GateDecision {
       return {
         allowed: false,
         check: "approval",
-        reason: `waiting for approval (${approvers.length}/${needed})${lapsed}${moved}${blind}${why}`,
+        reason: `waiting for approval (${approvers.length}/${needed})${lapsed}${changed}${moved}${blind}${why}`,
         approvals: approvers,
         needed,
         expired,

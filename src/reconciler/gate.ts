@@ -6,7 +6,15 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { findEnvironment, parseConfig } from "../config/load.ts";
-import { type Guards, guardsOf, renderConfigMoved, stricterRules } from "../config/stricter.ts";
+import {
+  approvedConfigOf,
+  type Guards,
+  guardsOf,
+  inheritGuards,
+  renderConfigMoved,
+  sharedWith,
+  stricterRules,
+} from "../config/stricter.ts";
 import type { EnvironmentConfig, RequiredCheck } from "../config/types.ts";
 import type { StateStore } from "../state/store.ts";
 import type { EnvironmentState, PendingSync, RecordedPush, Trigger } from "../state/types.ts";
@@ -57,10 +65,14 @@ export class Gate {
   async rules(state: EnvironmentState): Promise<{ rules: EnvironmentConfig; weakens: string[] }> {
     const deployed =
       state.deployedRules ??
-      (state.lastSyncedRevision
-        ? await this.guardsAt(state.lastSyncedRevision)
-        : (await this.guardsAtDestination())?.guards);
-    return stricterRules(this.o.env, deployed);
+      (state.lastSyncedRevision ? await this.guardsAt(state.lastSyncedRevision) : undefined);
+    // An environment that can write a gated environment's namespaces (a new one, a renamed one,
+    // or a neighbour whose policy.namespaces grew) is held to that environment's rules as well:
+    // otherwise it would take the gated environment's objects over without its approval.
+    return (await this.neighbours()).reduce(
+      (r, n) => inheritGuards(r, n.name, n.guards, n.shared),
+      stricterRules(this.o.env, deployed),
+    );
   }
 
   /**
@@ -71,30 +83,26 @@ export class Gate {
    */
   async base(state: EnvironmentState): Promise<string> {
     if (state.lastSyncedRevision || state.deployedRules) return state.lastSyncedRevision ?? "";
-    return (await this.guardsAtDestination())?.base ?? "";
+    return (await this.neighbours())[0]?.base ?? "";
   }
 
   /**
-   * An environment that never synced (new, or renamed) inherits the rules of a gated environment
-   * that deployed to the same destination (any app's, from the states beside ours): otherwise a
-   * config that adds `prod-b` with prod's namespace and no approval would take prod's objects over.
+   * The gated environments (any app's, from the states beside ours) whose namespaces or
+   * cluster-scoped kinds this one may write too, strictest first: it inherits their rules.
    */
-  private async guardsAtDestination(): Promise<{ guards: Guards; base: string } | undefined> {
-    const here = this.o.env.destination;
-    const same = (d: Guards["destination"]) =>
-      d !== undefined &&
-      d.namespace === here.namespace &&
-      (d.context ?? "") === (here.context ?? "") &&
-      Boolean(d.inCluster) === Boolean(here.inCluster);
+  private async neighbours(): Promise<
+    Array<{ name: string; guards: Guards; base: string; shared: string[] }>
+  > {
     const gated = (await this.o.store.list())
       .filter((s) => s.environment !== this.o.instance)
-      .flatMap((s) =>
-        s.deployedRules
-          ? [{ guards: s.deployedRules, base: s.lastSyncedRevision ?? s.deployedRules.revision }]
-          : [],
-      )
-      .filter((g) => g.guards.approval !== undefined && same(g.guards.destination));
-    return gated.sort((a, b) => (b.guards.approval?.minimum ?? 0) - (a.guards.approval?.minimum ?? 0))[0];
+      .flatMap((s) => {
+        const guards = s.deployedRules;
+        if (!guards?.approval) return [];
+        const shared = sharedWith(this.o.env, guards);
+        if (shared.length === 0) return [];
+        return [{ name: s.environment, guards, base: s.lastSyncedRevision ?? guards.revision, shared }];
+      });
+    return gated.sort((a, b) => (b.guards.approval?.minimum ?? 0) - (a.guards.approval?.minimum ?? 0));
   }
 
   /**
@@ -159,6 +167,7 @@ export class Gate {
       base: await this.base(state),
       now: new Date(),
       ignoreFreeze: request.ignoreFreeze,
+      config: approvedConfigOf(this.o.env),
       weakens,
       signatureProblem: applies("signature", shape)
         ? await this.signatureProblem(request.revision)
@@ -212,7 +221,11 @@ export class Gate {
     const pushed = this.pushers.get(revision) ?? state.recentPushes?.find((p) => p.after === revision);
     const pusher = prev?.pusher ?? pushed?.login;
     const pusherId = prev?.pusher !== undefined ? prev.pusherId : pushed?.id;
-    if (prev && prev.manual === wait.manual && sameOperation(prev, wait)) {
+    // A wait announced under another configuration is announced again: the approvals given
+    // under it no longer count, and approvers are asked anew.
+    const config = approvedConfigOf(this.o.env);
+    const sameConfig = prev?.config === undefined || prev.config === config;
+    if (prev && prev.manual === wait.manual && sameOperation(prev, wait) && sameConfig) {
       if (pushed !== undefined && prev.pusher === undefined) await this.recordPusher(pushed);
       return;
     }
@@ -225,6 +238,7 @@ export class Gate {
         ...(pusher === undefined ? {} : { pusher }),
         ...(pusherId === undefined ? {} : { pusherId }),
         ...wait,
+        config,
       };
       s.syncStatus = "OutOfSync";
     });

@@ -63,6 +63,12 @@ export interface ApprovalRecord {
    * rule is false again it no longer counts.
    */
   unchecked?: true;
+  /**
+   * Fingerprint of the environment's configuration when it was given (approvedConfigOf): once the
+   * config in force is another (a merged change of its source, values or rules), what would be
+   * deployed is not what was approved, and it no longer counts. Absent: recorded before.
+   */
+  config?: string;
 }
 
 /**
@@ -77,6 +83,10 @@ export interface DeployedRules {
   clusterResources: Array<{ group: string; kind: string }>;
   requireSignedCommits: boolean;
   production: boolean;
+  /** Checks required of a revision; null for none (absent: recorded before they were kept). */
+  requireChecks?: import("../config/types.ts").EnvironmentConfig["requireChecks"] | null;
+  /** Sync windows (absent: recorded before they were kept). */
+  syncWindows?: import("../config/types.ts").SyncWindow[];
   destination?: import("../config/types.ts").EnvironmentConfig["destination"];
   /** Fingerprint of the source and destination settings it was rendered with. */
   render?: string;
@@ -86,6 +96,8 @@ export interface DeployedRules {
 
 export interface PendingSync {
   revision: string;
+  /** Fingerprint of the environment's configuration when the wait was announced (approvedConfigOf). */
+  config?: string;
   trigger: Trigger;
   actor: string;
   /** The actor's GitHub user id, when a person's request named it. */

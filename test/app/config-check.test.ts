@@ -122,6 +122,30 @@ describe("syncward / config on pull requests", () => {
     assert.doesNotMatch(check.output.summary, /#### `dev`/, "dev does not change");
   });
 
+  const windows = "    syncWindows: [{kind: deny, schedule: '0 22 * * *', duration: 8h}]\n";
+  const loosening: Array<[string, string, string, RegExp]> = [
+    [
+      "only trusts a bot",
+      MAIN,
+      MAIN.replace(
+        "approval: {users: [carol], minimum: 1}",
+        "approval: {users: [carol], minimum: 1, trustedBots: ['acme-release[bot]']}",
+      ),
+      /trusted bots added: acme-release\[bot\]/,
+    ],
+    ["only drops a deny window", MAIN + windows, MAIN, /deny sync windows removed or changed: 0 22 \* \* \*/],
+  ];
+  for (const [name, base, proposed, flagged] of loosening)
+    it(`a proposed config that ${name} is flagged as loosening prod (third review, A)`, async () => {
+      const sent = mockPullRequestWithConfig(app().mock, [".github/syncward.yml"], proposed);
+      mockConfig(app().mock, base);
+      await app().probot.receive(opened());
+      app().mock.assertDone();
+      const check = sent.check();
+      assert.equal(check.output.title, "Valid; loosens the guards of prod");
+      assert.match(check.output.summary, flagged);
+    });
+
   it("an approver team syncward cannot read is named on the check", async () => {
     const proposed = MAIN.replace(
       "approval: {users: [carol], minimum: 1}",

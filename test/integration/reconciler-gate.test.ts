@@ -363,6 +363,32 @@ describe("nothing to approve when nothing changes", () => {
   });
 });
 
+describe("a config change that loosens the gate and renders nothing new (third review, A)", () => {
+  it("a commit that only adds a trusted bot to an automated gated prod waits for approval instead of advancing as 'no change'", async () => {
+    const gated = { syncPolicy: { automated: {} }, approval: { users: ["carol"] } };
+    const { ns, repo, store, events, controller, controllerAtHead } = await setup(gated, {
+      "app/cm.yaml": cm("1"),
+    });
+    await controller.sync({ trigger: "cli", actor: "admin" });
+    const merge = repo.commit({
+      ".github/syncward.yml": configFile(ns, {
+        ...gated,
+        approval: { users: ["carol"], trustedBots: ["acme-release[bot]"] },
+      }),
+    });
+    const reloaded = controllerAtHead();
+    reloaded.nudge("merge", "mallory");
+    await reloaded.idle();
+    const state = await store.load(reloaded.instance);
+    assert.notEqual(state.lastSyncedRevision, merge, "not advanced as 'no change'");
+    assert.deepEqual(state.deployedRules?.approval?.trustedBots, [], "the deployed rules trust no bot");
+    assert.ok(!events.some((e) => e.type === "unchanged"));
+    const waiting = events.find((e) => e.type === "awaitingApproval" && e.revision === merge);
+    assert.ok(waiting && waiting.type === "awaitingApproval");
+    assert.match(waiting.reason ?? "", /trusted bots added: acme-release\[bot\]/);
+  });
+});
+
 describe("'no change' skips only the approval", () => {
   it("a docs-only commit whose required checks have not passed does not become the deployed revision", async () => {
     let failing: string[] = [];
@@ -454,6 +480,79 @@ describe("a new environment on a gated environment's destination", () => {
     assert.ok(
       events.some((e) => e.type === "awaitingApproval" && e.env === "prod-b" && e.revision === takeover),
     );
+  });
+});
+
+describe("an environment that may write a gated environment's namespace (third review, B)", () => {
+  it("a new `tools` environment with policy.namespaces [tools, prod's] inherits prod's approval: prod's object unchanged, a wait announced", async () => {
+    const gated = { syncPolicy: { automated: {} }, approval: { users: ["carol"] } };
+    const { ns, repo, store, events, controller, controllerFor } = await setup(gated, {
+      "app/cm.yaml": cm("1"),
+    });
+    await controller.sync({ trigger: "cli", actor: "admin" });
+    const tools = await cluster.namespace("rgate-tools");
+    const takeover = repo.commit({
+      "tools/cm.yaml": `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings, namespace: ${ns}}\ndata: {v: "evil"}\n`,
+    });
+    const config = stringify({
+      environments: [
+        { name: "prod", source: { path: "app" }, destination: { namespace: ns }, ...gated },
+        {
+          name: "tools",
+          source: { path: "tools" },
+          destination: { namespace: tools },
+          policy: { namespaces: [tools, ns] },
+          syncPolicy: { automated: {} },
+        },
+      ],
+    });
+    const neighbour = controllerFor(config, "tools");
+    neighbour.nudge("push", "mallory");
+    await neighbour.idle();
+    assert.equal(await settingsOf(ns), "1", "prod's object not taken over without approval");
+    const waiting = events.find(
+      (e) => e.type === "awaitingApproval" && e.env === "tools" && e.revision === takeover,
+    );
+    assert.ok(waiting && waiting.type === "awaitingApproval", "a wait is announced");
+    assert.match(waiting.reason ?? "", new RegExp(`may write namespace ${ns} of gated environment`));
+    assert.equal((await neighbour.rules()).approval?.users[0], "carol", "prod's approvers");
+    assert.equal((await store.load(neighbour.instance)).lastSyncedRevision, undefined);
+  });
+});
+
+describe("approvals are of the configuration they were given under (third review, C)", () => {
+  it("approved while frozen, then a config change moves prod's source, then unfreeze: nothing applied, the wait asks for approval again", async () => {
+    const gated = { syncPolicy: { automated: {} }, approval: { users: ["carol"] } };
+    const { ns, repo, events, controller, controllerFor } = await setup(gated, {
+      "app/cm.yaml": cm("1"),
+    });
+    await controller.sync({ trigger: "cli", actor: "admin" });
+    const next = repo.commit({ "app/cm.yaml": cm("2"), "evil/cm.yaml": cm("evil") });
+    controller.nudge("push", "alice");
+    await controller.idle();
+    await controller.setFreeze({ by: "mallory", reason: "hold" });
+    const approved = await controller.approve(next, "carol", 3, repo.git("rev-parse", "HEAD~1").trim());
+    assert.match(approved.refused ?? "", /^refused: frozen by @mallory/);
+    // A merged change of prod's source (the app rebuilds the controller with the new config).
+    const moved = controllerFor(
+      stringify({
+        environments: [{ name: "prod", source: { path: "evil" }, destination: { namespace: ns }, ...gated }],
+      }),
+    );
+    await moved.setFreeze(undefined);
+    moved.nudge("poll", "syncward");
+    await moved.idle();
+    assert.equal(await settingsOf(ns), "1", "nothing deployed under a configuration nobody approved");
+    const again = events.filter((e) => e.type === "awaitingApproval" && e.revision === next).at(-1);
+    assert.ok(again && again.type === "awaitingApproval");
+    assert.match(
+      again.reason ?? "",
+      /1 approval\(s\) were given under another configuration of prod .*: approve again/,
+    );
+    // Approved under the new configuration: it deploys.
+    await moved.approve(next, "carol", 3, repo.git("rev-parse", "HEAD~1").trim());
+    await moved.idle();
+    await eventually("the approved release deployed", async () => (await settingsOf(ns)) === "evil");
   });
 });
 

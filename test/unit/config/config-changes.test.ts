@@ -85,6 +85,52 @@ describe("configChanges: guards a change loosens", () => {
   });
 });
 
+describe("configChanges: loosening the third review found unflagged", () => {
+  const guarded = {
+    ...prod,
+    approval: { ...prod.approval, expiresAfter: "1h" },
+    requireChecks: ["ci"],
+    syncWindows: [{ kind: "deny", schedule: "0 22 * * *", duration: "8h" }],
+  };
+  const cases: Array<[string, Record<string, unknown>, RegExp]> = [
+    [
+      "a trusted bot",
+      { approval: { ...guarded.approval, trustedBots: ["acme-release[bot]"] } },
+      /trusted bots added: acme-release\[bot\]/,
+    ],
+    ["approvers emptied", { approval: { minimum: 2, expiresAfter: "1h" } }, /approvers emptied/],
+    ["expiry removed", { approval: prod.approval }, /expiresAfter removed/],
+    ["expiry raised", { approval: { ...prod.approval, expiresAfter: "48h" } }, /expiresAfter raised/],
+    ["checks removed", { requireChecks: undefined }, /requireChecks removed/],
+    [
+      "a check unpinned",
+      { requireChecks: [{ name: "ci", app: "github-actions" }] },
+      /no longer required: ci/,
+    ],
+    ["deny window removed", { syncWindows: [] }, /deny sync windows removed or changed: 0 22 \* \* \*/],
+  ];
+  for (const [name, change, expected] of cases)
+    it(name, () => {
+      const [c] = configChanges(config(guarded), config({ ...guarded, ...change }));
+      assert.ok(
+        c?.weakens.some((w) => expected.test(w)),
+        `${JSON.stringify(c?.weakens)} should match ${expected}`,
+      );
+    });
+  it("a new environment writing another's namespace shows it", () => {
+    const added = configChanges(
+      before,
+      config(prod, {
+        name: "tools",
+        source: { path: "t" },
+        destination: { namespace: "tools" },
+        policy: { namespaces: ["tools", "shop-prod"] },
+      }),
+    );
+    assert.ok(added.find((c) => c.env === "tools")?.fields.includes('namespaces: ["tools","shop-prod"]'));
+  });
+});
+
 describe("configChanges: environments added and removed", () => {
   it("a new environment is outlined", () => {
     const dev = { name: "dev", source: { path: "dev" }, destination: { namespace: "shop-dev" } };

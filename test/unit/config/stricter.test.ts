@@ -1,7 +1,13 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { applyFloors, floorsFromEnv } from "../../../src/config/floors.ts";
-import { guardsOf, stricterApproval, stricterRules } from "../../../src/config/stricter.ts";
+import {
+  guardsOf,
+  inheritGuards,
+  sharedWith,
+  stricterApproval,
+  stricterRules,
+} from "../../../src/config/stricter.ts";
 import type { ApprovalRule } from "../../../src/config/types.ts";
 import { envConfig } from "../../support/env.ts";
 
@@ -79,6 +85,113 @@ describe("the stricter of the deployed and the new rules", () => {
   ];
   for (const [name, old, now, check] of rows) it(name, () => check(stricterRules(now, guardsOf(old))));
 
+  // Third round (review A): each change alone loosens, and the result keeps the deployed guard.
+  const window = (kind: "allow" | "deny", schedule: string) => ({ kind, schedule, duration: "1h" });
+  const loosening: Array<
+    [string, ReturnType<typeof prod>, ReturnType<typeof prod>, (r: ReturnType<typeof stricterRules>) => void]
+  > = [
+    [
+      "a trusted bot added: trusted only once deployed",
+      gated,
+      prod({ approval: { users: ["carol", "dave"], trustedBots: ["acme-release[bot]"] } }),
+      (r) => assert.deepEqual(r.rules.approval?.trustedBots, []),
+    ],
+    [
+      "approvers emptied: the old approvers",
+      gated,
+      prod({ approval: { users: [] } }),
+      (r) => assert.deepEqual(r.rules.approval?.users, ["carol", "dave"]),
+    ],
+    [
+      "requireChecks removed: still required",
+      prod({ requireChecks: ["ci"] }),
+      prod(),
+      (r) => assert.deepEqual(r.rules.requireChecks, ["ci"]),
+    ],
+    [
+      "a required check dropped: both lists",
+      prod({ requireChecks: ["ci", "e2e"] }),
+      prod({ requireChecks: ["ci", "lint"] }),
+      (r) => assert.deepEqual(r.rules.requireChecks, ["ci", "e2e", "lint"]),
+    ],
+    [
+      "a required check unpinned from its app: the pinned one stays",
+      prod({ requireChecks: [{ name: "ci", app: "github-actions" }] }),
+      prod({ requireChecks: ["ci"] }),
+      (r) => assert.deepEqual(r.rules.requireChecks, [{ name: "ci", app: "github-actions" }, "ci"]),
+    ],
+    [
+      "the branch's required checks swapped for a list: the branch's",
+      prod({ requireChecks: true }),
+      prod({ requireChecks: ["ci"] }),
+      (r) => assert.equal(r.rules.requireChecks, true),
+    ],
+    [
+      "expiresAfter removed: the old expiry",
+      prod({ approval: { users: ["carol"], expiresAfter: "1h" } }),
+      prod({ approval: { users: ["carol"] } }),
+      (r) => assert.equal(r.rules.approval?.expiresAfter, 3_600_000),
+    ],
+    [
+      "expiresAfter raised: the shorter",
+      prod({ approval: { users: ["carol"], expiresAfter: "1h" } }),
+      prod({ approval: { users: ["carol"], expiresAfter: "48h" } }),
+      (r) => assert.equal(r.rules.approval?.expiresAfter, 3_600_000),
+    ],
+    [
+      "a deny window removed: still denies",
+      prod({ syncWindows: [window("deny", "0 22 * * *")] }),
+      prod(),
+      (r) =>
+        assert.deepEqual(
+          r.rules.syncWindows.map((w) => `${w.kind} ${w.schedule}`),
+          ["deny 0 22 * * *"],
+        ),
+    ],
+    [
+      "an allow window added: only the deployed allow windows",
+      prod({ syncWindows: [window("allow", "0 9 * * 1-5")] }),
+      prod({ syncWindows: [window("allow", "0 9 * * 1-5"), window("allow", "* * * * *")] }),
+      (r) =>
+        assert.deepEqual(
+          r.rules.syncWindows.map((w) => `${w.kind} ${w.schedule}`),
+          ["allow 0 9 * * 1-5"],
+        ),
+    ],
+    [
+      "every allow window removed: the deployed ones",
+      prod({ syncWindows: [window("allow", "0 9 * * 1-5")] }),
+      prod(),
+      (r) =>
+        assert.deepEqual(
+          r.rules.syncWindows.map((w) => `${w.kind} ${w.schedule}`),
+          ["allow 0 9 * * 1-5"],
+        ),
+    ],
+  ];
+  for (const [name, old, now, check] of loosening)
+    it(name, () => {
+      const r = stricterRules(now, guardsOf(old));
+      assert.notDeepEqual(r.weakens, [], "the change is named as loosening");
+      check(r);
+    });
+
+  it("tightening checks or windows is not loosening", () => {
+    assert.deepEqual(
+      stricterRules(prod({ requireChecks: ["ci", "e2e"] }), guardsOf(prod({ requireChecks: ["ci"] })))
+        .weakens,
+      [],
+    );
+    assert.deepEqual(
+      stricterRules(prod({ syncWindows: [window("deny", "0 22 * * *")] }), guardsOf(prod())).weakens,
+      [],
+    );
+    assert.deepEqual(
+      stricterRules(prod({ syncWindows: [window("allow", "0 9 * * 1-5")] }), guardsOf(prod())).weakens,
+      [],
+    );
+  });
+
   it("without deployed rules, the current ones", () =>
     assert.equal(stricterRules(gated, undefined).rules, gated));
 
@@ -104,6 +217,32 @@ describe("the stricter of the deployed and the new rules", () => {
     );
     const stored = { users: [], teams: [], minimum: 1, allowAuthor: false } as unknown as ApprovalRule;
     assert.deepEqual(stricterApproval(stored, rule(["dependabot[bot]"]))?.trustedBots, []);
+  });
+});
+
+describe("what an environment could write of a gated one (third review, B)", () => {
+  const prodRules = guardsOf(
+    envConfig("prod", { destination: { namespace: "prod" }, approval: { users: ["carol"] } }),
+  );
+  const tools = (fields: Record<string, unknown> = {}) =>
+    envConfig("tools", { destination: { namespace: "tools" }, ...fields });
+  it("shares prod's namespace through policy.namespaces, on the same cluster only", () => {
+    assert.deepEqual(sharedWith(tools({ policy: { namespaces: ["tools", "prod"] } }), prodRules), [
+      "namespace prod",
+    ]);
+    assert.deepEqual(sharedWith(tools(), prodRules), []);
+    assert.deepEqual(
+      sharedWith(tools({ destination: { namespace: "prod", context: "other" } }), prodRules),
+      [],
+    );
+  });
+  it("inherits prod's approval, keeps its own destination and namespaces", () => {
+    const own = tools({ policy: { namespaces: ["tools", "prod"] } });
+    const r = inheritGuards({ rules: own, weakens: [] }, "gate.prod", prodRules, ["namespace prod"]);
+    assert.deepEqual(r.rules.approval?.users, ["carol"]);
+    assert.equal(r.rules.destination.namespace, "tools");
+    assert.deepEqual(r.rules.policy.namespaces, ["tools", "prod"]);
+    assert.match(r.weakens.join(), /may write namespace prod of gated environment gate\.prod/);
   });
 });
 

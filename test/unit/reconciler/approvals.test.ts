@@ -28,6 +28,7 @@ describe("approvals in the state", () => {
       expired: 1,
       rejudged: 0,
       unchecked: 0,
+      reconfigured: 0,
     });
     addApproval(s, { sha: A, by: "carol", id: 7, at: at(55) });
     assert.deepEqual(approvalsOf(s, A, NOW, 30 * 60_000), {
@@ -35,6 +36,7 @@ describe("approvals in the state", () => {
       expired: 0,
       rejudged: 0,
       unchecked: 0,
+      reconfigured: 0,
     });
   });
 
@@ -48,6 +50,7 @@ describe("approvals in the state", () => {
       expired: 0,
       rejudged: 1,
       unchecked: 0,
+      reconfigured: 0,
     });
     s.lastSyncedRevision = B;
     assert.deepEqual(approvalsOf(s, A, NOW), {
@@ -55,6 +58,7 @@ describe("approvals in the state", () => {
       expired: 0,
       rejudged: 1,
       unchecked: 0,
+      reconfigured: 0,
     });
     // Where contributors do not matter (allowAuthor), neither does the base.
     assert.equal(approvalsOf(s, A, NOW, undefined, false).approvers.length, 3);
@@ -64,7 +68,13 @@ describe("approvals in the state", () => {
     const s = defaultState("app.prod");
     addApproval(s, { sha: A, by: "carol", id: 7, at: at(0), base: "", unchecked: true });
     addApproval(s, { sha: A, by: "dave", id: 8, at: at(1), base: "" });
-    assert.deepEqual(approvalsOf(s, A, NOW), { approvers: ["dave"], expired: 0, rejudged: 0, unchecked: 1 });
+    assert.deepEqual(approvalsOf(s, A, NOW), {
+      approvers: ["dave"],
+      expired: 0,
+      rejudged: 0,
+      unchecked: 1,
+      reconfigured: 0,
+    });
     // Still allowAuthor: both count.
     assert.equal(approvalsOf(s, A, NOW, undefined, false).approvers.length, 2);
   });
@@ -74,6 +84,22 @@ describe("approvals in the state", () => {
     addApproval(s, { sha: A, by: "carol", id: 7, at: at(0), base: B });
     addApproval(s, { sha: A, by: "dave", id: 8, at: at(1), base: "" });
     assert.deepEqual(approvalsOf(s, A, NOW, undefined, true, B).approvers, ["carol"]);
+  });
+
+  it("counts an approval only under the configuration it was given under; one recorded without it counts (third review, C)", () => {
+    const s = defaultState("app.prod");
+    addApproval(s, { sha: A, by: "carol", id: 7, at: at(0), base: "", config: "c1" });
+    addApproval(s, { sha: A, by: "dave", id: 8, at: at(1), base: "", config: "c2" });
+    addApproval(s, { sha: A, by: "erin", id: 9, at: at(2), base: "" });
+    assert.deepEqual(approvalsOf(s, A, NOW, undefined, true, "", "c2"), {
+      approvers: ["dave", "erin"],
+      expired: 0,
+      rejudged: 0,
+      unchecked: 0,
+      reconfigured: 1,
+    });
+    // Even where contributors do not matter (allowAuthor), the configuration does.
+    assert.deepEqual(approvalsOf(s, A, NOW, undefined, false, "", "c1").approvers, ["carol", "erin"]);
   });
 
   it("/unapprove withdraws only the commenter's own approvals, of every pending revision", () => {
