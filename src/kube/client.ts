@@ -457,7 +457,14 @@ export class KubeClient {
   async watch(
     apiVersion: string,
     kind: string,
-    options: { namespace?: string; resourceVersion: string; labelSelector?: string; signal?: AbortSignal },
+    options: {
+      namespace?: string;
+      resourceVersion: string;
+      labelSelector?: string;
+      signal?: AbortSignal;
+      /** How long the server keeps the stream open (default 300). */
+      timeoutSeconds?: number;
+    },
     onEvent: (type: "ADDED" | "MODIFIED" | "DELETED", obj: KubeObject) => void,
   ): Promise<string> {
     const r = await this.mustResource(apiVersion, kind);
@@ -466,7 +473,7 @@ export class KubeClient {
       watch: "1",
       allowWatchBookmarks: "true",
       resourceVersion: options.resourceVersion,
-      timeoutSeconds: "300",
+      timeoutSeconds: String(options.timeoutSeconds ?? 300),
     });
     if (options.labelSelector) q.set("labelSelector", options.labelSelector);
     const url = new URL(`${this.collectionPath(r, options.namespace)}?${q}`, this.server);

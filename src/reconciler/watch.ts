@@ -1,12 +1,14 @@
 // Watches on the kinds an environment manages, narrowed by its instance label. Any change to a
 // managed object nudges the controller (debounced), which then decides by comparing with Git:
-// the watch carries no logic of its own. Resumes from the last resourceVersion; re-lists on 410.
+// the watch carries no logic of its own. Label-scoped watches go through the process's shared
+// streams (watch-hub.ts); the undeclared scope keeps its own, resuming from the last
+// resourceVersion and re-listing on 410.
 
-import { INSTANCE_LABEL } from "../engine/tracking.ts";
 import type { KubeClient } from "../kube/client.ts";
 import { KubeApiError } from "../kube/errors.ts";
 import { type KubeObject, keyOf, keyString } from "../kube/object.ts";
 import { sleep } from "../util/sleep.ts";
+import { type HubSubscription, subscribeManaged } from "./watch-hub.ts";
 
 interface WatchLogger {
   debug(obj: object, msg?: string): void;
@@ -22,6 +24,7 @@ export class ManagedWatch {
   private timer: NodeJS.Timeout | undefined;
   /** The objects the events since the last nudge named (keyString), or "all" after a re-list. */
   private named: Set<string> | "all" = new Set();
+  private readonly subscriptions: HubSubscription[] = [];
 
   constructor(
     private readonly client: KubeClient,
@@ -50,6 +53,7 @@ export class ManagedWatch {
   stop(): void {
     clearTimeout(this.timer);
     this.abort.abort();
+    for (const sub of this.subscriptions.splice(0)) sub.stop();
   }
 
   private changed(obj?: KubeObject): void {
@@ -74,23 +78,40 @@ export class ManagedWatch {
       return;
     }
     const scopes = resource.namespaced ? this.namespaces : [undefined];
+    if (!this.scope.undeclared) {
+      // Label-scoped: through the process's one stream per kind, shared with every environment.
+      for (const ns of scopes) {
+        if (this.abort.signal.aborted) return;
+        const sub = await subscribeManaged(
+          this.client,
+          apiVersion,
+          kind,
+          ns,
+          this.instance,
+          this.log,
+          (obj) => this.changed(obj && { ...obj, apiVersion, kind }),
+        );
+        if (!sub) continue;
+        if (this.abort.signal.aborted) sub.stop();
+        else this.subscriptions.push(sub);
+      }
+      return;
+    }
     await Promise.all(scopes.map((ns) => this.loop(apiVersion, kind, ns)));
   }
 
   private async loop(apiVersion: string, kind: string, namespace: string | undefined): Promise<void> {
     const signal = this.abort.signal;
-    const labelSelector = this.scope.undeclared ? undefined : `${INSTANCE_LABEL}=${this.instance}`;
     const accept = this.scope.accept;
     let rv: string | undefined;
     let failures = 0;
     while (!signal.aborted) {
       try {
-        if (!rv)
-          rv = (await this.client.list(apiVersion, kind, { namespace, labelSelector })).resourceVersion;
+        if (!rv) rv = (await this.client.list(apiVersion, kind, { namespace })).resourceVersion;
         rv = await this.client.watch(
           apiVersion,
           kind,
-          { namespace, labelSelector, resourceVersion: rv, signal },
+          { namespace, resourceVersion: rv, signal },
           (_type, obj) => {
             if (!accept || accept(obj)) this.changed({ ...obj, apiVersion, kind });
           },

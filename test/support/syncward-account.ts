@@ -250,3 +250,38 @@ export function syncwardKubeconfig(adminKubeconfig: string): string {
   );
   return provisioned;
 }
+
+/**
+ * A ServiceAccount allowed everything in `namespace` and nothing cluster-wide (a RoleBinding to
+ * cluster-admin there), with a kubeconfig for a token of it at `target`.
+ */
+export function provisionNamespacedAccount(
+  adminKubeconfig: string,
+  namespace: string,
+  target: string,
+): string {
+  const name = "namespaced-robot";
+  applyAsAdmin(adminKubeconfig, [
+    { apiVersion: "v1", kind: "ServiceAccount", metadata: { name, namespace } },
+    {
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "RoleBinding",
+      metadata: { name, namespace },
+      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "cluster-admin" },
+      subjects: [{ kind: "ServiceAccount", name, namespace }],
+    } as KubeObject,
+  ]);
+  const token = kubectlAs(adminKubeconfig, ["create", "token", name, "-n", namespace]).trim();
+  writeFileSync(target, tokenKubeconfig(adminKubeconfig, token), { mode: 0o600 });
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    try {
+      kubectlAs(target, ["auth", "can-i", "watch", "configmaps", "-n", namespace]);
+      return target;
+    } catch (err) {
+      if (Date.now() > deadline)
+        throw new Error(`the namespaced account never got its grant: ${String(err)}`);
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 200);
+    }
+  }
+}
