@@ -61,12 +61,33 @@ class Stream {
     for (const s of this.subscribers) s.listener();
   }
 
-  private dispatch(obj: KubeObject): void {
+  /**
+   * Which instance each object was labelled with: an object whose label moves to another instance
+   * (or is removed, which the server reports as DELETED without it) concerns its old owner too.
+   */
+  private readonly owners = new Map<string, string>();
+
+  private dispatch(type: string, obj: KubeObject): void {
+    const id = `${obj.metadata.namespace ?? ""}/${obj.metadata.name}`;
     const instance = obj.metadata.labels?.[INSTANCE_LABEL];
-    if (instance === undefined) return;
+    const before = this.owners.get(id);
+    if (type === "DELETED" || instance === undefined) this.owners.delete(id);
+    else this.owners.set(id, instance);
     for (const s of this.subscribers)
-      if (s.instance === instance && (this.scope !== "*" || s.namespace === obj.metadata.namespace))
+      if (
+        (s.instance === instance || s.instance === before) &&
+        (this.scope !== "*" || s.namespace === obj.metadata.namespace)
+      )
         s.listener(obj);
+  }
+
+  private remember(items: KubeObject[]): void {
+    this.owners.clear();
+    for (const obj of items) {
+      const instance = obj.metadata.labels?.[INSTANCE_LABEL];
+      if (instance !== undefined)
+        this.owners.set(`${obj.metadata.namespace ?? ""}/${obj.metadata.name}`, instance);
+    }
   }
 
   private async run(): Promise<void> {
@@ -80,13 +101,17 @@ class Stream {
     let failures = 0;
     while (!signal.aborted) {
       try {
-        if (!rv) rv = (await client.list(apiVersion, kind, { namespace, labelSelector })).resourceVersion;
+        if (!rv) {
+          const listed = await client.list(apiVersion, kind, { namespace, labelSelector });
+          this.remember(listed.items);
+          rv = listed.resourceVersion;
+        }
         this.connected = true;
         rv = await client.watch(
           apiVersion,
           kind,
           { namespace, labelSelector, resourceVersion: rv, signal, timeoutSeconds: hubWatchSeconds() },
-          (_type, obj) => this.dispatch(obj),
+          (type, obj) => this.dispatch(type, obj),
         );
         failures = 0;
       } catch (err) {

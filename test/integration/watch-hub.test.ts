@@ -68,6 +68,15 @@ describe("the watch hub", () => {
         return heard.b.includes("b-config") || undefined;
       });
       assert.ok(!heard.a.includes("b-config"), `A did not hear B's object: ${heard.a.join(", ")}`);
+      // An object handed from A to B (its label changed) concerns both.
+      const handed = { a: heard.a.length, b: heard.b.length };
+      await cluster.client.apply(configMap(ns, "a-config", "hub-b.dev", String(n++)));
+      await eventually("A and B both hear the hand-over", async () =>
+        heard.a.slice(handed.a).includes("a-config") && heard.b.slice(handed.b).includes("a-config")
+          ? true
+          : undefined,
+      );
+      await pause(200);
       // An object without the label, or with another environment's, nudges nobody here.
       const before = { a: heard.a.length, b: heard.b.length };
       await cluster.client.apply({
