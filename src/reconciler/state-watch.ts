@@ -13,9 +13,17 @@ export type StateListener = (obj: KubeObject) => void;
 /** How long to wait before watching again after the watch failed. */
 const RETRY_MS = 2000;
 
+/** Numbers each watch, so a watch stopped and started again never repeats an earlier mark. */
+let started = 0;
+
 class SharedStateWatch {
+  readonly id = ++started;
   private readonly listeners = new Map<string, Set<StateListener>>();
   private abort: AbortController | undefined;
+  /** Watching now (listed, and the stream open or being re-opened from its resourceVersion). */
+  connected = false;
+  /** How many times the watch failed: a changed count means a state write may have gone unheard. */
+  gaps = 0;
 
   constructor(
     private readonly client: KubeClient,
@@ -43,6 +51,7 @@ class SharedStateWatch {
       if (this.listeners.size === 0) {
         this.abort?.abort();
         this.abort = undefined;
+        this.connected = false;
         this.onIdle();
       }
     };
@@ -56,6 +65,7 @@ class SharedStateWatch {
         rv ??= (
           await this.client.list("v1", "ConfigMap", { namespace: this.namespace, labelSelector: selector })
         ).resourceVersion;
+        this.connected = true;
         rv = await this.client.watch(
           "v1",
           "ConfigMap",
@@ -67,6 +77,8 @@ class SharedStateWatch {
           },
         );
       } catch {
+        this.connected = false;
+        this.gaps++;
         rv = undefined;
         await sleep(RETRY_MS, signal);
       }
@@ -93,4 +105,14 @@ export function watchStates(
     new SharedStateWatch(client, namespace, () => byNamespace.delete(namespace));
   byNamespace.set(namespace, watch);
   return watch.add(instances, listener);
+}
+
+/**
+ * A token that stays the same for as long as the process's state watch of `namespace` stays
+ * connected without a gap (undefined while it is not connected): equal tokens at two moments mean
+ * every state write in between was heard.
+ */
+export function stateWatchMark(client: KubeClient, namespace: string): string | undefined {
+  const watch = shared.get(client)?.get(namespace);
+  return watch?.connected ? `${watch.id}.${watch.gaps}` : undefined;
 }

@@ -1,9 +1,11 @@
 // One watch stream per kind for every environment of the process. Each environment used to keep
-// its own streams (one per kind and namespace, narrowed by its instance label), so a replica with
-// E environments held E times the streams and re-opened E times as many every few minutes: an idle
-// cost that grew with the object count. The hub watches every object carrying the instance label
-// (whatever its value) once, cluster-wide when allowed and per namespace otherwise, and hands each
-// event to the environments whose instance the label names.
+// its own streams (one per kind and namespace, narrowed by its instance label, and one per risky
+// kind and namespace for undeclared objects), so a replica with E environments held E times the
+// streams and re-opened E times as many every few minutes: an idle cost that grew with the object
+// count. The hub watches each kind once, cluster-wide when allowed and per namespace otherwise:
+// every object carrying the instance label (whatever its value), handed to the environments whose
+// instance the label names; and, for the undeclared scope, every object, handed to the
+// environments watching its namespace.
 
 import { INSTANCE_LABEL } from "../engine/tracking.ts";
 import type { KubeClient } from "../kube/client.ts";
@@ -28,7 +30,8 @@ export function hubWatchSeconds(): number {
 }
 
 interface Subscriber {
-  instance: string;
+  /** The instance whose labelled objects it wants; undefined: every object (the undeclared scope). */
+  instance: string | undefined;
   /** The namespace it cares about (undefined for a cluster-scoped kind). */
   namespace: string | undefined;
   listener: HubListener;
@@ -36,13 +39,24 @@ interface Subscriber {
   stream: Stream | undefined;
 }
 
+let streamsStarted = 0;
+
 /** One stream: a kind, in one namespace or (`scope` "*") in all of them. */
 class Stream {
+  /** Never repeated, so a stream that replaced another never shows an earlier mark. */
+  readonly id = ++streamsStarted;
   readonly subscribers = new Set<Subscriber>();
   private readonly abort = new AbortController();
-  /** Counts the gaps (re-lists, failures) since the stream started: a changed count means events may be lost. */
+  /** How many times events may have been lost (re-lists, failures) since the stream started. */
   gaps = 0;
   connected = false;
+  /** Not allowed to watch what it does not manage: the periodic orphan scan reports what it can. */
+  forbidden = false;
+  /**
+   * Which instance each object was labelled with: an object whose label moves to another instance
+   * (or is removed, which the server reports as DELETED without it) concerns its old owner too.
+   */
+  private readonly owners = new Map<string, string>();
 
   constructor(
     private readonly hub: KindHub,
@@ -61,28 +75,27 @@ class Stream {
     for (const s of this.subscribers) s.listener();
   }
 
-  /**
-   * Which instance each object was labelled with: an object whose label moves to another instance
-   * (or is removed, which the server reports as DELETED without it) concerns its old owner too.
-   */
-  private readonly owners = new Map<string, string>();
+  private inScope(s: Subscriber, obj: KubeObject): boolean {
+    return this.scope !== "*" || s.namespace === obj.metadata.namespace;
+  }
 
   private dispatch(type: string, obj: KubeObject): void {
+    if (this.hub.all) {
+      for (const s of this.subscribers) if (this.inScope(s, obj)) s.listener(obj);
+      return;
+    }
     const id = `${obj.metadata.namespace ?? ""}/${obj.metadata.name}`;
     const instance = obj.metadata.labels?.[INSTANCE_LABEL];
     const before = this.owners.get(id);
     if (type === "DELETED" || instance === undefined) this.owners.delete(id);
     else this.owners.set(id, instance);
     for (const s of this.subscribers)
-      if (
-        (s.instance === instance || s.instance === before) &&
-        (this.scope !== "*" || s.namespace === obj.metadata.namespace)
-      )
-        s.listener(obj);
+      if ((s.instance === instance || s.instance === before) && this.inScope(s, obj)) s.listener(obj);
   }
 
   private remember(items: KubeObject[]): void {
     this.owners.clear();
+    if (this.hub.all) return;
     for (const obj of items) {
       const instance = obj.metadata.labels?.[INSTANCE_LABEL];
       if (instance !== undefined)
@@ -95,7 +108,7 @@ class Stream {
     const signal = this.abort.signal;
     const namespace = this.scope === "*" ? undefined : this.scope;
     // Every object carrying the label, whatever the instance: one stream serves them all.
-    const labelSelector = INSTANCE_LABEL;
+    const labelSelector = this.hub.all ? undefined : INSTANCE_LABEL;
     const log = () => [...this.subscribers][0]?.log;
     let rv: string | undefined;
     let failures = 0;
@@ -117,10 +130,16 @@ class Stream {
       } catch (err) {
         if (signal.aborted) return;
         this.connected = false;
-        if (this.scope === "*" && rv === undefined && err instanceof KubeApiError && err.status === 403) {
+        const refused = err instanceof KubeApiError && err.status === 403;
+        if (refused && this.scope === "*") {
           // Not allowed cluster-wide: each namespace gets its own stream.
           log()?.debug({ kind }, "cluster-wide watch not allowed; watching per namespace");
           this.hub.fallBack(this);
+          return;
+        }
+        if (refused && this.hub.all) {
+          log()?.debug({ kind, namespace }, "not allowed to watch undeclared objects of this kind");
+          this.forbidden = true;
           return;
         }
         this.gaps++;
@@ -142,15 +161,17 @@ class Stream {
 
 /** The streams of one kind: one cluster-wide, or one per namespace when that is not allowed. */
 class KindHub {
-  /** undefined: not yet known; the first subscriber of a namespaced kind tries cluster-wide. */
-  private perNamespace: boolean | undefined;
+  /** Whether a cluster-wide stream was refused: the first subscriber of a namespaced kind tries one. */
+  private perNamespace = false;
   private readonly streams = new Map<string, Stream>();
 
   constructor(
     readonly client: KubeClient,
     readonly apiVersion: string,
     readonly kind: string,
-    private readonly namespaced: boolean,
+    readonly namespaced: boolean,
+    /** Every object of the kind (the undeclared scope), not only those carrying the label. */
+    readonly all: boolean,
   ) {}
 
   subscribe(sub: Subscriber): void {
@@ -172,7 +193,7 @@ class KindHub {
     stream.subscribers.delete(sub);
     if (stream.subscribers.size > 0) return;
     stream.stop();
-    this.streams.delete(stream.scope ?? "");
+    if (this.streams.get(stream.scope ?? "") === stream) this.streams.delete(stream.scope ?? "");
   }
 
   fallBack(from: Stream): void {
@@ -183,55 +204,56 @@ class KindHub {
       this.subscribe(sub);
     }
   }
-
-  /** The streams a subscriber's namespace is served by are connected, with `gaps` as returned. */
-  streamOf(sub: Subscriber): Stream | undefined {
-    return sub.stream;
-  }
 }
 
 const hubs = new WeakMap<KubeClient, Map<string, KindHub>>();
 
-/** What a subscription can tell about its stream, for deciding whether an idle poll may trust it. */
+/** One environment's subscription to a stream of the hub. */
 export interface HubSubscription {
+  /** Whether the kind is namespaced (a cluster-scoped kind needs one subscription, not one per namespace). */
+  readonly namespaced: boolean;
   stop(): void;
-  /** The stream's gap count and whether it is connected now. */
-  health(): { connected: boolean; gaps: number };
+  /**
+   * Stays the same for as long as the stream serving it stays connected without a gap; undefined
+   * while it is not connected. Equal marks at two moments: every event in between was delivered.
+   */
+  mark(): string | undefined;
+  /** The stream may not be opened here (the undeclared scope without the right to list the kind). */
+  forbidden(): boolean;
 }
 
 /**
- * Subscribes `listener` to the objects of a kind labelled with `instance` in `namespace` (undefined
- * for a cluster-scoped kind), through the one stream the process keeps for that kind.
+ * Subscribes `listener` to the objects of a kind in `namespace` (ignored for a cluster-scoped kind)
+ * labelled with `instance`, or to every object there when `instance` is undefined, through the one
+ * stream the process keeps for that kind. Undefined when the API server does not serve the kind.
  */
 export async function subscribeManaged(
   client: KubeClient,
-  apiVersion: string,
-  kind: string,
-  namespace: string | undefined,
-  instance: string,
+  what: { apiVersion: string; kind: string; namespace: string | undefined; instance: string | undefined },
   log: HubLogger,
   listener: HubListener,
 ): Promise<HubSubscription | undefined> {
+  const { apiVersion, kind, instance } = what;
   const resource = await client.resourceFor(apiVersion, kind).catch(() => undefined);
   if (!resource) return undefined;
   const byKind = hubs.get(client) ?? new Map<string, KindHub>();
   hubs.set(client, byKind);
-  const id = `${apiVersion}|${kind}`;
-  const hub = byKind.get(id) ?? new KindHub(client, apiVersion, kind, resource.namespaced);
+  const all = instance === undefined;
+  const id = `${apiVersion}|${kind}|${all ? "all" : "labelled"}`;
+  const hub = byKind.get(id) ?? new KindHub(client, apiVersion, kind, resource.namespaced, all);
   byKind.set(id, hub);
   const sub: Subscriber = {
     instance,
-    namespace: resource.namespaced ? namespace : undefined,
+    namespace: resource.namespaced ? what.namespace : undefined,
     listener,
     log,
     stream: undefined,
   };
   hub.subscribe(sub);
   return {
+    namespaced: resource.namespaced,
     stop: () => hub.unsubscribe(sub),
-    health: () => {
-      const s = hub.streamOf(sub);
-      return { connected: s?.connected ?? false, gaps: s?.gaps ?? 0 };
-    },
+    mark: () => (sub.stream?.connected ? `${sub.stream.id}.${sub.stream.gaps}` : undefined),
+    forbidden: () => sub.stream?.forbidden ?? false,
   };
 }

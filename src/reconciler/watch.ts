@@ -1,13 +1,10 @@
 // Watches on the kinds an environment manages, narrowed by its instance label. Any change to a
 // managed object nudges the controller (debounced), which then decides by comparing with Git:
-// the watch carries no logic of its own. Label-scoped watches go through the process's shared
-// streams (watch-hub.ts); the undeclared scope keeps its own, resuming from the last
-// resourceVersion and re-listing on 410.
+// the watch carries no logic of its own. The streams themselves are the process's (watch-hub.ts),
+// shared with every other environment: this is one environment's subscription to them.
 
 import type { KubeClient } from "../kube/client.ts";
-import { KubeApiError } from "../kube/errors.ts";
 import { type KubeObject, keyOf, keyString } from "../kube/object.ts";
-import { sleep } from "../util/sleep.ts";
 import { type HubSubscription, subscribeManaged } from "./watch-hub.ts";
 
 interface WatchLogger {
@@ -25,6 +22,10 @@ export class ManagedWatch {
   /** The objects the events since the last nudge named (keyString), or "all" after a re-list. */
   private named: Set<string> | "all" = new Set();
   private readonly subscriptions: HubSubscription[] = [];
+  /** Events heard so far: a changed count means something changed. */
+  private events = 0;
+  /** Kinds still being looked up or subscribed to. */
+  private pending = 0;
 
   constructor(
     private readonly client: KubeClient,
@@ -46,8 +47,27 @@ export class ManagedWatch {
       const id = `${k.apiVersion}|${k.kind}`;
       if (this.kinds.has(id)) continue;
       this.kinds.add(id);
-      void this.watchKind(k.apiVersion, k.kind);
+      this.pending++;
+      void this.watchKind(k.apiVersion, k.kind).finally(() => this.pending--);
     }
+  }
+
+  /**
+   * Stays the same while every stream stays connected and no event arrives; undefined while any
+   * stream is not connected or a kind is still being set up. Equal marks at two moments: nothing
+   * this watch covers changed in between, as far as the API server told it. Streams the undeclared
+   * scope may not open (see `blind`) do not count.
+   */
+  mark(): string | undefined {
+    if (this.pending > 0) return undefined;
+    const marks = this.subscriptions.filter((s) => !s.forbidden()).map((s) => s.mark());
+    if (marks.includes(undefined)) return undefined;
+    return `${this.events}|${marks.join(",")}`;
+  }
+
+  /** Some kind may not be watched here (the undeclared scope without the right to list it). */
+  get blind(): boolean {
+    return this.subscriptions.some((s) => s.forbidden());
   }
 
   stop(): void {
@@ -57,6 +77,7 @@ export class ManagedWatch {
   }
 
   private changed(obj?: KubeObject): void {
+    this.events++;
     if (this.named !== "all") {
       if (obj) this.named.add(keyString(keyOf(obj)));
       else this.named = "all";
@@ -71,70 +92,28 @@ export class ManagedWatch {
   }
 
   private async watchKind(apiVersion: string, kind: string): Promise<void> {
-    const resource = await this.client.resourceFor(apiVersion, kind).catch(() => undefined);
-    if (!resource) {
-      // Not served (yet): a later ensureKinds after the CRD lands will try again.
-      this.kinds.delete(`${apiVersion}|${kind}`);
-      return;
-    }
-    const scopes = resource.namespaced ? this.namespaces : [undefined];
-    if (!this.scope.undeclared) {
-      // Label-scoped: through the process's one stream per kind, shared with every environment.
-      for (const ns of scopes) {
-        if (this.abort.signal.aborted) return;
-        const sub = await subscribeManaged(
-          this.client,
-          apiVersion,
-          kind,
-          ns,
-          this.instance,
-          this.log,
-          (obj) => this.changed(obj && { ...obj, apiVersion, kind }),
-        );
-        if (!sub) continue;
-        if (this.abort.signal.aborted) sub.stop();
-        else this.subscriptions.push(sub);
-      }
-      return;
-    }
-    await Promise.all(scopes.map((ns) => this.loop(apiVersion, kind, ns)));
-  }
-
-  private async loop(apiVersion: string, kind: string, namespace: string | undefined): Promise<void> {
-    const signal = this.abort.signal;
+    const undeclared = Boolean(this.scope.undeclared);
     const accept = this.scope.accept;
-    let rv: string | undefined;
-    let failures = 0;
-    while (!signal.aborted) {
-      try {
-        if (!rv) rv = (await this.client.list(apiVersion, kind, { namespace })).resourceVersion;
-        rv = await this.client.watch(
-          apiVersion,
-          kind,
-          { namespace, resourceVersion: rv, signal },
-          (_type, obj) => {
-            if (!accept || accept(obj)) this.changed({ ...obj, apiVersion, kind });
-          },
-        );
-        failures = 0;
-      } catch (err) {
-        if (signal.aborted) return;
-        if (err instanceof KubeApiError && err.status === 410) {
-          // Our version is too old: re-list, and look again since events may have been missed.
-          this.log.debug({ kind, namespace }, "watch expired (410); re-listing");
-          rv = undefined;
-          this.changed();
-          continue;
-        }
-        if (this.scope.undeclared && err instanceof KubeApiError && err.status === 403) {
-          // Not allowed to watch what it does not manage: the periodic scan reports what it can list.
-          this.log.debug({ kind, namespace }, "not allowed to watch undeclared objects of this kind");
-          return;
-        }
-        failures++;
-        this.log.warn({ err, kind, namespace }, "watch failed; retrying");
-        await sleep(Math.min(1000 * 2 ** failures, 30_000), signal);
+    for (const ns of this.namespaces) {
+      if (this.abort.signal.aborted) return;
+      const sub = await subscribeManaged(
+        this.client,
+        { apiVersion, kind, namespace: ns, instance: undeclared ? undefined : this.instance },
+        this.log,
+        (obj) => {
+          if (!obj) this.changed();
+          else if (!accept || accept(obj)) this.changed({ ...obj, apiVersion, kind });
+        },
+      );
+      if (!sub) {
+        // Not served (yet): a later ensureKinds after the CRD lands will try again.
+        this.kinds.delete(`${apiVersion}|${kind}`);
+        return;
       }
+      if (this.abort.signal.aborted) sub.stop();
+      else this.subscriptions.push(sub);
+      // A cluster-scoped kind: one subscription serves every namespace.
+      if (!sub.namespaced) return;
     }
   }
 }

@@ -155,3 +155,48 @@ describe("the watch hub", () => {
     }
   });
 });
+
+describe("the watch hub's undeclared scope", () => {
+  it("serves every environment's watch of undeclared objects with one stream per kind", async () => {
+    const ns = await cluster.namespace("hub-undeclared");
+    const client = KubeClient.fromKubeconfig({ kubeconfig: cluster.kubeconfig });
+    const heard = new Map<string, string[]>();
+    const watches = ["hub-a.dev", "hub-b.dev"].map((instance) => {
+      heard.set(instance, []);
+      const w = new ManagedWatch(
+        client,
+        instance,
+        [ns],
+        quiet,
+        (named) => heard.get(instance)?.push(...(named ?? ["*"])),
+        { undeclared: true, accept: (obj) => obj.metadata.labels?.[INSTANCE_LABEL] !== instance },
+      );
+      w.ensureKinds([{ apiVersion: "v1", kind: "ConfigMap" }]);
+      return w;
+    });
+    try {
+      let n = 0;
+      await eventually("both hear an object nobody declared", async () => {
+        await cluster.client.apply({
+          apiVersion: "v1",
+          kind: "ConfigMap",
+          metadata: { name: "stray", namespace: ns },
+          data: { n: String(n++) },
+        });
+        await pause(200);
+        return [...heard.values()].every((h) => h.some((k) => k.endsWith("/stray"))) || undefined;
+      });
+      assert.equal(client.counts.byVerb.WATCH, 1, "two environments, one watch stream");
+      // Each environment's own filter still applies: A's labelled object is undeclared only for B.
+      await eventually("B hears A's object, A does not", async () => {
+        await cluster.client.apply(configMap(ns, "a-owned", "hub-a.dev", String(n++)));
+        await pause(200);
+        return heard.get("hub-b.dev")?.some((k) => k.endsWith("/a-owned")) || undefined;
+      });
+      assert.ok(!heard.get("hub-a.dev")?.some((k) => k.endsWith("/a-owned")));
+    } finally {
+      for (const w of watches) w.stop();
+      client.close();
+    }
+  });
+});
