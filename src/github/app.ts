@@ -10,6 +10,7 @@ import { healthHandler } from "../observability/http.ts";
 import { createMetrics } from "../observability/metrics.ts";
 import { loadProjectsConfigMap } from "../projects/configmap.ts";
 import { followProjectsConfigMap } from "../projects/follow.ts";
+import { resyncIntervalMs } from "../reconciler/resync.ts";
 import { limitsFromEnv } from "../source/limits.ts";
 import { BoundedMap } from "../util/bounded-map.ts";
 import {
@@ -80,6 +81,7 @@ export function syncwardApp(
 ): ApplicationFunction {
   forkPreviews(); // an invalid SYNCWARD_FORK_PREVIEWS stops the app at start, not at the first fork
   floorsFromEnv(); // so does an invalid SYNCWARD_MIN_PRODUCTION_APPROVALS, not the first repository
+  resyncIntervalMs(); // and an invalid SYNCWARD_RESYNC_INTERVAL, not the first environment
   return (app: Probot) => {
     const auth = async (installationId: number) =>
       countRequests((await app.auth(installationId)) as unknown as Octokit, deps.metrics);

@@ -23,8 +23,10 @@ import type { PassSlots } from "./pass-slots.ts";
 import { effectivePolicy } from "./policy.ts";
 import { renderDigest } from "./render-digest.ts";
 import type { RequiredChecks } from "./required-checks.ts";
+import { resyncIntervalMs } from "./resync.ts";
 import type { RevisionSource } from "./revision-source.ts";
 import { heal, healNamed, mayHealNamed } from "./self-heal.ts";
+import { stateWatchMark, watchStates } from "./state-watch.ts";
 import { syncRevision } from "./sync-operation.ts";
 import { selfHealHeldBy } from "./sync-windows.ts";
 import { ManagedWatch } from "./watch.ts";
@@ -62,6 +64,11 @@ export interface ControllerOptions {
   checks?: RequiredChecks;
   /** Bounds the passes of the process's environments that run at once (pass-slots.ts); absent: no bound. */
   passes?: PassSlots;
+  /**
+   * How long idle polls may skip reading the cluster before a full pass (resync.ts); default
+   * SYNCWARD_RESYNC_INTERVAL or 24h.
+   */
+  resyncIntervalMs?: number;
 }
 
 export interface ManualSync {
@@ -114,9 +121,25 @@ export class EnvironmentController {
   private lastOrphanSignature = "";
   /** The latest orphan scan (derived, so kept in memory only). */
   orphans: Orphan[] = [];
+  /** The next nudge comes from the poll timer (see nudge). */
+  private fromTimer = false;
+  /** Only the poll timer asked for the queued pass: it may be a quiet one. */
+  private queuedQuiet = false;
+  /**
+   * What the last full pass that found the environment in sync at its synced commit saw: a poll
+   * finding the same may read nothing from the cluster (see quiet()).
+   */
+  private settled: { head: string; env: EnvironmentConfig; marks: string; at: number } | undefined;
+  /** The state watch heard a write of this environment's state since the last full pass began. */
+  private stateTouched = true;
+  private stopStateWatch: (() => void) | undefined;
+  private readonly resyncMs: number;
+  /** When the last full poll (the assessment and the orphan scan) began: the hard resync counts from it. */
+  private lastFullPoll = 0;
 
   constructor(private readonly o: ControllerOptions) {
     this.instance = instanceName(o.app, o.env.name);
+    this.resyncMs = o.resyncIntervalMs ?? resyncIntervalMs();
     this.fx = new EnvironmentEffects(o, this.instance, {
       wakeAt: (when) => this.wakeAt(when),
       stopped: () => this.stopped,
@@ -155,7 +178,9 @@ export class EnvironmentController {
         // Up to 20% jitter so a fleet of environments does not poll in lockstep.
         this.pollTimer = setTimeout(
           () => {
+            this.fromTimer = true;
             this.nudge("poll", "syncward");
+            this.fromTimer = false;
             schedule();
           },
           interval + Math.random() * interval * 0.2,
@@ -165,6 +190,11 @@ export class EnvironmentController {
       schedule();
     }
     if (this.o.watch ?? true) {
+      // Through the process's one watch of the state namespace: a write of this environment's state
+      // (by anyone) makes the next poll a full one.
+      this.stopStateWatch = watchStates(this.o.client, this.o.store.namespace, [this.instance], () => {
+        this.stateTouched = true;
+      });
       this.watcher = new ManagedWatch(
         this.o.client,
         this.instance,
@@ -194,6 +224,9 @@ export class EnvironmentController {
     clearTimeout(this.wakeTimer);
     this.watcher?.stop();
     this.undeclared?.stop();
+    this.stopStateWatch?.();
+    this.stopStateWatch = undefined;
+    this.settled = undefined;
     for (const sync of this.fx.writing) sync.abort();
     await this.chain.catch(() => undefined);
   }
@@ -207,6 +240,7 @@ export class EnvironmentController {
   nudge(trigger: Trigger, actor: string, named?: ReadonlySet<string>): void {
     if (this.stopped || this.o.standby?.()) return;
     const first = !this.queued;
+    this.queuedQuiet = this.fromTimer && (first || this.queuedQuiet);
     // A pass only watch events asked for may look at just what they named; anything else looks everywhere.
     this.queuedNamed =
       trigger === "selfHeal" && named && (first || this.queuedNamed)
@@ -238,10 +272,13 @@ export class EnvironmentController {
     const release = await this.o.passes?.acquire(this.stopping.signal);
     const q = this.queued;
     const named = this.queuedNamed;
+    const quiet = this.queuedQuiet;
     this.queued = undefined;
     this.queuedNamed = undefined;
+    this.queuedQuiet = false;
     try {
       if (!q || this.stopped) return;
+      if (quiet && (await this.quiet())) return;
       await this.pass(q.trigger, q.actor, named);
     } catch (err) {
       if (this.stopped)
@@ -255,9 +292,49 @@ export class EnvironmentController {
     }
   }
 
+  /**
+   * The watches of everything a full pass reads: the managed objects, the undeclared ones and the
+   * state. Undefined while any of them is not connected.
+   */
+  private marks(): string | undefined {
+    const marks = [
+      this.watcher?.mark(),
+      this.undeclared?.mark(),
+      stateWatchMark(this.o.client, this.o.store.namespace),
+    ];
+    return marks.includes(undefined) ? undefined : marks.join(" ");
+  }
+
+  /**
+   * A poll that may read nothing from the cluster: the last full pass found the environment in sync
+   * at its synced commit, the branch head and the config are the same, the state was not written,
+   * and every watch stayed connected with no event since (any event would have asked for a pass of
+   * its own). A full pass runs anyway once the hard-resync interval has passed. An undeclared scope
+   * not allowed to watch some kind still scans for orphans (by listing) as every poll did.
+   */
+  private async quiet(): Promise<boolean> {
+    const settled = this.settled;
+    if (!settled || this.stateTouched || settled.env !== this.o.env) return false;
+    if (Date.now() - settled.at >= this.resyncMs) return false;
+    if (this.marks() !== settled.marks) return false;
+    const head = await this.o.source.head(this.o.env.source.branch);
+    if (head !== settled.head || this.marks() !== settled.marks || this.stateTouched) return false;
+    this.o.log.debug(
+      { instance: this.instance, revision: head },
+      "idle poll: nothing changed since the last full pass",
+    );
+    if (this.undeclared?.blind) await this.scanOrphans(head, await this.fx.desiredAt(head));
+    return true;
+  }
+
   /** One level-triggered pass. */
   private async pass(trigger: Trigger, actor: string, named?: ReadonlySet<string>): Promise<void> {
     const env = this.o.env;
+    // Taken before anything is read: whatever changes from here on shows as a different mark.
+    const started = Date.now();
+    const marks = this.marks();
+    this.settled = undefined;
+    this.stateTouched = false;
     let state = await this.o.store.load(this.instance);
     if (state.handedOver) {
       await this.runHandedOver(state.handedOver);
@@ -271,7 +348,10 @@ export class EnvironmentController {
       ...(state.inventory ?? []),
       ...rendered.objects.map((o) => ({ apiVersion: o.apiVersion, kind: o.kind })),
     ]);
-    if (trigger === "poll") await this.scanOrphans(head, rendered);
+    if (trigger === "poll") {
+      await this.scanOrphans(head, rendered);
+      this.lastFullPoll = started;
+    }
 
     // A config change since the deployed commit was synced that renders it differently (source or
     // destination settings, possibly changed on another branch): a gated environment treats the
@@ -339,6 +419,8 @@ export class EnvironmentController {
     action = nextAction({ ...input, assessed: { drifted: drifted.length, extra: extra.length } });
     if (action.kind === "inSync") {
       this.lastDriftSignature = "";
+      if (marks && head === state.lastSyncedRevision && !moved)
+        this.settled = { head, env, marks, at: this.lastFullPoll };
       if (action.markSynced)
         await this.o.store.update(this.instance, (s) => {
           s.syncStatus = "Synced";
