@@ -36,6 +36,12 @@ export interface Scenario {
   readyTimeoutMs: number;
   /** Idle window for this scenario (default: the input's idleMs). */
   idleMs?: number;
+  /**
+   * Scale benchmark: how long to wait after every environment is synced before the idle window
+   * opens (default 0), so that the window holds steady state: the first poll after a sync reads
+   * the cluster in full (the sync wrote the state), later ones read nothing while watches are quiet.
+   */
+  settleMs?: number;
   /** Scale benchmark (issue 19): out-of-band edits timed to their revert, spread over the environments. */
   healTrials?: number;
   /** Scale benchmark: commits that change one environment, each timed from its nudge to its syncStarted. */
@@ -271,7 +277,7 @@ async function runScenario(
   progress(
     `memory/${scenario.name}: ${ready ? "ready" : "NOT ready"} after ${(readyMs / 1000).toFixed(1)}s (${synced.size} synced); idling ${idleFor / 1000}s`,
   );
-  await sleep(5000);
+  await sleep(5000 + (scenario.settleMs ?? 0));
   gc();
   const mem = memory();
   const spaces = heapSpacesMB();
