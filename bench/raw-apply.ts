@@ -1,7 +1,9 @@
-// The API server's own limit for the cold-sync benchmark: the same objects sent as server-side-apply
-// PATCH requests by the leanest client there is. Plain https with keep-alive, N requests in flight,
-// bodies serialized before the clock starts, responses drained unparsed, no discovery (the bench's
-// five kinds have fixed paths), no reads. Anything syncward does beyond this costs it the difference.
+// The API server's own limit for the cold-sync benchmark, sent by the leanest client there is: plain
+// https with keep-alive, N requests in flight, bodies serialized before the clock starts, responses
+// drained unparsed, no discovery, no reads. Two forms: the bench's objects as plain server-side-apply
+// PATCHes (`rawApply`), and a replay of the very requests a syncward sync sent (`rawReplay`: its dry
+// runs, its query, its bodies with their tracking metadata). Anything syncward does beyond the
+// replay costs it the difference.
 import { Agent as HttpAgent, request as httpRequest } from "node:http";
 import { Agent as HttpsAgent, request as httpsRequest, type RequestOptions } from "node:https";
 import { performance } from "node:perf_hooks";
@@ -38,18 +40,80 @@ function pathOf(obj: KubeObject, namespace: string): string {
   return `${base}/namespaces/${namespace}/${plural}/${obj.metadata.name}?fieldManager=bench-raw&force=true`;
 }
 
+/** One request as a client sent it: the body already serialized, the namespace as a placeholder. */
+export interface RecordedRequest {
+  method: string;
+  /** Path and query, with the namespace written as NAMESPACE. */
+  path: string;
+  body: string;
+  contentType: string;
+}
+
+/** Stands for the namespace in recorded requests, so one recording replays into any namespace. */
+export const NAMESPACE = "@namespace@";
+
 /**
  * Applies `objects` into `namespace` with `concurrency` requests in flight; resolves when all
  * answered. With `dryRunFirst`, every object is first sent as a server-side dry run (`dryRun=All`)
- * and only then applied: the requests syncward itself sends (it dry-runs every write before the
- * first one, as Argo CD does), so the limit is measured for the same work.
+ * and only then applied.
  */
-export async function rawApply(
+export function rawApply(
   kubeconfig: string,
   objects: KubeObject[],
   namespace: string,
   concurrency: number,
   dryRunFirst = false,
+): Promise<RawApplyRun> {
+  const ordered = [...objects].sort((a, b) => KIND_ORDER.indexOf(a.kind) - KIND_ORDER.indexOf(b.kind));
+  const applies = ordered.map((o) => ({
+    method: "PATCH",
+    path: pathOf(o, namespace),
+    body: Buffer.from(JSON.stringify({ ...o, metadata: { ...o.metadata, namespace } })),
+    contentType: "application/apply-patch+yaml",
+  }));
+  const dryRuns = dryRunFirst ? applies.map((r) => ({ ...r, path: `${r.path}&dryRun=All` })) : [];
+  return send(kubeconfig, concurrency, dryRuns, applies);
+}
+
+/**
+ * Sends exactly the writes syncward sent in a recorded sync (same paths and query, same bodies,
+ * same order), replayed into `namespace`: its dry runs first, all answered before the first write as
+ * syncward's are, then the writes, back to back with no waits between kinds. The limit of the same
+ * requests, which the cold sync's ">= 0.9" target is measured against.
+ */
+export function rawReplay(
+  kubeconfig: string,
+  recorded: RecordedRequest[],
+  namespace: string,
+  concurrency: number,
+): Promise<RawApplyRun> {
+  const requests = recorded.map((r) => ({
+    method: r.method,
+    path: r.path.replaceAll(NAMESPACE, namespace),
+    body: Buffer.from(r.body.replaceAll(NAMESPACE, namespace)),
+    contentType: r.contentType,
+  }));
+  const isDryRun = (r: { path: string }) => new URL(r.path, "http://x").searchParams.has("dryRun");
+  return send(
+    kubeconfig,
+    concurrency,
+    requests.filter(isDryRun),
+    requests.filter((r) => !isDryRun(r)),
+  );
+}
+
+interface RawRequest {
+  method: string;
+  path: string;
+  body: Buffer;
+  contentType: string;
+}
+
+async function send(
+  kubeconfig: string,
+  concurrency: number,
+  dryRuns: RawRequest[],
+  writes: RawRequest[],
 ): Promise<RawApplyRun> {
   const kc = new KubeConfig();
   kc.loadFromFile(kubeconfig);
@@ -60,18 +124,21 @@ export async function rawApply(
   const agent = plain
     ? new HttpAgent({ keepAlive: true, maxSockets: concurrency })
     : new HttpsAgent({ keepAlive: true, maxSockets: concurrency });
-  const ordered = [...objects].sort((a, b) => KIND_ORDER.indexOf(a.kind) - KIND_ORDER.indexOf(b.kind));
-  const applies = ordered.map((o) => {
-    const body = Buffer.from(JSON.stringify({ ...o, metadata: { ...o.metadata, namespace } }));
-    return { path: pathOf(o, namespace), body };
-  });
-  const dryRuns = dryRunFirst ? applies.map((r) => ({ ...r, path: `${r.path}&dryRun=All` })) : [];
-  const headers = { ...(auth.headers ?? {}), "Content-Type": "application/apply-patch+yaml" };
-  const send = (path: string, body: Buffer) =>
+  const one = (r: RawRequest) =>
     new Promise<number>((resolve, reject) => {
       const req = (plain ? httpRequest : httpsRequest)(
-        new URL(path, server),
-        { ...auth, agent, method: "PATCH", headers: { ...headers, "Content-Length": body.length } },
+        new URL(r.path, server),
+        {
+          ...auth,
+          agent,
+          method: r.method,
+          headers: {
+            ...(auth.headers ?? {}),
+            Accept: "application/json",
+            "Content-Type": r.contentType,
+            "Content-Length": r.body.length,
+          },
+        },
         (res) => {
           res.resume();
           res.on("end", () => resolve(res.statusCode ?? 0));
@@ -79,16 +146,15 @@ export async function rawApply(
         },
       );
       req.on("error", reject);
-      req.end(body);
+      req.end(r.body);
     });
   let failures = 0;
-  const sendAll = async (requests: Array<{ path: string; body: Buffer }>) => {
+  const sendAll = async (requests: RawRequest[]) => {
     let next = 0;
     await Promise.all(
       Array.from({ length: Math.min(concurrency, requests.length) }, async () => {
         while (next < requests.length) {
-          const r = requests[next++]!;
-          const status = await send(r.path, r.body);
+          const status = await one(requests[next++]!);
           if (status < 200 || status >= 300) failures++;
         }
       }),
@@ -97,8 +163,8 @@ export async function rawApply(
   const start = performance.now();
   try {
     if (dryRuns.length > 0) await sendAll(dryRuns);
-    await sendAll(applies);
-    return { ms: performance.now() - start, concurrency, writes: applies.length, failures };
+    await sendAll(writes);
+    return { ms: performance.now() - start, concurrency, writes: writes.length, failures };
   } finally {
     agent.destroy();
   }
