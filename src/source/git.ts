@@ -2,6 +2,7 @@
 
 import { resolve } from "node:path";
 import { SourceError } from "./errors.ts";
+import { branchHeadFromFiles } from "./git-refs.ts";
 import { failureText, type RunResult, run, runPipe } from "./run.ts";
 import { assertFullSha, cachedTree, isFullSha } from "./tree-cache.ts";
 
@@ -53,14 +54,39 @@ export async function resolveRevision(repoDir: string, ref: string): Promise<str
   return sha;
 }
 
-/** The commit at the tip of `branch`: the local branch, else `origin/<branch>` (a fetched clone). */
+/**
+ * SHAs git confirmed to be commits, by repository (the few most recent each): a head read from the
+ * ref files is returned as is only when git already said it names a commit there.
+ */
+const knownCommits = new Map<string, string[]>();
+const KNOWN_PER_REPO = 16;
+const KNOWN_REPOS = 64;
+
+function rememberCommit(repoDir: string, sha: string): void {
+  const known = (knownCommits.get(repoDir) ?? []).filter((s) => s !== sha);
+  known.push(sha);
+  knownCommits.delete(repoDir);
+  knownCommits.set(repoDir, known.slice(-KNOWN_PER_REPO));
+  if (knownCommits.size > KNOWN_REPOS) knownCommits.delete(knownCommits.keys().next().value as string);
+}
+
+/**
+ * The commit at the tip of `branch`: the local branch, else `origin/<branch>` (a fetched clone).
+ * Read from the ref files when they are certain and name a commit git has confirmed (no process);
+ * otherwise, and for every error, from `git rev-parse`.
+ */
 export async function headOf(repoDir: string, branch: string): Promise<string> {
   if (branch === "" || branch.startsWith("-") || branch.startsWith("refs/")) {
     throw new SourceError(`'${branch}' is not a branch name`);
   }
+  const fromFiles = await branchHeadFromFiles(repoDir, branch);
+  if (fromFiles !== undefined && knownCommits.get(repoDir)?.includes(fromFiles)) return fromFiles;
   for (const ref of [`refs/heads/${branch}`, `refs/remotes/origin/${branch}`]) {
     const sha = await commitOf(repoDir, ref);
-    if (sha !== undefined) return sha;
+    if (sha !== undefined) {
+      rememberCommit(repoDir, sha);
+      return sha;
+    }
   }
   throw new SourceError(`branch '${branch}' not found in ${repoDir}`);
 }
