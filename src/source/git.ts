@@ -1,6 +1,7 @@
 // Local git: resolve revisions and materialize the tree at an exact SHA. Real git, argument vectors only.
 
 import { resolve } from "node:path";
+import { BoundedMap } from "../util/bounded-map.ts";
 import { SourceError } from "./errors.ts";
 import { branchHeadFromFiles } from "./git-refs.ts";
 import { failureText, type RunResult, run, runPipe } from "./run.ts";
@@ -55,20 +56,10 @@ export async function resolveRevision(repoDir: string, ref: string): Promise<str
 }
 
 /**
- * SHAs git confirmed to be commits, by repository (the few most recent each): a head read from the
- * ref files is returned as is only when git already said it names a commit there.
+ * SHAs git confirmed to be commits, as `<repoDir>\0<sha>`: a head read from the ref files is
+ * returned as is only when git already said it names a commit in that repository.
  */
-const knownCommits = new Map<string, string[]>();
-const KNOWN_PER_REPO = 16;
-const KNOWN_REPOS = 64;
-
-function rememberCommit(repoDir: string, sha: string): void {
-  const known = (knownCommits.get(repoDir) ?? []).filter((s) => s !== sha);
-  known.push(sha);
-  knownCommits.delete(repoDir);
-  knownCommits.set(repoDir, known.slice(-KNOWN_PER_REPO));
-  if (knownCommits.size > KNOWN_REPOS) knownCommits.delete(knownCommits.keys().next().value as string);
-}
+const knownCommits = new BoundedMap<string, true>(1024);
 
 /**
  * The commit at the tip of `branch`: the local branch, else `origin/<branch>` (a fetched clone).
@@ -80,11 +71,11 @@ export async function headOf(repoDir: string, branch: string): Promise<string> {
     throw new SourceError(`'${branch}' is not a branch name`);
   }
   const fromFiles = await branchHeadFromFiles(repoDir, branch);
-  if (fromFiles !== undefined && knownCommits.get(repoDir)?.includes(fromFiles)) return fromFiles;
+  if (fromFiles !== undefined && knownCommits.has(`${repoDir}\0${fromFiles}`)) return fromFiles;
   for (const ref of [`refs/heads/${branch}`, `refs/remotes/origin/${branch}`]) {
     const sha = await commitOf(repoDir, ref);
     if (sha !== undefined) {
-      rememberCommit(repoDir, sha);
+      knownCommits.set(`${repoDir}\0${sha}`, true);
       return sha;
     }
   }
