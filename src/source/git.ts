@@ -1,7 +1,9 @@
 // Local git: resolve revisions and materialize the tree at an exact SHA. Real git, argument vectors only.
 
 import { resolve } from "node:path";
+import { BoundedMap } from "../util/bounded-map.ts";
 import { SourceError } from "./errors.ts";
+import { branchHeadFromFiles } from "./git-refs.ts";
 import { failureText, type RunResult, run, runPipe } from "./run.ts";
 import { assertFullSha, cachedTree, isFullSha } from "./tree-cache.ts";
 
@@ -53,14 +55,29 @@ export async function resolveRevision(repoDir: string, ref: string): Promise<str
   return sha;
 }
 
-/** The commit at the tip of `branch`: the local branch, else `origin/<branch>` (a fetched clone). */
+/**
+ * SHAs git confirmed to be commits, as `<repoDir>\0<sha>`: a head read from the ref files is
+ * returned as is only when git already said it names a commit in that repository.
+ */
+const knownCommits = new BoundedMap<string, true>(1024);
+
+/**
+ * The commit at the tip of `branch`: the local branch, else `origin/<branch>` (a fetched clone).
+ * Read from the ref files when they are certain and name a commit git has confirmed (no process);
+ * otherwise, and for every error, from `git rev-parse`.
+ */
 export async function headOf(repoDir: string, branch: string): Promise<string> {
   if (branch === "" || branch.startsWith("-") || branch.startsWith("refs/")) {
     throw new SourceError(`'${branch}' is not a branch name`);
   }
+  const fromFiles = await branchHeadFromFiles(repoDir, branch);
+  if (fromFiles !== undefined && knownCommits.has(`${repoDir}\0${fromFiles}`)) return fromFiles;
   for (const ref of [`refs/heads/${branch}`, `refs/remotes/origin/${branch}`]) {
     const sha = await commitOf(repoDir, ref);
-    if (sha !== undefined) return sha;
+    if (sha !== undefined) {
+      knownCommits.set(`${repoDir}\0${sha}`, true);
+      return sha;
+    }
   }
   throw new SourceError(`branch '${branch}' not found in ${repoDir}`);
 }
