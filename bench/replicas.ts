@@ -5,11 +5,15 @@
 // process's resident memory is read (/proc/PID/status), then again after an idle window, with the
 // CPU each spent in it; the target is every replica's RSS within 20% of the others (largest over
 // smallest). The apps each replica holds are read from the Leases, so an uneven RSS can be told
-// apart from an uneven share.
+// apart from an uneven share. Then the takeover, TRIALS times: the replica holding the most apps is
+// killed (SIGKILL) and a commit is made at once to one of its apps (a push that arrives while
+// nobody holds it); timed until every app it held is held by a survivor, and until that commit is
+// synced and recorded; a replacement then joins and the fleet is balanced and synced again. Target:
+// each within one lease duration plus one sync (that sync's own time, from its history).
 //
 // Full size: 3 replicas x 60 apps x 20 ConfigMaps, idle 60 s. `--quick`: 3 x 30 x 10, idle 20 s.
 // Knobs: SYNCWARD_BENCH_REPLICAS, SYNCWARD_BENCH_REPLICA_APPS, SYNCWARD_BENCH_REPLICA_OBJECTS,
-// SYNCWARD_BENCH_IDLE_MS.
+// SYNCWARD_BENCH_IDLE_MS, SYNCWARD_BENCH_TAKEOVER_TRIALS (3; --quick 1).
 import { type ChildProcess, spawn } from "node:child_process";
 import { createWriteStream, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -32,6 +36,8 @@ import {
 } from "./support.ts";
 
 const MB = 1_000_000;
+/** `syncward controller`'s default lease duration (the bench passes no --lease-duration). */
+const LEASE_MS = 15_000;
 /** Clock ticks per second of /proc/PID/stat's CPU times (USER_HZ, 100 on Linux). */
 const TICKS = 100;
 
@@ -75,6 +81,7 @@ export async function replicas(ctx: BenchContext): Promise<BenchResult> {
   const apps = Number(process.env.SYNCWARD_BENCH_REPLICA_APPS ?? (ctx.quick ? 30 : 60));
   const objects = Number(process.env.SYNCWARD_BENCH_REPLICA_OBJECTS ?? (ctx.quick ? 10 : 20));
   const idleMs = Number(process.env.SYNCWARD_BENCH_IDLE_MS ?? (ctx.quick ? 20_000 : 60_000));
+  const trials = Number(process.env.SYNCWARD_BENCH_TAKEOVER_TRIALS ?? (ctx.quick ? 1 : 3));
   progress(
     `replicas: ${count} controllers over ${apps} apps x ${objects} ConfigMaps, idle ${idleMs / 1000}s`,
   );
@@ -89,6 +96,7 @@ export async function replicas(ctx: BenchContext): Promise<BenchResult> {
     const names = Array.from({ length: apps }, (_, i) => `app-${String(i).padStart(3, "0")}`);
     const destinations = await mapLimit(names, 8, (name) => namespaces.create(name));
     const heads = new Map<string, string>();
+    const repos = new Map<string, ReturnType<typeof makeRepo>>();
     names.forEach((app, i) => {
       const repo = makeRepo(
         {
@@ -108,13 +116,15 @@ export async function replicas(ctx: BenchContext): Promise<BenchResult> {
         join(reposDir, app),
       );
       heads.set(app, repo.head());
+      repos.set(app, repo);
     });
 
     const identities = Array.from({ length: count }, (_, i) => `replica-${i}`);
-    const started = performance.now();
+    /** The replicas running now, by identity (a killed one leaves, its replacement joins). */
+    const live = new Map<string, ChildProcess>();
     // What the image runs: its Node flags and malloc setting (the memory benchmark's reading of the Dockerfile).
     const runtime = imageRuntime();
-    for (const identity of identities) {
+    const start = (identity: string) => {
       const child = spawn(
         process.execPath,
         [
@@ -137,12 +147,16 @@ export async function replicas(ctx: BenchContext): Promise<BenchResult> {
       child.stdout?.pipe(createWriteStream(join(logDir, `${identity}.out`)));
       child.stderr?.pipe(createWriteStream(join(logDir, `${identity}.err`)));
       children.push(child);
-    }
+      live.set(identity, child);
+    };
+    const started = performance.now();
+    for (const identity of identities) start(identity);
 
     const appOfLease = new Map(names.map((app) => [leaseNameFor(`${app}.app`), app]));
+    /** The apps each running replica holds, from the app Leases. */
     const holders = async () => {
       const { items } = await admin.list("coordination.k8s.io/v1", "Lease", { namespace: stateNs });
-      const held = new Map<string, string[]>(identities.map((id) => [id, []]));
+      const held = new Map<string, string[]>([...live.keys()].map((id) => [id, []]));
       for (const lease of items as unknown as Array<{
         metadata: { name: string };
         spec?: { holderIdentity?: string };
@@ -155,30 +169,83 @@ export async function replicas(ctx: BenchContext): Promise<BenchResult> {
     };
     const store = new StateStore(admin, stateNs);
     const bound = Math.ceil(apps / count) + 1;
-    let ready = false;
+    /** Until every app is held by a running replica, each within the bound, and synced at its head. */
+    const balancedAndSynced = async (timeoutMs: number) => {
+      const deadline = Date.now() + timeoutMs;
+      while (Date.now() < deadline) {
+        if ([...live.values()].some((c) => c.exitCode !== null || c.signalCode !== null))
+          throw new Error(`a replica exited; logs in ${logDir}`);
+        const held = await holders();
+        const total = [...held.values()].reduce((n, a) => n + a.length, 0);
+        const balanced = total === apps && [...held.values()].every((a) => a.length <= bound);
+        if (balanced) {
+          const states = await store.list();
+          const synced = states.filter(
+            (s) => s.lastSyncedRevision === heads.get(s.environment.replace(/\.dev$/, "")),
+          ).length;
+          if (synced === apps) return true;
+          progress(`replicas: balanced, ${synced}/${apps} synced`);
+        } else
+          progress(
+            `replicas: ${total}/${apps} apps held (${[...held.values()].map((a) => a.length).join(" / ")})`,
+          );
+        await sleep(2000);
+      }
+      return false;
+    };
+    const ready = await balancedAndSynced(900_000);
     let held = await holders();
-    const deadline = Date.now() + 900_000;
-    while (Date.now() < deadline) {
-      if (children.some((c) => c.exitCode !== null)) throw new Error(`a replica exited; logs in ${logDir}`);
-      held = await holders();
-      const total = [...held.values()].reduce((n, a) => n + a.length, 0);
-      const balanced = total === apps && [...held.values()].every((a) => a.length <= bound);
-      if (balanced) {
-        const states = await store.list();
-        const synced = states.filter(
-          (s) => s.lastSyncedRevision === heads.get(s.environment.replace(/\.dev$/, "")),
-        ).length;
-        if (synced === apps) {
-          ready = true;
-          break;
+    /**
+     * Kills the replica holding the most apps (SIGKILL), commits to one of its apps at once, and
+     * times the survivors' takeover of all its apps and the sync of that commit. Then a replacement
+     * joins and the fleet is balanced and synced again before the next trial.
+     */
+    const killOne = async (trial: number) => {
+      const before = await holders();
+      const [victim, victimApps] = [...before].reduce((x, y) => (y[1].length > x[1].length ? y : x));
+      const pushedApp = victimApps[0] as string;
+      const t0 = performance.now();
+      live.get(victim)?.kill("SIGKILL");
+      live.delete(victim);
+      const pushed = (repos.get(pushedApp) as ReturnType<typeof makeRepo>).commit({
+        "app/configmaps.yaml": configMaps(`${pushedApp}-v${trial + 2}`, objects),
+      });
+      heads.set(pushedApp, pushed);
+      let takenMs: number | undefined;
+      let syncedMs: number | undefined;
+      let syncMs: number | undefined;
+      const limit = Date.now() + 180_000;
+      while (Date.now() < limit && (takenMs === undefined || syncedMs === undefined)) {
+        if (takenMs === undefined) {
+          const now = await holders();
+          if (victimApps.every((app) => [...now.values()].some((a) => a.includes(app))))
+            takenMs = performance.now() - t0;
         }
-        progress(`replicas: balanced, ${synced}/${apps} synced`);
-      } else
-        progress(
-          `replicas: ${total}/${apps} apps held (${[...held.values()].map((a) => a.length).join(" / ")})`,
-        );
-      await sleep(2000);
-    }
+        if (syncedMs === undefined) {
+          const state = await store.load(`${pushedApp}.dev`);
+          if (state.lastSyncedRevision === pushed) {
+            syncedMs = performance.now() - t0;
+            const entry = state.history.find((h) => h.revision === pushed && h.result === "Succeeded");
+            if (entry) syncMs = Date.parse(entry.finishedAt) - Date.parse(entry.startedAt);
+          }
+        }
+        await sleep(100);
+      }
+      const result = {
+        victim,
+        apps: victimApps.length,
+        pushedApp,
+        leaseMs: LEASE_MS,
+        takenMs: takenMs === undefined ? undefined : Math.round(takenMs),
+        syncedMs: syncedMs === undefined ? undefined : Math.round(syncedMs),
+        syncMs,
+      };
+      progress(`replicas: takeover ${trial + 1}: ${JSON.stringify(result)}`);
+      start(`replica-${count + trial}`);
+      if (!(await balancedAndSynced(180_000)))
+        progress("replicas: NOT balanced again after the replacement joined");
+      return result;
+    };
     const readyMs = performance.now() - started;
     progress(
       `replicas: ${ready ? "synced and balanced" : "NOT synced and balanced"} after ${(readyMs / 1000).toFixed(1)}s; settling 10s, then idling ${idleMs / 1000}s`,
@@ -200,6 +267,8 @@ export async function replicas(ctx: BenchContext): Promise<BenchResult> {
       ),
     }));
     progress(`replicas: ${JSON.stringify(per)}`);
+    const takeovers: Array<Awaited<ReturnType<typeof killOne>>> = [];
+    if (ready) for (let t = 0; t < trials; t++) takeovers.push(await killOne(t));
     const rssSynced = per.map((p) => p.rssSyncedMB);
     const rssIdle = per.map((p) => p.rssIdleMB);
     const label = `${count} replicas, ${apps} apps x ${objects} objects`;
@@ -223,15 +292,31 @@ export async function replicas(ctx: BenchContext): Promise<BenchResult> {
         details: { perReplica: per },
       },
     ];
+    if (takeovers.length > 0) {
+      const within = (t: (typeof takeovers)[number]) =>
+        t.syncedMs !== undefined && t.takenMs !== undefined && t.syncedMs < t.leaseMs + (t.syncMs ?? 0);
+      const synced = takeovers.map((t) => t.syncedMs ?? Number.NaN);
+      measurements.push({
+        name: `takeover of a killed replica's apps (${trials} kills), ${label}: a commit made at the kill synced, worst`,
+        unit: "ms",
+        syncward: Math.max(...synced),
+        target: `< one lease duration (${LEASE_MS / 1000} s) + one sync, each trial`,
+        met: takeovers.every(within),
+        samples: { syncward: synced },
+        details: { takeovers, takenMs: takeovers.map((t) => t.takenMs) },
+      });
+    }
     return {
       measurements,
-      data: { replicas: count, apps, objects, idleMs, readyMs, ready, perReplica: per },
+      data: { replicas: count, apps, objects, idleMs, readyMs, ready, perReplica: per, takeovers },
     };
   } finally {
     for (const c of children) c.kill("SIGTERM");
     await Promise.race([
       Promise.all(
-        children.map((c) => (c.exitCode !== null ? undefined : new Promise((r) => c.once("exit", r)))),
+        children.map((c) =>
+          c.exitCode !== null || c.signalCode !== null ? undefined : new Promise((r) => c.once("exit", r)),
+        ),
       ),
       sleep(30_000),
     ]);
