@@ -69,7 +69,7 @@ function recording(kube: KubeClient, namespace: string, into: RecordedRequest[])
       into.push({
         method,
         path: path.replaceAll(namespace, NAMESPACE),
-        body: JSON.stringify(options.body).replaceAll(namespace, NAMESPACE),
+        body: options.body === undefined ? "" : JSON.stringify(options.body).replaceAll(namespace, NAMESPACE),
         contentType: options.contentType ?? "application/json",
       });
     return kube.request(method, path, options);

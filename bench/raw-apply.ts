@@ -54,15 +54,13 @@ export const NAMESPACE = "@namespace@";
 
 /**
  * Applies `objects` into `namespace` with `concurrency` requests in flight; resolves when all
- * answered. With `dryRunFirst`, every object is first sent as a server-side dry run (`dryRun=All`)
- * and only then applied.
+ * answered.
  */
 export function rawApply(
   kubeconfig: string,
   objects: KubeObject[],
   namespace: string,
   concurrency: number,
-  dryRunFirst = false,
 ): Promise<RawApplyRun> {
   const ordered = [...objects].sort((a, b) => KIND_ORDER.indexOf(a.kind) - KIND_ORDER.indexOf(b.kind));
   const applies = ordered.map((o) => ({
@@ -71,8 +69,7 @@ export function rawApply(
     body: Buffer.from(JSON.stringify({ ...o, metadata: { ...o.metadata, namespace } })),
     contentType: "application/apply-patch+yaml",
   }));
-  const dryRuns = dryRunFirst ? applies.map((r) => ({ ...r, path: `${r.path}&dryRun=All` })) : [];
-  return send(kubeconfig, concurrency, dryRuns, applies);
+  return send(kubeconfig, concurrency, [], applies);
 }
 
 /**
