@@ -42,14 +42,19 @@ const dataOf = async (ns: string) =>
  */
 class RememberingSource extends LocalGitSource {
   private readonly heads = new Map<string, string>();
+  /** Counts pushes learned, so a git read that was under way when one arrived cannot undo it. */
+  private learned = 0;
   override async head(branch: string): Promise<string> {
     const known = this.heads.get(branch);
     if (known) return known;
+    const before = this.learned;
     const sha = await super.head(branch);
-    this.heads.set(branch, sha);
+    // A push learned while git was being read is newer than what git said: it stays.
+    if (this.learned === before) this.heads.set(branch, sha);
     return sha;
   }
   learnHead(branch: string, sha: string): void {
+    this.learned++;
     this.heads.set(branch, sha);
   }
 }
