@@ -70,6 +70,10 @@ export class GitHubSource implements RevisionSource {
     if (hint && Date.now() - hint.at < HINT_TTL_MS) return hint.sha;
     const gh = await this.octokit();
     const { data } = await gh.rest.repos.getBranch({ ...this.ref, branch });
+    // A push learned while GitHub was being asked is newer than its answer: the answer must not
+    // put the branch back where it was (a merge's payload carries no `before` to guard it).
+    const meanwhile = this.hints.get(branch);
+    if (meanwhile && meanwhile !== hint) return meanwhile.sha;
     this.learnHead(branch, data.commit.sha);
     return data.commit.sha;
   }

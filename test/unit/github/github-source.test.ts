@@ -46,6 +46,27 @@ describe("GitHubSource heads from pushes", () => {
     assert.equal(calls.asked, 1);
   });
 
+  it("a push learned while the API is being asked is not undone by the API's older answer", async () => {
+    let answer: (() => void) | undefined;
+    const octokit = {
+      rest: {
+        repos: {
+          getBranch: () =>
+            new Promise((resolve) => {
+              answer = () => resolve({ data: { commit: { sha: sha(1) } } });
+            }),
+        },
+      },
+    } as unknown as Octokit;
+    const src = new GitHubSource({ owner: "acme", repo: "shop" }, async () => octokit, "/tmp");
+    const reading = src.head("main");
+    while (!answer) await new Promise((r) => setImmediate(r));
+    src.learnHead("main", sha(2)); // a merged pull request: no `before`
+    answer();
+    assert.equal(await reading, sha(2), "the read under way answers the newer head");
+    assert.equal(await src.head("main"), sha(2), "the next read still knows the merge");
+  });
+
   it("a force push back to an earlier commit is confirmed with the API", async () => {
     const { src } = source(sha(4));
     src.learnHead("main", sha(5), sha(4));
