@@ -2,11 +2,9 @@
 // rather than waiting for the next webhook.
 import assert from "node:assert/strict";
 import { afterEach, describe, it } from "node:test";
-import pino from "pino";
 import { bootstrap } from "../../src/github/app.ts";
 import type { Octokit } from "../../src/github/octokit.ts";
-import { Runtimes } from "../../src/github/runtime.ts";
-import { unreachableClient } from "../support/app.ts";
+import { offlineRuntimes } from "../support/app.ts";
 import { createTestProbot, mockGitHub } from "../support/github.ts";
 
 const mock = mockGitHub();
@@ -24,17 +22,7 @@ const repo = (name: string) => ({
 describe("bootstrap", () => {
   it("starts the repositories that have a config and skips those without", async () => {
     const probot = await createTestProbot();
-    const runtimes = new Runtimes({
-      client: unreachableClient(),
-      stateNamespace: "x",
-      cacheDir: "/tmp",
-      identity: "t",
-      leases: false,
-      watch: false,
-      autoStart: false,
-      log: pino({ level: "silent" }),
-      auth: async () => (await probot.auth()) as unknown as Octokit,
-    });
+    const runtimes = await offlineRuntimes(probot);
     mock.api
       .get("/app/installations")
       .query(true)

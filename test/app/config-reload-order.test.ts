@@ -3,11 +3,8 @@
 // a reload of a commit older than the config in force (webhooks out of order) is dropped.
 import assert from "node:assert/strict";
 import { afterEach, describe, it } from "node:test";
-import pino from "pino";
-import type { Octokit } from "../../src/github/octokit.ts";
-import { Runtimes } from "../../src/github/runtime.ts";
-import { REPO_PATH, unreachableClient } from "../support/app.ts";
-import { createTestProbot, mockGitHub } from "../support/github.ts";
+import { offlineRuntimes, REPO_PATH } from "../support/app.ts";
+import { mockGitHub } from "../support/github.ts";
 
 const mock = mockGitHub();
 afterEach(() => mock.reset());
@@ -42,24 +39,9 @@ const compare = (base: string, head: string, status: "ahead" | "behind") =>
     .query({ per_page: "1" })
     .reply(200, { status, total_commits: 1, commits: [] });
 
-async function runtimes() {
-  const probot = await createTestProbot();
-  return new Runtimes({
-    client: unreachableClient(),
-    stateNamespace: "x",
-    cacheDir: "/tmp",
-    identity: "t",
-    leases: false,
-    watch: false,
-    autoStart: false,
-    log: pino({ level: "silent" }),
-    auth: async () => (await probot.auth()) as unknown as Octokit,
-  });
-}
-
 describe("config reloads on pushes", () => {
   it("two overlapping reloads: the second waits for the first, and the config in force is C2's, read at C2", async () => {
-    const all = await runtimes();
+    const all = await offlineRuntimes();
     configAt(C1, "one");
     compare(C1, C2, "ahead");
     configAt(C2, "two");
@@ -74,7 +56,7 @@ describe("config reloads on pushes", () => {
   });
 
   it("a reload of a commit older than the config in force (a webhook out of order) is dropped", async () => {
-    const all = await runtimes();
+    const all = await offlineRuntimes();
     configAt(C2, "two");
     const inForce = await all.for(info, true, C2);
     compare(C2, C1, "behind");

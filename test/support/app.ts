@@ -6,6 +6,8 @@ import { join } from "node:path";
 import pino from "pino";
 import type { Probot } from "probot";
 import { type SyncwardApp, syncwardApp } from "../../src/github/app.ts";
+import type { Octokit } from "../../src/github/octokit.ts";
+import { Runtimes } from "../../src/github/runtime.ts";
 import { KubeClient } from "../../src/kube/client.ts";
 import { parseProjects } from "../../src/projects/load.ts";
 import { createTestProbot, type GitHubMock, mockGitHub } from "./github.ts";
@@ -17,6 +19,26 @@ export const REPO_PATH = `/repos/${DEFAULT_OWNER}/${DEFAULT_REPO}`;
 /** A client whose server is never there: for tests that must not reach a cluster. */
 export function unreachableClient(): KubeClient {
   return KubeClient.fromKubeconfig({ kubeconfig: unreachableKubeconfig(), timeoutMs: 2000 });
+}
+
+/**
+ * The app's repository runtimes with no cluster, no leases or watches and nothing started: for
+ * tests of what the app decides from GitHub alone (its calls go to the strict GitHub mock), as
+ * `given` (or a new test Probot) authenticates.
+ */
+export async function offlineRuntimes(given?: Probot): Promise<Runtimes> {
+  const probot = given ?? (await createTestProbot());
+  return new Runtimes({
+    client: unreachableClient(),
+    stateNamespace: "x",
+    cacheDir: "/tmp",
+    identity: "t",
+    leases: false,
+    watch: false,
+    autoStart: false,
+    log: pino({ level: "silent" }),
+    auth: async () => (await probot.auth()) as unknown as Octokit,
+  });
 }
 
 export interface TestApp {
