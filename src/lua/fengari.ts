@@ -4,8 +4,9 @@
 // (pattern matching, growing a string buffer) counts against the script's budget, which a Lua
 // count hook alone cannot see. Each patch names the exact text it replaces: a fengari whose text
 // differs makes syncward refuse to start rather than run scripts unbounded.
-import { createRequire } from "node:module";
+
 import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import type * as Fengari from "fengari";
 
 const require = createRequire(import.meta.url);
@@ -31,7 +32,7 @@ const PATCHES: Patch[] = [
     edits: [
       // Every step of the matcher, and every character a greedy repetition scans, is one unit.
       [
-        "    if (ms.matchdepth-- === 0)\n        luaL_error(ms.L, to_luastring(\"pattern too complex\"));",
+        '    if (ms.matchdepth-- === 0)\n        luaL_error(ms.L, to_luastring("pattern too complex"));',
         '    __meter.steps(ms.L, 1);\n    if (ms.matchdepth-- === 0)\n        luaL_error(ms.L, to_luastring("pattern too complex"));',
       ],
       [
@@ -73,7 +74,9 @@ type JsLoader = (this: unknown, module: CjsModule, filename: string) => void;
 /** Loads fengari with the patched files compiled in their place, in fengari's own load order. */
 function loadFengari(): typeof Fengari {
   if (require.cache[require.resolve("fengari")])
-    throw new Error("fengari was loaded before the Lua sandbox could patch it: import it from src/lua/fengari.ts");
+    throw new Error(
+      "fengari was loaded before the Lua sandbox could patch it: import it from src/lua/fengari.ts",
+    );
   const byPath = new Map(PATCHES.map((p) => [require.resolve(p.file), p]));
   const applied = new Set<string>();
   const extensions = (require("node:module") as { _extensions: Record<string, JsLoader> })._extensions;
@@ -86,7 +89,8 @@ function loadFengari(): typeof Fengari {
   };
   try {
     const loaded = require("fengari") as typeof Fengari;
-    if (applied.size !== byPath.size) throw new Error("fengari did not load the files the Lua sandbox patches");
+    if (applied.size !== byPath.size)
+      throw new Error("fengari did not load the files the Lua sandbox patches");
     return loaded;
   } finally {
     extensions[".js"] = original;

@@ -137,7 +137,12 @@ for (const name of ["pushsvalue2s", "setsvalue2s"] as const) {
 // Table slots: a store that adds a key costs SLOT_BYTES. luaH_setint has no state to raise on,
 // so its trip is raised by the next check (the hook's, at the latest one instruction later).
 {
-  const setfrom = internals.ltable.luaH_setfrom as (L: LuaState, t: TableValue, k: unknown, v: unknown) => void;
+  const setfrom = internals.ltable.luaH_setfrom as (
+    L: LuaState,
+    t: TableValue,
+    k: unknown,
+    v: unknown,
+  ) => void;
   internals.ltable.luaH_setfrom = ((L: LuaState, t: TableValue, k: unknown, v: unknown) => {
     const before = t.strong.size;
     setfrom(L, t, k, v);

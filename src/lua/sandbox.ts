@@ -8,8 +8,8 @@
 // `package.loadlib` is Node's require, and its searchers read files. Argo CD's
 // `health.lua.useOpenLibs` is refused where the config is read (config/schema.ts).
 
-import { lauxlib, type LuaState, lua, lualib, to_luastring } from "./fengari.ts";
 import { JsonPusher } from "./convert.ts";
+import { type LuaState, lauxlib, lua, lualib, to_luastring } from "./fengari.ts";
 import { charge } from "./meter.ts";
 
 /** Lua 5.1 names that Lua 5.3 renamed or removed, and loaders limited to source text. */

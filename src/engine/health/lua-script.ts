@@ -6,9 +6,9 @@
 // RESTING_MS (every object it judges is Unknown at once, with the reason), so a kind with many
 // objects costs one budget per rest, not one per object, and other environments keep running.
 
-import { lauxlib, type LuaState, lua, to_luastring } from "../../lua/fengari.ts";
 import type { KubeObject } from "../../kube/object.ts";
 import { type JsonPusher, stringField, typeName } from "../../lua/convert.ts";
+import { type LuaState, lauxlib, lua, to_luastring } from "../../lua/fengari.ts";
 import { metered } from "../../lua/meter.ts";
 import { newSandbox } from "../../lua/sandbox.ts";
 import { splitLine } from "../../lua/syntax.ts";
