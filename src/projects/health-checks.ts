@@ -15,7 +15,10 @@ export function healthChecksOf(
   const own = project?.resourceCustomizations;
   if (!own || !shared) return own ?? shared;
   let perProject = merged.get(file);
-  if (!perProject) merged.set(file, (perProject = new WeakMap()));
+  if (!perProject) {
+    perProject = new WeakMap();
+    merged.set(file, perProject);
+  }
   if (!perProject.has(project)) perProject.set(project, { ...own, ...withoutKeys(shared, own) });
   return perProject.get(project);
 }

@@ -7,9 +7,9 @@ import { join } from "node:path";
 import { describe, test } from "node:test";
 import { importArgoConfigMap } from "../../../src/config/argo-cm-import.ts";
 import { ArgoImportError } from "../../../src/config/argo-import.ts";
-import { parseProjects } from "../../../src/projects/load.ts";
 import { compileHealthChecks } from "../../../src/engine/health/index.ts";
 import type { KubeObject } from "../../../src/kube/object.ts";
+import { parseProjects } from "../../../src/projects/load.ts";
 
 const FIXTURE = join(import.meta.dirname, "..", "..", "fixtures", "config", "argo", "argocd-cm.yaml");
 const ENV =

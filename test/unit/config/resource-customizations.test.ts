@@ -127,7 +127,11 @@ resourceCustomizations:
       Pod: { "health.lua": "return { status = 'Degraded' }" },
       "apps/Deployment": { "health.lua": "return { status = 'Healthy' }" },
     });
-    assert.equal(healthChecksOf(file, a), healthChecksOf(file, a), "one object per project: scripts compile once");
+    assert.equal(
+      healthChecksOf(file, a),
+      healthChecksOf(file, a),
+      "one object per project: scripts compile once",
+    );
     assert.equal(healthChecksOf(file, b), file.resourceCustomizations);
     assert.equal(healthChecksOf(undefined, undefined), undefined);
   });

@@ -194,7 +194,8 @@ return { status = "Healthy", message = table.concat(parts, " ") }`,
     {
       name: "a script that requires a module from disk",
       lua: "local m = require('socket')\nreturn { status = 'Healthy' }",
-      message: /require\("socket"\): health scripts may require only string, table, math, utf8, coroutine and os/,
+      message:
+        /require\("socket"\): health scripts may require only string, table, math, utf8, coroutine and os/,
     },
     {
       name: "a script that runs a file",
