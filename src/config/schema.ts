@@ -291,6 +291,25 @@ const ignoreDifference = strictObject({
   })
   .describe("Differences to ignore when comparing desired and live objects (Argo CD's ignoreDifferences).");
 
+const trustedManager = z.union(
+  [
+    nonEmpty(),
+    strictObject({
+      manager: nonEmpty().describe("Field manager name as in metadata.managedFields (* and ? globs)."),
+      paths: z
+        .array(jsonPointer)
+        .min(1, { error: "must list at least one JSON pointer, e.g. /spec/replicas" })
+        .describe(
+          "Fields (and what is below them) the manager is trusted for; a * token matches any key or index.",
+        ),
+    }),
+  ],
+  {
+    error:
+      'must be a field manager name or {manager, paths}, e.g. {manager: my-autoscaler, paths: ["/spec/replicas"]}',
+  },
+);
+
 const syncWindow = strictObject({
   kind: z
     .enum(["allow", "deny"], {
@@ -622,10 +641,10 @@ const environment = strictObject({
     .describe("Differences between Git and the cluster to ignore (default none).")
     .default([]),
   trustedManagers: z
-    .array(nonEmpty())
+    .array(trustedManager)
     .default([])
     .describe(
-      "Field managers (as in metadata.managedFields; * and ? globs) whose additions to managed objects are not drift, beyond Kubernetes' own controllers: an autoscaler, a service-mesh injector, cert-manager's cainjector. A trusted manager that changes a field Git declares is still reverted, with backoff (default none).",
+      "Field managers trusted for some fields, beyond Kubernetes' own controllers (docs/semantics.md lists them): {manager, paths} pairs (manager as in metadata.managedFields, * and ? globs; paths JSON pointers, a * token matching any key or index), or a bare name, trusted for /spec/replicas, /metadata/labels/* and /metadata/annotations/* only. A manager's changes outside its paths are drift, and security-relevant fields (containers, images, env, volumes, securityContext, host namespaces, ServiceAccount, RBAC, webhooks) are never trusted by name. A trusted manager that changes a field Git declares is still reverted, with backoff (default none).",
     ),
   syncWindows: z
     .array(syncWindow)

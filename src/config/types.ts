@@ -37,8 +37,11 @@ export interface EnvironmentConfig {
   };
   syncPolicy: SyncPolicy;
   ignoreDifferences: IgnoreDifference[];
-  /** Field managers (globs) whose additions are not drift, beyond Kubernetes' own controllers. */
-  trustedManagers: string[];
+  /**
+   * Field managers trusted for some fields, beyond Kubernetes' own controllers: (manager, paths)
+   * pairs, or a bare name (trusted for replicas, labels and annotations only).
+   */
+  trustedManagers: Array<string | { manager: string; paths: string[] }>;
   syncWindows: SyncWindow[];
   approval?: ApprovalRule;
   /** Repository permission each PR comment command needs. */
