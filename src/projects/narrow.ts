@@ -4,6 +4,7 @@
 import { applyFloors, type Floor } from "../config/floors.ts";
 import type { EnvironmentConfig, EnvironmentProject, SyncwardConfig } from "../config/types.ts";
 import { globMatch, namespaceAllowed } from "./glob.ts";
+import { grantViolations } from "./grants.ts";
 import { destinationsFor } from "./own-namespace.ts";
 import type { Project, ProjectDestination } from "./types.ts";
 
@@ -64,6 +65,7 @@ export function narrowEnvironment(
     }
     violations.push(...ownNamespaceOverlaps(project, env, context.others ?? []));
   }
+  violations.push(...grantViolations(project, env));
   const binding: EnvironmentProject = {
     name: project.name,
     clusterResourceWhitelist: project.clusterResourceWhitelist,

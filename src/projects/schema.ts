@@ -11,7 +11,14 @@ import {
   strictObject,
   syncWindowSchema,
 } from "../config/schema.ts";
-import type { KindRule, Project, ProjectDestination, ProjectFloors, ProjectsFile } from "./types.ts";
+import type {
+  KindRule,
+  Project,
+  ProjectDestination,
+  ProjectFloors,
+  ProjectGrants,
+  ProjectsFile,
+} from "./types.ts";
 
 const NAME_RE = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 // owner/name with `*` and `?` globs; GitHub's owner and repository characters otherwise.
@@ -47,6 +54,29 @@ const productionFloorFields = {
     ),
 };
 // ---- end production floors ----
+
+// ---- Grants: which operator-held credentials a project's repositories may name (grants.ts) ----
+const grants = strictObject({
+  notifyKeys: z
+    .array(
+      z.string().regex(/^SYNCWARD_NOTIFY_[A-Z0-9_]+$/, { error: "must name a SYNCWARD_NOTIFY_* variable" }),
+    )
+    .default([])
+    .describe("SYNCWARD_NOTIFY_* variables the repositories' notify targets may sign with (secretEnv)."),
+  chartRepositories: z
+    .array(z.string().min(1))
+    .default([])
+    .describe("Chart repository URL prefixes whose operator-held credentials the repositories may use."),
+  clusters: z
+    .array(z.string().min(1))
+    .default([])
+    .describe(
+      "Clusters (kubeconfig context globs) whose operator-held credentials the repositories may use.",
+    ),
+})
+  .prefault({})
+  .describe("Operator-held credentials the project's repositories may name; anything else is refused.");
+// ---- end grants ----
 
 const destination = strictObject({
   namespace: z
@@ -172,6 +202,7 @@ const project = strictObject({
     .prefault([])
     .describe("Windows that hold every environment of the project, on top of the repository's own."),
   floors,
+  grants,
 })
   .refine((p) => p.repositories.length + Object.keys(p.properties).length > 0, {
     path: ["repositories"],
@@ -228,5 +259,6 @@ export type ProjectsSchemaMatchesTypes = [
   Assert<Same<z.output<typeof project>, Project>>,
   Assert<Same<z.output<typeof destination>, ProjectDestination>>,
   Assert<Same<z.output<typeof floors>, ProjectFloors>>,
+  Assert<Same<z.output<typeof grants>, ProjectGrants>>,
   Assert<Same<z.output<typeof kindSchema>, KindRule>>,
 ];

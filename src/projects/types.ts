@@ -26,6 +26,17 @@ export interface Project {
   /** Windows every environment of the project is held by, on top of its own. */
   syncWindows: SyncWindow[];
   floors: ProjectFloors;
+  grants: ProjectGrants;
+}
+
+/** Operator-held credentials a project's repositories may name (grants.ts); nothing else. */
+export interface ProjectGrants {
+  /** SYNCWARD_NOTIFY_* variables notify targets may sign with. */
+  notifyKeys: string[];
+  /** Chart repository URL prefixes whose credentials may be used. */
+  chartRepositories: string[];
+  /** kubeconfig context globs of clusters whose credentials may be used. */
+  clusters: string[];
 }
 
 export interface ProjectDestination {
