@@ -41,7 +41,7 @@ export function applyFloors(
   const isProduction = production || env.production;
   const binding = isProduction ? floors.filter(productionFloor) : [];
   if (binding.length === 0) return out;
-  const min = Math.max(1, ...binding.map((f) => f.minProductionApprovals ?? 0));
+  const min = Math.max(0, ...binding.map((f) => f.minProductionApprovals ?? 0));
   return productionFloorOn(out, binding, min, production);
 }
 
@@ -73,15 +73,20 @@ function productionFloorOn(
     ...env,
     // GitHub's deployment is a production one too: the operator said so.
     production: env.production || operatorProduction,
-    approval: {
-      users: env.approval?.users ?? [],
-      teams: env.approval?.teams ?? [],
-      // Nobody who contributed approves, whatever the repository's allowAuthor says.
-      allowAuthor: false,
-      trustedBots: env.approval?.trustedBots ?? [],
-      ...(env.approval?.expiresAfter !== undefined ? { expiresAfter: env.approval.expiresAfter } : {}),
-      minimum: Math.max(min, env.approval?.minimum ?? 0),
-    },
+    // A floor of checks alone gates nothing by approval; any approval there is held to the floor.
+    ...(min > 0 || env.approval
+      ? {
+          approval: {
+            users: env.approval?.users ?? [],
+            teams: env.approval?.teams ?? [],
+            // Nobody who contributed approves, whatever the repository's allowAuthor says.
+            allowAuthor: false,
+            trustedBots: env.approval?.trustedBots ?? [],
+            ...(env.approval?.expiresAfter !== undefined ? { expiresAfter: env.approval.expiresAfter } : {}),
+            minimum: Math.max(min, env.approval?.minimum ?? 0, 1),
+          },
+        }
+      : {}),
     commands: { ...env.commands, approve },
     ...withChecks(env.requireChecks, checks),
     floor: { sources, approverPermission: permission },

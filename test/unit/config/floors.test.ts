@@ -80,3 +80,13 @@ describe("operator floors", () => {
     });
   });
 });
+
+describe("a floor of checks alone", () => {
+  it("adds the checks and gates nothing by approval", () => {
+    const checks = applyFloors(envConfig("prod", { production: true }), [
+      { source: "p", requiredChecks: ["ci"] },
+    ]);
+    assert.equal(checks.approval, undefined);
+    assert.deepEqual(checks.requireChecks, ["ci"]);
+  });
+});
