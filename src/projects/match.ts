@@ -117,7 +117,7 @@ async function memberBy(
 
 function unmatchedReason(file: ProjectsFile, fullName: string, notes: string[]): string {
   if (file.projects.length === 0)
-    return `${fullName} belongs to no project: the operator's projects document lists none, so no repository may deploy. Add a project whose repositories include "${fullName}" (deploy/projects.yaml shows a safe default: each repository confined to a namespace named after it).`;
+    return `${fullName} belongs to no project: the operator's projects document lists none, so no repository may deploy. Add a project whose repositories include "${fullName}" (deploy/projects-default.yaml shows a safe default: each repository confined to a namespace named after it).`;
   const rules = file.projects.map((p) => {
     const parts = [
       p.repositories.length > 0 ? `repositories ${p.repositories.join(", ")}` : "",
