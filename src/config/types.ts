@@ -106,6 +106,8 @@ export interface EnvironmentProject {
   violations: string[];
   /** The project's floor: pull requests from forks are never previewed. */
   forkPreviews?: "never";
+  /** Chart repository URL prefixes whose operator-held credentials the project grants (projects/grants.ts). */
+  chartCredentials?: string[];
 }
 
 export type NotifyEvent =

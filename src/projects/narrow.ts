@@ -75,6 +75,7 @@ export function narrowEnvironment(
   const account = serviceAccountFor(onCluster, env.destination.namespace);
   if (account) binding.serviceAccount = account;
   if (project.floors.forkPreviews === "never") binding.forkPreviews = "never";
+  binding.chartCredentials = project.grants.chartRepositories;
   const narrowed: EnvironmentConfig = {
     ...env,
     syncWindows: [...env.syncWindows, ...project.syncWindows.map((w) => ({ ...w, project: project.name }))],

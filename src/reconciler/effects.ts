@@ -76,6 +76,9 @@ export class EnvironmentEffects {
         capabilities: () => this.capabilities.get(),
         ...remoteChart(this.o.env.source),
       },
+      ...(this.o.env.project?.chartCredentials
+        ? { credentialsGranted: this.o.env.project.chartCredentials }
+        : {}),
     };
   }
 
