@@ -65,6 +65,8 @@ export interface EnvironmentConfig {
   notify: NotifyTarget[];
   /** The operator's project this environment deploys under (src/projects): never read from the repository's file. */
   project?: EnvironmentProject;
+  /** The operator's floor on this environment (src/config/floors.ts): never read from the repository's file. */
+  floor?: OperatorFloor;
   /**
    * Checks that must have passed on a revision before it is deployed: their names (any source), a
    * name pinned to the GitHub App that must report it, or true for the tracked branch's required
@@ -77,6 +79,17 @@ export interface EnvironmentConfig {
    * a later render can tell who changed the config since.
    */
   configRevision?: string;
+}
+
+/**
+ * What the operator holds an environment to, whatever its config says: set where an operator
+ * floor applies to a production destination (floors.ts). The repository can only add to it.
+ */
+export interface OperatorFloor {
+  /** Where it comes from, for messages: "project payments", "SYNCWARD_MIN_PRODUCTION_APPROVALS". */
+  sources: string[];
+  /** The least repository permission of any approver, listed or not. */
+  approverPermission: "write" | "maintain" | "admin";
 }
 
 /** A check by name (any app's run or a commit status), or pinned to one GitHub App by its slug. */
@@ -95,6 +108,8 @@ export interface EnvironmentProject {
   violations: string[];
   /** The project's floor: pull requests from forks are never previewed. */
   forkPreviews?: "never";
+  /** Chart repository URL prefixes whose operator-held credentials the project grants (projects/grants.ts). */
+  chartCredentials?: string[];
 }
 
 export type NotifyEvent =

@@ -11,6 +11,7 @@ import { generateNameProblem, type HookTask, type SkippedObject, splitHooks } fr
 import { fetchEach, fetchLive } from "./live.ts";
 import { type Plan, planSync } from "./plan.ts";
 import { type PreparedObject, prepareObjects, ValidationError } from "./prepare.ts";
+import { guardWrites, reservedPlaces } from "./reserved.ts";
 import { compareOptionsFor } from "./revert/index.ts";
 import { withTracking } from "./tracking.ts";
 import type { SyncRequest, SyncTarget } from "./types.ts";
@@ -49,11 +50,14 @@ function named(obj: KubeObject): KubeObject {
 
 /** Everything short of writing: what a diff, a preview or a dry run shows. */
 export async function assess(
-  client: KubeClient,
+  unguarded: KubeClient,
   target: SyncTarget,
   request: SyncRequest,
 ): Promise<Assessment> {
   const { env } = target;
+  const reserved = reservedPlaces(target.reservedNamespaces);
+  // Its dry runs are writes to the API server too: through the same choke point as a sync's.
+  const client = guardWrites(unguarded, reserved);
   const split = splitHooks(request.objects);
   const nameless = split.resources.flatMap((o) => {
     const problem = generateNameProblem(o);
@@ -61,7 +65,7 @@ export async function assess(
   });
   if (nameless.length > 0) throw new ValidationError(nameless);
   const hookObjects = [...new Set(split.hooks.map((h) => h.obj))];
-  const all = await prepareObjects(client, env, [...split.resources, ...hookObjects.map(named)]);
+  const all = await prepareObjects(client, env, [...split.resources, ...hookObjects.map(named)], reserved);
   const prepared = all.slice(0, split.resources.length);
   const preparedHooks = new Map(
     hookObjects.map((o, i) => {

@@ -6,6 +6,12 @@ import type { ApiResource, KubeClient } from "../kube/client.ts";
 import { groupOf, type KubeObject, keyOf, kubectlName } from "../kube/object.ts";
 import { mapLimit } from "../util/map-limit.ts";
 import { projectKindProblem, projectViolations } from "./project-limits.ts";
+import {
+  type Reserved,
+  reservedDestinationProblems,
+  reservedObjectProblem,
+  reservedPlaces,
+} from "./reserved.ts";
 import { resourceOptionsOf } from "./sync-options.ts";
 
 export class ValidationError extends Error {
@@ -42,9 +48,11 @@ export async function prepareObjects(
   client: KubeClient,
   env: EnvironmentConfig,
   objects: KubeObject[],
+  reserved: Reserved = reservedPlaces(),
 ): Promise<PreparedObject[]> {
-  // The repository's config reaches outside its project: no object is even looked at.
-  const violations = projectViolations(env);
+  // The repository's config reaches outside its project, or into a reserved place: no object
+  // is even looked at.
+  const violations = [...projectViolations(env), ...reservedDestinationProblems(env, reserved)];
   if (violations.length > 0) throw new ValidationError(violations, "refused by the operator's project");
   const problems: string[] = [];
   const defined = crdKinds(objects);
@@ -70,6 +78,8 @@ export async function prepareObjects(
     const copy: KubeObject = { ...obj, metadata: { ...obj.metadata } };
     const forbidden = projectKindProblem(env, kubectlName(keyOf(obj)), group, obj.kind, namespaced);
     if (forbidden) problems.push(forbidden);
+    const own = reservedObjectProblem(reserved, obj, namespaced, env.destination.namespace);
+    if (own) problems.push(own);
     if (namespaced) {
       copy.metadata.namespace = obj.metadata.namespace || env.destination.namespace;
       if (!allowedNamespaces.has(copy.metadata.namespace)) {

@@ -15,6 +15,7 @@ import type { KindRef } from "./live.ts";
 import type { Plan } from "./plan.ts";
 import { ValidationError } from "./prepare.ts";
 import { pruneInWaves } from "./prune.ts";
+import { guardWrites, reservedPlaces } from "./reserved.ts";
 import { emptyTotals, errorMessage, originOf, resourceOf, skipAll } from "./resource-results.ts";
 import type { Health, ResourceResult, SyncResult } from "./result.ts";
 import { resourceOptionsOf } from "./sync-options.ts";
@@ -27,10 +28,12 @@ export { outcomeWithoutWork } from "./resource-results.ts";
 export type { HookMode, ProgressEvent, SyncOutcome, SyncRequest, SyncTarget } from "./types.ts";
 
 export async function syncEnvironment(
-  client: KubeClient,
+  unguarded: KubeClient,
   target: SyncTarget,
   given: SyncRequest,
 ): Promise<SyncOutcome> {
+  // The one choke point: every write below (apply, hooks, prune) goes through this view.
+  const client = guardWrites(unguarded, reservedPlaces(target.reservedNamespaces));
   const request = { ...given, healthTimeoutMs: given.healthTimeoutMs ?? target.env.syncPolicy.healthTimeout };
   const startedAt = new Date().toISOString();
   const totals = emptyTotals();

@@ -15,6 +15,8 @@ export interface SyncTarget {
   env: EnvironmentConfig;
   /** The config's compiled custom health checks (resourceCustomizations); absent: built-in rules only. */
   health?: HealthChecks;
+  /** Namespaces no write may reach besides the built-in reserved ones (reserved.ts): the state namespace. */
+  reservedNamespaces?: readonly string[];
 }
 
 export type ProgressEvent =

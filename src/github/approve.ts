@@ -14,6 +14,7 @@
 import type { EnvironmentConfig } from "../config/types.ts";
 import type { EnvironmentController } from "../reconciler/environment-controller.ts";
 import type { PendingSync, RecordedPush } from "../state/types.ts";
+import { environmentAppearedAfter, floorPermissionRefusal } from "./approver-floor.ts";
 import { approverPins, dropUnlistedPins } from "./approver-pins.ts";
 import {
   type ApproverPins,
@@ -78,6 +79,8 @@ export async function approveAs(
     ...(revision ? { revision } : {}),
   });
   if (who.bot || who.login.endsWith("[bot]")) return refuse("bots never approve deployments");
+  const belowFloor = floorPermissionRefusal(controller.env, who.permission);
+  if (belowFloor) return refuse(belowFloor);
   // The configured rule first (listed users by the ids pinned in the state); then the rules the pending revision is gated by:
   // a config change that loosens them is held to the stricter of the deployed and the new ones
   // (src/config/stricter.ts), and the approver must pass those too.
@@ -139,9 +142,16 @@ export async function approveAs(
   // From the last synced revision, or the one a renamed environment inherits its rules with.
   const base = await controller.base(state);
   if (!rule.allowAuthor) {
+    // Under the operator's floor, a first deployment's range starts where the environment appeared.
+    let from = base || undefined;
+    if (!from && controller.env.floor) {
+      const appeared = await environmentAppearedAfter(gh, rt.ref, revision, name);
+      if ("refusal" in appeared) return refuse(appeared.refusal, revision);
+      from = appeared.base;
+    }
     let range: Awaited<ReturnType<typeof fetchRange>>;
     try {
-      range = await fetchRange(gh, rt.ref, base || undefined, revision, controller.env.source.branch);
+      range = await fetchRange(gh, rt.ref, from, revision, controller.env.source.branch);
     } catch (err) {
       if (err instanceof RangeTooLong) return refuse(err.message, revision);
       throw err;

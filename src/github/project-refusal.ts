@@ -1,7 +1,9 @@
-// The operator's projects on GitHub: a team's repositories read through GitHub's API (for
-// `teams:` membership), and the one check run a repository that belongs to no project gets on its
-// default branch's head, saying which project rule is missing. syncward deploys nothing of it.
-import type { TeamLookupError, TeamRepositories } from "../projects/match.ts";
+// The operator's projects on GitHub: what the app learns of a repository to match it (its id,
+// for the pins of listed repositories; its organization custom properties, only where the
+// organization alone may set them), and the one check run a repository that belongs to no
+// project gets on its default branch's head, saying which project rule is missing. syncward
+// deploys nothing of it.
+import type { MembershipLookupError, RepositoryFacts, RepositoryPins } from "../projects/match.ts";
 import { Cached } from "../util/cached.ts";
 import { fenced } from "./markdown.ts";
 import type { Octokit, RepoRef } from "./octokit.ts";
@@ -9,54 +11,89 @@ import { truncateBytes } from "./truncate.ts";
 
 export const PROJECT_CHECK = "syncward / project";
 
-/** A repository the operator's projects do not let deploy (no project covers it, or a team cannot be read). */
+/** A repository the operator's projects do not let deploy (no project covers it, or its facts cannot be read). */
 export class ProjectRefusal extends Error {
   override readonly name = "ProjectRefusal";
 }
 
-/** How long a team's repositories are kept: a bootstrap of many repositories asks once per team. */
-export const TEAM_REPOSITORIES_TTL_MS = 60_000;
+/** How long a property definition is kept: a bootstrap of many repositories asks once per property. */
+export const PROPERTY_DEFINITION_TTL_MS = 60_000;
 
 /**
- * `GET /orgs/{org}/teams/{team_slug}/repos` for each team, kept in `cache` (one per installation:
- * the key holds it) for a minute; a failure is not kept. Errors name GitHub's status and message,
- * and what the app needs.
+ * The facts of `repo` read from GitHub: `GET /repos/{owner}/{repo}` for its id, and for custom
+ * properties first each definition (`GET /orgs/{org}/properties/schema/{name}`, kept in `cache`
+ * for a minute per installation), refused unless `values_editable_by` is `org_actors` (absent
+ * means the same, GitHub's default), then the repository's values.
  */
-export function teamRepositoriesOf(
+export function repositoryFactsOf(
   gh: Octokit,
-  cache: Map<string, Cached<string[]>> = new Map(),
+  repo: RepoRef,
+  pins: RepositoryPins,
+  cache: Map<string, Cached<string>> = new Map(),
   installationId = 0,
-): TeamRepositories {
-  return (team) => {
-    const key = `${installationId}:${team.toLowerCase()}`;
-    let entry = cache.get(key);
-    if (!entry) {
-      entry = new Cached(TEAM_REPOSITORIES_TTL_MS, () => listTeamRepositories(gh, team));
-      cache.set(key, entry);
-    }
-    return entry.get();
+): RepositoryFacts {
+  let id: Promise<number> | undefined;
+  return {
+    pins,
+    id: () => {
+      id ??= gh.rest.repos.get({ ...repo }).then(
+        (r) => r.data.id,
+        (e) => Promise.reject(lookupError(`cannot read the repository's id`, e)),
+      );
+      return id;
+    },
+    properties: async (names) => {
+      for (const name of names) {
+        const key = `${installationId}:${repo.owner.toLowerCase()}:${name}`;
+        let entry = cache.get(key);
+        if (!entry) {
+          entry = new Cached(PROPERTY_DEFINITION_TTL_MS, () => editableBy(gh, repo.owner, name));
+          cache.set(key, entry);
+        }
+        const who = await entry.get();
+        if (who !== "org_actors")
+          throw new Error(
+            `custom property ${name} may be set by repository admins (values_editable_by: ${who}), so it cannot decide membership: the organization sets it to org_actors, or the project selects repositories by name`,
+          );
+      }
+      let values: Array<{ property_name: string; value: unknown }>;
+      try {
+        ({ data: values } = await gh.request("GET /repos/{owner}/{repo}/properties/values", { ...repo }));
+      } catch (e) {
+        throw lookupError("cannot read the repository's custom properties", e);
+      }
+      return new Map(
+        values.filter((v) => typeof v.value === "string").map((v) => [v.property_name, v.value as string]),
+      );
+    },
   };
 }
 
-async function listTeamRepositories(gh: Octokit, team: string): Promise<string[]> {
-  const [org = "", slug = ""] = team.split("/");
+async function editableBy(gh: Octokit, org: string, name: string): Promise<string> {
   try {
-    const repos = await gh.paginate(gh.rest.teams.listReposInOrg, { org, team_slug: slug, per_page: 100 });
-    return repos.map((r) => r.full_name);
+    const { data } = await gh.request("GET /orgs/{org}/properties/schema/{custom_property_name}", {
+      org,
+      custom_property_name: name,
+    });
+    return data.values_editable_by ?? "org_actors";
   } catch (e) {
-    const err = e as { status?: number; message?: string };
-    const hint =
-      err.status === 404
-        ? " (does the team exist, and does the app have the organization permission Members: read?)"
-        : err.status === 403
-          ? " (the app needs the organization permission Members: read)"
-          : "";
-    throw new Error(`GitHub answered ${err.status ?? "with an error"}: ${err.message ?? String(err)}${hint}`);
+    throw lookupError(`cannot read the definition of custom property ${name}`, e);
   }
 }
 
-/** The refusal's text for a TeamLookupError: nothing deploys until the team can be read. */
-export function teamRefusal(err: TeamLookupError): ProjectRefusal {
+function lookupError(what: string, e: unknown): Error {
+  const err = e as { status?: number; message?: string };
+  const hint =
+    err.status === 404 || err.status === 403
+      ? " (the app needs the repository permission Metadata: read and the organization permission Custom properties: read)"
+      : "";
+  return new Error(
+    `${what}: GitHub answered ${err.status ?? "with an error"}: ${err.message ?? String(err)}${hint}`,
+  );
+}
+
+/** The refusal's text for a MembershipLookupError: nothing deploys until it can be read. */
+export function membershipRefusal(err: MembershipLookupError): ProjectRefusal {
   return new ProjectRefusal(
     `${err.message}. Until it can be read, syncward cannot tell whether this repository belongs to project ${err.project}, so it deploys nothing of it.`,
   );

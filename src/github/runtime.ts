@@ -8,8 +8,9 @@ import type { KubeObject } from "../kube/object.ts";
 import { Notifier } from "../notify/notifier.ts";
 import { bindRepository } from "../projects/bind.ts";
 import { healthChecksOf } from "../projects/health-checks.ts";
-import { TeamLookupError } from "../projects/match.ts";
+import { MembershipLookupError } from "../projects/match.ts";
 import { narrowConfig } from "../projects/narrow.ts";
+import { configMapPins } from "../projects/pins-configmap.ts";
 import type { Project, ProjectsFile } from "../projects/types.ts";
 import type { Logger } from "../reconciler/environment-controller.ts";
 import type { Emit } from "../reconciler/events.ts";
@@ -23,7 +24,7 @@ import type { Cached } from "../util/cached.ts";
 import { GitHubSource } from "./github-source.ts";
 import type { Octokit, RepoRef } from "./octokit.ts";
 import { PreviewQueue } from "./preview.ts";
-import { ProjectRefusal, teamRefusal, teamRepositoriesOf } from "./project-refusal.ts";
+import { membershipRefusal, ProjectRefusal, repositoryFactsOf } from "./project-refusal.ts";
 import { RenameLocks } from "./rename-locks.ts";
 import { GitHubReporter } from "./reporter.ts";
 import { announcedRepository, announceRepository } from "./repository-announce.ts";
@@ -373,24 +374,26 @@ export class Runtimes {
       );
     }
     try {
-      const binding = await bindRepository(
-        projects,
-        `${info.owner}/${info.repo}`,
-        config,
-        teamRepositoriesOf(gh, this.teams, info.installationId),
-      );
+      const ref = { owner: info.owner, repo: info.repo };
+      const pins = configMapPins(this.deps.client, this.deps.stateNamespace);
+      const facts = repositoryFactsOf(gh, ref, pins, this.properties, info.installationId);
+      const binding = await bindRepository(projects, `${info.owner}/${info.repo}`, config, facts);
       if (binding.kind === "unmatched") throw new ProjectRefusal(binding.reason);
-      if (binding.kind === "matched") this.projectOf.set(keyOf(info.owner, info.repo), binding.project);
+      if (binding.kind === "matched")
+        this.projectOf.set(keyOf(info.owner, info.repo), {
+          project: binding.project,
+          others: projects?.projects ?? [],
+        });
       const project = binding.kind === "matched" ? binding.project : undefined;
       this.healthOf.set(keyOf(info.owner, info.repo), healthChecksOf(projects, project));
       return binding.config;
     } catch (err) {
-      throw err instanceof TeamLookupError ? teamRefusal(err) : err;
+      throw err instanceof MembershipLookupError ? membershipRefusal(err) : err;
     }
   }
 
   /** The project each running repository deploys under (none without projects). */
-  private readonly projectOf = new Map<string, Project>();
+  private readonly projectOf = new Map<string, { project: Project; others: readonly Project[] }>();
   /** The operator's custom health checks each running repository is judged by (projects/health-checks.ts). */
   private readonly healthOf = new Map<string, ResourceCustomizations | undefined>();
 
@@ -399,13 +402,15 @@ export class Runtimes {
    * without projects. For a proposed configuration, before it is merged.
    */
   underItsProject(owner: string, repo: string, config: SyncwardConfig): SyncwardConfig {
-    const project = this.projectOf.get(keyOf(owner, repo));
-    return project ? narrowConfig(project, config) : config;
+    const bound = this.projectOf.get(keyOf(owner, repo));
+    return bound
+      ? narrowConfig(bound.project, config, [], { fullName: `${owner}/${repo}`, others: bound.others })
+      : config;
   }
 
   private readonly refusals = new BoundedMap<string, true>(1000);
-  /** Team repositories, per installation and team, for a minute (project-refusal.ts). */
-  private readonly teams = new Map<string, Cached<string[]>>();
+  /** Custom property definitions' values_editable_by, per installation and property, for a minute (project-refusal.ts). */
+  private readonly properties = new Map<string, Cached<string>>();
 
   /** True the first time a refusal (repository, head, reason) is seen: it is reported once. */
   firstRefusal(key: string): boolean {

@@ -81,7 +81,9 @@ export function importArgoAppProject(yamlText: string): AppProjectImport {
     else notes.push(`spec.sourceRepos[${i}] ${JSON.stringify(url)} is not a GitHub repository: dropped`);
   }
   out.repositories = repositories;
-  notes.push("teams: add the GitHub teams (org/slug) whose repositories belong to this project, if any");
+  notes.push(
+    "properties: select repositories by an organization custom property only the organization may set, if any",
+  );
 
   const accounts = list(spec.destinationServiceAccounts).filter(isObject);
   const destinations: Json[] = [];

@@ -2,7 +2,7 @@
 // configured, the config narrowed by its project when one matches, a refusal otherwise.
 import type { Floor } from "../config/floors.ts";
 import type { SyncwardConfig } from "../config/types.ts";
-import { matchProject, type TeamRepositories } from "./match.ts";
+import { matchProject, type RepositoryFacts } from "./match.ts";
 import { narrowConfig } from "./narrow.ts";
 import type { Project, ProjectsFile } from "./types.ts";
 
@@ -15,16 +15,22 @@ export async function bindRepository(
   projects: ProjectsFile | undefined,
   fullName: string,
   config: SyncwardConfig,
-  teamRepositories?: TeamRepositories,
+  facts?: RepositoryFacts,
   operatorFloors: readonly Floor[] = [],
 ): Promise<Binding> {
-  const match = await matchProject(projects, fullName, teamRepositories);
+  const match = await matchProject(projects, fullName, facts);
   switch (match.kind) {
     case "none-configured":
       return { kind: "none-configured", config };
     case "unmatched":
       return match;
     case "matched":
-      return { ...match, config: narrowConfig(match.project, config, operatorFloors) };
+      return {
+        ...match,
+        config: narrowConfig(match.project, config, operatorFloors, {
+          fullName,
+          others: projects?.projects ?? [],
+        }),
+      };
   }
 }

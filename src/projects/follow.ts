@@ -1,8 +1,8 @@
 // The app follows the operator's projects: an edit of the ConfigMap syncward-projects (created,
 // changed or deleted) is noticed within `everyMs` and every repository is loaded again under it.
-// One object, read by name: a poll of its resourceVersion costs one GET and needs no watch.
+// Two objects (the operator's and the shipped default), read by name: a poll costs two GETs and needs no watch.
 import type { KubeClient } from "../kube/client.ts";
-import { PROJECTS_CONFIGMAP } from "./load.ts";
+import { DEFAULT_PROJECTS_CONFIGMAP, PROJECTS_CONFIGMAP } from "./load.ts";
 
 export function followProjectsConfigMap(
   client: KubeClient,
@@ -16,8 +16,12 @@ export function followProjectsConfigMap(
   let timer: NodeJS.Timeout | undefined;
   const tick = async () => {
     try {
-      const cm = await client.get("v1", "ConfigMap", namespace, PROJECTS_CONFIGMAP);
-      const version = cm?.metadata.resourceVersion ?? "absent";
+      const versions = [];
+      for (const name of [PROJECTS_CONFIGMAP, DEFAULT_PROJECTS_CONFIGMAP])
+        versions.push(
+          (await client.get("v1", "ConfigMap", namespace, name))?.metadata.resourceVersion ?? "absent",
+        );
+      const version = versions.join("/");
       if (known && version !== last) await onChange();
       last = version;
       known = true;

@@ -8,6 +8,8 @@ import { safeParseProjects } from "./schema.ts";
 import type { ProjectsFile } from "./types.ts";
 
 export const PROJECTS_CONFIGMAP = "syncward-projects";
+/** The shipped default (deploy/projects-default.yaml), in force only while PROJECTS_CONFIGMAP is absent. */
+export const DEFAULT_PROJECTS_CONFIGMAP = "syncward-projects-default";
 export const PROJECTS_KEY = "projects.yaml";
 
 /** @throws ConfigError listing every problem, named after `file`. */

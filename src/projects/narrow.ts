@@ -4,6 +4,8 @@
 import { applyFloors, type Floor } from "../config/floors.ts";
 import type { EnvironmentConfig, EnvironmentProject, SyncwardConfig } from "../config/types.ts";
 import { globMatch, namespaceAllowed } from "./glob.ts";
+import { grantViolations } from "./grants.ts";
+import { destinationsFor } from "./own-namespace.ts";
 import type { Project, ProjectDestination } from "./types.ts";
 
 /** The project's floors as one source of applyFloors(), beside the operator's own. */
@@ -12,17 +14,26 @@ export function projectFloorSource(project: Project): Floor {
     source: `project ${project.name}`,
     minProductionApprovals: project.floors.productionApprovals,
     requireSignedCommits: project.floors.requireSignedCommits,
+    ...(project.floors.requiredChecks ? { requiredChecks: project.floors.requiredChecks } : {}),
+    ...(project.floors.approverPermission ? { approverPermission: project.floors.approverPermission } : {}),
   };
+}
+
+/** Who the config is narrowed for: the repository's name (for `{repo}`) and the other projects. */
+export interface NarrowContext {
+  fullName?: string;
+  others?: readonly Project[];
 }
 
 export function narrowConfig(
   project: Project,
   config: SyncwardConfig,
   operatorFloors: readonly Floor[] = [],
+  context: NarrowContext = {},
 ): SyncwardConfig {
   return {
     ...config,
-    environments: config.environments.map((env) => narrowEnvironment(project, env, operatorFloors)),
+    environments: config.environments.map((env) => narrowEnvironment(project, env, operatorFloors, context)),
   };
 }
 
@@ -30,10 +41,12 @@ export function narrowEnvironment(
   project: Project,
   env: EnvironmentConfig,
   operatorFloors: readonly Floor[] = [],
+  context: NarrowContext = {},
 ): EnvironmentConfig {
   const violations: string[] = [];
   const where = describeCluster(env);
-  const onCluster = project.destinations.filter((d) => clusterMatches(d, env));
+  const destinations = destinationsFor(project, context.fullName);
+  const onCluster = destinations.filter((d) => clusterMatches(d, env));
   if (onCluster.length === 0) {
     violations.push(
       `destination ${where} is not a destination of project ${project.name} (its destinations: ${project.destinations.map(describeDestination).join(", ")})`,
@@ -50,7 +63,9 @@ export function narrowEnvironment(
           : `${field} "${ns}" is outside project ${project.name} (destinations[].namespace on ${where}: ${patterns.join(", ")})`,
       );
     }
+    violations.push(...ownNamespaceOverlaps(project, env, context.others ?? []));
   }
+  violations.push(...grantViolations(project, env));
   const binding: EnvironmentProject = {
     name: project.name,
     clusterResourceWhitelist: project.clusterResourceWhitelist,
@@ -60,12 +75,69 @@ export function narrowEnvironment(
   const account = serviceAccountFor(onCluster, env.destination.namespace);
   if (account) binding.serviceAccount = account;
   if (project.floors.forkPreviews === "never") binding.forkPreviews = "never";
+  binding.chartCredentials = project.grants.chartRepositories;
   const narrowed: EnvironmentConfig = {
     ...env,
     syncWindows: [...env.syncWindows, ...project.syncWindows.map((w) => ({ ...w, project: project.name }))],
     project: binding,
   };
-  return applyFloors(narrowed, [...operatorFloors, projectFloorSource(project)]);
+  return applyFloors(
+    narrowed,
+    [...operatorFloors, projectFloorSource(project)],
+    productionHere(project, onCluster, env),
+  );
+}
+
+/** The operator marks the environment's destination production: the project, or the destination that allows it. */
+function productionHere(
+  project: Project,
+  onCluster: readonly ProjectDestination[],
+  env: EnvironmentConfig,
+): boolean {
+  if (project.floors.production) return true;
+  const ns = env.destination.namespace;
+  return onCluster.some(
+    (d) => d.production === true && !d.namespace.startsWith("!") && globMatch(d.namespace, ns),
+  );
+}
+
+/**
+ * A namespace a repository reaches only through its own name (`{repo}`) that another project
+ * names outright belongs to that project: creating a repository with that name gains nothing.
+ */
+function ownNamespaceOverlaps(
+  project: Project,
+  env: EnvironmentConfig,
+  others: readonly Project[],
+): string[] {
+  const own = project.destinations.filter((d) => d.namespace.includes("{repo}") && clusterMatches(d, env));
+  if (own.length === 0) return [];
+  const named = project.destinations.filter((d) => !d.namespace.includes("{repo}") && clusterMatches(d, env));
+  const out: string[] = [];
+  for (const ns of new Set([env.destination.namespace, ...env.policy.namespaces])) {
+    if (
+      namespaceAllowed(
+        named.map((d) => d.namespace),
+        ns,
+      ).allowed
+    )
+      continue;
+    const taken = others.find(
+      (o) =>
+        o.name !== project.name &&
+        namespaceAllowed(
+          o.destinations
+            .filter((d) => !d.namespace.includes("{repo}") && clusterMatches(d, env))
+            .map((d) => d.namespace),
+          ns,
+        ).allowed,
+    );
+    if (taken)
+      out.push(
+        `namespace "${ns}" is a destination of project ${taken.name}: a repository reaches it through its own name only where no other project names it`,
+      );
+  }
+  return out;
 }
 
 function clusterMatches(d: ProjectDestination, env: EnvironmentConfig): boolean {

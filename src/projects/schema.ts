@@ -11,16 +11,73 @@ import {
   schemaIssuesOf,
   strictObject,
   syncWindowSchema,
-  teamName,
 } from "../config/schema.ts";
-import type { KindRule, Project, ProjectDestination, ProjectFloors, ProjectsFile } from "./types.ts";
+import type {
+  KindRule,
+  Project,
+  ProjectDestination,
+  ProjectFloors,
+  ProjectGrants,
+  ProjectsFile,
+} from "./types.ts";
 
 const NAME_RE = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 // owner/name with `*` and `?` globs; GitHub's owner and repository characters otherwise.
 const REPO_GLOB_RE = /^[A-Za-z0-9*?][A-Za-z0-9*?-]*\/[A-Za-z0-9_.*?-]+$/;
-const NAMESPACE_GLOB_RE = /^!?[a-z0-9*?]([-a-z0-9*?]*[a-z0-9*?])?$/;
+// `{repo}` stands for the repository's own name (membership.ts): a namespace named after it.
+const NAMESPACE_GLOB_RE = /^!?(?:[a-z0-9*?]|\{repo\})(?:(?:[-a-z0-9*?]|\{repo\})*(?:[a-z0-9*?]|\{repo\}))?$/;
 const SA_NAME = "[a-z0-9]([-a-z0-9.]*[a-z0-9])?";
 const SERVICE_ACCOUNT_RE = new RegExp(`^(?:[a-z0-9]([-a-z0-9]*[a-z0-9])?:)?${SA_NAME}$`);
+
+// ---- Production floors: the operator's word on which destinations are production (floors.ts) ----
+const productionDestinationFields = {
+  production: z
+    .boolean()
+    .optional()
+    .describe(
+      "true: every environment deploying here is production, whatever the repository's production: says, and held to the project's floors.",
+    ),
+};
+const productionFloorFields = {
+  production: z
+    .boolean()
+    .optional()
+    .describe("true: every destination of the project is production (as destinations[].production)."),
+  requiredChecks: z
+    .array(z.string().min(1))
+    .optional()
+    .describe("Checks that must have passed on a revision before it reaches a production destination."),
+  approverPermission: z
+    .enum(["write", "maintain", "admin"])
+    .optional()
+    .describe(
+      "Least repository permission of any approver of a production environment (default write; listed approvers too).",
+    ),
+};
+// ---- end production floors ----
+
+// ---- Grants: which operator-held credentials a project's repositories may name (grants.ts) ----
+const grants = strictObject({
+  notifyKeys: z
+    .array(
+      z.string().regex(/^SYNCWARD_NOTIFY_[A-Z0-9_]+$/, { error: "must name a SYNCWARD_NOTIFY_* variable" }),
+    )
+    .default([])
+    .describe("SYNCWARD_NOTIFY_* variables the repositories' notify targets may sign with (secretEnv)."),
+  chartRepositories: z
+    .array(z.string().min(1))
+    .default([])
+    .describe("Chart repository URL prefixes whose operator-held credentials the repositories may use."),
+  clusters: z
+    .array(z.string().min(1))
+    .default([])
+    .describe(
+      "Clusters (kubeconfig context globs) whose operator-held credentials the repositories may use.",
+    ),
+})
+  .prefault({})
+  .describe("Operator-held credentials the project's repositories may name; anything else is refused.");
+// ---- end grants ----
 
 const destination = strictObject({
   namespace: z
@@ -29,7 +86,9 @@ const destination = strictObject({
       error: (i) =>
         `${JSON.stringify(i.input)} is not a namespace glob: lowercase letters, digits, "-", "*" and "?", with an optional leading "!" to deny`,
     })
-    .describe('Namespaces allowed (glob, e.g. "team-a-*"); a leading "!" denies ("!kube-*").'),
+    .describe(
+      'Namespaces allowed (glob, e.g. "team-a-*"); a leading "!" denies ("!kube-*"); "{repo}" is the repository\'s own name ("{repo}", "{repo}-dev").',
+    ),
   context: z
     .string()
     .min(1)
@@ -47,6 +106,7 @@ const destination = strictObject({
       "Every write of an environment deploying here (apply, patch, delete, hooks) impersonates this ServiceAccount: NAME in the destination namespace, or NAMESPACE:NAME (Argo CD's destinationServiceAccounts).",
     ),
 })
+  .extend(productionDestinationFields)
   .refine((d) => !(d.inCluster && d.context !== undefined), {
     path: ["context"],
     error: "cannot be combined with inCluster: true (choose one)",
@@ -70,9 +130,37 @@ const floors = strictObject({
     .literal("never")
     .optional()
     .describe('"never": pull requests from forks are never previewed against the live cluster.'),
+  ...productionFloorFields,
 })
   .prefault({})
   .describe("Settings no repository of the project can lower.");
+
+// ---- Membership: only what the operator controls (src/projects/match.ts) ----
+const PROPERTY_NAME_RE = /^[A-Za-z0-9_.$#-]{1,75}$/;
+const membershipFields = {
+  properties: z
+    .record(
+      z.string().regex(PROPERTY_NAME_RE, {
+        error: (i) => `${JSON.stringify(i.input)} is not a custom property name`,
+      }),
+      z.string().min(1),
+    )
+    .default({})
+    .describe(
+      "Organization custom properties (name: value) a repository must carry, all of them. Only properties that repository admins cannot edit (values_editable_by: org_actors) are accepted.",
+    ),
+};
+/** `teams:` is gone: a repository admin can grant any team access to their repository. */
+function teamsIssue(p: unknown, index: number): SchemaIssue | undefined {
+  if (p === null || typeof p !== "object" || !("teams" in p)) return undefined;
+  return {
+    path: ["projects", index, "teams"],
+    code: "custom",
+    message:
+      "is no longer accepted: a repository admin can grant any team access to their repository, so team access cannot decide membership. List the repositories by name, or select them by an organization custom property (properties)",
+  };
+}
+// ---- end membership ----
 
 const project = strictObject({
   name: z
@@ -93,10 +181,7 @@ const project = strictObject({
     )
     .default([])
     .describe('Repositories of the project, as "owner/name" globs ("acme/team-a-*", "*/*").'),
-  teams: z
-    .array(teamName)
-    .default([])
-    .describe("GitHub teams (org/team-slug) whose repositories belong to the project."),
+  ...membershipFields,
   destinations: z
     .array(destination)
     .min(1, {
@@ -118,6 +203,7 @@ const project = strictObject({
     .prefault([])
     .describe("Windows that hold every environment of the project, on top of the repository's own."),
   floors,
+  grants,
   // Custom health checks: the operator's, run sandboxed (src/lua/sandbox.ts).
   resourceCustomizations: resourceCustomizationsSchema
     .optional()
@@ -125,9 +211,9 @@ const project = strictObject({
       "This project's custom Lua health checks (Argo CD's resource.customizations); a key here wins over the document's.",
     ),
 })
-  .refine((p) => p.repositories.length + p.teams.length > 0, {
+  .refine((p) => p.repositories.length + Object.keys(p.properties).length > 0, {
     path: ["repositories"],
-    error: "covers nothing: list repositories (globs) or teams",
+    error: "covers nothing: list repositories (names or globs) or properties",
   })
   .describe("Which repositories may deploy where, with which kinds, windows and floors.");
 
@@ -149,6 +235,17 @@ export function safeParseProjects(
   if (Array.isArray(list)) {
     const first = new Map<string, number>();
     for (const [index, p] of list.entries()) {
+      const teams = teamsIssue(p, index);
+      if (teams) {
+        // Said once, with why, instead of strictObject's "unknown field".
+        const at = issues.findIndex(
+          (i) =>
+            i.path.join(".") === `projects.${index}` &&
+            ((i as { keys?: string[] }).keys ?? []).join() === "teams",
+        );
+        if (at >= 0) issues.splice(at, 1);
+        issues.push(teams);
+      }
       const name = (p as { name?: unknown } | null)?.name;
       if (typeof name !== "string") continue;
       const earlier = first.get(name);
@@ -172,5 +269,6 @@ export type ProjectsSchemaMatchesTypes = [
   Assert<Same<z.output<typeof project>, Project>>,
   Assert<Same<z.output<typeof destination>, ProjectDestination>>,
   Assert<Same<z.output<typeof floors>, ProjectFloors>>,
+  Assert<Same<z.output<typeof grants>, ProjectGrants>>,
   Assert<Same<z.output<typeof kindSchema>, KindRule>>,
 ];

@@ -12,10 +12,14 @@ export interface ProjectsFile {
 export interface Project {
   name: string;
   description?: string;
-  /** `owner/name` globs (`*`, `?`), case-insensitive as GitHub's names are. */
+  /**
+   * `owner/name` (pinned to the repository's id at first sight) or globs (`*`, `?`), without case
+   * as GitHub's names are. A glob binds only with `properties`, or in a project confined to each
+   * repository's own namespaces (match.ts).
+   */
   repositories: string[];
-  /** `org/team-slug`: every repository the team has access to belongs to the project. */
-  teams: string[];
+  /** Organization custom properties a repository must carry (values only the organization edits). */
+  properties: Record<string, string>;
   destinations: ProjectDestination[];
   /** Cluster-scoped kinds a repository of the project may manage (Argo CD's field); `*` any. */
   clusterResourceWhitelist: KindRule[];
@@ -26,6 +30,17 @@ export interface Project {
   floors: ProjectFloors;
   /** This project's custom health checks (Argo CD's `resource.customizations`). */
   resourceCustomizations?: ResourceCustomizations;
+  grants: ProjectGrants;
+}
+
+/** Operator-held credentials a project's repositories may name (grants.ts); nothing else. */
+export interface ProjectGrants {
+  /** SYNCWARD_NOTIFY_* variables notify targets may sign with. */
+  notifyKeys: string[];
+  /** Chart repository URL prefixes whose credentials may be used. */
+  chartRepositories: string[];
+  /** kubeconfig context globs of clusters whose credentials may be used. */
+  clusters: string[];
 }
 
 export interface ProjectDestination {
@@ -36,6 +51,8 @@ export interface ProjectDestination {
   namespace: string;
   /** ServiceAccount every write to this destination impersonates: `NAME` (in the namespace) or `NAMESPACE:NAME`. */
   serviceAccount?: string;
+  /** The operator marks this destination production: the project's floors hold there. */
+  production?: boolean;
 }
 
 export interface KindRule {
@@ -44,9 +61,15 @@ export interface KindRule {
 }
 
 export interface ProjectFloors {
-  /** Approvals every environment marked `production: true` needs at least. */
+  /** Approvals every production environment (the operator's or the repository's word) needs at least. */
   productionApprovals?: number;
   requireSignedCommits?: boolean;
   /** "never": no preview of a fork's pull request, whatever the operator's default. */
   forkPreviews?: "never";
+  /** Every destination of the project is production. */
+  production?: boolean;
+  /** Checks a production revision must have passed, on top of the repository's. */
+  requiredChecks?: string[];
+  /** Least repository permission of a production approver (default write). */
+  approverPermission?: "write" | "maintain" | "admin";
 }

@@ -37,7 +37,12 @@ export class EnvironmentEffects {
     readonly instance: string,
     readonly hooks: { wakeAt: (when: Date | undefined) => void; stopped: () => boolean },
   ) {
-    this.target = { instance, env: o.env, health: o.health };
+    this.target = {
+      instance,
+      env: o.env,
+      health: o.health,
+      ...(o.reservedNamespaces ? { reservedNamespaces: o.reservedNamespaces } : {}),
+    };
     this.gate = new Gate({
       env: o.env,
       store: o.store,
@@ -71,6 +76,9 @@ export class EnvironmentEffects {
         capabilities: () => this.capabilities.get(),
         ...remoteChart(this.o.env.source),
       },
+      ...(this.o.env.project?.chartCredentials
+        ? { credentialsGranted: this.o.env.project.chartCredentials }
+        : {}),
     };
   }
 

@@ -69,6 +69,8 @@ export interface ControllerOptions {
    * SYNCWARD_RESYNC_INTERVAL or 24h.
    */
   resyncIntervalMs?: number;
+  /** Namespaces no sync writes besides the built-in reserved ones: the state namespace. */
+  reservedNamespaces?: readonly string[];
 }
 
 export interface ManualSync {

@@ -109,6 +109,7 @@ export class Reconciler implements ShardedApp {
           checks: o.checks,
           passes,
           standby: () => this.standby(env.name),
+          reservedNamespaces: [o.stateNamespace],
         }),
       );
     }

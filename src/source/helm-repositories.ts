@@ -40,6 +40,8 @@ export interface HelmRepositoryAccess {
   cacheDir: string;
   /** oci:// URL prefixes reached over plain HTTP (default none: HTTPS). */
   plainHttp?: string[];
+  /** URL prefixes whose credentials the environment's project grants (absent: no projects, all). */
+  credentialsGranted?: string[];
 }
 
 const normalize = (url: string) => url.trim().replace(/\/+$/, "");
@@ -166,7 +168,10 @@ async function cachedOrFetch(access: HelmRepositoryAccess, req: FetchRequest, di
     const env = sandboxEnv(home);
     const out = join(home, "out");
     await mkdir(out);
-    const credential = credentialFor(req.repository, access.credentials);
+    // The operator's credentials only where the environment's project grants them (projects/grants.ts).
+    const grantedHere =
+      !access.credentialsGranted || repositoryAllowed(req.repository, access.credentialsGranted);
+    const credential = grantedHere ? credentialFor(req.repository, access.credentials) : undefined;
     const helm = (args: string[]) =>
       run({ file: req.helm, args, env, cwd: home, timeoutMs: req.timeoutMs, maxOutputBytes: 1024 * 1024 });
     let result: Awaited<ReturnType<typeof run>>;

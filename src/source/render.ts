@@ -58,6 +58,8 @@ export interface RenderOptions {
   helmContext?: HelmRenderContext;
   /** Chart repositories dependencies may come from (default: the operator's environment). */
   repositories?: HelmRepositoryAccess;
+  /** URL prefixes whose operator-held credentials this render may use (its project's grants); absent: all. */
+  credentialsGranted?: string[];
 }
 
 /**
@@ -96,7 +98,10 @@ export async function render(
       releaseName: context?.releaseName ?? "release",
       namespace: context?.namespace ?? "default",
       capabilities: await context?.capabilities?.(),
-      repositories: options.repositories ?? (await repositoryAccessFromEnv()),
+      repositories: {
+        ...(options.repositories ?? (await repositoryAccessFromEnv())),
+        ...(options.credentialsGranted ? { credentialsGranted: options.credentialsGranted } : {}),
+      },
     };
     const out = remote
       ? await renderRemoteChart(source, remote, helmOptions)

@@ -1,6 +1,7 @@
 // The operator's projects on GitHub: a repository no project covers gets one check run on its
 // default branch's head explaining which rule is missing, and deploys nothing; membership through
-// a team is read from GitHub's API, and a team that cannot be read is reported with its cause.
+// an organization custom property is read from GitHub's API and counts only where the organization
+// alone may set it; team access and a bare glob gain nothing.
 // The cluster is unreachable: nothing here may touch it.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
@@ -17,7 +18,7 @@ const HEAD = fakeSha("default branch head");
 
 const projects = (list: unknown[]) => stringify({ projects: list });
 const payments = { name: "payments", repositories: ["acme/pay-*"], destinations: [{ namespace: "pay-*" }] };
-const byTeam = { name: "team-a", teams: ["acme/team-a"], destinations: [{ namespace: "team-a-*" }] };
+const byProperty = { name: "team-a", properties: { team: "a" }, destinations: [{ namespace: "team-a-*" }] };
 
 function mockHead(mock: GitHubMock, times = 1): void {
   mock.api
@@ -26,12 +27,12 @@ function mockHead(mock: GitHubMock, times = 1): void {
     .reply(200, { name: "main", commit: { sha: HEAD }, protected: false });
 }
 
-/** GitHub's answer to `GET /orgs/acme/teams/team-a/repos`. */
-function mockTeamRepos(mock: GitHubMock, status: number, body: unknown): void {
+/** GitHub's answers for the custom property `team`: its definition, then (if asked) the repository's values. */
+function mockProperty(mock: GitHubMock, editableBy: string, values?: unknown[]): void {
   mock.api
-    .get("/orgs/acme/teams/team-a/repos")
-    .query({ per_page: "100" })
-    .reply(status, body as object);
+    .get("/orgs/acme/properties/schema/team")
+    .reply(200, { property_name: "team", value_type: "string", values_editable_by: editableBy });
+  if (values) mock.api.get(`${REPO_PATH}/properties/values`).reply(200, values as object);
 }
 
 function captureCheckRuns(mock: GitHubMock): CheckRun[] {
@@ -63,7 +64,7 @@ describe("projects on GitHub", () => {
       assert.equal(run?.output?.title, "This repository belongs to no syncward project");
       assert.match(
         run?.output?.summary ?? "",
-        /acme\/shop belongs to no project, so syncward deploys nothing of it\. No project's rule covers it: payments \(repositories acme\/pay-\*\)\. The operator adds "acme\/shop" \(or a glob matching it\) to a project's repositories/,
+        /acme\/shop belongs to no project, so syncward deploys nothing of it\. No project's rule covers it: payments \(repositories acme\/pay-\*\)\. The operator adds "acme\/shop" to a project's repositories/,
       );
       assert.deepEqual(app.parts.runtimes.all(), [], "no reconciler runs for it");
     } finally {
@@ -72,12 +73,12 @@ describe("projects on GitHub", () => {
     }
   });
 
-  describe("membership through a team", () => {
-    it("a repository of the team belongs to its project, with the project's limits", async () => {
-      const app = await startApp({ client: unreachableClient(), projects: projects([byTeam]) });
+  describe("membership only from what the operator controls", () => {
+    it("an organization custom property only the organization may set makes the repository a member", async () => {
+      const app = await startApp({ client: unreachableClient(), projects: projects([byProperty]) });
       try {
         mockConfig(app.mock, CONFIG);
-        mockTeamRepos(app.mock, 200, [{ id: 1, name: "shop", full_name: "acme/shop" }]);
+        mockProperty(app.mock, "org_actors", [{ property_name: "team", value: "a" }]);
         await app.probot.receive(pushEvent({ ref: "feature" }));
         app.mock.assertDone();
         const [rt] = app.parts.runtimes.all();
@@ -89,44 +90,11 @@ describe("projects on GitHub", () => {
       }
     });
 
-    it("two repositories of the team: the team is listed once (kept a minute), each belongs to the project", async () => {
-      const app = await startApp({ client: unreachableClient(), projects: projects([byTeam]) });
+    it("a property repository admins may set decides nothing: refused with its cause, nothing deploys", async () => {
+      const app = await startApp({ client: unreachableClient(), projects: projects([byProperty]) });
       try {
         mockConfig(app.mock, CONFIG);
-        app.mock.api
-          .get(/\/repos\/acme\/wallet\/contents\/\.github(%2F|\/)syncward\.yml/)
-          .query(true)
-          .reply(200, {
-            type: "file",
-            encoding: "base64",
-            name: "syncward.yml",
-            path: ".github/syncward.yml",
-            content: Buffer.from(CONFIG).toString("base64"),
-          });
-        mockTeamRepos(app.mock, 200, [
-          { id: 1, name: "shop", full_name: "acme/shop" },
-          { id: 2, name: "wallet", full_name: "acme/wallet" },
-        ]);
-        await app.probot.receive(pushEvent({ ref: "feature" }));
-        await app.probot.receive(pushEvent({ ref: "feature", repo: "wallet" }));
-        app.mock.assertDone();
-        assert.deepEqual(
-          app.parts.runtimes
-            .all()
-            .map((rt) => `${rt.info.repo}: ${rt.config.environments[0]?.project?.name}`),
-          ["shop: team-a", "wallet: team-a"],
-        );
-      } finally {
-        await app.parts.runtimes.stop();
-        app.mock.reset();
-      }
-    });
-
-    it("a team GitHub will not list is reported with its cause, and nothing deploys", async () => {
-      const app = await startApp({ client: unreachableClient(), projects: projects([byTeam]) });
-      try {
-        mockConfig(app.mock, CONFIG);
-        mockTeamRepos(app.mock, 403, { message: "Resource not accessible by integration" });
+        mockProperty(app.mock, "org_and_repo_actors");
         mockHead(app.mock);
         const runs = captureCheckRuns(app.mock);
         await app.probot.receive(pushEvent({ ref: "feature" }));
@@ -134,7 +102,49 @@ describe("projects on GitHub", () => {
         assert.equal(runs.length, 1);
         assert.match(
           runs[0]?.output?.summary ?? "",
-          /project team-a: cannot list the repositories of team acme\/team-a: GitHub answered 403: Resource not accessible by integration.*\(the app needs the organization permission Members: read\)\. Until it can be read, syncward cannot tell whether this repository belongs to project team-a, so it deploys nothing of it\./s,
+          /project team-a: custom property team may be set by repository admins \(values_editable_by: org_and_repo_actors\), so it cannot decide membership.*Until it can be read, syncward cannot tell whether this repository belongs to project team-a, so it deploys nothing of it\./s,
+        );
+        assert.deepEqual(app.parts.runtimes.all(), []);
+      } finally {
+        await app.parts.runtimes.stop();
+        app.mock.reset();
+      }
+    });
+
+    it("a repository admin granting a team access gains nothing: teams are not accepted, nothing deploys", async () => {
+      const app = await startApp({
+        client: unreachableClient(),
+        projects: projects([{ ...byProperty, teams: ["acme/platform"] }]),
+      });
+      try {
+        mockConfig(app.mock, CONFIG);
+        mockHead(app.mock);
+        const runs = captureCheckRuns(app.mock);
+        await app.probot.receive(pushEvent({ ref: "feature" }));
+        app.mock.assertDone();
+        assert.match(
+          runs[0]?.output?.summary ?? "",
+          /projects\[0\]\.teams: is no longer accepted: a repository admin can grant any team access/,
+        );
+        assert.deepEqual(app.parts.runtimes.all(), []);
+      } finally {
+        await app.parts.runtimes.stop();
+        app.mock.reset();
+      }
+    });
+
+    it("a newly created repository whose name matches another team's glob gains nothing", async () => {
+      const glob = { name: "team-a", repositories: ["acme/sh*"], destinations: [{ namespace: "team-a-*" }] };
+      const app = await startApp({ client: unreachableClient(), projects: projects([glob]) });
+      try {
+        mockConfig(app.mock, CONFIG);
+        mockHead(app.mock);
+        const runs = captureCheckRuns(app.mock);
+        await app.probot.receive(pushEvent({ ref: "feature" }));
+        app.mock.assertDone();
+        assert.match(
+          runs[0]?.output?.summary ?? "",
+          /glob acme\/sh\* matches the name, but anyone who may create repositories chooses names/,
         );
         assert.deepEqual(app.parts.runtimes.all(), []);
       } finally {
@@ -147,12 +157,13 @@ describe("projects on GitHub", () => {
   it("a project's forkPreviews: never floor refuses /diff on a fork's pull request, even to an admin", async () => {
     const floor = {
       name: "team-a",
-      repositories: ["acme/*"],
+      properties: { team: "a" },
       destinations: [{ namespace: "team-a-*" }],
       floors: { forkPreviews: "never" },
     };
     const app = await startApp({ client: unreachableClient(), projects: projects([floor]) });
     try {
+      mockProperty(app.mock, "org_actors", [{ property_name: "team", value: "a" }]);
       const reply = mockRefusal(app.mock, CONFIG, { login: "olga", permission: "admin" });
       mockPull(app.mock, 7, { head: "c".repeat(40), mergeCommit: "d".repeat(40), fork: true });
       await app.probot.receive(
@@ -194,7 +205,7 @@ describe("projects on GitHub", () => {
       "environments:\n  - name: dev\n    source: {path: app}\n    destination: {namespace: team-a-dev}\n    previews: false\n    production: true\n";
     const strict = {
       name: "team-a",
-      repositories: ["acme/shop"],
+      properties: { team: "a" },
       destinations: [{ namespace: "team-a-*" }],
       syncWindows: [{ kind: "deny", schedule: "0 22 * * 5", duration: "60h" }],
       floors: { productionApprovals: 2 },
@@ -219,6 +230,7 @@ describe("projects on GitHub", () => {
             content: Buffer.from(proposed).toString("base64"),
           });
         mockConfig(app.mock, MAIN);
+        mockProperty(app.mock, "org_actors", [{ property_name: "team", value: "a" }]);
         const runs = captureCheckRuns(app.mock);
         await app.probot.receive(pullRequestEvent("opened", { number: 7, headSha: PR_HEAD }));
         app.mock.assertDone();

@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { stringify } from "yaml";
-import { startApp } from "../support/app.ts";
+import { REPO_PATH, startApp } from "../support/app.ts";
 import { useCluster } from "../support/cluster.ts";
 import { makeRepo } from "../support/git-repo.ts";
 import { answerEverything } from "../support/permissive-github.ts";
@@ -37,6 +37,8 @@ async function pushUnderTeamA(ns: string) {
     ],
   });
   answerEverything(app.mock, config, repo.dir);
+  // acme/shop is listed by name: its id is read once and pinned in the state namespace.
+  app.mock.api.persist().get(REPO_PATH).reply(200, { id: 1296269, name: "shop", full_name: "acme/shop" });
   try {
     await app.probot.receive(
       pushEvent({ after: head, before: "0".repeat(40), modified: ["app/settings.yaml"] }),

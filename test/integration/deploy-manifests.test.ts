@@ -92,7 +92,7 @@ describe("deploy/ manifests", () => {
     assert.deepEqual(kinds, [
       "ClusterRole/syncward-manager",
       "ClusterRoleBinding/syncward-manager",
-      "ConfigMap/syncward-projects",
+      "ConfigMap/syncward-projects-default",
       "Deployment/syncward",
       "Namespace/syncward",
       "PodDisruptionBudget/syncward",

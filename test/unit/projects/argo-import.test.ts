@@ -39,7 +39,7 @@ describe("import-argo of an AppProject", () => {
   it("says what it dropped and why", () => {
     assert.deepEqual(imported.notes, [
       'spec.sourceRepos[2] "https://gitlab.example.com/legacy/payments.git" is not a GitHub repository: dropped',
-      "teams: add the GitHub teams (org/slug) whose repositories belong to this project, if any",
+      "properties: select repositories by an organization custom property only the organization may set, if any",
       "spec.syncWindows[1] is limited to some namespaces in Argo CD; in syncward a project window holds every environment of the project",
       "spec.roles (Argo CD's project RBAC and tokens): syncward's commands use GitHub permissions (commands:, approval:)",
       "spec.orphanedResources: syncward always reports undeclared objects and never deletes them",

@@ -24,16 +24,20 @@ describe("schema/syncward-projects.schema.json", () => {
   it("accepts the organization fixture and deploy/'s default project as written", () => {
     const org = parse(readFileSync(join(root, "test", "fixtures", "projects", "org.yaml"), "utf8"));
     assert.ok(validate(org), JSON.stringify(validate.errors));
-    const cm = parse(readFileSync(join(root, "deploy", "projects.yaml"), "utf8"));
+    const cm = parse(readFileSync(join(root, "deploy", "projects-default.yaml"), "utf8"));
     const shipped = parse(cm.data["projects.yaml"]);
     assert.ok(validate(shipped), JSON.stringify(validate.errors));
-    // The shipped project is explicit about keeping today's behaviour: every repository, anywhere.
-    const [only, ...others] = parseProjects(cm.data["projects.yaml"], "deploy/projects.yaml").projects;
+    // The shipped project is safe organization-wide: each repository in its own namespace only.
+    assert.equal(cm.metadata.name, "syncward-projects-default", "never the operator's syncward-projects");
+    const [only, ...others] = parseProjects(
+      cm.data["projects.yaml"],
+      "deploy/projects-default.yaml",
+    ).projects;
     assert.deepEqual(others, []);
-    assert.equal(only?.name, "default");
+    assert.equal(only?.name, "own-namespace");
     assert.deepEqual(only?.repositories, ["*/*"]);
-    assert.deepEqual(only?.destinations, [{ namespace: "*" }]);
-    assert.deepEqual(only?.clusterResourceWhitelist, [{ group: "*", kind: "*" }]);
+    assert.deepEqual(only?.destinations, [{ namespace: "{repo}" }]);
+    assert.deepEqual(only?.clusterResourceWhitelist, []);
     assert.deepEqual(only?.namespaceResourceBlacklist, []);
   });
 

@@ -41,7 +41,8 @@ describe("projects document", () => {
     });
     assert.deepEqual(fallback?.clusterResourceWhitelist, []);
     assert.deepEqual(fallback?.floors, {});
-    assert.deepEqual(fallback?.teams, []);
+    assert.deepEqual(a?.properties, { team: "payments" });
+    assert.deepEqual(fallback?.properties, {});
   });
 
   const cases: Array<[string, string, string[]]> = [
@@ -67,7 +68,7 @@ describe("projects document", () => {
     [
       "a project covering nothing",
       one({ repositories: [] }),
-      [`${FILE}: projects[0].repositories: covers nothing: list repositories (globs) or teams`],
+      [`${FILE}: projects[0].repositories: covers nothing: list repositories (names or globs) or properties`],
     ],
     [
       "no destinations",
@@ -77,9 +78,11 @@ describe("projects document", () => {
       ],
     ],
     [
-      "a team without its organization",
-      one({ teams: ["sre"] }),
-      [`${FILE}: projects[0].teams[0]: "sre" is not a team: write "org/team-slug"`],
+      "teams, which a repository admin could grant",
+      one({ teams: ["acme/sre"] }),
+      [
+        `${FILE}: projects[0].teams: is no longer accepted: a repository admin can grant any team access to their repository, so team access cannot decide membership. List the repositories by name, or select them by an organization custom property (properties)`,
+      ],
     ],
     [
       "a misspelt window kind",
