@@ -3,7 +3,7 @@
 // the branch head; an unparsable config keeps the config in force and fails `syncward / config`
 // on its commit with the parse error, once. Requests are validated against GitHub's OpenAPI.
 import assert from "node:assert/strict";
-import { afterEach, describe, it, mock as clock } from "node:test";
+import { afterEach, mock as clock, describe, it } from "node:test";
 import { offlineRuntimes, REPO_PATH } from "../support/app.ts";
 import { mockGitHub } from "../support/github.ts";
 
