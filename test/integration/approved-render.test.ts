@@ -28,50 +28,58 @@ const kustomization = stringify({
 });
 const settings = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\ndata: {v: one}\n";
 
+async function setup() {
+  const ns = await cluster.namespace("arender");
+  const stateNs = await cluster.stateNamespace("arender-state");
+  const config = stringify({
+    environments: [
+      {
+        name: "prod",
+        source: { path: "app" },
+        destination: { namespace: ns },
+        syncPolicy: { automated: { selfHeal: true } },
+        approval: { users: ["carol"] },
+      },
+    ],
+  });
+  const repo = makeRepo({
+    ".github/syncward.yml": config,
+    "app/kustomization.yaml": kustomization,
+    "app/settings.yaml": settings,
+    "app/remote.txt": "approved",
+  });
+  const store = new StateStore(cluster.syncwardClient, stateNs);
+  const events: ReconcilerEvent[] = [];
+  const source = new LocalGitSource(repo.dir, cache);
+  /** A new process (a restart, or the replica the lease moved to): same state, nothing cached. */
+  const processOf = () =>
+    new EnvironmentController({
+      app: "arender",
+      env: findEnvironment(parseConfig(config), "prod"),
+      client: cluster.syncwardClient,
+      store,
+      source,
+      emit: (e) => events.push(e),
+      log: pino({ level: "silent" }),
+      pollIntervalMs: 0,
+      watch: false,
+    });
+  const remote = async () =>
+    (
+      (await cluster.client.get("v1", "ConfigMap", ns, "remote")) as
+        | { data?: Record<string, string> }
+        | undefined
+    )?.data?.["remote.txt"];
+  /** The remote input changes: the commit's tree is the same, what it renders is not. */
+  const rewrite = async (sha: string, text: string) =>
+    writeFileSync(join(await source.tree(sha), "app/remote.txt"), text);
+  const reasons = () => events.flatMap((e) => (e.type === "awaitingApproval" ? [e.reason ?? ""] : []));
+  return { ns, sha: repo.head(), store, events, processOf, remote, rewrite, reasons };
+}
+
 describe("an approval binds the render", () => {
   it("a changed render of the approved commit waits for a fresh approval, through a restart, self-heal and /sync", async () => {
-    const ns = await cluster.namespace("arender");
-    const stateNs = await cluster.stateNamespace("arender-state");
-    const config = stringify({
-      environments: [
-        {
-          name: "prod",
-          source: { path: "app" },
-          destination: { namespace: ns },
-          syncPolicy: { automated: { selfHeal: true } },
-          approval: { users: ["carol"] },
-        },
-      ],
-    });
-    const repo = makeRepo({
-      ".github/syncward.yml": config,
-      "app/kustomization.yaml": kustomization,
-      "app/settings.yaml": settings,
-      "app/remote.txt": "approved",
-    });
-    const sha = repo.head();
-    const store = new StateStore(cluster.syncwardClient, stateNs);
-    const events: ReconcilerEvent[] = [];
-    const source = new LocalGitSource(repo.dir, cache);
-    /** A new process (a restart, or the replica the lease moved to): same state, nothing cached. */
-    const processOf = () =>
-      new EnvironmentController({
-        app: "arender",
-        env: findEnvironment(parseConfig(config), "prod"),
-        client: cluster.syncwardClient,
-        store,
-        source,
-        emit: (e) => events.push(e),
-        log: pino({ level: "silent" }),
-        pollIntervalMs: 0,
-        watch: false,
-      });
-    const remote = async () =>
-      (
-        (await cluster.client.get("v1", "ConfigMap", ns, "remote")) as
-          | { data?: Record<string, string> }
-          | undefined
-      )?.data?.["remote.txt"];
+    const { ns, sha, store, events, processOf, remote, rewrite, reasons } = await setup();
 
     // The commit waits, is approved, and its render is applied.
     const first = processOf();
@@ -87,7 +95,7 @@ describe("an approval binds the render", () => {
     const approvedDigest = deployed.renderedDigest;
 
     // The remote input changes; someone also edits the live object (drift for self-heal).
-    writeFileSync(join(await source.tree(sha), "app/remote.txt"), "changed after approval");
+    await rewrite(sha, "changed after approval");
     kubectl(["-n", ns, "patch", "configmap", "settings", "--type=merge", "-p", '{"data":{"v":"edited"}}']);
 
     // A restarted process renders the commit afresh: its pass neither heals nor syncs the new render.
@@ -101,18 +109,14 @@ describe("an approval binds the render", () => {
     assert.equal(state.pendingSync?.revision, sha, "the environment waits for approval");
     assert.notEqual(state.pendingSync?.render, approvedDigest);
     assert.equal(state.syncStatus, "OutOfSync");
-    const waiting = events.find((e) => e.type === "awaitingApproval");
-    assert.ok(waiting, JSON.stringify(events.map((e) => e.type)));
+    const [waiting] = reasons();
     assert.match(
-      waiting.type === "awaitingApproval" ? (waiting.reason ?? "") : "",
+      waiting ?? "",
       new RegExp(
         `the render of ${sha.slice(0, 7)} changed since it was approved: /ConfigMap:${ns}/remote changed`,
       ),
     );
-    assert.doesNotMatch(
-      waiting.type === "awaitingApproval" ? (waiting.reason ?? "") : "",
-      /changed after approval/,
-    );
+    assert.doesNotMatch(waiting ?? "", /changed after approval/, "names objects, never their content");
     // Another pass of the same process (self-heal's turn) announces nothing again and applies nothing.
     events.length = 0;
     restarted.nudge("poll", "syncward");
@@ -147,6 +151,39 @@ describe("an approval binds the render", () => {
     const after = await store.load(restarted.instance);
     assert.equal(after.renderedDigest, state.pendingSync?.render);
     assert.equal(after.pendingSync, undefined);
+    await first.stop();
+    await restarted.stop();
+  });
+
+  it("an approval given for the render the wait showed does not release another render of the commit", async () => {
+    const { ns, sha, store, processOf, remote, rewrite, reasons } = await setup();
+    const first = processOf();
+    first.nudge("push", "alice");
+    await first.idle();
+    const shown = (await store.load(first.instance)).pendingSync?.render;
+    assert.ok(shown);
+    // The remote input changes before anyone approves; the approver saw (and approves) the first render.
+    await rewrite(sha, "changed before approval");
+    const restarted = processOf();
+    const approved = await restarted.approve(sha, "carol", 3);
+    assert.equal(approved.released, false);
+    assert.match(
+      approved.refused ?? "",
+      /the render of .* changed since it was approved: \/ConfigMap:.*\/remote changed/,
+    );
+    restarted.nudge("poll", "syncward");
+    await restarted.idle();
+    assert.equal(await remote(), undefined, "nothing was applied");
+    const state = await store.load(restarted.instance);
+    assert.notEqual(state.pendingSync?.render, shown, "the wait is announced again for the render now");
+    assert.match(reasons().at(-1) ?? "", new RegExp(`/ConfigMap:${ns}/remote changed`));
+    // Approving what is shown now deploys it.
+    assert.equal((await restarted.approve(sha, "carol", 3)).released, true);
+    await eventually(
+      "the render approved applied",
+      async () => (await remote()) === "changed before approval",
+    );
+    await restarted.idle();
     await first.stop();
     await restarted.stop();
   });
