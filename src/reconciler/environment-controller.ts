@@ -21,7 +21,7 @@ import type { GateDecision } from "./gate-decision.ts";
 import { findOrphans, mayBeOrphan, type Orphan, RISKY_KINDS } from "./orphans.ts";
 import type { PassSlots } from "./pass-slots.ts";
 import { effectivePolicy } from "./policy.ts";
-import { deployedRenderMoved, renderSeen } from "./render-binding.ts";
+import { bindsRender, deployedRenderMoved, renderSeen } from "./render-binding.ts";
 import type { RequiredChecks } from "./required-checks.ts";
 import { resyncIntervalMs } from "./resync.ts";
 import type { RevisionSource } from "./revision-source.ts";
@@ -474,7 +474,7 @@ export class EnvironmentController {
 
   /** A gated environment's deployed revision now renders otherwise than what it applied (render-binding.ts). */
   private renderMoved(state: EnvironmentState, head: string, rendered: RenderedSource): boolean {
-    if (!(this.o.env.approval ?? state.deployedRules?.approval)) return false;
+    if (!bindsRender(this.o.env, state)) return false;
     return deployedRenderMoved(state, head, renderSeen(rendered.objects)) !== undefined;
   }
 

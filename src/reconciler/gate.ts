@@ -23,6 +23,7 @@ import type { Emit } from "./events.ts";
 import { applies, decideGate, type GateDecision, type WritePath } from "./gate-decision.ts";
 import {
   approvedRenderMoved,
+  bindsRender,
   deployedRenderMoved,
   type RenderSeen,
   renderChangedReason,
@@ -217,7 +218,7 @@ export class Gate {
     request: GateRequest,
     state: EnvironmentState,
   ): Promise<{ render?: RenderSeen; deployedMoved: boolean; changed?: string }> {
-    if (!(this.o.env.approval ?? state.deployedRules?.approval)) return { deployedMoved: false };
+    if (!bindsRender(this.o.env, state)) return { deployedMoved: false };
     const render = request.render ?? (await this.o.renderOf?.(request.revision).catch(() => undefined));
     const deployed = deployedRenderMoved(state, request.revision, render);
     const approved = deployed ?? approvedRenderMoved(state, request.revision, render);

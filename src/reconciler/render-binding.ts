@@ -3,6 +3,7 @@
 // input, a chart repository, the cluster's version), so a later render of an approved commit that
 // differs is a new release. Pure: the gate (gate.ts) asks these and is the one place that decides.
 import { createHash } from "node:crypto";
+import type { EnvironmentConfig } from "../config/types.ts";
 import type { KubeObject } from "../kube/object.ts";
 import { keyOf, keyString } from "../kube/object.ts";
 import type { EnvironmentState } from "../state/types.ts";
@@ -23,6 +24,14 @@ export interface RenderSeen {
    * kept beside its name would let a guess be checked); absent beyond NAMED_OBJECTS_KEPT.
    */
   objects?: Record<string, string>;
+}
+
+/** Whether approvals bind renders here: the environment asks for approval, or was deployed under a rule that did. */
+export function bindsRender(
+  env: Pick<EnvironmentConfig, "approval">,
+  state: Pick<EnvironmentState, "deployedRules">,
+): boolean {
+  return Boolean(env.approval ?? state.deployedRules?.approval);
 }
 
 const seen = new WeakMap<readonly KubeObject[], RenderSeen>();
