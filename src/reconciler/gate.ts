@@ -221,7 +221,9 @@ export class Gate {
     if (!bindsRender(this.o.env, state)) return { deployedMoved: false };
     const render = request.render ?? (await this.o.renderOf?.(request.revision).catch(() => undefined));
     const deployed = deployedRenderMoved(state, request.revision, render);
-    const approved = deployed ?? approvedRenderMoved(state, request.revision, render);
+    // The render deployed is approved, whatever approvals of another render of it say.
+    const applied = state.lastSyncedRevision === request.revision && state.renderedDigest === render?.digest;
+    const approved = deployed ?? (applied ? undefined : approvedRenderMoved(state, request.revision, render));
     return {
       render,
       deployedMoved: deployed !== undefined,
