@@ -74,12 +74,17 @@ async function setup() {
   const rewrite = async (sha: string, text: string) =>
     writeFileSync(join(await source.tree(sha), "app/remote.txt"), text);
   const reasons = () => events.flatMap((e) => (e.type === "awaitingApproval" ? [e.reason ?? ""] : []));
-  return { ns, sha: repo.head(), store, events, processOf, remote, rewrite, reasons };
+  const sha = repo.head();
+  // Commits on another branch, for previews: rendering them evicts the branch head's render.
+  repo.git("checkout", "-q", "-b", "previews");
+  const others = ["a", "b", "c", "d"].map((n) => repo.commit({ [`app/${n}.txt`]: n }));
+  repo.git("checkout", "-q", "main");
+  return { ns, sha, others, store, events, processOf, remote, rewrite, reasons };
 }
 
 describe("an approval binds the render", () => {
-  it("a changed render of the approved commit waits for a fresh approval, through a restart, self-heal and /sync", async () => {
-    const { ns, sha, store, events, processOf, remote, rewrite, reasons } = await setup();
+  it("a changed render of the approved commit waits for a fresh approval, through a restart, self-heal, /sync and a render-cache eviction", async () => {
+    const { ns, sha, others, store, events, processOf, remote, rewrite, reasons } = await setup();
 
     // The commit waits, is approved, and its render is applied.
     const first = processOf();
@@ -138,6 +143,13 @@ describe("an approval binds the render", () => {
     first.nudge("poll", "syncward");
     await first.idle();
     assert.equal(await remote(), "approved");
+    // Four previews (`/diff` of other commits) evict that render: its next pass renders afresh and waits too.
+    for (const other of others) await first.inspect(other);
+    events.length = 0;
+    first.nudge("poll", "syncward");
+    await first.idle();
+    assert.equal(await remote(), "approved", "an evicted render is not re-rendered into the cluster");
+    assert.match(reasons()[0] ?? "", /the render of .* changed since it was approved/);
 
     // A fresh approval of the new render applies it, as the /sync that waited.
     state = await store.load(restarted.instance);
