@@ -62,7 +62,7 @@ export async function reportConfigError(
   await sendCheck(gh, repo, sha, {
     conclusion: "failure",
     title: `Invalid ${err.file}: ${err.issues.length} problem(s)`,
-    summary: `syncward did not act: fix the configuration.\n\n${fenced(err.message)}`,
+    summary: `syncward did not act on this configuration: fix it. Until then the last valid configuration read from the default branch, if there was one, stays in force (with every guard it had).\n\n${fenced(err.message)}`,
     problems: problemsOf(err),
   });
 }

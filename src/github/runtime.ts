@@ -21,6 +21,8 @@ import { StateStore } from "../state/store.ts";
 import type { HandedOverRepositoryEvent } from "../state/types.ts";
 import { BoundedMap } from "../util/bounded-map.ts";
 import type { Cached } from "../util/cached.ts";
+import { reportConfigError } from "./config-check.ts";
+import { ConfigPoll } from "./config-poll.ts";
 import { GitHubSource } from "./github-source.ts";
 import type { Octokit, RepoRef } from "./octokit.ts";
 import { PreviewQueue } from "./preview.ts";
@@ -48,6 +50,8 @@ export interface AppDeps {
   shard?: Shard;
   /** Reads a repository's config again and rebuilds its runtime (set by Runtimes). */
   reload?: (info: RepoInfo) => void;
+  /** Re-reads the default branch's config if its head moved (set by Runtimes; config-poll.ts). */
+  configPoll?: (info: RepoInfo) => void;
   /** Follows a repository event another replica handed over: stops, or moves to the new name (set by Runtimes). */
   repositoryEvent?: (info: RepoInfo, event: HandedOverRepositoryEvent) => void;
   /** The Pod this replica runs in (its membership Lease is deleted with it). */
@@ -151,11 +155,23 @@ export class RepoRuntime {
     return { owner: this.info.owner, repo: this.info.repo };
   }
 
+  private configTimer: NodeJS.Timeout | undefined;
+
   start(): void {
     this.reconciler.start();
+    // The config is polled as often as its most often polled environment.
+    const poll = this.deps.configPoll;
+    const every =
+      this.deps.pollIntervalMs ?? Math.min(...this.config.environments.map((e) => e.pollInterval));
+    if (poll && every > 0 && Number.isFinite(every)) {
+      clearInterval(this.configTimer);
+      this.configTimer = setInterval(() => poll(this.info), every);
+      this.configTimer.unref();
+    }
   }
 
   async stop(): Promise<void> {
+    clearInterval(this.configTimer);
     await this.reconciler.stop();
     this.notifier.close();
     let timer: NodeJS.Timeout | undefined;
@@ -221,7 +237,11 @@ export class Runtimes {
   private readonly pending = new Map<string, Promise<RepoRuntime | undefined>>();
   /** The default-branch commit the config in force was read at, when known. */
   private readonly configAt = new Map<string, string>();
+  /** The text of the config in force, which a poll compares the default branch's with. */
+  private readonly configText = new Map<string, string>();
   private readonly deps: AppDeps;
+  /** The default branch's config, re-read on the poll (a lost push webhook). */
+  readonly configPoll: ConfigPoll;
 
   constructor(deps: AppDeps) {
     // One shard per process: every repository's app Lease is shared out among the replicas.
@@ -249,7 +269,46 @@ export class Runtimes {
           "could not follow a repository event handed over by another replica",
         ),
       );
-    this.deps = { ...deps, shard, reload, repositoryEvent };
+    this.configPoll = new ConfigPoll({
+      head: (info) => {
+        const rt = this.byRepo.get(keyOf(info.owner, info.repo));
+        return rt ? rt.source.head(info.defaultBranch) : Promise.reject(new Error("not running"));
+      },
+      readText: async (info, sha) =>
+        (
+          await readConfigText(
+            await deps.auth(info.installationId),
+            { owner: info.owner, repo: info.repo },
+            sha,
+          )
+        )?.text,
+      inForce: (info) => {
+        const key = keyOf(info.owner, info.repo);
+        const text = this.configText.get(key);
+        if (text === undefined || !this.byRepo.has(key) || this.pending.has(key)) return undefined;
+        const at = this.configAt.get(key);
+        return at ? { text, at } : { text };
+      },
+      reload: async (info, sha) => void (await this.for(info, true, sha)),
+      report: async (info, sha, err) =>
+        reportConfigError(
+          await deps.auth(info.installationId),
+          { owner: info.owner, repo: info.repo },
+          sha,
+          err,
+        ),
+      log: deps.log,
+    });
+    const configPoll = (info: RepoInfo) =>
+      void this.configPoll
+        .poll(info)
+        .catch((err) =>
+          deps.log.warn(
+            { err, repo: `${info.owner}/${info.repo}` },
+            "could not poll the default branch's config",
+          ),
+        );
+    this.deps = { ...deps, shard, reload, repositoryEvent, configPoll };
     // A replica that runs no repository yet hears of those another replica starts.
     if (shard && shard !== deps.shard && (deps.autoStart ?? true)) shard.start();
   }
@@ -284,11 +343,18 @@ export class Runtimes {
     // contains is dropped, or it would bring back an older config.
     if (running && configRevision && inForce && (await this.contains(gh, info, inForce, configRevision)))
       return running;
-    const config = await readConfig(gh, info, configRevision);
+    const found = await readConfigText(
+      gh,
+      { owner: info.owner, repo: info.repo },
+      configRevision ?? info.defaultBranch,
+    );
+    const config = found && parseConfig(found.text, found.path);
     await this.byRepo.get(key)?.stop();
     this.byRepo.delete(key);
     this.configAt.delete(key);
-    if (!config) {
+    this.configText.delete(key);
+    if (!config || !found) {
+      this.configPoll.forget(info);
       this.deps.appStatus?.untrack(appNameOf(info.owner, info.repo));
       return undefined;
     }
@@ -297,6 +363,8 @@ export class Runtimes {
     const runtime = new RepoRuntime(info, withConfigRevision(bound, at), this.deps, this.healthOf.get(key));
     this.byRepo.set(key, runtime);
     if (at) this.configAt.set(key, at);
+    this.configText.set(key, found.text);
+    this.configPoll.confirmed(info, at);
     if (this.deps.autoStart ?? true) runtime.start();
     await this.announce(info, info);
     return runtime;

@@ -3,5 +3,6 @@
 import { run } from "probot";
 import { createLogger } from "../observability/logger.ts";
 import app from "./app.ts";
+import { checkWebhookSecret } from "./webhook-secret.ts";
 
-await run(app, { log: createLogger() });
+await run(app, { log: checkWebhookSecret(createLogger()) });

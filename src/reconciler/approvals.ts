@@ -11,7 +11,8 @@ const who = (a: ApprovalRecord) => (a.id !== undefined ? `id:${a.id}` : `login:$
  * judged against another last synced revision (`rejudged`) and how many were given without
  * looking at contributors (`unchecked`, under `approval.allowAuthor`); neither of the last two
  * counts when `sameBase`, which is false where contributors do not matter (`allowAuthor`).
- * Approvals given under another configuration than `config` (`reconfigured`) never count.
+ * Approvals given under another configuration than `config` (`reconfigured`) never count, nor
+ * those given for another render of the revision than `render` (`rerendered`, render-binding.ts).
  */
 export function approvalsOf(
   state: Pick<EnvironmentState, "pendingApprovals" | "lastSyncedRevision">,
@@ -23,12 +24,25 @@ export function approvalsOf(
   base = state.lastSyncedRevision ?? "",
   /** Fingerprint of the configuration in force (approvedConfigOf); absent: not compared. */
   config?: string,
-): { approvers: string[]; expired: number; rejudged: number; unchecked: number; reconfigured: number } {
+  /** Digest of the render about to be applied; absent: not compared. */
+  render?: string,
+): {
+  approvers: string[];
+  expired: number;
+  rejudged: number;
+  unchecked: number;
+  reconfigured: number;
+  rerendered: number;
+} {
   const judged = (a: ApprovalRecord) => !sameBase || a.base === undefined || a.base === base;
   const checked = (a: ApprovalRecord) => !sameBase || !a.unchecked;
   const configured = (a: ApprovalRecord) =>
-    config === undefined || a.config === undefined || a.config === config;
+    (config === undefined || a.config === undefined || a.config === config) &&
+    (render === undefined || a.render === undefined || a.render === render);
   const all = state.pendingApprovals.filter((a) => a.sha === revision);
+  const rerendered = new Set(
+    all.filter((a) => render !== undefined && a.render !== undefined && a.render !== render).map(who),
+  );
   const reconfigured = new Set(all.filter((a) => !configured(a)).map(who));
   const mine = all.filter((a) => configured(a) && judged(a) && checked(a));
   const rejudged = new Set(all.filter((a) => configured(a) && !judged(a)).map(who));
@@ -46,7 +60,8 @@ export function approvalsOf(
     expired: [...lapsed].filter((k) => !seen.has(k)).length,
     rejudged: [...rejudged].filter((k) => !seen.has(k)).length,
     unchecked: [...unchecked].filter((k) => !seen.has(k)).length,
-    reconfigured: [...reconfigured].filter((k) => !seen.has(k)).length,
+    reconfigured: [...reconfigured].filter((k) => !seen.has(k) && !rerendered.has(k)).length,
+    rerendered: [...rerendered].filter((k) => !seen.has(k)).length,
   };
 }
 

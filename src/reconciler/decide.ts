@@ -12,6 +12,12 @@ export interface PassInput {
   digest: string;
   /** The environment asks for approval of new revisions. */
   gated: boolean;
+  /**
+   * A gated environment's deployed revision renders otherwise than what was applied (a remote
+   * input, a chart's version): a new release, synced through the gate (which waits for approval),
+   * never healed.
+   */
+  renderMoved?: boolean;
   /** Counts from assessing the head against the cluster; undefined until assessed. */
   assessed?: { drifted: number; extra: number };
   /** Why self-heal must wait now (a deny window with selfHeal: false), if it must. */
@@ -35,7 +41,8 @@ export type PassAction =
 export function nextAction(input: PassInput): PassAction {
   const { policy, state, head } = input;
   const deployed = head === state.lastSyncedRevision;
-  if (policy.automated && !deployed && state.stuck?.revision !== head) {
+  if (policy.automated && (!deployed || input.renderMoved) && state.stuck?.revision !== head) {
+    if (deployed) return { kind: "sync" };
     const same = state.renderedDigest !== undefined && state.renderedDigest === input.digest;
     return same && input.gated ? { kind: "noChange" } : { kind: "sync" };
   }

@@ -19,6 +19,7 @@ import type { ControllerOptions } from "./environment-controller.ts";
 import { Gate } from "./gate.ts";
 import type { GateDecision, WritePath } from "./gate-decision.ts";
 import { historyEntryOf } from "./history-entry.ts";
+import { renderSeen } from "./render-binding.ts";
 
 export class EnvironmentEffects {
   readonly gate: Gate;
@@ -51,6 +52,7 @@ export class EnvironmentEffects {
       checks: o.checks,
       emit: o.emit,
       log: o.log,
+      renderOf: (sha) => this.desiredAt(sha).then((r) => renderSeen(r.objects)),
     });
   }
 

@@ -21,7 +21,7 @@ import type { GateDecision } from "./gate-decision.ts";
 import { findOrphans, mayBeOrphan, type Orphan, RISKY_KINDS } from "./orphans.ts";
 import type { PassSlots } from "./pass-slots.ts";
 import { effectivePolicy } from "./policy.ts";
-import { renderDigest } from "./render-digest.ts";
+import { bindsRender, deployedRenderMoved, renderSeen } from "./render-binding.ts";
 import type { RequiredChecks } from "./required-checks.ts";
 import { resyncIntervalMs } from "./resync.ts";
 import type { RevisionSource } from "./revision-source.ts";
@@ -371,9 +371,10 @@ export class EnvironmentController {
       head,
       // Only a new revision is compared with the deployed render (passes at the same one are many).
       // (Never "no change" when the config moved: the same objects may now go elsewhere.)
-      digest: fresh && !moved ? renderDigest(rendered.objects) : "",
+      digest: fresh && !moved ? renderSeen(rendered.objects).digest : "",
       // A config change that loosens a guard is never "no change": it waits under the old rule.
       gated: Boolean(rules?.rules.approval) && rules?.weakens.length === 0,
+      renderMoved: this.renderMoved(state, head, rendered),
       healHeld: selfHealHeldBy(env.syncWindows, new Date()),
     };
     let action = nextAction(input);
@@ -471,6 +472,12 @@ export class EnvironmentController {
         reason,
       });
     }
+  }
+
+  /** A gated environment's deployed revision now renders otherwise than what it applied (render-binding.ts). */
+  private renderMoved(state: EnvironmentState, head: string, rendered: RenderedSource): boolean {
+    if (!bindsRender(this.o.env, state)) return false;
+    return deployedRenderMoved(state, head, renderSeen(rendered.objects)) !== undefined;
   }
 
   /** Reports objects nobody declared; never deletes them. */
@@ -714,6 +721,7 @@ export class EnvironmentController {
     /** Who contributed was not looked at (approval.allowAuthor was true). */
     unchecked?: boolean,
   ): Promise<{ approvers: string[]; needed: number; released: boolean; refused?: string; expired: number }> {
+    const render = await this.renderApproved(revision);
     const state = await this.o.store.update(this.instance, (s) => {
       addApproval(s, {
         sha: revision,
@@ -724,6 +732,8 @@ export class EnvironmentController {
         ...(unchecked ? { unchecked: true as const } : {}),
         // The configuration it was judged under: a later config change stops it counting.
         config: approvedConfigOf(this.env),
+        // And the render: a later render of the commit that differs is not what was approved.
+        render,
       });
     });
     const rules = (await this.fx.gate.rules(state)).rules;
@@ -736,6 +746,7 @@ export class EnvironmentController {
       !rules.approval?.allowAuthor,
       await this.fx.gate.base(state),
       approvedConfigOf(this.env),
+      render,
     );
     const released = approvers.length >= needed;
     if (!released) return { approvers, needed, released, expired };
@@ -768,6 +779,19 @@ export class EnvironmentController {
       this.nudge("comment", by);
     }
     return { approvers, needed, released, expired };
+  }
+
+  /**
+   * The render an approval of `revision` binds: the one its wait announced (what the approver was
+   * shown), else what it renders now. "" (binding nothing) when neither can be had.
+   */
+  private async renderApproved(revision: string): Promise<string> {
+    const wait = (await this.o.store.load(this.instance)).pendingSync;
+    if (wait?.revision === revision && wait.render !== undefined) return wait.render;
+    return this.fx.desiredAt(revision).then(
+      (r) => renderSeen(r.objects).digest,
+      () => "",
+    );
   }
 
   /** `/unapprove`: withdraws `by`'s approvals of revisions not yet deployed; returns those revisions. */

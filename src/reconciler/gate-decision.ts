@@ -50,6 +50,13 @@ export interface GateInput {
   config?: string;
   /** Why the new config needs the old rule, when it weakens a guard (for the waiting message). */
   weakens?: string[];
+  /** Digest of the render about to be applied (render-binding.ts): approvals of another render do not count. */
+  render?: string;
+  /**
+   * "the render of abc1234 changed since it was approved: ...", when the deployed revision now
+   * renders otherwise or approvals were given for another render: a new release, never healed.
+   */
+  renderChanged?: string;
 }
 
 export type GateDecision =
@@ -116,6 +123,16 @@ export function decideGate(input: GateInput): GateDecision {
     }
   }
 
+  // Self-heal re-applies the approved render only: a differing one waits for approval as a new release.
+  if (path === "selfHeal" && input.renderChanged && rules.approval)
+    return {
+      allowed: false,
+      check: "approval",
+      reason: `waiting for approval (0/${rules.approval.minimum}): ${input.renderChanged}; self-heal applies only what was approved`,
+      approvals: [],
+      needed: rules.approval.minimum,
+    };
+
   if (on("signature") && input.signatureProblem)
     return {
       allowed: false,
@@ -133,6 +150,7 @@ export function decideGate(input: GateInput): GateDecision {
       !rules.approval.allowAuthor,
       input.base,
       input.config,
+      input.render,
     );
     // A retry moves a gated environment nowhere: what was approved is what it retries. (A newer
     // revision still lacking approvals is reported as waiting, below.)
@@ -165,10 +183,11 @@ export function decideGate(input: GateInput): GateDecision {
         input.weakens && input.weakens.length > 0
           ? `; the config change is held to the old rule (${input.weakens.join("; ")})`
           : "";
+      const rendered = input.renderChanged ? `; ${input.renderChanged}` : "";
       return {
         allowed: false,
         check: "approval",
-        reason: `waiting for approval (${approvers.length}/${needed})${lapsed}${changed}${moved}${blind}${why}`,
+        reason: `waiting for approval (${approvers.length}/${needed})${rendered}${lapsed}${changed}${moved}${blind}${why}`,
         approvals: approvers,
         needed,
         expired,

@@ -21,6 +21,13 @@ import type { EnvironmentState, PendingSync, RecordedPush, Trigger } from "../st
 import type { Logger } from "./environment-controller.ts";
 import type { Emit } from "./events.ts";
 import { applies, decideGate, type GateDecision, type WritePath } from "./gate-decision.ts";
+import {
+  approvedRenderMoved,
+  bindsRender,
+  deployedRenderMoved,
+  type RenderSeen,
+  renderChangedReason,
+} from "./render-binding.ts";
 import { checkLabel, type RequiredChecks } from "./required-checks.ts";
 import type { RevisionSource } from "./revision-source.ts";
 
@@ -36,6 +43,8 @@ export interface GateRequest {
   wait?: Pick<PendingSync, "manual" | "prune" | "force" | "allowEmpty" | "confirmPrune" | "actorId">;
   /** The state as the caller read it immediately before (else the gate reads it). */
   state?: EnvironmentState;
+  /** The render about to be written, by a caller that holds it (else a gated environment's gate renders). */
+  render?: RenderSeen;
 }
 
 export interface GateOptions {
@@ -48,6 +57,8 @@ export interface GateOptions {
   emit: Emit;
   log: Logger;
   configFile?: string;
+  /** What a revision renders now (the environment's render cache): what an approval binds. */
+  renderOf?: (sha: string) => Promise<RenderSeen>;
 }
 
 /** Pushes remembered per gate: a wait is announced within a pass or two of its push. */
@@ -155,8 +166,12 @@ export class Gate {
     // Re-applying the deployed revision (self-heal, a retry, a re-sync) re-applies what was approved,
     // unless a config change since (source or destination settings, possibly made on another
     // branch) renders that commit differently now: that is a new release.
+    // So does a render of it that differs from the one applied (a remote input, a chart's version).
+    const bound = await this.renderBinding(request, state);
     const deployed =
-      state.lastSyncedRevision === request.revision && !renderConfigMoved(this.o.env, state.deployedRules);
+      state.lastSyncedRevision === request.revision &&
+      !renderConfigMoved(this.o.env, state.deployedRules) &&
+      !bound.deployedMoved;
     const { rules, weakens } = deployed ? { rules: this.o.env, weakens: [] } : await this.rules(state);
     const needsApproval = !deployed && (request.needsApproval ?? false);
     const shape = { path: request.path, rules, needsApproval };
@@ -169,6 +184,8 @@ export class Gate {
       ignoreFreeze: request.ignoreFreeze,
       config: approvedConfigOf(this.o.env),
       weakens,
+      render: bound.render?.digest,
+      renderChanged: bound.changed,
       signatureProblem: applies("signature", shape)
         ? await this.signatureProblem(request.revision)
         : undefined,
@@ -185,9 +202,33 @@ export class Gate {
         decision.approvals ?? [],
         decision.needed ?? 0,
         decision.reason,
+        bound.render,
       );
     // The state it decided on, for a caller that needs it right before writing (self-heal's counters).
     return { ...decision, rules, state };
+  }
+
+  /**
+   * What the approval binds on a gated environment: the render to be applied (the caller's, else
+   * rendered now), whether it differs from the deployed render of the same revision, and why it
+   * waits when it differs from the deployed one or from the one approvals were given for.
+   * A render that fails here is left to the write, which renders again and reports it.
+   */
+  private async renderBinding(
+    request: GateRequest,
+    state: EnvironmentState,
+  ): Promise<{ render?: RenderSeen; deployedMoved: boolean; changed?: string }> {
+    if (!bindsRender(this.o.env, state)) return { deployedMoved: false };
+    const render = request.render ?? (await this.o.renderOf?.(request.revision).catch(() => undefined));
+    const deployed = deployedRenderMoved(state, request.revision, render);
+    // The render deployed is approved, whatever approvals of another render of it say.
+    const applied = state.lastSyncedRevision === request.revision && state.renderedDigest === render?.digest;
+    const approved = deployed ?? (applied ? undefined : approvedRenderMoved(state, request.revision, render));
+    return {
+      render,
+      deployedMoved: deployed !== undefined,
+      ...(approved && render ? { changed: renderChangedReason(request.revision, approved, render) } : {}),
+    };
   }
 
   private async signatureProblem(sha: string): Promise<string | undefined> {
@@ -211,6 +252,7 @@ export class Gate {
     approvals: string[],
     needed: number,
     reason: string,
+    render?: RenderSeen,
   ): Promise<void> {
     const { revision, trigger, actor } = request;
     const wait = request.wait as NonNullable<GateRequest["wait"]>;
@@ -225,7 +267,9 @@ export class Gate {
     // under it no longer count, and approvers are asked anew.
     const config = approvedConfigOf(this.o.env);
     const sameConfig = prev?.config === undefined || prev.config === config;
-    if (prev && prev.manual === wait.manual && sameOperation(prev, wait) && sameConfig) {
+    // So is a wait whose revision now renders otherwise: approvers are asked for the render they see.
+    const sameRender = render === undefined || prev?.render === render.digest;
+    if (prev && prev.manual === wait.manual && sameOperation(prev, wait) && sameConfig && sameRender) {
       if (pushed !== undefined && prev.pusher === undefined) await this.recordPusher(pushed);
       return;
     }
@@ -239,6 +283,8 @@ export class Gate {
         ...(pusherId === undefined ? {} : { pusherId }),
         ...wait,
         config,
+        ...(render ? { render: render.digest } : {}),
+        ...(render?.objects ? { renderedObjects: render.objects } : {}),
       };
       s.syncStatus = "OutOfSync";
     });

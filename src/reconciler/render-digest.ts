@@ -3,7 +3,7 @@
 import { createHash } from "node:crypto";
 import type { KubeObject } from "../kube/object.ts";
 
-function canonical(value: unknown): unknown {
+export function canonical(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(canonical);
   if (value && typeof value === "object")
     return Object.fromEntries(

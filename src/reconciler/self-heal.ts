@@ -10,6 +10,7 @@ import type { EnvironmentState } from "../state/types.ts";
 import type { PassInput } from "./decide.ts";
 import { driftFight, healBackoffMs, isFight, nextHealAt, recordHeal } from "./drift-fight.ts";
 import type { EnvironmentEffects } from "./effects.ts";
+import { type RenderSeen, renderSeen } from "./render-binding.ts";
 
 const SHORT = (sha: string) => sha.slice(0, 7);
 
@@ -75,6 +76,7 @@ export async function healNamed(
     false,
     state,
     assessment,
+    renderSeen(rendered.objects),
   );
   return true;
 }
@@ -89,6 +91,8 @@ export async function heal(
   state: EnvironmentState,
   /** The pass's assessment that found the drift, of the same revision, objects and prune. */
   assessment?: Assessment,
+  /** The whole render `rendered` was taken from (healNamed passes a part of it). */
+  seen: RenderSeen = renderSeen(rendered.objects),
 ): Promise<void> {
   const options = compareOptionsFor(fx.o.env);
   const trails = new Map(
@@ -99,11 +103,15 @@ export async function heal(
   const fought = (key: string) => trails.get(key)?.some((r) => r.trusted) ?? true;
   // The policy may have changed while this pass looked (a freeze from the CLI or another
   // replica): the gate looks again right before writing, so a frozen environment is never healed.
+  // It is shown the render: a gated environment's render that differs from the approved one is
+  // a new release, announced as waiting for approval and never healed.
   const gate = await fx.gate.check({
     path: "selfHeal",
     revision: head,
     trigger: "selfHeal",
     actor: "syncward",
+    render: seen,
+    wait: { manual: false, prune },
   });
   if (!gate.allowed) return;
   const fresh = gate.state;

@@ -14,7 +14,7 @@ import type { EnvironmentEffects } from "./effects.ts";
 import type { GateRequest } from "./gate.ts";
 import type { GateDecision, WritePath } from "./gate-decision.ts";
 import { plannedLines } from "./history-entry.ts";
-import { renderDigest } from "./render-digest.ts";
+import { type RenderSeen, renderSeen } from "./render-binding.ts";
 
 const SHORT = (sha: string) => sha.slice(0, 7);
 
@@ -48,9 +48,20 @@ export async function syncRevision(
   let unfetched = false;
   /** What the gate said when it stopped the last attempt before its first write. */
   let held: (GateDecision & { allowed: false }) | undefined;
-  let digest: string | undefined;
+  let digest: RenderSeen | undefined;
   let rules = env;
-  const ask = (path: WritePath, revision: string, wait?: GateRequest["wait"], read?: EnvironmentState) =>
+  /**
+   * The render the first attempt at a revision was allowed to apply: its retries apply exactly it,
+   * never a fresh render of the same revision that nobody approved.
+   */
+  let pinnedRender: { revision: string; rendered: RenderedSource } | undefined;
+  const ask = (
+    path: WritePath,
+    revision: string,
+    wait?: GateRequest["wait"],
+    read?: EnvironmentState,
+    render?: RenderSeen,
+  ) =>
     fx.gate.check({
       path,
       revision,
@@ -60,6 +71,7 @@ export async function syncRevision(
       needsApproval: opts.needsApproval,
       wait,
       state: read,
+      ...(render ? { render } : {}),
     });
   // A dry run writes nothing, so losing the lease does not concern it.
   const abort = opts.dryRun ? undefined : new AbortController();
@@ -84,7 +96,7 @@ export async function syncRevision(
       if (n > 1) lastTrigger = "retry";
       let rendered: RenderedSource;
       try {
-        rendered = await fx.desiredAt(revision);
+        rendered = pinnedRender?.revision === revision ? pinnedRender.rendered : await fx.desiredAt(revision);
       } catch (err) {
         // Only a SourceError is the revision's fault; anything else (GitHub down or limiting us)
         // means the source could not be fetched: worth a retry, and no reason to mark it stuck.
@@ -119,7 +131,8 @@ export async function syncRevision(
           retryable: isTransient(err) || startingUp,
         };
       }
-      // The gate, immediately before the first write, with the exact revision to be applied.
+      // The gate, immediately before the first write, with the exact revision and render to be applied.
+      const seen = renderSeen(rendered.objects);
       if (!opts.dryRun) {
         const path: WritePath = n === 1 ? opts.path : moves ? "refresh" : "retry";
         const decision = await ask(
@@ -127,6 +140,7 @@ export async function syncRevision(
           revision,
           path === "automated" ? { manual: false, prune: opts.prune } : undefined,
           state,
+          seen,
         );
         if (!decision.allowed) {
           held = decision;
@@ -134,7 +148,8 @@ export async function syncRevision(
         }
         rules = decision.rules;
       }
-      digest = renderDigest(rendered.objects);
+      digest = seen;
+      pinnedRender = { revision, rendered };
       return syncEnvironment(
         fx.o.client,
         { ...fx.target, env: rules },
@@ -223,7 +238,10 @@ export async function syncRevision(
         if (s.pendingSync?.revision === outcome.revision) s.pendingSync = undefined;
         s.pendingApprovals = s.pendingApprovals.filter((a) => a.sha !== outcome.revision);
         s.deployedRules = { revision: outcome.revision, ...guardsOf(env) };
-        if (digest !== undefined) s.renderedDigest = digest;
+        if (digest !== undefined) {
+          s.renderedDigest = digest.digest;
+          s.renderedObjects = digest.objects;
+        }
       } else {
         s.syncStatus = "OutOfSync";
         // A source that could not be fetched is tried again by the next pass, not held as stuck;

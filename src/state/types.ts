@@ -69,6 +69,11 @@ export interface ApprovalRecord {
    * deployed is not what was approved, and it no longer counts. Absent: recorded before.
    */
   config?: string;
+  /**
+   * Digest of the render it approved (the one its wait announced): a later render of the same
+   * commit that differs is not what was approved, and it no longer counts. Absent: recorded before.
+   */
+  render?: string;
 }
 
 /**
@@ -103,6 +108,10 @@ export interface PendingSync {
   revision: string;
   /** Fingerprint of the environment's configuration when the wait was announced (approvedConfigOf). */
   config?: string;
+  /** Digest of the render the wait announced, which approvals given for it bind (render-binding.ts). */
+  render?: string;
+  /** That render's objects and their short hashes, when small (to say what changed since). */
+  renderedObjects?: Record<string, string>;
   trigger: Trigger;
   actor: string;
   /** The actor's GitHub user id, when a person's request named it. */
@@ -229,6 +238,11 @@ export interface EnvironmentState {
   deployedRules?: DeployedRules;
   /** Digest of the render of the last synced revision: a revision that renders the same needs nothing. */
   renderedDigest?: string;
+  /**
+   * The objects of that render with a short hash each (Secrets left out), when it had few enough
+   * (render-binding.ts): what a later, differing render of the same commit changed.
+   */
+  renderedObjects?: Record<string, string>;
   /**
    * The GitHub id each listed approver's login (lowercased) stood for when syncward first needed
    * it: a later approval under that login from another id (the login renamed and registered

@@ -29,6 +29,7 @@ describe("approvals in the state", () => {
       rejudged: 0,
       unchecked: 0,
       reconfigured: 0,
+      rerendered: 0,
     });
     addApproval(s, { sha: A, by: "carol", id: 7, at: at(55) });
     assert.deepEqual(approvalsOf(s, A, NOW, 30 * 60_000), {
@@ -37,6 +38,7 @@ describe("approvals in the state", () => {
       rejudged: 0,
       unchecked: 0,
       reconfigured: 0,
+      rerendered: 0,
     });
   });
 
@@ -51,6 +53,7 @@ describe("approvals in the state", () => {
       rejudged: 1,
       unchecked: 0,
       reconfigured: 0,
+      rerendered: 0,
     });
     s.lastSyncedRevision = B;
     assert.deepEqual(approvalsOf(s, A, NOW), {
@@ -59,6 +62,7 @@ describe("approvals in the state", () => {
       rejudged: 1,
       unchecked: 0,
       reconfigured: 0,
+      rerendered: 0,
     });
     // Where contributors do not matter (allowAuthor), neither does the base.
     assert.equal(approvalsOf(s, A, NOW, undefined, false).approvers.length, 3);
@@ -74,6 +78,7 @@ describe("approvals in the state", () => {
       rejudged: 0,
       unchecked: 1,
       reconfigured: 0,
+      rerendered: 0,
     });
     // Still allowAuthor: both count.
     assert.equal(approvalsOf(s, A, NOW, undefined, false).approvers.length, 2);
@@ -97,6 +102,7 @@ describe("approvals in the state", () => {
       rejudged: 0,
       unchecked: 0,
       reconfigured: 1,
+      rerendered: 0,
     });
     // Even where contributors do not matter (allowAuthor), the configuration does.
     assert.deepEqual(approvalsOf(s, A, NOW, undefined, false, "", "c1").approvers, ["carol", "erin"]);

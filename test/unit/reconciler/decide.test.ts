@@ -81,6 +81,16 @@ const rows: Array<[string, PassInput, PassAction]> = [
     at({ state: deployed, assessed: { drifted: 0, extra: 1 } }),
     { kind: "outOfSync", reason: "drift detected; self-heal is off" },
   ],
+  [
+    "a gated environment's deployed revision that renders otherwise is synced (the gate waits for approval), never healed",
+    at({ state: deployed, gated: true, renderMoved: true, assessed: { drifted: 2, extra: 0 } }),
+    { kind: "sync" },
+  ],
+  [
+    "the same, before assessing: nothing is compared first",
+    at({ state: deployed, gated: true, renderMoved: true }),
+    { kind: "sync" },
+  ],
 ];
 
 describe("what a pass does next", () => {

@@ -221,6 +221,50 @@ const rows: Row[] = [
     { rules: { ...healing, requireChecks: ["ci/test"] }, path: "selfHeal", missingChecks: ["ci/test"] },
     "allowed",
   ],
+  [
+    "self-heal of a gated environment whose render changed since it was approved waits for approval",
+    {
+      rules: envConfig("prod", {
+        approval: { users: ["carol"] },
+        syncPolicy: { automated: { selfHeal: true } },
+      }),
+      path: "selfHeal",
+      renderChanged: `the render of ${SHA.slice(0, 7)} changed since it was approved: /ConfigMap:prod/settings changed`,
+    },
+    /^waiting for approval \(0\/1\): the render of aaaaaaa changed since it was approved: \/ConfigMap:prod\/settings changed; self-heal applies only what was approved$/,
+  ],
+  [
+    "a freeze is still said first when the render changed",
+    {
+      rules: envConfig("prod", {
+        approval: { users: ["carol"] },
+        syncPolicy: { automated: { selfHeal: true } },
+      }),
+      path: "selfHeal",
+      state: state(frozen),
+      renderChanged: "the render of aaaaaaa changed since it was approved: x",
+    },
+    /frozen by @alice/,
+  ],
+  [
+    "an approval of another render of the revision does not count, and the reason says the render changed",
+    {
+      rules: gated,
+      state: state({ pendingApprovals: [{ ...approved("carol"), render: "d1" }] }),
+      render: "d2",
+      renderChanged: "the render of aaaaaaa changed since it was approved: x changed",
+    },
+    /^waiting for approval \(0\/1\); the render of aaaaaaa changed since it was approved: x changed$/,
+  ],
+  [
+    "an approval of this render counts",
+    {
+      rules: gated,
+      state: state({ pendingApprovals: [{ ...approved("carol"), render: "d2" }] }),
+      render: "d2",
+    },
+    "allowed",
+  ],
 ];
 
 describe("the gate's decision", () => {
