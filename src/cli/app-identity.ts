@@ -23,5 +23,9 @@ export function checkoutApp(repo: string, name?: string): CheckoutApp {
     // the path as given
   }
   const remote = originUrl(repo) || undefined;
-  return { id: localAppId({ name, remote, path }), name: name ?? basename(repo), legacy: name ?? basename(repo) };
+  return {
+    id: localAppId({ name, remote, path }),
+    name: name ?? basename(repo),
+    legacy: name ?? basename(repo),
+  };
 }

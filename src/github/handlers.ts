@@ -20,7 +20,13 @@ import { isConfigPath, type RepoInfo, type RepoRuntime, type Runtimes } from "./
 import { truncateBytes } from "./truncate.ts";
 
 interface RepoPayload {
-  repository: { id: number; name: string; owner: { login: string }; html_url: string; default_branch: string };
+  repository: {
+    id: number;
+    name: string;
+    owner: { login: string };
+    html_url: string;
+    default_branch: string;
+  };
   installation?: { id: number };
 }
 

@@ -61,13 +61,7 @@ export async function upgradeIdentity(o: {
       continue;
     }
     // Objects first: should this stop half-way, the old name still holds the state and runs again.
-    const objects = await retrack(
-      o.writer(env),
-      from,
-      to,
-      env.policy.namespaces,
-      old.state.inventory ?? [],
-    );
+    const objects = await retrack(o.writer(env), from, to, env.policy.namespaces, old.state.inventory ?? []);
     const { repository: _claim, repositoryEvent: _event, ...state } = old.state;
     await o.store.update(to, () => ({ ...state, environment: to }));
     await o.store.retire(from, to);

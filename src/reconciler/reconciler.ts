@@ -353,11 +353,17 @@ export class Reconciler implements ShardedApp {
    */
   private async upgradeHolding(): Promise<boolean> {
     const legacy = this.o.legacy;
-    if (!legacy || this.upgrading) return this.upgrade().then(() => true, () => false);
+    if (!legacy || this.upgrading)
+      return this.upgrade().then(
+        () => true,
+        () => false,
+      );
     const name = leaseNameFor(legacyInstanceName(legacy.app, "app"));
     const exists =
       name !== this.leaseName &&
-      (await this.o.client.get("coordination.k8s.io/v1", "Lease", this.o.stateNamespace, name).catch(() => undefined));
+      (await this.o.client
+        .get("coordination.k8s.io/v1", "Lease", this.o.stateNamespace, name)
+        .catch(() => undefined));
     const old = exists
       ? new LeaseLock(this.o.client, this.o.stateNamespace, name, `${this.o.identity}/upgrading`, {
           leaseDurationSeconds: this.shard?.leaseDurationSeconds,
@@ -366,13 +372,19 @@ export class Reconciler implements ShardedApp {
       : undefined;
     try {
       if (old && !(await old.tryAcquire())) {
-        this.o.log.info({ app: this.o.app, lease: name }, "the app's old name is still held: moving its state later");
+        this.o.log.info(
+          { app: this.o.app, lease: name },
+          "the app's old name is still held: moving its state later",
+        );
         return false;
       }
       await this.upgrade();
       return true;
     } catch (err) {
-      this.o.log.error({ err, app: this.o.app }, "could not move the app's state: it runs nowhere until it can");
+      this.o.log.error(
+        { err, app: this.o.app },
+        "could not move the app's state: it runs nowhere until it can",
+      );
       return false;
     } finally {
       await old?.release().catch(() => undefined);

@@ -113,7 +113,10 @@ describe("identities that cannot collide", () => {
     // Before identities both environments were one instance (cut at 63 characters).
     const legacy = legacyAppName("acme", "platform-payments-settlement-reconciliation-service");
     const short = ["production-eu-west-1", "production-eu-west-2"];
-    assert.equal(legacyInstanceName(legacy, short[0] as string), legacyInstanceName(legacy, short[1] as string));
+    assert.equal(
+      legacyInstanceName(legacy, short[0] as string),
+      legacyInstanceName(legacy, short[1] as string),
+    );
     // Names long enough that even the identity's instance name has to be cut (and hashed).
     const envs = short.map((e) => `${e}-settlement-reconciliation-canary`);
     const r = reconciler({
@@ -122,9 +125,7 @@ describe("identities that cannot collide", () => {
       ns,
       stateNs,
       envs: [...short, ...envs],
-      files: Object.fromEntries(
-        [...short, ...envs].map((e, i) => [`${e}/cm.yaml`, cm(`settings-${i}`)]),
-      ),
+      files: Object.fromEntries([...short, ...envs].map((e, i) => [`${e}/cm.yaml`, cm(`settings-${i}`)])),
     });
     const instances = r.environments.map((c) => c.instance);
     assert.equal(new Set(instances).size, 4, instances.join(", "));

@@ -24,7 +24,9 @@ export function fakeSha(seed: string): string {
  * and two repositories (the same or colliding names aside) have two. A rename keeps the old one.
  */
 export function repoIdOf(fullName: string): number {
-  return 100_000 + (Number.parseInt(fakeSha(`repository ${fullName.toLowerCase()}`).slice(0, 6), 16) % 8_000_000);
+  return (
+    100_000 + (Number.parseInt(fakeSha(`repository ${fullName.toLowerCase()}`).slice(0, 6), 16) % 8_000_000)
+  );
 }
 
 export interface EventOptions {

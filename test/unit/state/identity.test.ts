@@ -36,7 +36,10 @@ describe("identities", () => {
     }
     // Before identities both were one instance.
     const legacy = "acme-platform-payments-settlement-reconciliation-service";
-    assert.equal(legacyInstanceName(legacy, "production-eu-west-1"), legacyInstanceName(legacy, "production-eu-west-2"));
+    assert.equal(
+      legacyInstanceName(legacy, "production-eu-west-1"),
+      legacyInstanceName(legacy, "production-eu-west-2"),
+    );
   });
 
   it("a short name is kept whole; a new name never equals one from before identities", () => {
@@ -46,7 +49,10 @@ describe("identities", () => {
     ];
     for (const [app, env, want] of cases) assert.equal(instanceName(app, env), want);
     // An owner "gh" with a repository "42" had the app gh-42: "_" never appeared in an old name.
-    assert.notEqual(legacyInstanceName(legacyAppName("gh", "42"), "prod"), instanceName(githubAppId(42), "prod"));
+    assert.notEqual(
+      legacyInstanceName(legacyAppName("gh", "42"), "prod"),
+      instanceName(githubAppId(42), "prod"),
+    );
     assert.throws(() => githubAppId(0), /positive integer/);
   });
 
