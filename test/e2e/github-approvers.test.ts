@@ -20,7 +20,7 @@ import {
 } from "../support/app.ts";
 import { useCluster } from "../support/cluster.ts";
 import { apiPull, type FakePull, mockAccount, mockRange } from "../support/github-range.ts";
-import { fakeSha, issueCommentEvent, userIdOf } from "../support/webhooks.ts";
+import { fakeSha, issueCommentEvent, repoIdOf, userIdOf } from "../support/webhooks.ts";
 
 const cluster = useCluster();
 
@@ -85,6 +85,7 @@ describe("who may approve a production sync", () => {
 `,
     );
     rt = (await app.parts.runtimes.for({
+      id: repoIdOf("acme/shop"),
       owner: "acme",
       repo: "shop",
       installationId: 4242,

@@ -376,7 +376,7 @@ export function installationRepositoriesEvent(
 ): EmitterWebhookEvent<"installation_repositories"> {
   const p = example("installation_repositories", action);
   const template = obj((p.repositories_added as unknown[])[0] ?? (p.repositories_removed as unknown[])[0]);
-  const entries = repos.map((fullName, i) => ({
+  const entries = repos.map((fullName) => ({
     ...template,
     id: repoIdOf(fullName),
     name: fullName.split("/")[1],
