@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { type LegacyName, mayTake } from "../../../src/reconciler/identity-upgrade.ts";
 import {
   githubAppId,
   instanceName,
@@ -72,5 +73,20 @@ describe("identities", () => {
     assert.match(https, /^local_[0-9a-f]{12}$/);
     assert.equal(normalizedRemote("https://user:token@github.com/acme/repo.git"), "github.com/acme/repo");
     assert.equal(normalizedRemote("not a url"), undefined);
+  });
+});
+
+describe("who takes a state from before identities", () => {
+  it("only the repository that claimed it, or anyone for an unclaimed one; the CLI never an installed repository's", () => {
+    const cases: Array<[string | undefined, LegacyName, boolean]> = [
+      ["acme/shop-x", { app: "acme-shop-x", repository: "acme/shop-x" }, true],
+      ["Acme/Shop-X", { app: "acme-shop-x", repository: "acme/shop-x" }, true],
+      ["acme/shop-x", { app: "acme-shop-x", repository: "acme-shop/x" }, false],
+      ["acme/shop-x", { app: "acme-shop-x" }, false],
+      [undefined, { app: "repo" }, true],
+      ["(moved to gh_7.dev)", { app: "acme-shop-x", repository: "acme/shop-x" }, false],
+    ];
+    for (const [claim, legacy, want] of cases)
+      assert.equal(mayTake(claim, legacy), want, `${claim} by ${legacy.repository}`);
   });
 });
