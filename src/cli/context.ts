@@ -2,7 +2,7 @@
 // over the local git repository. Problems a person can fix become one clear line (UsageError).
 import { existsSync, statSync } from "node:fs";
 import { homedir } from "node:os";
-import { basename, join, resolve } from "node:path";
+import { join, resolve } from "node:path";
 import type { LevelWithSilent } from "pino";
 import { ConfigError, DEFAULT_CONFIG_FILE, loadConfigFile } from "../config/load.ts";
 import type { SyncwardConfig } from "../config/types.ts";
@@ -12,6 +12,7 @@ import type { Logger } from "../reconciler/environment-controller.ts";
 import type { Emit } from "../reconciler/events.ts";
 import { Reconciler } from "../reconciler/reconciler.ts";
 import { LocalGitSource } from "../reconciler/revision-source.ts";
+import { checkoutApp } from "./app-identity.ts";
 import { bindProjectsForCheckout } from "./project-binding.ts";
 import { UsageError } from "./usage-error.ts";
 
@@ -30,7 +31,10 @@ export interface GlobalOptions {
 
 export interface CliContext {
   repo: string;
+  /** The app's identity (app-identity.ts): what its state and tracking are named by. */
   app: string;
+  /** The app's name for people: `--app` or the checkout directory's name. */
+  appName: string;
   config: SyncwardConfig;
   /** The operator's project this repository deploys under; undefined without projects. */
   project?: string;
@@ -96,9 +100,11 @@ export async function openContext(
     opts["health-config"],
   );
   const client = makeClient(opts);
-  const app = opts.app ?? basename(repo);
+  const app = checkoutApp(repo, opts.app);
   const reconciler = new Reconciler({
-    app,
+    app: app.id,
+    repository: app.name,
+    legacy: { app: app.legacy },
     config,
     healthChecks,
     client,
@@ -113,9 +119,15 @@ export async function openContext(
     watch: extra.watch ?? false,
     pollIntervalMs: extra.pollIntervalMs ?? 0,
   });
+  // The state of this checkout from before identities moves over first (once; nothing when moved).
+  await reconciler.upgrade().catch((err: unknown) => {
+    client.close();
+    throw err;
+  });
   return {
     repo,
-    app,
+    app: app.id,
+    appName: app.name,
     config,
     project,
     client,

@@ -4,7 +4,7 @@
 // and dropped from all of them. A config push that lists approvers pins them at once, not at
 // their first approval: the login is bound to the account that had it when the config named it.
 
-import { instanceName } from "../reconciler/environment-controller.ts";
+import { isInstanceOf } from "../state/identity.ts";
 import type { EnvironmentState } from "../state/types.ts";
 import type { ApproverPins } from "./authorize.ts";
 import { accountIdOf, isCollaborator } from "./authorize.ts";
@@ -12,13 +12,11 @@ import type { Octokit } from "./octokit.ts";
 import type { RepoRuntime } from "./runtime.ts";
 
 /**
- * Whether a state is one of `app`'s environments: named `<app>.<env>` (instanceName), where an
- * environment name holds no dot. A prefix alone would take in another repository's: app
- * `acme-shop` and `acme-shop.tools` (acme/shop.tools), whose `prod` is `acme-shop.tools.prod`.
+ * Whether a state is one of `app`'s environments: named `<app>.<env>` (state/identity.ts), where
+ * an environment name holds no dot, so another app's state never matches.
  */
 export function ofApp(app: string): (s: Pick<EnvironmentState, "environment">) => boolean {
-  const prefix = instanceName(app, "");
-  return (s) => s.environment.startsWith(prefix) && /^[a-z0-9-]*$/.test(s.environment.slice(prefix.length));
+  return (s) => isInstanceOf(app, s.environment);
 }
 
 /**

@@ -20,7 +20,13 @@ import { isConfigPath, type RepoInfo, type RepoRuntime, type Runtimes } from "./
 import { truncateBytes } from "./truncate.ts";
 
 interface RepoPayload {
-  repository: { name: string; owner: { login: string }; html_url: string; default_branch: string };
+  repository: {
+    id: number;
+    name: string;
+    owner: { login: string };
+    html_url: string;
+    default_branch: string;
+  };
   installation?: { id: number };
 }
 
@@ -28,6 +34,7 @@ export function repoInfo(payload: RepoPayload): RepoInfo {
   if (!payload.installation)
     throw new Error("webhook without an installation: is syncward installed as a GitHub App?");
   return {
+    id: payload.repository.id,
     owner: payload.repository.owner.login,
     repo: payload.repository.name,
     installationId: payload.installation.id,

@@ -13,6 +13,7 @@ import { ProjectRefusal, reportProjectRefusalOnce } from "./project-refusal.ts";
 import type { Runtimes } from "./runtime.ts";
 
 interface RepoSummary {
+  id: number;
   name: string;
   full_name: string;
   html_url: string;
@@ -32,6 +33,7 @@ async function start(
   try {
     const rt = await runtimes.for(
       {
+        id: r.id,
         owner: r.owner.login,
         repo: r.name,
         installationId,
@@ -155,6 +157,7 @@ export async function onRepository(
       payload.changes?.owner?.from?.user?.login ?? payload.changes?.owner?.from?.organization?.login;
     const oldName = payload.changes?.repository?.name?.from;
     const renamed = await runtimes.rename(oldOwner ?? owner.login, oldName ?? name, {
+      id: payload.repository.id,
       owner: owner.login,
       repo: name,
       installationId: payload.installation.id,
@@ -163,7 +166,7 @@ export async function onRepository(
     });
     log.info(
       { repo: payload.repository.full_name, action: payload.action, renamed },
-      "repository renamed: state and objects moved",
+      "repository renamed: its state and objects carry over (same id)",
     );
     return;
   }

@@ -22,6 +22,7 @@ export function announcedRepository(lease: KubeObject): RepoInfo | undefined {
     if (typeof r.owner !== "string" || typeof r.repo !== "string" || typeof r.installationId !== "number")
       return undefined;
     return {
+      ...(typeof r.id === "number" ? { id: r.id } : {}),
       owner: r.owner,
       repo: r.repo,
       installationId: r.installationId,

@@ -15,9 +15,8 @@ import type { Project, ProjectsFile } from "../projects/types.ts";
 import type { Logger } from "../reconciler/environment-controller.ts";
 import type { Emit } from "../reconciler/events.ts";
 import { Reconciler } from "../reconciler/reconciler.ts";
-import { type RenamedEnvironment, renameApp } from "../reconciler/rename.ts";
 import { Shard } from "../reconciler/shard.ts";
-import { StateStore } from "../state/store.ts";
+import { githubAppId, legacyAppName } from "../state/identity.ts";
 import type { HandedOverRepositoryEvent } from "../state/types.ts";
 import { BoundedMap } from "../util/bounded-map.ts";
 import type { Cached } from "../util/cached.ts";
@@ -27,7 +26,6 @@ import { GitHubSource } from "./github-source.ts";
 import type { Octokit, RepoRef } from "./octokit.ts";
 import { PreviewQueue } from "./preview.ts";
 import { membershipRefusal, ProjectRefusal, repositoryFactsOf } from "./project-refusal.ts";
-import { RenameLocks } from "./rename-locks.ts";
 import { GitHubReporter } from "./reporter.ts";
 import { announcedRepository, announceRepository } from "./repository-announce.ts";
 import { GitHubRequiredChecks } from "./required-checks.ts";
@@ -81,6 +79,11 @@ export interface AppDeps {
 }
 
 export interface RepoInfo extends RepoRef {
+  /**
+   * GitHub's id of the repository: the app's identity (state/identity.ts). Every webhook carries
+   * it; where it is missing (a mark or an event written before identities) it is read from GitHub.
+   */
+  id?: number;
   installationId: number;
   htmlUrl: string;
   defaultBranch: string;
@@ -108,12 +111,14 @@ export class RepoRuntime {
     this.source = new GitHubSource(repo, octokit, deps.cacheDir);
     let reporter: GitHubReporter | undefined;
     deps.appStatus?.track(
-      appNameOf(info.owner, info.repo),
+      appIdOf(info),
       config.environments.map((e) => e.name),
     );
+    const repository = `${info.owner}/${info.repo}`;
     this.reconciler = new Reconciler({
-      app: appNameOf(info.owner, info.repo),
-      repository: `${info.owner}/${info.repo}`,
+      app: appIdOf(info),
+      repository,
+      legacy: { app: legacyAppName(info.owner, info.repo), repository },
       config,
       healthChecks,
       client: deps.client,
@@ -226,9 +231,18 @@ function withConfigRevision(config: SyncwardConfig, configRevision: string | und
 
 const keyOf = (owner: string, repo: string) => `${owner}/${repo}`.toLowerCase();
 
-/** The app name of a repository: its instances (`<app>.<env>`) name its state and tracking ids. */
-export function appNameOf(owner: string, repo: string): string {
-  return `${owner}-${repo}`;
+/** The app of a repository: its identity, from GitHub's id (state/identity.ts). */
+export function appIdOf(info: RepoInfo): string {
+  if (info.id === undefined) throw new Error(`the id of ${info.owner}/${info.repo} is not known yet`);
+  return githubAppId(info.id);
+}
+
+/** `info` with GitHub's id of the repository, read from GitHub when the event that named it lacked it. */
+async function withId(gh: Octokit, info: RepoInfo): Promise<RepoInfo> {
+  if (info.id !== undefined) return info;
+  const { data } = await gh.rest.repos.get({ owner: info.owner, repo: info.repo });
+  info.id = data.id;
+  return info;
 }
 
 /** Every repository's runtime, created on its first event and rebuilt when its config changes. */
@@ -337,6 +351,7 @@ export class Runtimes {
 
   private async load(info: RepoInfo, key: string, configRevision?: string): Promise<RepoRuntime | undefined> {
     const gh = await this.deps.auth(info.installationId);
+    await withId(gh, info);
     const inForce = this.configAt.get(key);
     const running = this.byRepo.get(key);
     // Push webhooks can arrive out of order: a reload of a commit the config in force already
@@ -355,7 +370,7 @@ export class Runtimes {
     this.configText.delete(key);
     if (!config || !found) {
       this.configPoll.forget(info);
-      this.deps.appStatus?.untrack(appNameOf(info.owner, info.repo));
+      this.deps.appStatus?.untrack(appIdOf(info));
       return undefined;
     }
     const at = configRevision ?? (await this.defaultHeadFor(gh, info, config));
@@ -525,50 +540,33 @@ export class Runtimes {
     const runtime = this.byRepo.get(key);
     if (!runtime) return false;
     this.byRepo.delete(key);
-    this.deps.appStatus?.untrack(appNameOf(runtime.info.owner, runtime.info.repo));
+    this.deps.appStatus?.untrack(appIdOf(runtime.info));
     await runtime.stop();
     return true;
   }
 
   /**
-   * A repository renamed or transferred: the runtime under its old name stops, its environments'
-   * state and managed objects move to the new name (reconciler/rename.ts), and it starts again
-   * under the new name. Returns what moved.
+   * A repository renamed or transferred: GitHub keeps its id, so its app, state, Leases and
+   * objects' tracking stay as they are. The runtime under the old name stops (told to the other
+   * replicas through the state, as a removal is) and starts again under the new name, which the
+   * state records for people on its next write. Returns the environments that carried over.
    */
-  async rename(oldOwner: string, oldRepo: string, info: RepoInfo): Promise<RenamedEnvironment[]> {
+  async rename(oldOwner: string, oldRepo: string, info: RepoInfo): Promise<string[]> {
     const old = this.byRepo.get(keyOf(oldOwner, oldRepo));
-    const from = appNameOf(oldOwner, oldRepo);
-    const to = appNameOf(info.owner, info.repo);
-    // With replicas, the move holds both apps' Leases: the new name runs nowhere until the state
-    // and objects are there, and the old name's holder has stopped before anything moves.
-    const move = this.deps.leases && this.deps.shard ? new RenameLocks(this.deps, from, to) : undefined;
-    let renamed: RenamedEnvironment[] | undefined;
-    try {
-      await move?.holdNew();
-      if (old) await this.announce(old.info, undefined);
-      if (old && move) await old.reconciler.handOverRepositoryEvent({ action: "renamed", to: { ...info } });
-      await this.drop(oldOwner, oldRepo);
-      let config = old?.config;
-      if (!config) {
-        const gh = await this.deps.auth(info.installationId);
-        const read = await readConfig(gh, info);
-        if (!read) return [];
-        // Relabelled as the project's ServiceAccount, like every other write of the environment.
-        config = await this.underProject(gh, info, read);
-      }
-      await move?.holdOld();
-      const store = new StateStore(this.deps.client, this.deps.stateNamespace);
-      renamed = await renameApp({ client: this.deps.client, store, config, from, to });
-      // The copied state carries the event that moved it; the new name's runtimes have nothing to follow.
-      for (const r of renamed)
-        await store.update(r.to, (s) => {
-          delete s.repositoryEvent;
-        });
-    } finally {
-      await move?.release();
-    }
-    await this.for(info, true);
-    return renamed;
+    if (old && info.id === undefined) info.id = old.info.id;
+    if (old) await this.announce(old.info, undefined);
+    if (old && this.deps.leases)
+      await old.reconciler
+        .handOverRepositoryEvent({ action: "renamed", to: { ...info } })
+        .catch((err) =>
+          this.deps.log.warn(
+            { err, repo: `${oldOwner}/${oldRepo}` },
+            "could not tell the other replicas the repository was renamed; the one running it goes on",
+          ),
+        );
+    await this.drop(oldOwner, oldRepo);
+    const runtime = await this.for(info, true);
+    return runtime?.config.environments.map((e) => e.name) ?? [];
   }
 
   /**
@@ -577,12 +575,7 @@ export class Runtimes {
    */
   private async announce(app: RepoInfo, info: RepoInfo | undefined): Promise<void> {
     if (!this.deps.leases) return;
-    await announceRepository(
-      this.deps.client,
-      this.deps.stateNamespace,
-      appNameOf(app.owner, app.repo),
-      info,
-    ).catch((err) =>
+    await announceRepository(this.deps.client, this.deps.stateNamespace, appIdOf(app), info).catch((err) =>
       this.deps.log.warn(
         { err, repo: `${app.owner}/${app.repo}` },
         "could not tell the other replicas which repositories run here",

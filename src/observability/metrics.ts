@@ -37,7 +37,10 @@ export interface Metrics {
 /** The app of an event: its instance name (`app.env`, see instanceName) without the environment. */
 export function appOf(event: { instance: string; env: string }): string {
   const suffix = `.${event.env.toLowerCase().replace(/[^a-z0-9.-]/g, "-")}`;
-  return event.instance.endsWith(suffix) ? event.instance.slice(0, -suffix.length) : event.instance;
+  if (event.instance.endsWith(suffix)) return event.instance.slice(0, -suffix.length);
+  // A long instance is cut and hashed (state/identity.ts); an app's identity holds no dot.
+  const dot = event.instance.indexOf(".");
+  return dot > 0 ? event.instance.slice(0, dot) : event.instance;
 }
 
 /** Sync durations run from a no-op (well under a second) to health waits of several minutes. */

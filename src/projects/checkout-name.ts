@@ -4,18 +4,21 @@ import { execFileSync } from "node:child_process";
 import { basename } from "node:path";
 
 export function checkoutFullName(repo: string): string {
-  let url = "";
+  return fullNameOfRemote(originUrl(repo)) ?? `local/${basename(repo)}`;
+}
+
+/** The checkout's `origin` remote URL; "" without one. */
+export function originUrl(repo: string): string {
   try {
-    url = execFileSync("git", ["remote", "get-url", "origin"], {
+    return execFileSync("git", ["remote", "get-url", "origin"], {
       cwd: repo,
       stdio: ["ignore", "pipe", "ignore"],
     })
       .toString()
       .trim();
   } catch {
-    // no origin remote
+    return ""; // no origin remote
   }
-  return fullNameOfRemote(url) ?? `local/${basename(repo)}`;
 }
 
 /** `owner/name` of a remote URL (`https://github.com/o/n.git`, `git@github.com:o/n`), else undefined. */

@@ -11,6 +11,7 @@ import { assess, outcomeWithoutWork, type SyncOutcome, type SyncRequest } from "
 import type { KubeClient } from "../kube/client.ts";
 import { keyOf, keyString } from "../kube/object.ts";
 import type { RenderedSource } from "../source/render.ts";
+import { instanceName } from "../state/identity.ts";
 import type { StateStore } from "../state/store.ts";
 import type { EnvironmentState, HandedOverSync, RecordedPush, Trigger } from "../state/types.ts";
 import { addApproval, approvalsOf, withdrawApproval } from "./approvals.ts";
@@ -95,12 +96,8 @@ export interface ManualSync {
   onProgress?: SyncRequest["onProgress"];
 }
 
-export function instanceName(app: string, env: string): string {
-  return `${app}.${env}`
-    .toLowerCase()
-    .replace(/[^a-z0-9.-]/g, "-")
-    .slice(0, 63);
-}
+/** An environment's instance name (state/identity.ts builds every name from the app's identity). */
+export { instanceName } from "../state/identity.ts";
 
 export class EnvironmentController {
   readonly instance: string;

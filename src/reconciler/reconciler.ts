@@ -10,6 +10,7 @@ import { compileHealthChecks } from "../engine/health/index.ts";
 import type { ScriptBudget } from "../engine/health/lua-script.ts";
 import type { KubeClient } from "../kube/client.ts";
 import { serviceAccountUser } from "../kube/impersonation.ts";
+import { legacyInstanceName } from "../state/identity.ts";
 import { LeaseLock, leaseNameFor } from "../state/lease.ts";
 import { INSTANCE_ANNOTATION, StateStore } from "../state/store.ts";
 import type { HandedOverPush, HandedOverRepositoryEvent, Trigger } from "../state/types.ts";
@@ -17,6 +18,7 @@ import { sleep } from "../util/sleep.ts";
 import { EnvironmentController, instanceName, type Logger } from "./environment-controller.ts";
 import type { Emit } from "./events.ts";
 import { awaitsSync, handedOverOf } from "./handed-over-push.ts";
+import { type LegacyName, upgradeIdentity } from "./identity-upgrade.ts";
 import { type PassSlots, processPassSlots } from "./pass-slots.ts";
 import type { RequiredChecks } from "./required-checks.ts";
 import type { RevisionSource } from "./revision-source.ts";
@@ -24,9 +26,15 @@ import { Shard, type ShardedApp } from "./shard.ts";
 import { watchStates } from "./state-watch.ts";
 
 export interface ReconcilerOptions {
+  /** The app's identity (state/identity.ts): every name in the cluster is built from it. */
   app: string;
-  /** The repository (`owner/repo`) the app is: its environments' states are claimed for it (store.ts). */
+  /** The readable name (`owner/repo`) of the app, recorded beside its state for people. */
   repository?: string;
+  /**
+   * The app's name before identities: its state is moved to the identity's names before any
+   * environment runs (identity-upgrade.ts). Absent: nothing to move.
+   */
+  legacy?: LegacyName;
   config: SyncwardConfig;
   client: KubeClient;
   source: RevisionSource;
@@ -147,8 +155,14 @@ export class Reconciler implements ShardedApp {
   }
 
   start(): void {
-    if (this.o.leases === false) this.startAll();
-    else {
+    if (this.o.leases === false) {
+      if (!this.o.legacy) this.startAll();
+      else
+        void this.upgrade().then(
+          () => this.abort.signal.aborted || this.startAll(),
+          (err) => this.o.log.error({ err, app: this.o.app }, "could not move the app's state: nothing runs"),
+        );
+    } else {
       this.ownShard = !this.o.shard;
       this.shard =
         this.o.shard ??
@@ -254,6 +268,11 @@ export class Reconciler implements ShardedApp {
       await lock.release().catch(() => undefined);
       return false;
     }
+    if (!(await this.upgradeHolding())) {
+      await lock.release().catch(() => undefined);
+      this.deferring = true;
+      return false;
+    }
     this.deferring = false;
     this.o.log.info({ app: this.o.app, identity: this.o.identity }, "lease acquired; reconciling");
     const { pending, repositoryEvent } = await this.handedOver();
@@ -305,6 +324,77 @@ export class Reconciler implements ShardedApp {
     await this.lock
       ?.stop()
       .catch((err) => this.o.log.warn({ err, app: this.o.app }, "lease: could not release"));
+  }
+
+  /**
+   * Moves the app's state from its name before identities (once per reconciler; a failure is
+   * tried again next time). The CLI calls it before a command; start() and the lease do it first.
+   */
+  upgrade(): Promise<void> {
+    const legacy = this.o.legacy;
+    if (!legacy) return Promise.resolve();
+    this.upgrading ??= upgradeIdentity({
+      writer: (env) => writerFor(this.o.client, env),
+      store: this.store,
+      config: this.o.config,
+      app: this.o.app,
+      legacy,
+      log: this.o.log,
+    }).then(
+      () => undefined,
+      (err) => {
+        this.upgrading = undefined;
+        throw err;
+      },
+    );
+    return this.upgrading;
+  }
+
+  private upgrading: Promise<void> | undefined;
+
+  /**
+   * The upgrade, run while holding the app's Lease and its old name's too, so that a replica from
+   * before identities (a rolling upgrade) is not syncing the old name meanwhile. False when the old
+   * Lease is held by another replica or the move failed: the app is tried again later.
+   */
+  private async upgradeHolding(): Promise<boolean> {
+    const legacy = this.o.legacy;
+    if (!legacy || this.upgrading)
+      return this.upgrade().then(
+        () => true,
+        () => false,
+      );
+    const name = leaseNameFor(legacyInstanceName(legacy.app, "app"));
+    const exists =
+      name !== this.leaseName &&
+      (await this.o.client
+        .get("coordination.k8s.io/v1", "Lease", this.o.stateNamespace, name)
+        .catch(() => undefined));
+    const old = exists
+      ? new LeaseLock(this.o.client, this.o.stateNamespace, name, `${this.o.identity}/upgrading`, {
+          leaseDurationSeconds: this.shard?.leaseDurationSeconds,
+          sightings: this.shard?.sightings,
+        })
+      : undefined;
+    try {
+      if (old && !(await old.tryAcquire())) {
+        this.o.log.info(
+          { app: this.o.app, lease: name },
+          "the app's old name is still held: moving its state later",
+        );
+        return false;
+      }
+      await this.upgrade();
+      return true;
+    } catch (err) {
+      this.o.log.error(
+        { err, app: this.o.app },
+        "could not move the app's state: it runs nowhere until it can",
+      );
+      return false;
+    } finally {
+      await old?.release().catch(() => undefined);
+    }
   }
 
   standBy(): void {

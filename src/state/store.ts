@@ -2,9 +2,11 @@
 // namespace, written with optimistic concurrency so that concurrent writers never lose an update.
 //
 // Storage format (ConfigMap `syncward-state-<sanitized instance>-<hash>`):
-//   labels:      app.kubernetes.io/managed-by=syncward, syncward.dev/state=true
+//   labels:      app.kubernetes.io/managed-by=syncward, syncward.dev/state=true (retired: "retired")
 //   annotations: syncward.dev/instance=<instance name, exactly>
+//                syncward.dev/moved-to=<instance> (only on a state an upgrade moved: identity.ts)
 //   data:        state.json = JSON of EnvironmentState
+// The instance name embeds the app's identity (identity.ts), so two repositories never meet here.
 import { createHash } from "node:crypto";
 import type { KubeClient } from "../kube/client.ts";
 import { KubeApiError } from "../kube/errors.ts";
@@ -15,34 +17,17 @@ export const STATE_LABEL = "syncward.dev/state";
 export const INSTANCE_ANNOTATION = "syncward.dev/instance";
 export const MANAGED_BY_LABEL = "app.kubernetes.io/managed-by";
 export const STATE_KEY = "state.json";
+export const MOVED_TO_ANNOTATION = "syncward.dev/moved-to";
 
 export interface StateStoreOptions {
   /** Read-modify-write attempts before `update` gives up on conflicts (default 10). */
   maxAttempts?: number;
   /**
-   * The repository (`owner/repo`) this store reads and writes environments for: a state another
-   * repository claimed is refused, an unclaimed one is claimed on its next write. Absent (the
-   * CLI, tools): no claim is checked or made.
+   * The readable name (`owner/repo`) of the app this store writes for, recorded in each state it
+   * writes for people (it follows a rename). It decides nothing: the instance name, built from the
+   * repository's id, is what keeps repositories apart. Absent: the recorded name is kept.
    */
   repository?: string;
-}
-
-/**
- * Two repositories whose names map to the same instance name (`acme/shop-x`, `acme-shop/x`):
- * neither may read or write the other's state (approvals, freezes, history), so the second is
- * refused every pass, command and approval until one of them is renamed.
- */
-export class StateOwnerError extends Error {
-  constructor(
-    readonly instance: string,
-    readonly owner: string,
-    readonly requester: string,
-  ) {
-    super(
-      `the environment state ${instance} belongs to the repository ${owner}, not ${requester}: both repositories' names map to the same instance name; rename the environment or the repository of one of them`,
-    );
-    this.name = "StateOwnerError";
-  }
 }
 
 /** The state's ConfigMap exists but cannot be read as state: refuse to overwrite it silently. */
@@ -141,18 +126,50 @@ export class StateStore {
   /** The stored state of `instance`, or a fresh default state when none is stored. */
   async load(instance: string): Promise<EnvironmentState> {
     const cm = await this.read(instance);
-    return cm ? this.owned(instance, this.parse(instance, cm)) : defaultState(instance);
+    return cm ? this.parse(instance, cm) : defaultState(instance);
   }
 
   /**
-   * Copies the state of `from` to `to` (a repository renamed: its instances are renamed too) and
-   * returns it. The old ConfigMap stays: deleting it needs a verb syncward's state Role does not
-   * grant; no runtime reads it any more, and an operator may remove it.
+   * The state stored under `instance` and whether it was retired (moved to another instance by an
+   * upgrade, see retire); undefined when none is stored.
    */
-  async copy(from: string, to: string): Promise<EnvironmentState> {
-    const { repository: _old, ...state } = await this.load(from);
-    // The renamed repository claims the copy with its first write under its new name.
-    return this.update(to, () => ({ ...state, environment: to }));
+  async stored(instance: string): Promise<{ state: EnvironmentState; movedTo?: string } | undefined> {
+    const cm = await this.read(instance);
+    if (!cm) return undefined;
+    return { state: this.parse(instance, cm), movedTo: cm.metadata.annotations?.[MOVED_TO_ANNOTATION] };
+  }
+
+  /**
+   * Retires the state of `instance`, now held by `movedTo`: it leaves list() and is marked with
+   * where it went, its data kept for an operator to read. Its recorded repository becomes a note a
+   * syncward from before identities refuses as another repository's, so an old replica still
+   * running during a rolling upgrade writes nothing more under the old name. Deleting it would need
+   * a verb syncward's state Role does not grant; an operator may remove it.
+   */
+  async retire(instance: string, movedTo: string): Promise<void> {
+    for (let attempt = 1; attempt <= this.maxAttempts; attempt++) {
+      const cm = await this.read(instance);
+      if (!cm || cm.metadata.annotations?.[MOVED_TO_ANNOTATION] === movedTo) return;
+      const state = { ...this.parse(instance, cm), repository: `(moved to ${movedTo})` };
+      const { managedFields: _m, ...meta } = cm.metadata;
+      try {
+        await this.client.replace({
+          ...cm,
+          apiVersion: "v1",
+          kind: "ConfigMap",
+          metadata: {
+            ...meta,
+            labels: { ...(meta.labels ?? {}), [STATE_LABEL]: "retired" },
+            annotations: { ...(meta.annotations ?? {}), [MOVED_TO_ANNOTATION]: movedTo },
+          },
+          data: { ...(cm.data ?? {}), [STATE_KEY]: JSON.stringify(state) },
+        });
+        return;
+      } catch (err) {
+        if (!isConflict(err)) throw err;
+        if (attempt < this.maxAttempts) await backoff(attempt);
+      }
+    }
   }
 
   /**
@@ -168,10 +185,11 @@ export class StateStore {
   ): Promise<EnvironmentState> {
     for (let attempt = 1; attempt <= this.maxAttempts; attempt++) {
       const cm = await this.read(instance);
-      const current = cm ? this.owned(instance, this.parse(instance, cm)) : defaultState(instance);
+      const current = cm ? this.parse(instance, cm) : defaultState(instance);
       const before = JSON.stringify(current);
       const next = mutate(current) ?? current;
-      if (this.repository !== undefined) next.repository ??= this.repository;
+      if (this.repository !== undefined && (!cm || JSON.stringify(next) !== before))
+        next.repository = this.repository;
       const text = JSON.stringify(next);
       if (cm && text === before) return next;
       try {
@@ -217,18 +235,6 @@ export class StateStore {
   }
 
   // ---- internals ----
-
-  /** `state`, unless another repository claimed it (GitHub's names are case-insensitive). */
-  private owned(instance: string, state: EnvironmentState): EnvironmentState {
-    const owner = state.repository;
-    if (
-      this.repository !== undefined &&
-      owner !== undefined &&
-      owner.toLowerCase() !== this.repository.toLowerCase()
-    )
-      throw new StateOwnerError(instance, owner, this.repository);
-    return state;
-  }
 
   private async read(instance: string): Promise<ConfigMap | undefined> {
     return (await this.client.get("v1", "ConfigMap", this.namespace, stateConfigMapName(instance))) as

@@ -183,7 +183,15 @@ export interface HandedOverRepositoryEvent {
   action: "removed" | "renamed";
   at: string;
   /** Where a renamed or transferred repository now is. */
-  to?: { owner: string; repo: string; installationId: number; htmlUrl: string; defaultBranch: string };
+  to?: {
+    owner: string;
+    repo: string;
+    installationId: number;
+    htmlUrl: string;
+    defaultBranch: string;
+    /** GitHub's repository id (absent in events recorded before identities). */
+    id?: number;
+  };
 }
 
 /** A push webhook's record of who moved a branch to `after`. */
@@ -199,9 +207,8 @@ export type SyncStatus = "Synced" | "OutOfSync" | "Unknown";
 export interface EnvironmentState {
   environment: string;
   /**
-   * The repository (`owner/repo`) whose environment this is, claimed by its first write. Instance
-   * names are not injective (`acme/shop-x` and `acme-shop/x` are both `acme-shop-x`), so another
-   * repository whose environment maps to the same name is refused this state (store.ts).
+   * The readable name (`owner/repo`) of the app whose environment this is, as of its last write:
+   * for people only. The instance name (identity.ts) is what ties a state to its repository.
    */
   repository?: string;
   lastSyncedRevision?: string;

@@ -12,6 +12,7 @@ afterEach(() => mock.reset());
 const C1 = "1".repeat(40);
 const C2 = "2".repeat(40);
 const info = {
+  id: 4711,
   owner: "acme",
   repo: "shop",
   installationId: 77,

@@ -21,6 +21,7 @@ describe("stopping a repository's runtime", () => {
     t.mock.timers.enable({ apis: ["setTimeout"] });
     const runtime = new RepoRuntime(
       {
+        id: 4711,
         owner: "acme",
         repo: "shop",
         installationId: 1,

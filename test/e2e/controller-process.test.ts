@@ -3,6 +3,7 @@
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { after, before, describe, it } from "node:test";
+import { localAppId } from "../../src/state/identity.ts";
 import { StateStore } from "../../src/state/store.ts";
 import { ensureBuilt } from "../support/built.ts";
 import { eventually, useCluster } from "../support/cluster.ts";
@@ -116,7 +117,7 @@ describe("syncward controller processes", () => {
     );
     const store = new StateStore(cluster.client, stateNs);
     const state = await eventually("a successful sync in history", async () => {
-      const s = await store.load("kill.dev");
+      const s = await store.load(`${localAppId({ name: "kill", path: "" })}.dev`);
       return s.history.some((h) => h.result === "Succeeded") ? s : undefined;
     });
     assert.equal(state.lastSyncedRevision, repo.head());
@@ -204,7 +205,7 @@ describe("syncward controller processes", () => {
       30_000,
     );
     assert.deepEqual(await tagsOf(prodNs), Array(5).fill("a"));
-    const prod = await store.load("frz.prod");
+    const prod = await store.load(`${localAppId({ name: "frz", path: "" })}.prod`);
     assert.equal(prod.freeze?.by, "release-manager");
     assert.equal(prod.freeze?.reason, "release");
     assert.equal(prod.lastSyncedRevision, first);
@@ -250,7 +251,9 @@ describe("syncward controller processes", () => {
       data: { tag: string };
     };
     assert.equal(cm.data.tag, "three");
-    const history = (await new StateStore(cluster.client, stateNs).load("ha.dev")).history;
+    const history = (
+      await new StateStore(cluster.client, stateNs).load(`${localAppId({ name: "ha", path: "" })}.dev`)
+    ).history;
     assert.deepEqual(
       history.filter((h) => h.result === "Succeeded").map((h) => h.revision),
       [repo.git("rev-parse", "HEAD~2"), second, third],

@@ -22,7 +22,7 @@ import {
 } from "../support/app.ts";
 import { useCluster } from "../support/cluster.ts";
 import { apiPull, type FakePull, mockAccount, mockRange } from "../support/github-range.ts";
-import { fakeSha, issueCommentEvent, userIdOf } from "../support/webhooks.ts";
+import { fakeSha, issueCommentEvent, repoIdOf, userIdOf } from "../support/webhooks.ts";
 
 const cluster = useCluster();
 
@@ -93,6 +93,7 @@ describe("an environment renamed in the config is judged from the revision it in
 `,
     );
     rt = (await app.parts.runtimes.for({
+      id: repoIdOf("acme/shop"),
       owner: "acme",
       repo: "shop",
       installationId: 4242,
@@ -239,6 +240,7 @@ describe("an environment tracking release, moved by a config commit on main", ()
 
   let ns: string;
   const INFO = {
+    id: repoIdOf("acme/shop"),
     owner: "acme",
     repo: "shop",
     installationId: 4242,

@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { after, before, beforeEach, describe, it } from "node:test";
 import { guardsOf } from "../../src/config/stricter.ts";
-import { appNameOf, type RepoRuntime } from "../../src/github/runtime.ts";
+import type { RepoRuntime } from "../../src/github/runtime.ts";
 import { instanceName } from "../../src/reconciler/environment-controller.ts";
 import type { RecordedPush } from "../../src/state/types.ts";
 import {
@@ -20,7 +20,7 @@ import {
 } from "../support/app.ts";
 import { useCluster } from "../support/cluster.ts";
 import { apiPull, type FakePull, mockAccount, mockRange } from "../support/github-range.ts";
-import { fakeSha, issueCommentEvent, userIdOf } from "../support/webhooks.ts";
+import { fakeSha, issueCommentEvent, repoIdOf, userIdOf } from "../support/webhooks.ts";
 
 const cluster = useCluster();
 
@@ -85,6 +85,7 @@ describe("who may approve a production sync", () => {
 `,
     );
     rt = (await app.parts.runtimes.for({
+      id: repoIdOf("acme/shop"),
       owner: "acme",
       repo: "shop",
       installationId: 4242,
@@ -315,9 +316,9 @@ describe("who may approve a production sync", () => {
     assert.equal((await rt.reconciler.store.load(renamed)).approverIds?.zed, undefined, "no copy binds zed");
   });
 
-  it("another repository whose app name starts like this one's (acme/shop.tools) neither binds nor loses pins here", async () => {
-    const tools = instanceName(appNameOf("acme", "shop.tools"), "prod");
-    assert.equal(tools, `${rt.reconciler.app}.tools.prod`, "the two apps' state names share a prefix");
+  it("another repository whose id starts like this one's (gh_1234 and gh_12345) neither binds nor loses pins here", async () => {
+    const tools = instanceName(`${rt.reconciler.app}5`, "prod");
+    assert.ok(tools.startsWith(rt.reconciler.app), "the two apps' state names share a prefix");
     await rt.reconciler.store.update(tools, (s) => {
       s.approverIds = { erin: 4_242_555, zed: 4_242_001 };
     });

@@ -11,9 +11,11 @@ import { GITHUB_API, type GitHubMock } from "../support/github.ts";
 import { type CheckRun, captureReports, mockTarball } from "../support/github-checks.ts";
 import { FakeGitHub } from "../support/github-fake.ts";
 import { Replicas, runTestRepository } from "../support/replicas.ts";
-import { checkSuiteCompletedEvent, pushEvent, statusEvent } from "../support/webhooks.ts";
+import { checkSuiteCompletedEvent, pushEvent, repoIdOf, statusEvent } from "../support/webhooks.ts";
 
 const cluster = useCluster();
+/** The app of acme/shop: its GitHub id (a rename keeps it). */
+const APP = `gh_${repoIdOf("acme/shop")}`;
 
 const cm = (v: string) =>
   `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\ndata: {release: "${v}"}\n`;
@@ -232,7 +234,7 @@ describe("checks finishing, delivered to the replica without the Lease", () => {
     assert.deepEqual(rtB.reconciler.active, [], "replica-b wrote nothing");
     const rtA = a.parts.runtimes.all()[0];
     const state = await eventually("recorded by replica-a", async () => {
-      const s = await rtA?.reconciler.store.load("acme-shop.prod");
+      const s = await rtA?.reconciler.store.load(`${APP}.prod`);
       return s?.lastSyncedRevision === head ? s : undefined;
     });
     assert.deepEqual(

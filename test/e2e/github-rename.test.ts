@@ -1,6 +1,7 @@
-// A repository renamed on GitHub keeps what syncward knows of it: the freeze, the history and the
-// managed objects move to the new name in place (nothing pruned, deleted or recreated), and the
-// first sync under the new name writes nothing.
+// A repository renamed on GitHub keeps what syncward knows of it: GitHub keeps the repository's
+// id, which names its state and tracking, so the freeze, the history and the managed objects carry
+// over untouched (nothing pruned, deleted, recreated or even re-labelled), and the first sync under
+// the new name writes nothing.
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { TRACKING_ANNOTATION } from "../../src/engine/tracking.ts";
@@ -10,9 +11,10 @@ import { startApp, type TestApp } from "../support/app.ts";
 import { useCluster } from "../support/cluster.ts";
 import { makeRepo, type TestRepo } from "../support/git-repo.ts";
 import { answerEverything } from "../support/permissive-github.ts";
-import { pushEvent, repositoryEvent } from "../support/webhooks.ts";
+import { pushEvent, repoIdOf, repositoryEvent } from "../support/webhooks.ts";
 
 const cluster = useCluster();
+const instance = `gh_${repoIdOf("acme/shop")}.dev`;
 
 describe("a repository renamed", () => {
   let app: TestApp;
@@ -46,7 +48,7 @@ describe("a repository renamed", () => {
     before_ = await settings();
     assert.equal(
       before_?.metadata.annotations?.[TRACKING_ANNOTATION],
-      `acme-shop.dev:/ConfigMap:${ns}/settings`,
+      `${instance}:/ConfigMap:${ns}/settings`,
     );
     await app.probot.receive(repositoryEvent("renamed", { repo: "shop-api", from: "shop" }));
   });
@@ -64,20 +66,21 @@ describe("a repository renamed", () => {
   });
 
   it("keeps the freeze and the history", async () => {
-    const state = await new StateStore(cluster.client, stateNs).load("acme-shop-api.dev");
+    const state = await new StateStore(cluster.client, stateNs).load(instance);
     assert.equal(state.freeze?.by, "alice");
     assert.equal(state.freeze?.reason, "release night");
     assert.equal(state.history.length, 1);
   });
 
-  it("moves the objects to the new name in place: same object, new tracking id", async () => {
+  it("keeps the objects as they are: same object, same tracking id (the repository's id)", async () => {
     const after_ = await settings();
     assert.equal(after_?.metadata.uid, before_?.metadata.uid, "not deleted and recreated");
+    assert.equal(after_?.metadata.resourceVersion, before_?.metadata.resourceVersion, "not even re-labelled");
     assert.equal(
       after_?.metadata.annotations?.[TRACKING_ANNOTATION],
-      `acme-shop-api.dev:/ConfigMap:${ns}/settings`,
+      `${instance}:/ConfigMap:${ns}/settings`,
     );
-    assert.equal(after_?.metadata.labels?.["syncward.dev/instance"], "acme-shop-api.dev");
+    assert.equal(after_?.metadata.labels?.["syncward.dev/instance"], instance);
   });
 
   it("the first sync under the new name writes nothing and prunes nothing", async () => {

@@ -2,8 +2,8 @@
 // GitHub delivers each to one replica, which is seldom the one holding the repository's Lease. An
 // uninstall (or the repository removed from the installation) delivered to a replica without the
 // Lease stops the repository on every replica, the holder included, and nothing is synced for it
-// after; a rename delivered to one moves the state and objects under the new name once the holder
-// has stopped, and the new name then runs on exactly one replica.
+// after; a rename delivered to one stops the old name's runtime everywhere, keeps the state and
+// objects (the repository's id names them), and the new name then runs on exactly one replica.
 import assert from "node:assert/strict";
 import { afterEach, describe, it } from "node:test";
 import { TRACKING_ANNOTATION } from "../../src/engine/tracking.ts";
@@ -20,10 +20,13 @@ import {
   installationRepositoriesEvent,
   listedRepository,
   pushEvent,
+  repoIdOf,
   repositoryEvent,
 } from "../support/webhooks.ts";
 
 const cluster = useCluster();
+/** The app of acme/shop: its GitHub id, which a rename keeps. */
+const APP = `gh_${repoIdOf("acme/shop")}`;
 const clients: KubeClient[] = [];
 const apps: TestApp[] = [];
 // Each test's replicas go with it: nock's interceptors are global, and the next test's config differs.
@@ -111,7 +114,7 @@ async function stoppedEverywhere(t: Awaited<ReturnType<typeof startReplicas>>): 
     async () => t.replicas.every((a) => running(a).length === 0),
     45_000,
   );
-  await eventually("the holder to release the Lease", async () => (await t.leaseHolder("acme-shop")) === "");
+  await eventually("the holder to release the Lease", async () => (await t.leaseHolder(APP)) === "");
 }
 
 const running = (app: TestApp) => app.parts.runtimes.all().map((r) => `${r.info.owner}/${r.info.repo}`);
@@ -131,7 +134,7 @@ describe("repository events delivered to a replica without the Lease", () => {
       const r = t.replicas.filter((a) => a.parts.runtimes.all()[0]?.reconciler.active.includes("dev"));
       return r.length === 1 && r;
     });
-    assert.ok((await t.leaseHolder("acme-shop")).startsWith("replica-"));
+    assert.ok((await t.leaseHolder(APP)).startsWith("replica-"));
     // The uninstall, delivered to a replica that does not hold it, stops it everywhere again.
     const other = t.replicas.find((a) => a !== holding[0]) as TestApp;
     await other.probot.receive(installationEvent("deleted"));
@@ -146,7 +149,7 @@ describe("repository events delivered to a replica without the Lease", () => {
   it("an uninstall stops the repository on every replica, the holder included; nothing is synced after", async () => {
     const t = await threeReplicas("gh-uninstall");
     const [receiver, bystander] = t.others;
-    const history = (await new StateStore(cluster.client, t.stateNs).load("acme-shop.dev")).history.length;
+    const history = (await new StateStore(cluster.client, t.stateNs).load(`${APP}.dev`)).history.length;
 
     await receiver.probot.receive(installationEvent("deleted"));
     await stoppedEverywhere(t);
@@ -158,9 +161,9 @@ describe("repository events delivered to a replica without the Lease", () => {
     });
     await new Promise((r) => setTimeout(r, 5000));
     assert.equal((await t.live())?.data?.v, "edited by hand", "nothing reverted it");
-    assert.equal(await t.leaseHolder("acme-shop"), "", "no replica took the repository up again");
+    assert.equal(await t.leaseHolder(APP), "", "no replica took the repository up again");
     assert.equal(
-      (await new StateStore(cluster.client, t.stateNs).load("acme-shop.dev")).history.length,
+      (await new StateStore(cluster.client, t.stateNs).load(`${APP}.dev`)).history.length,
       history,
       "no sync after the uninstall",
     );
@@ -173,10 +176,10 @@ describe("repository events delivered to a replica without the Lease", () => {
     await receiver.probot.receive(installationRepositoriesEvent("removed", ["acme/shop"]));
     await stoppedEverywhere(t);
     await new Promise((r) => setTimeout(r, 3000));
-    assert.equal(await t.leaseHolder("acme-shop"), "", "no replica took the repository up again");
+    assert.equal(await t.leaseHolder(APP), "", "no replica took the repository up again");
   });
 
-  it("a rename moves state and objects once the holder stopped; the new name runs on one replica", async () => {
+  it("a rename keeps state and objects (same id); the old holder stops and the new name runs on one replica", async () => {
     const t = await threeReplicas("gh-rename");
     const [receiver] = t.others;
     const before = await t.live();
@@ -194,7 +197,7 @@ describe("repository events delivered to a replica without the Lease", () => {
     const newHolder = await eventually(
       "one replica to hold the new name",
       async () => {
-        const h = await t.leaseHolder("acme-shop-api");
+        const h = await t.leaseHolder(APP);
         return h.startsWith("replica-") ? h : undefined;
       },
       60_000,
@@ -204,19 +207,17 @@ describe("repository events delivered to a replica without the Lease", () => {
       return r.length > 0 && r;
     });
     assert.equal(runningIt.length, 1, "exactly one replica runs the new name");
-    assert.equal(await t.leaseHolder("acme-shop"), "", "nobody holds the old name");
 
     const after_ = await t.live();
-    assert.equal(after_?.metadata.uid, before?.metadata.uid, "the object was moved in place, not recreated");
+    assert.equal(after_?.metadata.uid, before?.metadata.uid, "the same object, not recreated");
     assert.equal(
       after_?.metadata.annotations?.[TRACKING_ANNOTATION],
-      `acme-shop-api.dev:/ConfigMap:${t.ns}/settings`,
+      `${APP}.dev:/ConfigMap:${t.ns}/settings`,
     );
     const store = new StateStore(cluster.client, t.stateNs);
-    const state = await store.load("acme-shop-api.dev");
-    assert.equal(state.freeze?.by, "alice", "the freeze set on the old holder moved with the state");
-    assert.ok(state.history.length >= 1, "the history moved");
-    assert.equal(state.repositoryEvent, undefined, "the new name has no event of the old one to follow");
+    const state = await store.load(`${APP}.dev`);
+    assert.equal(state.freeze?.by, "alice", "the freeze set on the old holder carried over");
+    assert.ok(state.history.length >= 1, "the history carried over");
 
     // It deploys under the new name: a push delivered to a replica other than the new holder.
     const runtime = runningIt[0]?.parts.runtimes.all()[0];
@@ -235,8 +236,8 @@ describe("repository events delivered to a replica without the Lease", () => {
     );
     await eventually(
       "the sync recorded under the new name",
-      async () => (await store.load("acme-shop-api.dev")).lastSyncedRevision === c2,
+      async () => (await store.load(`${APP}.dev`)).lastSyncedRevision === c2,
     );
-    assert.equal(newHolder, await t.leaseHolder("acme-shop-api"));
+    assert.equal(newHolder, await t.leaseHolder(APP));
   });
 });

@@ -10,9 +10,11 @@ import { eventually, useCluster } from "../support/cluster.ts";
 import { makeRepo, type TestRepo } from "../support/git-repo.ts";
 import { FakeGitHub } from "../support/github-fake.ts";
 import { Replicas, runTestRepository } from "../support/replicas.ts";
-import { pushEvent, userIdOf } from "../support/webhooks.ts";
+import { pushEvent, repoIdOf, userIdOf } from "../support/webhooks.ts";
 
 const cluster = useCluster();
+/** The app of acme/shop: its GitHub id (a rename keeps it). */
+const APP = `gh_${repoIdOf("acme/shop")}`;
 const cm = (v: string) => `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\ndata: {v: "${v}"}\n`;
 
 describe("the app as two replicas", () => {
@@ -70,7 +72,7 @@ ${extra}`;
     const rtA = a.parts.runtimes.all()[0];
     assert.ok(rtA);
     const state = await eventually("recorded by replica-a", async () => {
-      const s = await rtA.reconciler.store.load("acme-shop.dev");
+      const s = await rtA.reconciler.store.load(`${APP}.dev`);
       return s.lastSyncedRevision === c2 ? s : undefined;
     });
     assert.deepEqual(

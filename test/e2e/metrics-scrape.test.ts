@@ -23,9 +23,11 @@ import {
   takeOpenApiViolations,
 } from "../support/github.ts";
 import { answerEverything } from "../support/permissive-github.ts";
-import { pushEvent } from "../support/webhooks.ts";
+import { pushEvent, repoIdOf } from "../support/webhooks.ts";
 
 const cluster = useCluster();
+/** The app of acme/shop: its GitHub id (a rename keeps it). */
+const APP = `gh_${repoIdOf("acme/shop")}`;
 
 describe("the metrics endpoint after a sync", () => {
   let mock: GitHubMock;
@@ -106,15 +108,24 @@ describe("the metrics endpoint after a sync", () => {
     const text = await scrape();
     assert.match(
       text,
-      /^syncward_app_info\{app="acme-shop",environment="prod",sync_status="Synced",health_status="Healthy"\} 1$/m,
+      new RegExp(
+        `^syncward_app_info\\{app="${APP}",environment="prod",sync_status="Synced",health_status="Healthy"\\} 1$`,
+        "m",
+      ),
     );
     assert.match(
       text,
-      /^syncward_last_sync_timestamp_seconds\{app="acme-shop",environment="prod"\} \d+(\.\d+)?$/m,
+      new RegExp(
+        `^syncward_last_sync_timestamp_seconds\\{app="${APP}",environment="prod"\\} \\d+(\\.\\d+)?$`,
+        "m",
+      ),
     );
     assert.match(
       text,
-      /^syncward_syncs_total\{app="acme-shop",environment="prod",trigger="push",result="Succeeded"\} 1$/m,
+      new RegExp(
+        `^syncward_syncs_total\\{app="${APP}",environment="prod",trigger="push",result="Succeeded"\\} 1$`,
+        "m",
+      ),
     );
     assert.match(text, /^syncward_build_info\{version="[^"]+",commit="[^"]+",node="[^"]+"\} 1$/m);
   });

@@ -6,7 +6,8 @@ import { after, describe, it } from "node:test";
 import { KubeClient } from "../../src/kube/client.ts";
 import type { KubeObject } from "../../src/kube/object.ts";
 import { appendHistory } from "../../src/state/history.ts";
-import { StateCorruptError, StateOwnerError, StateStore, stateConfigMapName } from "../../src/state/store.ts";
+import { githubAppId, instanceName } from "../../src/state/identity.ts";
+import { StateCorruptError, StateStore, stateConfigMapName } from "../../src/state/store.ts";
 import type { HistoryEntry } from "../../src/state/types.ts";
 import { useCluster } from "../support/cluster.ts";
 import { optionalRules } from "../support/syncward-account.ts";
@@ -241,46 +242,44 @@ describe("StateStore", () => {
     assert.equal((await store.load("app.dev")).syncStatus, "Unknown");
   });
 
-  it("keeps two repositories whose names map to one instance name out of each other's state", async () => {
+  it("keeps two repositories whose names once mapped to one instance name apart: their ids name their states", async () => {
     const ns = await cluster.stateNamespace("state");
-    // acme/shop-x and acme-shop/x both make the app acme-shop-x, so both have the instance acme-shop-x.prod.
+    // acme/shop-x and acme-shop/x both made the app acme-shop-x; their ids make two instances.
     const victim = new StateStore(cluster.syncwardClient, ns, { repository: "acme/shop-x" });
     const other = new StateStore(cluster.syncwardClient, ns, { repository: "acme-shop/x" });
-    await victim.update("acme-shop-x.prod", (s) => {
+    const [mine, theirs] = [instanceName(githubAppId(101), "prod"), instanceName(githubAppId(202), "prod")];
+    assert.notEqual(stateConfigMapName(mine), stateConfigMapName(theirs));
+    await victim.update(mine, (s) => {
       s.freeze = { by: "carol", at: new Date().toISOString(), reason: "release week" };
     });
-    assert.equal((await victim.load("acme-shop-x.prod")).repository, "acme/shop-x");
-    const refused = (err: unknown) =>
-      err instanceof StateOwnerError &&
-      err.message ===
-        "the environment state acme-shop-x.prod belongs to the repository acme/shop-x, not acme-shop/x: both repositories' names map to the same instance name; rename the environment or the repository of one of them";
-    await assert.rejects(other.load("acme-shop-x.prod"), refused);
-    const writes = cluster.syncwardClient.counts.writes;
-    await assert.rejects(
-      other.update("acme-shop-x.prod", (s) => {
-        s.pendingApprovals.push({ sha: "a".repeat(40), by: "mallory", at: new Date().toISOString() });
-        delete s.freeze;
-      }),
-      refused,
-    );
-    assert.equal(cluster.syncwardClient.counts.writes, writes, "nothing written for the other repository");
-    const kept = await victim.load("acme-shop-x.prod");
+    await other.update(theirs, (s) => {
+      s.pendingApprovals.push({ sha: "a".repeat(40), by: "mallory", at: new Date().toISOString() });
+    });
+    const kept = await victim.load(mine);
     assert.equal(kept.freeze?.by, "carol");
     assert.deepEqual(kept.pendingApprovals, []);
-    // The same repository under another case is the same repository (GitHub's names are case-insensitive).
-    const sameRepo = new StateStore(cluster.syncwardClient, ns, { repository: "Acme/Shop-X" });
-    assert.equal((await sameRepo.load("acme-shop-x.prod")).freeze?.by, "carol");
-    // A store for no repository (the CLI) neither checks nor claims.
-    assert.equal(
-      (await new StateStore(cluster.syncwardClient, ns).load("acme-shop-x.prod")).freeze?.by,
-      "carol",
+    assert.equal(kept.repository, "acme/shop-x", "the readable name is recorded beside the state");
+    assert.equal((await other.load(theirs)).freeze, undefined);
+  });
+
+  it("retires a moved state: out of the listing, marked with where it went, refused by a syncward from before", async () => {
+    const ns = await cluster.stateNamespace("state");
+    const store = new StateStore(cluster.syncwardClient, ns, { repository: "acme/shop" });
+    await store.update("acme-shop.prod", (s) => {
+      s.freeze = { by: "carol", at: new Date().toISOString(), reason: "release week" };
+    });
+    await store.update("gh_7.prod", (s) => {
+      s.freeze = { by: "carol", at: new Date().toISOString(), reason: "release week" };
+    });
+    await store.retire("acme-shop.prod", "gh_7.prod");
+    assert.deepEqual(
+      (await store.list()).map((s) => s.environment),
+      ["gh_7.prod"],
     );
-    // A renamed repository's copy is unclaimed until the new name writes it.
-    const copied = await new StateStore(cluster.syncwardClient, ns).copy(
-      "acme-shop-x.prod",
-      "acme-shop-y.prod",
-    );
-    assert.equal(copied.repository, undefined);
+    const old = await store.stored("acme-shop.prod");
+    assert.equal(old?.movedTo, "gh_7.prod");
+    assert.equal(old?.state.freeze?.by, "carol", "the old data is kept for an operator");
+    assert.equal(old?.state.repository, "(moved to gh_7.prod)", "an old replica's claim check refuses it");
   });
 
   it("refuses to overwrite a state it cannot read", async () => {

@@ -19,9 +19,21 @@ export function fakeSha(seed: string): string {
   return createHash("sha1").update(seed).digest("hex");
 }
 
+/**
+ * GitHub's id of a test repository: stable per full name, so events about one repository agree,
+ * and two repositories (the same or colliding names aside) have two. A rename keeps the old one.
+ */
+export function repoIdOf(fullName: string): number {
+  return (
+    100_000 + (Number.parseInt(fakeSha(`repository ${fullName.toLowerCase()}`).slice(0, 6), 16) % 8_000_000)
+  );
+}
+
 export interface EventOptions {
   owner?: string;
   repo?: string;
+  /** GitHub's id of the repository (default: repoIdOf its full name). */
+  repoId?: number;
   installationId?: number;
   /** Who triggered the event. A bot is `{ login: "renovate[bot]", type: "Bot" }`. */
   sender?: { login?: string; type?: "User" | "Bot"; id?: number };
@@ -84,6 +96,7 @@ function patch(payload: Payload, o: EventOptions): Payload {
     const rr = obj(r);
     rr.name = repo;
     rr.full_name = fullName;
+    rr.id = o.repoId ?? repoIdOf(fullName);
     obj(rr.owner).login = owner;
     rr.default_branch = DEFAULT_BRANCH;
   }
@@ -338,7 +351,7 @@ export function checkRunEvent(
 export function listedRepository(): Record<string, unknown> {
   const [owner, name] = [DEFAULT_OWNER, DEFAULT_REPO];
   return {
-    ...{ id: 1, name, full_name: `${owner}/${name}`, owner: { login: owner } },
+    ...{ id: repoIdOf(`${owner}/${name}`), name, full_name: `${owner}/${name}`, owner: { login: owner } },
     ...{ html_url: `https://github.com/${owner}/${name}`, default_branch: DEFAULT_BRANCH, archived: false },
   };
 }
@@ -363,9 +376,9 @@ export function installationRepositoriesEvent(
 ): EmitterWebhookEvent<"installation_repositories"> {
   const p = example("installation_repositories", action);
   const template = obj((p.repositories_added as unknown[])[0] ?? (p.repositories_removed as unknown[])[0]);
-  const entries = repos.map((fullName, i) => ({
+  const entries = repos.map((fullName) => ({
     ...template,
-    id: 9000 + i,
+    id: repoIdOf(fullName),
     name: fullName.split("/")[1],
     full_name: fullName,
   }));
@@ -384,7 +397,17 @@ export function repositoryEvent(
   o: EventOptions & { from?: string } = {},
 ): EmitterWebhookEvent<"repository"> {
   const renamed = action === "renamed" || action === "transferred";
-  const p = patch(example("repository", renamed ? "renamed" : "edited"), o);
+  // GitHub keeps a repository's id through a rename or a transfer: the old name's.
+  const before =
+    action === "renamed"
+      ? `${o.owner ?? DEFAULT_OWNER}/${o.from ?? "old-name"}`
+      : action === "transferred"
+        ? `${o.from ?? "old-owner"}/${o.repo ?? DEFAULT_REPO}`
+        : undefined;
+  const p = patch(example("repository", renamed ? "renamed" : "edited"), {
+    ...o,
+    repoId: o.repoId ?? (before ? repoIdOf(before) : undefined),
+  });
   p.action = action;
   delete p.changes;
   // `from`: the old name (renamed) or the old owner's login (transferred), as GitHub sends them.

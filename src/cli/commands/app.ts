@@ -300,7 +300,8 @@ async function get(ctx: CliContext, c: EnvironmentController, io: CliIO, output:
   const syncStatus = `${synced ? "Synced to" : "OutOfSync from"} ${branch} (${short(revision)})`;
   if (output.data) {
     printStructured(io, output.data, {
-      name: c.instance,
+      name: `${ctx.appName}.${c.env.name}`,
+      instance: c.instance,
       environment: c.env.name,
       repo: ctx.repo,
       target: branch,
@@ -321,7 +322,8 @@ async function get(ctx: CliContext, c: EnvironmentController, io: CliIO, output:
     return EXIT.ok;
   }
   const pairs: Array<[string, string]> = [
-    ["Name", c.instance],
+    ["Name", `${ctx.appName}.${c.env.name}`],
+    ["Instance", c.instance],
     ["Repo", ctx.repo],
     ["Target", branch],
     ["Path", c.env.source.path],

@@ -2,7 +2,7 @@
 // GitHub. How a person tries syncward on a laptop, and what the demo runs.
 import { existsSync, readdirSync, statSync } from "node:fs";
 import { hostname } from "node:os";
-import { basename, join, resolve } from "node:path";
+import { join, resolve } from "node:path";
 import type { LevelWithSilent } from "pino";
 import { parseDuration } from "../../config/duration.ts";
 import { DEFAULT_CONFIG_FILE } from "../../config/load.ts";
@@ -12,6 +12,7 @@ import type { ReconcilerEvent } from "../../reconciler/events.ts";
 import { Reconciler } from "../../reconciler/reconciler.ts";
 import { LocalGitSource } from "../../reconciler/revision-source.ts";
 import { Shard } from "../../reconciler/shard.ts";
+import { checkoutApp } from "../app-identity.ts";
 import { loadRepoConfig, makeClient, openContext, treeCacheDir, UsageError } from "../context.ts";
 import { short } from "../format.ts";
 import type { CliIO } from "../io.ts";
@@ -131,15 +132,17 @@ async function manyRepositories(
   const reconcilers: Reconciler[] = [];
   for (const repo of repos) {
     const { config } = await loadRepoConfig({ repo });
-    const app = basename(repo);
+    const app = checkoutApp(repo);
     reconcilers.push(
       new Reconciler({
         ...options,
-        app,
+        app: app.id,
+        repository: app.name,
+        legacy: { app: app.legacy },
         config,
         client,
         source: new LocalGitSource(repo, treeCacheDir()),
-        emit: (e) => io.out(`${app} ${describeEvent(e)}`),
+        emit: (e) => io.out(`${app.name} ${describeEvent(e)}`),
         stateNamespace,
         shard,
       }),
