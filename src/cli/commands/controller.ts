@@ -7,6 +7,7 @@ import type { LevelWithSilent } from "pino";
 import { parseDuration } from "../../config/duration.ts";
 import { DEFAULT_CONFIG_FILE } from "../../config/load.ts";
 import { createLogger } from "../../observability/logger.ts";
+import { Shutdown, stopTimeoutMs } from "../../observability/shutdown.ts";
 import type { Logger } from "../../reconciler/environment-controller.ts";
 import type { ReconcilerEvent } from "../../reconciler/events.ts";
 import { Reconciler } from "../../reconciler/reconciler.ts";
@@ -75,10 +76,16 @@ export async function controllerCommand(values: ControllerValues, io: CliIO): Pr
     `syncward controller: watching ${ctx.config.environments.map((e) => e.name).join(", ")} of ${ctx.repo} on ${ctx.client.server.origin}`,
   );
   ctx.reconciler.start();
+  return stopOnSignal(log, io, () => ctx.close());
+}
+
+/** Waits for SIGTERM or SIGINT, then stops within SYNCWARD_STOP_TIMEOUT: 0 when all is released. */
+async function stopOnSignal(log: Logger, io: CliIO, close: () => Promise<unknown>): Promise<number> {
+  const shutdown = new Shutdown({ log, timeoutMs: stopTimeoutMs() });
+  shutdown.add("stopping the reconcile loops and releasing every Lease", close);
   await untilSignalled();
   io.out("syncward controller: stopping");
-  await ctx.close();
-  return 0;
+  return shutdown.stop("signal");
 }
 
 function untilSignalled(): Promise<void> {
@@ -149,12 +156,11 @@ async function manyRepositories(
     `syncward controller: watching ${reconcilers.length} apps under ${resolve(dir)} on ${client.server.origin} as ${options.identity}`,
   );
   for (const r of reconcilers) r.start();
-  await untilSignalled();
-  io.out("syncward controller: stopping");
-  await Promise.all(reconcilers.map((r) => r.stop()));
-  await shard?.stop();
-  client.close();
-  return 0;
+  return stopOnSignal(options.log, io, async () => {
+    await Promise.all(reconcilers.map((r) => r.stop()));
+    await shard?.stop();
+    client.close();
+  });
 }
 
 /** Git repositories directly under `dir` that carry a syncward config, sorted by name. */
