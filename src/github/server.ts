@@ -4,12 +4,20 @@
 import { run } from "probot";
 import { createLogger } from "../observability/logger.ts";
 import { Shutdown, stopTimeoutMs } from "../observability/shutdown.ts";
+import { startupFailure } from "../observability/startup-error.ts";
 import { appWith } from "./app.ts";
+import { checkPrivateKey } from "./private-key-check.ts";
 
-const log = createLogger();
-const shutdown = new Shutdown({ log, timeoutMs: stopTimeoutMs() });
-const server = await run(appWith(shutdown), { log });
-// Probot's own SIGINT handler exits at once, without stopping the loops or releasing Leases.
-process.removeAllListeners("SIGINT");
-shutdown.first("closing the webhook listener", () => server.stop());
-shutdown.listen();
+try {
+  const log = createLogger();
+  checkPrivateKey();
+  const shutdown = new Shutdown({ log, timeoutMs: stopTimeoutMs() });
+  const server = await run(appWith(shutdown), { log });
+  // Probot's own SIGINT handler exits at once, without stopping the loops or releasing Leases.
+  process.removeAllListeners("SIGINT");
+  shutdown.first("closing the webhook listener", () => server.stop());
+  shutdown.listen();
+} catch (err) {
+  process.stderr.write(`${startupFailure(err)}\n`);
+  process.exit(1);
+}

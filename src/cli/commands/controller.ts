@@ -3,10 +3,9 @@
 import { existsSync, readdirSync, statSync } from "node:fs";
 import { hostname } from "node:os";
 import { basename, join, resolve } from "node:path";
-import type { LevelWithSilent } from "pino";
 import { parseDuration } from "../../config/duration.ts";
 import { DEFAULT_CONFIG_FILE } from "../../config/load.ts";
-import { createLogger } from "../../observability/logger.ts";
+import { createLogger, logLevel } from "../../observability/logger.ts";
 import { Shutdown, stopTimeoutMs } from "../../observability/shutdown.ts";
 import type { Logger } from "../../reconciler/environment-controller.ts";
 import type { ReconcilerEvent } from "../../reconciler/events.ts";
@@ -60,7 +59,9 @@ export async function controllerCommand(values: ControllerValues, io: CliIO): Pr
     throw new UsageError(`--lease-duration: "${values["lease-duration"]}" is not a duration of at least 1s`);
   }
   // Logs go to stderr as JSON; stdout carries one readable line per event.
-  const level = (values["log-level"] ?? process.env.LOG_LEVEL ?? "info") as LevelWithSilent;
+  const level = values["log-level"]
+    ? logLevel(values["log-level"], "--log-level")
+    : logLevel(process.env.LOG_LEVEL);
   const log = createLogger({ level, fd: 2 });
   const options = {
     log,
