@@ -1,9 +1,10 @@
 // Benchmark 2: how long an out-of-band change survives. An EnvironmentController with selfHeal on
 // guards a Deployment at 3 replicas (a real git repository, a StateStore, watches; polling off).
-// Trials take turns among three attacks: scaling through the scale subresource, adding a sidecar
-// container (a strategic-merge PATCH) and setting `privileged: true` on the declared container (a
-// JSON PATCH); each is timed, from just before the PATCH, until a watch of our own sees it undone.
-// The last two are removals: server-side apply alone cannot undo them (another manager's fields).
+// Trials take turns among four attacks: scaling through the scale subresource, adding a sidecar
+// container (a strategic-merge PATCH, as kubectl-bench and again under the trusted name
+// kube-controller-manager, which is trusted for the replica count only) and setting
+// `privileged: true` on the declared container (a JSON PATCH); each is timed, from just before
+// the PATCH, until a watch of our own sees it undone. The last three are removals: server-side apply alone cannot undo them (another manager's fields).
 //
 // Independence of trials: after 3 heals of one object at one revision within 10 minutes the
 // controller backs off (drift-fight protection). So before every trial an empty commit makes a new
@@ -67,8 +68,10 @@ spec:
 `;
 
 interface Attack {
-  name: "replicas" | "sidecar" | "privileged";
+  name: "replicas" | "sidecar" | "privileged" | "spoofed-sidecar";
   path: string;
+  /** The field manager the attack writes under (default kubectl-bench). */
+  manager?: string;
   body: (k: number) => unknown;
   contentType: string;
   undone: (e: ObservedEvent) => boolean;
@@ -90,6 +93,15 @@ const ATTACKS: Attack[] = [
     undone: (e) => e.containers === 1,
   },
   {
+    // The sidecar again, under the controller manager's trusted name: trusted by field, not by name.
+    name: "spoofed-sidecar",
+    path: "",
+    manager: "kube-controller-manager",
+    body: () => ({ spec: { template: { spec: { containers: [{ name: "miner", image: "evil:1" }] } } } }),
+    contentType: "application/strategic-merge-patch+json",
+    undone: (e) => e.containers === 1,
+  },
+  {
     name: "privileged",
     path: "",
     body: () => [
@@ -103,6 +115,12 @@ const ATTACKS: Attack[] = [
     undone: (e) => !e.privileged,
   },
 ];
+
+const LABELS = {
+  sidecar: "sidecars",
+  "spoofed-sidecar": "sidecars under --field-manager=kube-controller-manager",
+  privileged: "privileged: true",
+} as const;
 
 interface HealTrial {
   attack: Attack["name"];
@@ -186,7 +204,7 @@ export async function selfHealLatency(
       const start = performance.now();
       const scale = await observerClient.request<{ metadata: { resourceVersion: string } }>(
         "PATCH",
-        `/apis/apps/v1/namespaces/${ns}/deployments/web${attack.path}?fieldManager=kubectl-bench`,
+        `/apis/apps/v1/namespaces/${ns}/deployments/web${attack.path}?fieldManager=${attack.manager ?? "kubectl-bench"}`,
         { body: attack.body(k), contentType: attack.contentType },
       );
       const patchMs = performance.now() - start;
@@ -270,9 +288,9 @@ export async function selfHealLatency(
           },
         },
       ),
-      ...(["sidecar", "privileged"] as const).flatMap((name) =>
+      ...(["sidecar", "spoofed-sidecar", "privileged"] as const).flatMap((name) =>
         medianAndP99(
-          `drift-to-revert (self-heal), ${healOf(name).length} added ${name === "sidecar" ? "sidecars" : "privileged: true"}`,
+          `drift-to-revert (self-heal), ${healOf(name).length} added ${LABELS[name]}`,
           healOf(name),
           {
             median: ["< 1 s", 1000],

@@ -25,6 +25,7 @@ export interface GlobalOptions {
   app?: string;
   "state-namespace"?: string;
   projects?: string;
+  "health-config"?: string;
 }
 
 export interface CliContext {
@@ -88,12 +89,18 @@ export async function openContext(
 ): Promise<CliContext> {
   const loaded = await loadRepoConfig(opts);
   const { repo } = loaded;
-  const { config, project } = await bindProjectsForCheckout(opts.projects, repo, loaded.config);
+  const { config, project, healthChecks } = await bindProjectsForCheckout(
+    opts.projects,
+    repo,
+    loaded.config,
+    opts["health-config"],
+  );
   const client = makeClient(opts);
   const app = opts.app ?? basename(repo);
   const reconciler = new Reconciler({
     app,
     config,
+    healthChecks,
     client,
     source: new LocalGitSource(repo, treeCacheDir()),
     emit: extra.emit ?? (() => undefined),

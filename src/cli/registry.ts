@@ -41,6 +41,12 @@ export const REPO_OPTIONS = {
     value: "FILE",
     description: "the operator's projects (default: SYNCWARD_PROJECTS_FILE; none: no project limits)",
   },
+  "health-config": {
+    type: "string",
+    value: "FILE",
+    description:
+      "the operator's custom Lua health checks (resourceCustomizations, as import-argo prints them; default: the projects document's)",
+  },
 } as const satisfies OptionSpecs;
 
 export const OUTPUT_FORMATS = ["json", "yaml", "wide"] as const;
@@ -200,11 +206,11 @@ export const COMMANDS: Record<string, CommandSpec> = {
         choices: ["json", "text"],
         description: "output format",
       },
-      config: {
+      "health-config": {
         type: "string",
         value: "FILE",
         description:
-          "a .github/syncward.yml whose resourceCustomizations (Lua health checks) assess the objects",
+          "the operator's custom Lua health checks (resourceCustomizations, as import-argo prints them, or a projects document)",
       },
     },
     run: async ({ positionals, values, io }) => {

@@ -1,12 +1,14 @@
-// Converts the health checks of an Argo CD `argocd-cm` ConfigMap into syncward's top-level
-// `resourceCustomizations`. argocd-cm holds them in two forms, both read here:
+// Converts the health checks of an Argo CD `argocd-cm` ConfigMap into the `resourceCustomizations`
+// of the operator's projects document (top level: every project; or under one project), which is
+// also what the CLI's --health-config reads. argocd-cm holds them in two forms, both read here:
 // - `resource.customizations`: one YAML block keyed `group/Kind`, each with `health.lua` (and
 //   `health.lua.useOpenLibs`);
 // - `resource.customizations.health.<group_Kind>` (the script) and
 //   `resource.customizations.useOpenLibs.<group_Kind>` ("true"), one key per kind; the group and
 //   kind are joined by the last `_` (core kinds have no group).
 // Customizations other than health (actions, ignoreDifferences, knownTypeFields...) have no
-// syncward equivalent here and are dropped with a note.
+// syncward equivalent here and are dropped with a note; so is `useOpenLibs`: every script runs in
+// syncward's sandbox (a script that needs os or io fails there with its error, as Unknown health).
 import { stringify } from "yaml";
 import { ArgoImportError } from "./argo-import.ts";
 import { formatPath } from "./config-error.ts";
@@ -15,7 +17,7 @@ import { configErrorMap, resourceCustomizationsSchema } from "./schema.ts";
 import type { ResourceCustomizations } from "./types.ts";
 
 export interface ArgoCmImport {
-  /** YAML to paste at the top level of .github/syncward.yml (notes as comments). */
+  /** YAML for the operator's projects document or --health-config (notes as comments). */
   yaml: string;
   resourceCustomizations: ResourceCustomizations;
   notes: string[];
@@ -23,7 +25,11 @@ export interface ArgoCmImport {
 
 const BLOCK_KEY = "resource.customizations";
 const SPLIT_PREFIX = "resource.customizations.";
-const HEALTH_FIELDS = new Set(["health.lua", "health.lua.useOpenLibs"]);
+const HEALTH_FIELDS = new Set(["health.lua"]);
+
+function useOpenLibsNote(key: string): string {
+  return `${key}: useOpenLibs was dropped: every health script runs in syncward's sandbox (no os.execute, io, package or debug)`;
+}
 
 type Json = Record<string, unknown>;
 const isObject = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);
@@ -81,7 +87,8 @@ export function importArgoConfigMap(yamlText: string): ArgoCmImport {
         continue;
       }
       for (const [field, v] of Object.entries(value)) {
-        if (HEALTH_FIELDS.has(field)) entry(key)[field] = v;
+        if (field === "health.lua.useOpenLibs") notes.push(useOpenLibsNote(key));
+        else if (HEALTH_FIELDS.has(field)) entry(key)[field] = v;
         else notes.push(`${key}: ${field} has no syncward equivalent and was dropped`);
       }
     }
@@ -94,19 +101,13 @@ export function importArgoConfigMap(yamlText: string): ArgoCmImport {
     const what = dot < 0 ? rest : rest.slice(0, dot);
     const key = keyFromSplit(dot < 0 ? "" : rest.slice(dot + 1));
     if (what === "health" && dot > 0) entry(key)["health.lua"] = value;
-    else if (what === "useOpenLibs" && dot > 0)
-      entry(key)["health.lua.useOpenLibs"] = value === true || value === "true";
+    else if (what === "useOpenLibs" && dot > 0) notes.push(useOpenLibsNote(key));
     else notes.push(`data["${name}"] has no syncward equivalent and was dropped`);
   }
 
-  // A useOpenLibs without a script is meaningless; keep only kinds that have a health check.
-  for (const [key, value] of Object.entries(result)) {
-    if (value["health.lua"] === undefined) {
-      delete result[key];
-      if (value["health.lua.useOpenLibs"] !== undefined)
-        notes.push(`${key}: useOpenLibs without a health.lua was dropped`);
-    }
-  }
+  // Keep only kinds that have a health check.
+  for (const [key, value] of Object.entries(result))
+    if (value["health.lua"] === undefined) delete result[key];
   if (problems.length === 0 && Object.keys(result).length === 0) {
     problems.push(
       `no health checks found (expected data["${BLOCK_KEY}"] or data["${SPLIT_PREFIX}health.<group_Kind>"])`,
@@ -115,7 +116,9 @@ export function importArgoConfigMap(yamlText: string): ArgoCmImport {
   if (problems.length > 0) throw new ArgoImportError(problems);
 
   const header = [
-    "# Imported from Argo CD's argocd-cm: paste at the top level of .github/syncward.yml",
+    "# Imported from Argo CD's argocd-cm: the operator's custom health checks. Paste at the top level of",
+    "# syncward's projects document (ConfigMap syncward-projects, key projects.yaml) for every project,",
+    "# or under one project; or pass this file to the CLI as --health-config. Never in a repository's config.",
     ...notes.map((note) => `# NOTE: ${note}`),
   ];
   const yaml = `${header.join("\n")}\n${stringify({ resourceCustomizations: result }, { lineWidth: 0 })}`;

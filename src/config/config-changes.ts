@@ -1,7 +1,7 @@
 // What a change of `.github/syncward.yml` would do, per environment, in words a reviewer reads
 // before merging: which fields change (old -> new) and which changes weaken a guard (approval,
 // production, allowed namespaces and kinds, command permissions, signatures). Pure.
-import type { EnvironmentConfig, RequiredCheck, SyncWindow, SyncwardConfig } from "./types.ts";
+import type { EnvironmentConfig, RequiredCheck, SyncOptions, SyncWindow, SyncwardConfig } from "./types.ts";
 
 export interface EnvironmentChange {
   env: string;
@@ -24,6 +24,7 @@ const FIELDS = [
   "syncWindows",
   "requireChecks",
   "ignoreDifferences",
+  "trustedManagers",
   "previews",
   "environmentUrl",
   "pollInterval",
@@ -90,6 +91,7 @@ export function weakenedGuards(before: EnvironmentConfig, after: EnvironmentConf
     if (RANK[level as keyof typeof RANK] < RANK[was as keyof typeof RANK])
       out.push(`/${command} now needs ${level} permission (was ${was})`);
   }
+  out.push(...weakerDriftPolicy(before, after));
   if (before.destination.namespace !== after.destination.namespace)
     out.push(`destination namespace moves to ${after.destination.namespace}`);
   if (
@@ -97,6 +99,56 @@ export function weakenedGuards(before: EnvironmentConfig, after: EnvironmentConf
     Boolean(before.destination.inCluster) !== Boolean(after.destination.inCluster)
   )
     out.push("destination cluster changes");
+  return out;
+}
+
+const SYNC_OPTION_LOOSENINGS: Array<[keyof SyncOptions, boolean, string]> = [
+  [
+    "Replace",
+    true,
+    "Replace=true turned on: objects are replaced whole (kubectl replace/create), not applied",
+  ],
+  [
+    "RespectIgnoreDifferences",
+    true,
+    "RespectIgnoreDifferences=true turned on: a sync keeps live values of ignored fields",
+  ],
+  ["Validate", false, "Validate=false: fields the API server does not know are no longer refused"],
+];
+
+/**
+ * What lets more change in the cluster stay without a person's yes: trusting more field managers or
+ * paths, ignoring more differences, turning off self-heal or prune, replacing instead of applying,
+ * forcing. Each entry a reviewer can read on its own line.
+ */
+export function weakerDriftPolicy(before: EnvironmentConfig, after: EnvironmentConfig): string[] {
+  const out: string[] = [];
+  const key = (x: unknown) => JSON.stringify(x);
+  const trusted = after.trustedManagers.filter((t) => !before.trustedManagers.some((b) => key(b) === key(t)));
+  if (trusted.length > 0)
+    out.push(
+      `trustedManagers widened: ${trusted.map((t) => (typeof t === "string" ? `${t} (replicas, labels, annotations)` : `${t.manager} for ${t.paths.join(", ")}`)).join("; ")}`,
+    );
+  const rules = after.ignoreDifferences.filter(
+    (r) => !before.ignoreDifferences.some((b) => key(b) === key(r)),
+  );
+  for (const r of rules) {
+    const what = `${r.group ? `${r.group}/` : ""}${r.kind}${r.name ? ` ${r.name}` : ""}`;
+    const fields = [...r.jsonPointers, ...r.jqPathExpressions];
+    if (fields.length > 0) out.push(`ignoreDifferences widened: ${what} ignores ${fields.join(", ")}`);
+    if (r.managedFieldsManagers.length > 0)
+      out.push(
+        `managedFieldsManagers widened: ${what} ignores every field of ${r.managedFieldsManagers.join(", ")}`,
+      );
+  }
+  const was = before.syncPolicy;
+  const now = after.syncPolicy;
+  if (was.automated?.selfHeal && !now.automated?.selfHeal)
+    out.push("selfHeal turned off: out-of-band changes stay until the next sync");
+  if (was.automated?.prune && now.automated && !now.automated.prune)
+    out.push("prune turned off: objects removed from Git stay in the cluster");
+  for (const [option, value, text] of SYNC_OPTION_LOOSENINGS)
+    if (was.syncOptions[option] !== value && now.syncOptions[option] === value) out.push(text);
   return out;
 }
 

@@ -291,6 +291,25 @@ const ignoreDifference = strictObject({
   })
   .describe("Differences to ignore when comparing desired and live objects (Argo CD's ignoreDifferences).");
 
+const trustedManager = z.union(
+  [
+    nonEmpty(),
+    strictObject({
+      manager: nonEmpty().describe("Field manager name as in metadata.managedFields (* and ? globs)."),
+      paths: z
+        .array(jsonPointer)
+        .min(1, { error: "must list at least one JSON pointer, e.g. /spec/replicas" })
+        .describe(
+          "Fields (and what is below them) the manager is trusted for; a * token matches any key or index.",
+        ),
+    }),
+  ],
+  {
+    error:
+      'must be a field manager name or {manager, paths}, e.g. {manager: my-autoscaler, paths: ["/spec/replicas"]}',
+  },
+);
+
 const syncWindow = strictObject({
   kind: z
     .enum(["allow", "deny"], {
@@ -622,10 +641,10 @@ const environment = strictObject({
     .describe("Differences between Git and the cluster to ignore (default none).")
     .default([]),
   trustedManagers: z
-    .array(nonEmpty())
+    .array(trustedManager)
     .default([])
     .describe(
-      "Field managers (as in metadata.managedFields; * and ? globs) whose additions to managed objects are not drift, beyond Kubernetes' own controllers: an autoscaler, a service-mesh injector, cert-manager's cainjector. A trusted manager that changes a field Git declares is still reverted, with backoff (default none).",
+      "Field managers trusted for some fields, beyond Kubernetes' own controllers (docs/semantics.md lists them): {manager, paths} pairs (manager as in metadata.managedFields, * and ? globs; paths JSON pointers, a * token matching any key or index), or a bare name, trusted for /spec/replicas, /metadata/labels/* and /metadata/annotations/* only. A manager's changes outside its paths are drift, and security-relevant fields (containers, images, env, volumes, securityContext, host namespaces, ServiceAccount, RBAC, webhooks) are never trusted by name. A trusted manager that changes a field Git declares is still reverted, with backoff (default none).",
     ),
   syncWindows: z
     .array(syncWindow)
@@ -720,9 +739,11 @@ const healthLua = z
 const resourceCustomization = strictObject({
   "health.lua": healthLua.optional(),
   "health.lua.useOpenLibs": z
-    .boolean()
-    .optional()
-    .describe("Give the script the full Lua standard library (os, io, require of files); default false."),
+    .never({
+      error:
+        "is refused: every health script runs in syncward's sandbox (no os.execute, io, package or debug, whoever wrote it); remove the field",
+    })
+    .optional(),
 }).describe("How syncward treats one kind, with Argo CD's key names.");
 
 const resourceCustomizations = z
@@ -731,13 +752,23 @@ const resourceCustomizations = z
     "Custom health checks keyed \"group/Kind\" as in Argo CD's argocd-cm resource.customizations; a check wins over syncward's built-in rule for its kind.",
   );
 
+/** Where the operator sets custom health checks, for the refusal of a repository's. */
+export const OPERATOR_HEALTH_CHECKS =
+  "the operator sets them in syncward's projects document (ConfigMap syncward-projects, key projects.yaml: top-level resourceCustomizations for every project, or a project's own), `syncward import-argo argocd-cm.yaml` converts Argo CD's, and the CLI reads them from --projects or --health-config FILE";
+
 /** The whole `.github/syncward.yml`. Use safeParseConfig(), which adds the checks across environments. */
 export const configSchema = strictObject({
   environments: z
     .array(environment)
     .min(1, { error: "must list at least one environment" })
     .describe("The environments this repository deploys to."),
-  resourceCustomizations: resourceCustomizations.optional(),
+  // Lua runs inside syncward, which holds the App's key: a repository never supplies it.
+  resourceCustomizations: z
+    .never({
+      error: `is not allowed in a repository's config: custom health checks (Lua) are the operator's; ${OPERATOR_HEALTH_CHECKS}. Remove resourceCustomizations from this file`,
+    })
+    .optional()
+    .describe("Not allowed here: custom health checks are set by the operator (projects document)."),
 });
 
 /** A problem found in a config, before it is given a file name. */

@@ -2,7 +2,7 @@
 // rules it was deployed under and the rules it brings: a merge that removes prod's `approval:`
 // still waits for an approval under the old rule, and takes effect once deployed. Pure.
 import { createHash } from "node:crypto";
-import { checkKey, weakenedGuards } from "./config-changes.ts";
+import { checkKey, weakenedGuards, weakerDriftPolicy } from "./config-changes.ts";
 import type { ApprovalRule, CommandPermissions, EnvironmentConfig, SyncWindow } from "./types.ts";
 
 /** The guarding part of an environment's config, kept with the state of what it deployed. */
@@ -26,7 +26,14 @@ export interface Guards {
   render?: string;
   /** The default-branch commit the config was read at, when known (EnvironmentConfig.configRevision). */
   configRevision?: string;
+  /**
+   * What decides which live changes stay without a person's yes: trusted managers, ignored
+   * differences, self-heal, prune, sync options (older states lack it: the current ones apply).
+   */
+  driftPolicy?: DriftPolicy;
 }
+
+export type DriftPolicy = Pick<EnvironmentConfig, "trustedManagers" | "ignoreDifferences" | "syncPolicy">;
 
 /** Fingerprint of the config that shapes an environment's render of a commit. */
 export function renderConfigOf(env: EnvironmentConfig): string {
@@ -52,7 +59,20 @@ export function approvedConfigOf(env: EnvironmentConfig): string {
  * environment that is a new release, not the deployed one.
  */
 export function renderConfigMoved(env: EnvironmentConfig, deployed: Guards | undefined): boolean {
-  return deployed?.render !== undefined && deployed.render !== renderConfigOf(env);
+  return (
+    (deployed?.render !== undefined && deployed.render !== renderConfigOf(env)) ||
+    driftLoosened(env, deployed)
+  );
+}
+
+/**
+ * The config lets more live change stay than when the deployed revision was synced (a wider
+ * trustedManagers or ignoreDifferences, self-heal or prune off, Replace=true): like a render
+ * change, the deployed revision under it is a new release, which a gated environment approves.
+ */
+export function driftLoosened(env: EnvironmentConfig, deployed: Guards | undefined): boolean {
+  if (!deployed?.driftPolicy) return false;
+  return weakerDriftPolicy({ ...env, ...deployed.driftPolicy }, env).length > 0;
 }
 
 export function guardsOf(env: EnvironmentConfig): Guards {
@@ -69,6 +89,11 @@ export function guardsOf(env: EnvironmentConfig): Guards {
     destination: env.destination,
     render: renderConfigOf(env),
     ...(env.configRevision ? { configRevision: env.configRevision } : {}),
+    driftPolicy: {
+      trustedManagers: env.trustedManagers,
+      ignoreDifferences: env.ignoreDifferences,
+      syncPolicy: env.syncPolicy,
+    },
   };
 }
 
@@ -90,6 +115,7 @@ export function withGuards(env: EnvironmentConfig, guards: Guards): EnvironmentC
     },
     production: guards.production,
     ...(guards.destination ? { destination: guards.destination } : {}),
+    ...(guards.driftPolicy ?? {}),
   };
 }
 

@@ -5,16 +5,15 @@
 
 export interface SyncwardConfig {
   environments: EnvironmentConfig[];
-  /** Argo CD's `resource.customizations`, keyed `group/Kind` (wildcards allowed); absent when none. */
-  resourceCustomizations?: ResourceCustomizations;
 }
 
-/** One kind's customization, with Argo CD's key names. */
+/**
+ * One kind's customization, with Argo CD's key names. The operator's (projects document), never
+ * a repository's; Argo CD's `health.lua.useOpenLibs` is refused (every script is sandboxed).
+ */
 export interface ResourceCustomization {
   /** Lua script that receives `obj` and returns `{status, message}`. */
   "health.lua"?: string;
-  /** Give the script every Lua library (`os`, `io`, `require` of files), as Argo CD does. */
-  "health.lua.useOpenLibs"?: boolean;
 }
 
 export type ResourceCustomizations = Record<string, ResourceCustomization>;
@@ -38,8 +37,11 @@ export interface EnvironmentConfig {
   };
   syncPolicy: SyncPolicy;
   ignoreDifferences: IgnoreDifference[];
-  /** Field managers (globs) whose additions are not drift, beyond Kubernetes' own controllers. */
-  trustedManagers: string[];
+  /**
+   * Field managers trusted for some fields, beyond Kubernetes' own controllers: (manager, paths)
+   * pairs, or a bare name (trusted for replicas, labels and annotations only).
+   */
+  trustedManagers: Array<string | { manager: string; paths: string[] }>;
   syncWindows: SyncWindow[];
   approval?: ApprovalRule;
   /** Repository permission each PR comment command needs. */

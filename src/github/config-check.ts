@@ -76,14 +76,32 @@ export function configChangesText(file: string, changes: EnvironmentChange[]): s
       "",
       ...c.fields.map((f) => `- ${codeSpan(f, 300)}`),
     ];
-    if (c.weakens.length > 0)
-      lines.push("", `:warning: **Loosens a guard:** ${c.weakens.map((w) => codeSpan(w, 200)).join("; ")}`);
     return lines.join("\n");
   });
   return [
     `${codeSpan(file)} is valid. What merging it changes, per environment (the default branch's configuration applies until then):`,
+    ...loosenings(changes),
     ...sections,
   ].join("\n\n");
+}
+
+/**
+ * Everything the change lets happen with fewer people's yes (a guard lowered, more live change
+ * left alone), under its own heading: a gated environment takes it only with an approval under
+ * the rule it deployed with.
+ */
+function loosenings(changes: EnvironmentChange[]): string[] {
+  const loosened = changes.filter((c) => c.weakens.length > 0);
+  if (loosened.length === 0) return [];
+  return [
+    [
+      `### :warning: Loosenings (${loosened.reduce((n, c) => n + c.weakens.length, 0)})`,
+      "",
+      "Each lets more change without a person's yes. A gated environment applies it only after an approval under the rule it was deployed with.",
+      "",
+      ...loosened.flatMap((c) => c.weakens.map((w) => `- ${inertText(c.env)}: ${codeSpan(w, 200)}`)),
+    ].join("\n"),
+  ];
 }
 
 /**

@@ -2,11 +2,12 @@
 // cannot weaken its own policy), a reconciler over GitHub revisions, and the reporter that turns
 // the reconciler's events into check runs, deployments and comments.
 import { ConfigError, parseConfig } from "../config/load.ts";
-import type { SyncwardConfig } from "../config/types.ts";
+import type { ResourceCustomizations, SyncwardConfig } from "../config/types.ts";
 import type { KubeClient } from "../kube/client.ts";
 import type { KubeObject } from "../kube/object.ts";
 import { Notifier } from "../notify/notifier.ts";
 import { bindRepository } from "../projects/bind.ts";
+import { healthChecksOf } from "../projects/health-checks.ts";
 import { TeamLookupError } from "../projects/match.ts";
 import { narrowConfig } from "../projects/narrow.ts";
 import type { Project, ProjectsFile } from "../projects/types.ts";
@@ -93,6 +94,8 @@ export class RepoRuntime {
     readonly info: RepoInfo,
     readonly config: SyncwardConfig,
     private readonly deps: AppDeps,
+    /** The operator's custom health checks for the repository's project. */
+    healthChecks?: ResourceCustomizations,
   ) {
     const repo = { owner: info.owner, repo: info.repo };
     const octokit = () => deps.auth(info.installationId);
@@ -107,6 +110,7 @@ export class RepoRuntime {
       app: appNameOf(info.owner, info.repo),
       repository: `${info.owner}/${info.repo}`,
       config,
+      healthChecks,
       client: deps.client,
       source: this.source,
       checks: new GitHubRequiredChecks(octokit, repo),
@@ -288,11 +292,8 @@ export class Runtimes {
       return undefined;
     }
     const at = configRevision ?? (await this.defaultHeadFor(gh, info, config));
-    const runtime = new RepoRuntime(
-      info,
-      withConfigRevision(await this.underProject(gh, info, config), at),
-      this.deps,
-    );
+    const bound = await this.underProject(gh, info, config);
+    const runtime = new RepoRuntime(info, withConfigRevision(bound, at), this.deps, this.healthOf.get(key));
     this.byRepo.set(key, runtime);
     if (at) this.configAt.set(key, at);
     if (this.deps.autoStart ?? true) runtime.start();
@@ -358,6 +359,7 @@ export class Runtimes {
 
   /** The config narrowed by the repository's project. @throws ProjectRefusal when none covers it. */
   private async underProject(gh: Octokit, info: RepoInfo, config: SyncwardConfig): Promise<SyncwardConfig> {
+    this.healthOf.delete(keyOf(info.owner, info.repo));
     if (!this.deps.projects) return config;
     this.projectOf.delete(keyOf(info.owner, info.repo));
     let projects: ProjectsFile | undefined;
@@ -379,6 +381,8 @@ export class Runtimes {
       );
       if (binding.kind === "unmatched") throw new ProjectRefusal(binding.reason);
       if (binding.kind === "matched") this.projectOf.set(keyOf(info.owner, info.repo), binding.project);
+      const project = binding.kind === "matched" ? binding.project : undefined;
+      this.healthOf.set(keyOf(info.owner, info.repo), healthChecksOf(projects, project));
       return binding.config;
     } catch (err) {
       throw err instanceof TeamLookupError ? teamRefusal(err) : err;
@@ -387,6 +391,8 @@ export class Runtimes {
 
   /** The project each running repository deploys under (none without projects). */
   private readonly projectOf = new Map<string, Project>();
+  /** The operator's custom health checks each running repository is judged by (projects/health-checks.ts). */
+  private readonly healthOf = new Map<string, ResourceCustomizations | undefined>();
 
   /**
    * `config` as the repository's project sees it (narrowed, with its violations); unchanged

@@ -369,7 +369,9 @@ function revertedSection(reverted: RevertedChange[]): string {
       r.value === undefined ? "" : codeCell(clipChars(r.value, 80)),
     ].join(" | "),
   );
+  const spoofed = reverted.filter((r) => r.spoofing);
   return [
+    ...(spoofed.length > 0 ? [spoofingSection(spoofed), ""] : []),
     risky.length > 0
       ? `#### ⚠️ Self-heal reverted ${plural(risky.length, "security-relevant change")}`
       : "#### Self-heal reverted out-of-band changes",
@@ -377,6 +379,17 @@ function revertedSection(reverted: RevertedChange[]): string {
     "| Security | Object | Path | Changed by | When | Live value |",
     "|---|---|---|---|---|---|",
     ...rows.map((r) => `| ${r} |`),
+  ].join("\n");
+}
+
+/** Changes made under a trusted manager's name (or syncward's) that the name is not trusted for. */
+function spoofingSection(spoofed: RevertedChange[]): string {
+  return [
+    `#### 🚨 Spoofing attempt: ${plural(spoofed.length, "change")} under a trusted manager's name`,
+    "",
+    "Field manager names are not authenticated: whoever made these used a trusted name for fields it is not trusted for. They were reverted; find who has write access to the object.",
+    "",
+    ...spoofed.map((r) => `- ${code(r.object)} ${code(r.path)}: ${inline(r.spoofing ?? "")}`),
   ].join("\n");
 }
 

@@ -6,7 +6,8 @@
 // when reached, their object elements lazily in turn. Integral JSON numbers become Lua integers,
 // so a script's message prints `3` where gopher-lua does, not `3.0`.
 
-import { type LuaState, lauxlib, lua } from "fengari";
+import { type LuaState, lauxlib, lua } from "./fengari.ts";
+import { unmetered } from "./meter.ts";
 
 type Json = Record<string, unknown>;
 
@@ -23,17 +24,21 @@ export class JsonPusher {
   private readonly nextRef: number;
 
   constructor(private readonly L: LuaState) {
-    lua.lua_createtable(L, 0, 2);
-    lua.lua_pushjsfunction(L, (LL) => this.index(LL));
+    lua.lua_createtable(L, 0, 3);
+    // Converting the object is syncward's work, not the script's: it is not charged to its budget.
+    lua.lua_pushjsfunction(L, (LL) => unmetered(() => this.index(LL)));
     lua.lua_setfield(L, -2, "__index");
-    lua.lua_pushjsfunction(L, (LL) => this.pairs(LL));
+    lua.lua_pushjsfunction(L, (LL) => unmetered(() => this.pairs(LL)));
     lua.lua_setfield(L, -2, "__pairs");
+    // getmetatable(obj) shows this, not the shared metatable a script could rewrite.
+    lua.lua_pushliteral(L, "object");
+    lua.lua_setfield(L, -2, "__metatable");
     this.metaRef = lauxlib.luaL_ref(L, lua.LUA_REGISTRYINDEX);
     lua.lua_getglobal(L, "next");
     this.nextRef = lauxlib.luaL_ref(L, lua.LUA_REGISTRYINDEX);
     // next() on a table not yet filled would miss fields: the sandbox's next fills it first.
     lua.lua_pushjsfunction(L, (LL) => {
-      this.fill(LL, 1);
+      unmetered(() => this.fill(LL, 1));
       return 0;
     });
     lua.lua_setglobal(L, "__fill");

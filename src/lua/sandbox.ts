@@ -1,11 +1,16 @@
-// A Lua state for one health script, with the libraries Argo CD gives its scripts. Argo CD runs
-// gopher-lua (Lua 5.1) with `package`, `base`, `table` and an `os` reduced to `time` and `date`
-// unless `health.lua.useOpenLibs` is true; this opens the same on fengari (Lua 5.3), plus the
-// side-effect free `string`, `math` and `utf8`, and the Lua 5.1 names scripts written for
-// Argo CD call.
+// A Lua state for one health script, whoever wrote it: the operator's scripts and Argo CD's own
+// run here, and none of them may reach the process, the disk or the network. Argo CD runs
+// gopher-lua (Lua 5.1) with `base`, `table`, `package` and an `os` reduced to `time` and `date`;
+// this opens on fengari (Lua 5.3) only what a health check needs: `base` without the file
+// loaders, binary chunks or collector knobs; `table`, `string` (without `dump` and the binary
+// packers), `math`, `utf8` and `coroutine`; `os.time`, `os.date` and `os.clock`; and a `require`
+// that returns those libraries and nothing else. `package` is never opened: fengari's
+// `package.loadlib` is Node's require, and its searchers read files. Argo CD's
+// `health.lua.useOpenLibs` is refused where the config is read (config/schema.ts).
 
-import { type LuaState, lauxlib, lua, lualib, to_luastring } from "fengari";
 import { JsonPusher } from "./convert.ts";
+import { type LuaState, lauxlib, lua, lualib, to_luastring } from "./fengari.ts";
+import { charge } from "./meter.ts";
 
 /** Lua 5.1 names that Lua 5.3 renamed or removed, and loaders limited to source text. */
 const COMPAT_51 = `
@@ -22,20 +27,83 @@ math.pow = math.pow or function(x, y)
 end
 math.mod = math.mod or math.fmod
 string.gfind = string.gfind or string.gmatch
--- One call could allocate gigabytes where no instruction budget can stop it.
-local rawrep = string.rep
-string.rep = function(s, n, sep)
-  local size = #tostring(s) * math.max(n, 0) + (sep and #tostring(sep) * math.max(n - 1, 0) or 0)
-  if size > 16777216 then error("string.rep would make " .. math.floor(size) .. " bytes (limit 16 MiB)", 2) end
-  return rawrep(s, n, sep)
+`;
+
+/**
+ * What the sandbox takes away or bounds, in Lua, run once per state before any script. Library
+ * functions that loop in JavaScript over a count the script chooses (a repetition, a range, a
+ * length a metatable reports) are refused above LOOP_LIMIT, so each call ends quickly and the
+ * hook's clock is looked at again; allocations are charged by the meter (meter.ts).
+ */
+const SANDBOX = `
+local LOOP_LIMIT = 1000000
+local error, type, tostring, select, rawlen = error, type, tostring, select, rawlen
+local charge = __charge
+__charge = nil
+local function bounded(what, n)
+  if type(n) == "number" and n > LOOP_LIMIT then
+    error(what .. " would loop " .. string.format("%.0f", n) .. " times (limit " .. LOOP_LIMIT .. ")", 3)
+  end
 end
+
+-- base: no file loaders, no precompiled chunks (how C Lua sandboxes are escaped), no collector knobs.
+dofile, loadfile = nil, nil
 local rawload = load
--- Text only: precompiled chunks are how sandboxes are escaped in C Lua; no reason to allow them.
 load = function(chunk, name, mode, env)
   if env == nil then return rawload(chunk, name, "t") end
   return rawload(chunk, name, "t", env)
 end
 loadstring = function(s, name) return rawload(s, name, "t") end
+collectgarbage = function(opt) if opt == "count" then return 0, 0 end return 0 end
+
+-- string: no dump (binary chunks), no binary packers (not in Lua 5.1; sizes a script picks).
+string.dump, string.pack, string.unpack, string.packsize = nil, nil, nil, nil
+local rawrep = string.rep
+string.rep = function(s, n, sep)
+  bounded("string.rep", n)
+  return rawrep(s, n, sep)
+end
+
+-- table: table.move is not Lua 5.1; the others bounded by the length they would walk.
+table.move = nil
+local insert, remove, concat, sort, tunpack = table.insert, table.remove, table.concat, table.sort, table.unpack
+table.insert = function(t, ...)
+  bounded("table.insert", #t)
+  return insert(t, ...)
+end
+table.remove = function(t, ...)
+  bounded("table.remove", #t)
+  return remove(t, ...)
+end
+table.concat = function(t, sep, i, j)
+  bounded("table.concat", (j or #t) - (i or 1))
+  return concat(t, sep, i, j)
+end
+table.sort = function(t, cmp)
+  bounded("table.sort", #t)
+  return sort(t, cmp)
+end
+table.unpack = function(t, i, j)
+  bounded("table.unpack", (j or #t) - (i or 1))
+  return tunpack(t, i, j)
+end
+unpack = table.unpack
+
+-- coroutine: each one is a new Lua thread, charged to the call.
+local cocreate, cowrap = coroutine.create, coroutine.wrap
+coroutine.create = function(f) charge(2048) return cocreate(f) end
+coroutine.wrap = function(f) charge(2048) return cowrap(f) end
+
+-- require: the libraries already open, nothing from disk.
+local preloaded = { string = string, table = table, math = math, utf8 = utf8, coroutine = coroutine, os = os }
+require = function(name)
+  local m = preloaded[name]
+  if m == nil then
+    error("require(" .. string.format("%q", tostring(name)) .. "): health scripts may require only string, table, math, utf8, coroutine and os", 2)
+  end
+  return m
+end
+
 -- Objects arrive as tables filled on first read (convert.ts): next() fills them before it looks.
 local rawnext, fill = next, __fill
 __fill = nil
@@ -44,9 +112,6 @@ next = function(t, k)
   return rawnext(t, k)
 end
 `;
-
-/** Globals that read files or the process, removed from the sandbox. */
-const SANDBOX_REMOVED = ["dofile", "loadfile"];
 
 function open(L: LuaState, name: string, opener: (L: LuaState) => number): void {
   lauxlib.luaL_requiref(L, name, opener, 1);
@@ -60,57 +125,39 @@ export interface Sandbox {
 }
 
 /** A fresh state with the libraries a script may use. Throws when the setup itself fails (a bug). */
-export function newSandbox(useOpenLibs: boolean): Sandbox {
+export function newSandbox(): Sandbox {
   const L = lauxlib.luaL_newstate();
-  if (useOpenLibs) {
-    lualib.luaL_openlibs(L);
-    // fengari's io is small (write, and the standard streams; no io.open), and not in openlibs.
-    open(L, "io", lualib.luaopen_io);
-  } else {
-    open(L, "_G", lualib.luaopen_base);
-    open(L, "package", lualib.luaopen_package);
-    open(L, "table", lualib.luaopen_table);
-    open(L, "string", lualib.luaopen_string);
-    open(L, "math", lualib.luaopen_math);
-    open(L, "utf8", lualib.luaopen_utf8);
-    open(L, "coroutine", lualib.luaopen_coroutine);
-    restrictSandbox(L);
-  }
+  open(L, "_G", lualib.luaopen_base);
+  open(L, "table", lualib.luaopen_table);
+  open(L, "string", lualib.luaopen_string);
+  open(L, "math", lualib.luaopen_math);
+  open(L, "utf8", lualib.luaopen_utf8);
+  open(L, "coroutine", lualib.luaopen_coroutine);
+  openClockOs(L);
   // print writes to syncward's stdout (a JSON answer, a log stream): scripts keep calling it, silently.
   lua.lua_pushjsfunction(L, () => 0);
   lua.lua_setglobal(L, "print");
+  lua.lua_pushjsfunction(L, (LL) => {
+    charge(LL, Number(lua.lua_tojsstring(LL, 1)));
+    return 0;
+  });
+  lua.lua_setglobal(L, "__charge");
   const json = new JsonPusher(L);
   run(L, COMPAT_51, "=compat");
+  run(L, SANDBOX, "=sandbox");
   return { L, json };
 }
 
-/** `os` with only the clock readers, `require` only for preloaded modules, no file loaders. */
-function restrictSandbox(L: LuaState): void {
+/** A global `os` with only the clock readers (no execute, getenv, remove, rename, exit, tmpname). */
+function openClockOs(L: LuaState): void {
   lauxlib.luaL_requiref(L, "os", lualib.luaopen_os, 0);
   lua.lua_createtable(L, 0, 3);
   for (const name of ["time", "date", "clock"]) {
     lua.lua_getfield(L, -2, name);
     lua.lua_setfield(L, -2, name);
   }
-  // package.loaded.os and package.preload.os give `require("os")` the same reduced table.
-  lua.lua_getglobal(L, "package");
-  lua.lua_getfield(L, -1, "loaded");
-  lua.lua_pushvalue(L, -3);
-  lua.lua_setfield(L, -2, "os");
-  lua.lua_pop(L, 1);
-  // Only the preload searcher: the others read Lua or native modules from disk.
-  lua.lua_getfield(L, -1, "searchers");
-  lua.lua_createtable(L, 1, 0);
-  lua.lua_rawgeti(L, -2, 1);
-  lua.lua_rawseti(L, -2, 1);
-  lua.lua_setfield(L, -3, "searchers");
-  lua.lua_pop(L, 2);
   lua.lua_setglobal(L, "os");
   lua.lua_pop(L, 1);
-  for (const name of SANDBOX_REMOVED) {
-    lua.lua_pushnil(L);
-    lua.lua_setglobal(L, name);
-  }
 }
 
 function run(L: LuaState, source: string, name: string): void {

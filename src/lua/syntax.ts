@@ -1,6 +1,6 @@
 // Compiling Lua without running it: how config loading reports a health script that cannot work.
 
-import { type LuaState, lauxlib, lua, to_luastring } from "fengari";
+import { type LuaState, lauxlib, lua, to_luastring } from "./fengari.ts";
 
 /** Lua's `health.lua:3: message` split into the line and the message. */
 export function splitLine(message: string): { line?: number; text: string } {

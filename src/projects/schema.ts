@@ -6,6 +6,7 @@ import { z } from "zod";
 import {
   configErrorMap,
   kindSchema,
+  resourceCustomizationsSchema,
   type SchemaIssue,
   schemaIssuesOf,
   strictObject,
@@ -117,6 +118,12 @@ const project = strictObject({
     .prefault([])
     .describe("Windows that hold every environment of the project, on top of the repository's own."),
   floors,
+  // Custom health checks: the operator's, run sandboxed (src/lua/sandbox.ts).
+  resourceCustomizations: resourceCustomizationsSchema
+    .optional()
+    .describe(
+      "This project's custom Lua health checks (Argo CD's resource.customizations); a key here wins over the document's.",
+    ),
 })
   .refine((p) => p.repositories.length + p.teams.length > 0, {
     path: ["repositories"],
@@ -128,6 +135,9 @@ export const projectsSchema = strictObject({
   projects: z
     .array(project)
     .describe("The projects, matched in order: a repository belongs to the first that covers it."),
+  resourceCustomizations: resourceCustomizationsSchema
+    .optional()
+    .describe("Custom Lua health checks for every project (Argo CD's argocd-cm resource.customizations)."),
 });
 
 export function safeParseProjects(

@@ -1,10 +1,12 @@
 // The operator's projects: which repositories may deploy where, with which kinds, windows and
 // floors. Declared outside every repository (the ConfigMap `syncward-projects` for the app, a file
 // for the CLI and controller); src/projects/schema.ts is the source of truth for this shape.
-import type { SyncWindow } from "../config/types.ts";
+import type { ResourceCustomizations, SyncWindow } from "../config/types.ts";
 
 export interface ProjectsFile {
   projects: Project[];
+  /** Custom health checks of every project (a project's own win for their keys). */
+  resourceCustomizations?: ResourceCustomizations;
 }
 
 export interface Project {
@@ -22,6 +24,8 @@ export interface Project {
   /** Windows every environment of the project is held by, on top of its own. */
   syncWindows: SyncWindow[];
   floors: ProjectFloors;
+  /** This project's custom health checks (Argo CD's `resource.customizations`). */
+  resourceCustomizations?: ResourceCustomizations;
 }
 
 export interface ProjectDestination {

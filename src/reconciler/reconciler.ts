@@ -5,8 +5,9 @@
 // and when a replica dies another takes the app over within the lease duration.
 import { applyFloors, type Floor, floorsFromEnv } from "../config/floors.ts";
 import { findEnvironment } from "../config/load.ts";
-import type { EnvironmentConfig, SyncwardConfig } from "../config/types.ts";
+import type { EnvironmentConfig, ResourceCustomizations, SyncwardConfig } from "../config/types.ts";
 import { compileHealthChecks } from "../engine/health/index.ts";
+import type { ScriptBudget } from "../engine/health/lua-script.ts";
 import type { KubeClient } from "../kube/client.ts";
 import { serviceAccountUser } from "../kube/impersonation.ts";
 import { LeaseLock, leaseNameFor } from "../state/lease.ts";
@@ -60,6 +61,10 @@ export interface ReconcilerOptions {
   checks?: RequiredChecks;
   /** How many environment passes run at once (default: the process's, shared by every app; pass-slots.ts). */
   passes?: PassSlots;
+  /** The operator's custom health checks for this app's project (projects/health-checks.ts); never the repository's. */
+  healthChecks?: ResourceCustomizations;
+  /** The budget of one health script call (default lua-script.ts's DEFAULT_BUDGET). */
+  healthBudget?: ScriptBudget;
 }
 
 export class Reconciler implements ShardedApp {
@@ -83,7 +88,7 @@ export class Reconciler implements ShardedApp {
 
   constructor(private readonly o: ReconcilerOptions) {
     this.store = new StateStore(o.client, o.stateNamespace, { repository: o.repository });
-    const health = compileHealthChecks(o.config.resourceCustomizations);
+    const health = compileHealthChecks(o.healthChecks, o.healthBudget);
     const floors = o.floors ?? floorsFromEnv();
     const passes = o.passes ?? processPassSlots();
     for (const configured of o.config.environments) {

@@ -92,6 +92,11 @@ export interface DeployedRules {
   render?: string;
   /** The default-branch commit its config was read at, when known. */
   configRevision?: string;
+  /** Trusted managers, ignored differences and sync policy it was deployed with (absent: recorded before they were kept). */
+  driftPolicy?: Pick<
+    import("../config/types.ts").EnvironmentConfig,
+    "trustedManagers" | "ignoreDifferences" | "syncPolicy"
+  >;
 }
 
 export interface PendingSync {

@@ -146,6 +146,43 @@ describe("syncward / config on pull requests", () => {
       assert.match(check.output.summary, flagged);
     });
 
+  const prodLine = "    approval: {users: [carol], minimum: 1}\n";
+  const weakening: Array<[string, string, string, RegExp]> = [
+    ["trusts every field manager", "", "    trustedManagers: ['*']\n", /trustedManagers widened: \*/],
+    [
+      "ignores the pod spec",
+      "",
+      "    ignoreDifferences: [{group: apps, kind: Deployment, jsonPointers: [/spec/template/spec]}]\n",
+      /ignoreDifferences widened: apps\/Deployment ignores \/spec\/template\/spec/,
+    ],
+    [
+      "ignores a manager's fields",
+      "",
+      "    ignoreDifferences: [{group: '*', kind: '*', managedFieldsManagers: [kubectl-edit]}]\n",
+      /managedFieldsManagers widened/,
+    ],
+    ["turns prune off", "", "", /prune turned off/],
+    ["opens /approve to readers", "", "    commands: {approve: read}\n", /\/approve now needs read/],
+  ];
+  for (const [name, _base, added, flagged] of weakening)
+    it(`a proposed config that ${name} is listed under Loosenings`, async () => {
+      const proposed =
+        name === "turns prune off"
+          ? MAIN.replace("{automated: {prune: true}}", "{automated: {prune: false}}")
+          : MAIN.replace(prodLine, prodLine + added);
+      const sent = mockPullRequestWithConfig(app().mock, [".github/syncward.yml"], proposed);
+      mockConfig(app().mock, MAIN);
+      await app().probot.receive(opened());
+      app().mock.assertDone();
+      const check = sent.check();
+      assert.equal(check.output.title, "Valid; loosens the guards of prod");
+      const heading = check.output.summary.indexOf("### :warning: Loosenings");
+      assert.ok(heading >= 0, check.output.summary);
+      const section = check.output.summary.slice(heading, check.output.summary.indexOf("#### ", heading));
+      assert.match(section, flagged);
+      assert.match(section, /applies it only after an approval under the rule it was deployed with/);
+    });
+
   it("an approver team syncward cannot read is named on the check", async () => {
     const proposed = MAIN.replace(
       "approval: {users: [carol], minimum: 1}",

@@ -1,9 +1,11 @@
-// A custom resource whose health only a Lua check from the config knows (Argo CD's
-// resource.customizations): its wave is held while the script says Progressing, and the next wave
-// is applied once it says Healthy. Runs through the Reconciler, from the parsed config, as syncward's
-// ServiceAccount with the CR's rules added as a user would bind them.
+// A custom resource whose health only a Lua check of the operator's knows (Argo CD's
+// resource.customizations, from the projects document or --health-config, never the repository's
+// config): its wave is held while the script says Progressing, and the next wave is applied once it
+// says Healthy. A script that loops forever is Unknown with the reason after its budget, and the
+// app's other environment syncs meanwhile. Runs through the Reconciler as syncward's ServiceAccount
+// with the CR's rules added as a user would bind them, and through the CLI.
 import assert from "node:assert/strict";
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
@@ -71,17 +73,19 @@ data: {a: b}
 `,
 };
 
-/** The config text: one environment, and the Gadget check when `script` is given. */
-function configText(
-  ns: string,
-  script: string | undefined,
-  syncPolicy: Record<string, unknown> = {},
-): string {
+/** The repository's config text: one environment (and `other`, deploying `plain/`, when given). */
+function configText(ns: string, syncPolicy: Record<string, unknown> = {}, other?: string): string {
   return stringify({
-    environments: [{ name: "dev", source: { path: "app" }, destination: { namespace: ns }, syncPolicy }],
-    ...(script ? { resourceCustomizations: { [`${group}/Gadget`]: { "health.lua": script } } } : {}),
+    environments: [
+      { name: "dev", source: { path: "app" }, destination: { namespace: ns }, syncPolicy },
+      ...(other ? [{ name: "other", source: { path: "plain" }, destination: { namespace: other } }] : []),
+    ],
   });
 }
+
+/** The operator's checks: the Gadget script when `script` is given. */
+const checksFor = (script: string | undefined) =>
+  script ? { [`${group}/Gadget`]: { "health.lua": script } } : undefined;
 
 function reconcilerFor(
   ns: string,
@@ -90,11 +94,15 @@ function reconcilerFor(
   script: string | undefined,
   client = cluster.syncwardClient,
   syncPolicy: Record<string, unknown> = {},
+  other?: string,
 ) {
-  const config = parseConfig(configText(ns, script, syncPolicy));
+  const config = parseConfig(configText(ns, syncPolicy, other));
   return new Reconciler({
     app: `gadgets-${ns}`,
     config,
+    healthChecks: checksFor(script),
+    // Small, so that the loop below costs little: the bound is what is tested, not its size.
+    healthBudget: { instructions: 5_000_000, timeMs: 200, memoryBytes: 64 * 1024 * 1024 },
     client,
     source: new LocalGitSource(repoDir, cache),
     emit: () => {},
@@ -201,16 +209,30 @@ describe("a custom resource judged by a Lua health check", () => {
     assert.ok(await cluster.client.get("v1", "ConfigMap", ns, "after"));
   });
 
-  it("a script that loops forever holds its wave until the healthTimeout, which names the script's error", async () => {
+  it("a script that loops forever holds its wave until the healthTimeout, which names the script's error; the other environment syncs meanwhile", async () => {
     const ns = await cluster.namespace("loop");
+    const otherNs = await cluster.namespace("loop-other");
     const stateNs = await cluster.namespace("loop-state");
-    const repo = makeRepo(manifests);
-    const outcome = await reconcilerFor(ns, stateNs, repo.dir, "while true do end", account(), {
-      healthTimeout: "2s",
-      retry: { limit: 0 },
-    })
-      .controller("dev")
-      .sync({ trigger: "cli", actor: "tester" });
+    const repo = makeRepo({
+      ...manifests,
+      "plain/settings.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\ndata: {a: b}\n",
+    });
+    const reconciler = reconcilerFor(
+      ns,
+      stateNs,
+      repo.dir,
+      "while true do end",
+      account(),
+      { healthTimeout: "2s", retry: { limit: 0 } },
+      otherNs,
+    );
+    const [outcome, other] = await Promise.all([
+      reconciler.controller("dev").sync({ trigger: "cli", actor: "tester" }),
+      reconciler.controller("other").sync({ trigger: "cli", actor: "tester" }),
+    ]);
+    // The other environment's objects have no script: it syncs while the loop is contained.
+    assert.equal(other.phase, "Succeeded", other.message);
+    assert.ok(await cluster.client.get("v1", "ConfigMap", otherNs, "settings"));
     assert.equal(outcome.phase, "Failed");
     assert.match(
       outcome.message,
@@ -221,7 +243,7 @@ describe("a custom resource judged by a Lua health check", () => {
     assert.equal(await cluster.client.get("v1", "ConfigMap", ns, "after"), undefined, "wave 1 not applied");
   });
 
-  it("app get shows the health the script gives, from the repository's config", async () => {
+  it("app get shows the health the operator's script gives (--health-config), and refuses a repository's script", async () => {
     const ns = await cluster.namespace("luacli");
     const stateNs = await cluster.namespace("luacli-state");
     const { kubeconfig } = cluster.syncwardClientWith([
@@ -229,10 +251,15 @@ describe("a custom resource judged by a Lua health check", () => {
       ...(stateRbacFor("any").find((o) => o.kind === "Role") as unknown as { rules: PolicyRule[] }).rules,
     ]);
     const repo = makeRepo({
-      ".github/syncward.yml": configText(ns, HEALTH_LUA),
+      ".github/syncward.yml": configText(ns),
       "app/gadget.yaml": manifests["app/gadget.yaml"],
     });
+    // The operator's file, outside the checkout.
+    const healthConfig = join(mkdtempSync(join(tmpdir(), "syncward-health-")), "health.yml");
+    writeFileSync(healthConfig, stringify({ resourceCustomizations: checksFor(HEALTH_LUA) }));
     const common = [
+      "--health-config",
+      healthConfig,
       "--repo",
       repo.dir,
       "--kubeconfig",
@@ -244,8 +271,13 @@ describe("a custom resource judged by a Lua health check", () => {
     ];
     const cli = async (args: string[]) => {
       let out = "";
-      const code = await main(args, { out: (t) => (out += `${t}\n`), err: () => {}, isTTY: false });
-      return { code, out };
+      let err = "";
+      const code = await main(args, {
+        out: (t) => (out += `${t}\n`),
+        err: (t) => (err += `${t}\n`),
+        isTTY: false,
+      });
+      return { code, out, err };
     };
     assert.equal((await cli(["app", "sync", "dev", ...common])).code, 0);
     const healthOf = async () => {
@@ -258,5 +290,19 @@ describe("a custom resource judged by a Lua health check", () => {
       contentType: "application/merge-patch+json",
     });
     assert.equal(await healthOf(), "Healthy");
+
+    // A checkout whose config carries a script (a pull request's, say) is refused before anything runs.
+    const hostile = makeRepo({
+      ".github/syncward.yml": `${configText(ns)}resourceCustomizations:\n  ${group}/Gadget:\n    health.lua: 'while true do end'\n`,
+      "app/gadget.yaml": manifests["app/gadget.yaml"],
+    });
+    const refused = await cli([
+      "app",
+      "get",
+      "dev",
+      ...common.map((a) => (a === repo.dir ? hostile.dir : a)),
+    ]);
+    assert.notEqual(refused.code, 0);
+    assert.match(refused.err, /resourceCustomizations: is not allowed in a repository's config/);
   });
 });

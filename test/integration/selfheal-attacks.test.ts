@@ -131,6 +131,109 @@ describe("self-heal reverts every kubectl attack at once", () => {
   });
 });
 
+/** A sidecar running privileged, hostPID and a hostPath volume of the node's root, in one patch. */
+const SPOOF_PATCH = JSON.stringify({
+  spec: {
+    template: {
+      spec: {
+        hostPID: true,
+        volumes: [{ name: "host", hostPath: { path: "/" } }],
+        containers: [
+          {
+            name: "miner",
+            image: "busybox:1",
+            securityContext: { privileged: true },
+            volumeMounts: [{ name: "host", mountPath: "/host" }],
+          },
+        ],
+      },
+    },
+  },
+});
+
+describe("a trusted manager's name proves nothing: spoofed changes are reverted and flagged", () => {
+  let ctx: Awaited<ReturnType<typeof start>>;
+  before(async () => {
+    ctx = await start(
+      { "deploy/web.yaml": WEB_YAML.replace(/^ {2}replicas: \d+\n/m, "") },
+      {
+        // An HPA-like autoscaler trusted for the replica count, and nothing else.
+        trustedManagers: [{ manager: "my-autoscaler", paths: ["/spec/replicas"] }],
+        syncPolicy: { automated: { prune: true, selfHeal: true } },
+      },
+    );
+    await eventually(
+      "first sync",
+      async () => (await ctx.store.load(ctx.controller.instance)).syncStatus === "Synced",
+    );
+    await ctx.controller.idle();
+  });
+  after(() => ctx.controller.stop());
+
+  for (const manager of ["kube-controller-manager", "syncward", "my-autoscaler"]) {
+    it(`--field-manager=${manager}: the sidecar, hostPID and hostPath volume are reverted, each flagged as spoofing`, async () => {
+      const { ns, store, controller } = ctx;
+      const seen = (await store.load(controller.instance)).history.length;
+      kubectl(["-n", ns, "patch", "deployment/web", `--field-manager=${manager}`, "-p", SPOOF_PATCH]);
+      const entry = await eventually(
+        "a self-heal flagging the spoofed manager",
+        async () =>
+          (await store.load(controller.instance)).history
+            .slice(seen)
+            .find((h: HistoryEntry) => h.trigger === "selfHeal" && h.reverted?.some((r) => r.spoofing)),
+        15_000,
+      );
+      await eventually("live equals Git again", () => matchesGit(ns), 15_000);
+      const reverted = entry.reverted ?? [];
+      for (const path of [/\/containers\/1$/, /\/hostPID$/, /\/volumes$/]) {
+        const r = reverted.find((x) => path.test(x.path));
+        assert.ok(r, `${path} in ${JSON.stringify(reverted)}`);
+        assert.equal(r.manager, manager);
+        assert.ok(r.security, `${r.path} is security-relevant`);
+        assert.match(
+          r.spoofing ?? "",
+          manager === "syncward" ? /syncward's own name/ : new RegExp(`name ${manager}`),
+        );
+      }
+      const live = await liveWeb(ns);
+      assert.equal(live.spec.template.spec.containers.length, 1);
+      assert.equal(JSON.stringify(live.spec.template.spec).includes("hostPID"), false);
+      assert.equal(live.spec.template.spec.volumes, undefined);
+      const flagged = ctx.events.filter(
+        (e) => e.type === "selfHealed" && e.entry.id === entry.id && e.reverted?.some((r) => r.spoofing),
+      );
+      assert.equal(flagged.length, 1, "the selfHealed event (check run, log) carries the finding");
+    });
+  }
+
+  it("the replica count under the HPA's manager name (scale subresource) stays trusted", async () => {
+    const { ns, store, controller } = ctx;
+    for (const manager of ["kube-controller-manager", "my-autoscaler"]) {
+      const replicas = manager === "my-autoscaler" ? 4 : 3;
+      kubectl([
+        "-n",
+        ns,
+        "patch",
+        "deployment/web",
+        "--subresource=scale",
+        `--field-manager=${manager}`,
+        "--type=merge",
+        "-p",
+        JSON.stringify({ spec: { replicas } }),
+      ]);
+      await controller.idle();
+      const { assessment } = await controller.inspect();
+      assert.equal(assessment.plan.steps.length, 0, `${manager}'s replica count is not drift`);
+      assert.equal((await liveWeb(ns)).spec.replicas, replicas);
+    }
+    const history = (await store.load(controller.instance)).history;
+    assert.equal(
+      history.flatMap((h) => h.reverted ?? []).some((r) => r.path === "/spec/replicas"),
+      false,
+    );
+  });
+});
+
 describe("trusted managers and admission are not drift", () => {
   it("an autoscaler named in trustedManagers owns the replica count Git leaves out", async () => {
     const noReplicas = WEB_YAML.replace(/^ {2}replicas: \d+\n/m, "");

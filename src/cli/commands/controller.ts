@@ -177,8 +177,16 @@ function repositoriesUnder(dir: string): string[] {
 }
 
 /** ` SECURITY: privileged by kubectl-patch; ...` for the reverts that matter, else "". */
-function securityNote(reverted: Array<{ path: string; manager?: string; security?: string }> = []): string {
+function securityNote(
+  reverted: Array<{ path: string; manager?: string; security?: string; spoofing?: string }> = [],
+): string {
   const risky = reverted.filter((r) => r.security);
-  if (risky.length === 0) return "";
-  return ` SECURITY: ${risky.map((r) => `${r.security} at ${r.path} by ${r.manager ?? "an unknown manager"}`).join("; ")}`;
+  const spoofed = reverted.filter((r) => r.spoofing);
+  const security =
+    risky.length === 0
+      ? ""
+      : ` SECURITY: ${risky.map((r) => `${r.security} at ${r.path} by ${r.manager ?? "an unknown manager"}`).join("; ")}`;
+  const spoofing =
+    spoofed.length === 0 ? "" : ` SPOOFING: ${spoofed.map((r) => `${r.path} ${r.spoofing}`).join("; ")}`;
+  return security + spoofing;
 }

@@ -3,7 +3,7 @@
 import { readFile } from "node:fs/promises";
 import { LineCounter, parseAllDocuments } from "yaml";
 import { DEFAULT_CONFIG_FILE, findEnvironment, loadConfigFile } from "../../config/load.ts";
-import type { IgnoreDifference } from "../../config/types.ts";
+import type { EnvironmentConfig, IgnoreDifference } from "../../config/types.ts";
 import { compareObjects } from "../../engine/diff/compare-objects.ts";
 import { fieldManagersOf } from "../../engine/diff/field-managers-of.ts";
 import { renderDiff } from "../../engine/diff/render-diff.ts";
@@ -181,7 +181,7 @@ function pickPair(desired: KubeObject[], live: KubeObject[], args: DiffArgs): [K
 
 async function ignoreRules(
   args: DiffArgs,
-): Promise<{ ignoreDifferences: IgnoreDifference[]; trustedManagers: string[] }> {
+): Promise<{ ignoreDifferences: IgnoreDifference[]; trustedManagers: EnvironmentConfig["trustedManagers"] }> {
   if (args.config === undefined && args.env === undefined)
     return { ignoreDifferences: [], trustedManagers: [] };
   const config = await loadConfigFile(args.config ?? DEFAULT_CONFIG_FILE);

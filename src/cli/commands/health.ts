@@ -1,16 +1,18 @@
-// `syncward health [--config FILE] [-o json] FILE...`: the health syncward reads from live objects
-// saved with `kubectl get -o yaml` (one object, several documents, or a `kind: List`), one line per
-// object; with `--config`, the config's custom Lua checks (resourceCustomizations) are applied too.
+// `syncward health [--health-config FILE] [-o json] FILE...`: the health syncward reads from live
+// objects saved with `kubectl get -o yaml` (one object, several documents, or a `kind: List`), one
+// line per object; with `--health-config`, the operator's custom Lua checks are applied too (never
+// a repository's config: whoever runs this in a pull request's checkout runs no code of it).
 
 import { readFile } from "node:fs/promises";
 import { type Document, isMap, LineCounter, parseAllDocuments } from "yaml";
-import { ConfigError, loadConfigFile } from "../../config/load.ts";
+import { ConfigError } from "../../config/load.ts";
 import { assessHealth, compileHealthChecks, type HealthChecks } from "../../engine/health/index.ts";
 import type { HealthStatus } from "../../engine/result.ts";
 import type { KubeObject } from "../../kube/object.ts";
+import { loadHealthConfig } from "../../projects/health-config.ts";
 import { type CliIO, EXIT } from "../io.ts";
 
-const USAGE = "usage: syncward health [--config FILE] [-o json] FILE...";
+const USAGE = "usage: syncward health [--health-config FILE] [-o json] FILE...";
 
 type Output = "text" | "json";
 
@@ -37,7 +39,7 @@ export async function healthCommand(argv: string[], io: CliIO): Promise<number> 
   let checks: HealthChecks | undefined;
   if (args.config !== undefined) {
     try {
-      checks = compileHealthChecks((await loadConfigFile(args.config)).resourceCustomizations);
+      checks = compileHealthChecks(await loadHealthConfig(args.config));
     } catch (err) {
       if (!(err instanceof ConfigError)) throw err;
       io.err(err.message);
@@ -96,9 +98,14 @@ function parseArgs(argv: string[]): HealthArgs | { error: string } | { help: tru
       continue;
     }
     if (arg === "-h" || arg === "--help") return { help: true };
-    if (arg === "--config" || arg.startsWith("--config=")) {
-      config = arg === "--config" ? argv[++i] : arg.slice("--config=".length);
-      if (!config) return { error: "--config needs a file" };
+    if (arg === "--config" || arg.startsWith("--config="))
+      return {
+        error:
+          "--config is not read for health checks: a repository's config cannot carry them (they are the operator's); pass --health-config FILE (resourceCustomizations, as import-argo prints them, or the operator's projects document)",
+      };
+    if (arg === "--health-config" || arg.startsWith("--health-config=")) {
+      config = arg === "--health-config" ? argv[++i] : arg.slice("--health-config=".length);
+      if (!config) return { error: "--health-config needs a file" };
       continue;
     }
     let value: string | undefined;

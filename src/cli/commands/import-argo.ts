@@ -1,5 +1,5 @@
 // `syncward import-argo FILE`: prints the syncward environment for an Argo CD Application, the
-// project for an AppProject, or the `resourceCustomizations` (custom health checks) of an Argo CD
+// project for an AppProject, or the operator's `resourceCustomizations` (custom health checks, for the projects document) of an Argo CD
 // `argocd-cm` ConfigMap.
 import { readFile } from "node:fs/promises";
 import { importArgoConfigMap, isArgoCdConfigMapText } from "../../config/argo-cm-import.ts";

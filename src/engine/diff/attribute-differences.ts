@@ -3,20 +3,53 @@
 // diff` may not): without them nobody can be named, and the plain subset comparison stands.
 import type { KubeObject } from "../../kube/object.ts";
 import { fieldOwnersOf, startsWith } from "./field-managers-of.ts";
+import { fieldsV1Paths, managedEntries } from "./fields-v1.ts";
 import { foreignAdditions, ownerOf, pointerOf } from "./foreign-fields.ts";
 import { globMatch } from "./glob.ts";
 import { ignoredLocations, rulesFor } from "./ignore-rules.ts";
-import { getAt } from "./json-pointer.ts";
+import { getAt, parsePointer, resolveTokens } from "./json-pointer.ts";
 import { isSecret, normalizeObject, SERVER_ANNOTATIONS } from "./normalize.ts";
-import { isTrustedManager, OWN_MANAGER } from "./trusted-managers.ts";
+import {
+  claimedTrust,
+  isTrustedFor,
+  OWN_MANAGER,
+  spoofingOf,
+  type TrustedManager,
+  trustList,
+} from "./trusted-managers.ts";
 import type { CompareOptions, Difference, Path } from "./types.ts";
 
 const MASK = "********";
 
-/** Managers trusted for this object: the environment's list and its managedFieldsManagers rules. */
-export function trustedFor(desired: KubeObject, live: KubeObject, options: CompareOptions): string[] {
+/**
+ * The pairs trusted for this object: the built-in ones, the environment's trustedManagers, and
+ * its matching rules' managedFieldsManagers (trusted for every field: Argo CD's meaning, but, as
+ * for every name, never for a security-relevant one).
+ */
+export function trustedFor(desired: KubeObject, live: KubeObject, options: CompareOptions): TrustedManager[] {
   const rules = rulesFor(options.ignoreDifferences ?? [], desired, live);
-  return [...(options.trustedManagers ?? []), ...rules.flatMap((r) => r.managedFieldsManagers ?? [])];
+  const ignoring = rules
+    .flatMap((r) => r.managedFieldsManagers ?? [])
+    .map((manager) => ({ manager, paths: [""] }));
+  return [...trustList(options.trustedManagers), ...ignoring];
+}
+
+/** Whether some manager owns a field its name is not trusted for (syncward: a security-relevant one). */
+function mayHaveUntrusted(live: KubeObject, trust: readonly TrustedManager[]): boolean {
+  const kind = live.kind ?? "";
+  return managedEntries(live.metadata?.managedFields).some((e) => {
+    if (e.subresource === "status") return false;
+    const manager = e.manager ?? "";
+    if (manager !== OWN_MANAGER && claimedTrust(manager, trust).length === 0) return true;
+    return fieldsV1Paths(e.fieldsV1, live).some(
+      (f) => getAt(live, f.path) !== undefined && !isTrustedFor(manager, f.path, kind, trust),
+    );
+  });
+}
+
+function tokensAt(live: KubeObject, pointer: string): Path {
+  const tokens = parsePointer(pointer);
+  return resolveTokens(live, tokens) ?? tokens;
 }
 
 export function attributeDifferences(
@@ -27,11 +60,10 @@ export function attributeDifferences(
 ): Difference[] {
   if (!Array.isArray(live.metadata?.managedFields) || live.metadata.managedFields.length === 0)
     return differences;
-  const trusted = trustedFor(desired, live, options);
-  // The common case, an object only syncward and Kubernetes' controllers wrote: nothing to add.
-  const untrusted = live.metadata.managedFields.some(
-    (e) => e.subresource !== "status" && !isTrustedManager(e.manager ?? "", trusted),
-  );
+  const trust = trustedFor(desired, live, options);
+  const kind = live.kind ?? desired.kind ?? "";
+  // The common case, an object only syncward and Kubernetes' controllers wrote within their pairs: nothing to add.
+  const untrusted = mayHaveUntrusted(live, trust);
   if (!untrusted && differences.every((d) => d.kind === "missing")) return differences;
   const out: Difference[] = [];
   for (const d of differences) {
@@ -39,12 +71,16 @@ export function attributeDifferences(
       out.push(d);
       continue;
     }
+    const at = tokensAt(live, d.path);
     const owners = fieldOwnersOf(live, d.path)
-      .filter((e) => e.manager !== OWN_MANAGER)
-      .map(ownerOf);
+      .map(ownerOf)
+      .map((o) => ({ ...o, trusted: isTrustedFor(o.manager, at, kind, trust) }))
+      // syncward's own name on a value Git declares differently: Git moved on since it applied
+      // (a preview, a sync) or, in a heal, someone wrote under its name (the trail tells).
+      .filter((o) => o.manager !== OWN_MANAGER || (!o.trusted && d.kind !== "changed"));
     // A list item only trusted managers (or nobody: a server default) put there is theirs, not drift.
-    if (d.kind === "extra" && owners.every((o) => isTrustedManager(o.manager, trusted))) continue;
-    out.push(owners.length > 0 ? { ...d, owners } : d);
+    if (d.kind === "extra" && owners.every((o) => o.trusted)) continue;
+    out.push(withOwners(d, owners, at, kind, trust));
   }
   if (!untrusted) return out;
   const keys = options.ignoreMetadataKeys ?? [];
@@ -58,23 +94,40 @@ export function attributeDifferences(
       : [];
   const skip = (path: Path) => ignored.some((p) => startsWith(path, p)) || isIgnoredMetadata(path, keys);
   const secret = isSecret(live);
-  for (const addition of foreignAdditions(d, live, trusted, skip)) {
+  for (const addition of foreignAdditions(d, live, trust, skip)) {
+    const owner = { ...addition.owner, trusted: false };
     const existing = out.findIndex((x) => x.path === addition.pointer);
     if (existing >= 0) {
       const x = out[existing] as Difference;
-      out[existing] = { ...x, owners: x.owners ?? [addition.owner] };
+      out[existing] = x.owners?.length ? x : withOwners(x, [owner], addition.path, kind, trust);
       continue;
     }
     const value = getAt(live, addition.path);
-    out.push({
+    const added: Difference = {
       path: pointerOf(addition.path),
       kind: "added",
       live:
         secret && (addition.path[0] === "data" || addition.path[0] === "stringData") ? mask(value) : value,
-      owners: [addition.owner],
-    });
+    };
+    out.push(withOwners(added, [owner], addition.path, kind, trust));
   }
   return out;
+}
+
+/** `d` with its owners, and the spoofing finding when a trusted name claims what it is not trusted for. */
+function withOwners(
+  d: Difference,
+  owners: NonNullable<Difference["owners"]>,
+  at: Path,
+  kind: string,
+  trust: readonly TrustedManager[],
+): Difference {
+  if (owners.length === 0) return d;
+  const spoofed = owners
+    .filter((o) => !o.trusted)
+    .map((o) => spoofingOf(o.manager, d.path, at, kind, trust))
+    .find((s) => s !== undefined);
+  return { ...d, owners, ...(spoofed ? { spoofed } : {}) };
 }
 
 function mask(value: unknown): unknown {

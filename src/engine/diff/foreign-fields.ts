@@ -2,14 +2,16 @@
 // sidecar, `privileged: true` on a declared container, a hostPath volume, a ServiceAccount, an
 // annotation. Server-side apply keeps such fields when Git's manifest is applied again (they are
 // another manager's), so a subset comparison alone never sees them. `metadata.managedFields` says
-// who set what; fields nobody owns (server defaults) and fields syncward or a trusted manager owns
-// (including what admission added to syncward's own requests) are not drift.
+// who set what; fields nobody owns (server defaults), fields a trusted manager owns within its
+// pairs, and what syncward owns (including what admission added to its own requests) are not
+// drift, except security-relevant fields: whoever's name owns those, they must be the render's.
 import type { KubeObject, ManagedFieldsEntry } from "../../kube/object.ts";
 import { startsWith } from "./field-managers-of.ts";
 import { fieldsV1Paths, managedEntries, type OwnedField } from "./fields-v1.ts";
 import { escapeToken, getAt } from "./json-pointer.ts";
 import { counterpartPath } from "./list-match.ts";
-import { isTrustedManager, isTrustedPath } from "./trusted-managers.ts";
+import { isSecurityField } from "./security-fields.ts";
+import { isTrustedFor, isTrustedPath, type TrustedManager } from "./trusted-managers.ts";
 import type { Path } from "./types.ts";
 
 /** Who made a change, as `metadata.managedFields` records it. */
@@ -20,6 +22,8 @@ export interface ChangeOwner {
   /** When the manager last wrote the object (managedFields keep one time per manager). */
   time?: string;
   subresource?: string;
+  /** Trusted for this field: within the manager's pairs, not security-relevant (set by attributeDifferences). */
+  trusted?: boolean;
 }
 
 export interface ForeignAddition {
@@ -55,33 +59,37 @@ function isMirror(path: Path): boolean {
 }
 
 /**
- * Additions by untrusted managers, outermost first and never nested: a whole added container, not
- * each of its fields. `desired` is normalized (nulls dropped: `null` in Git declares nothing);
- * `live` carries `metadata.managedFields`. `skip` leaves locations out (ignoreDifferences, metadata
- * keys the comparison ignores). An addition stops short of anything a trusted manager owns inside it.
+ * Additions made under names not trusted for them, outermost first and never nested: a whole added
+ * container, not each of its fields. `desired` is normalized (nulls dropped: `null` in Git declares
+ * nothing); `live` carries `metadata.managedFields`. `skip` leaves locations out (ignoreDifferences,
+ * metadata keys the comparison ignores). An addition stops short of anything a manager is trusted
+ * for inside it, unless the addition is security-relevant itself (an added container goes whole).
  */
 export function foreignAdditions(
   desired: unknown,
   live: KubeObject,
-  trusted: readonly string[],
+  trust: readonly TrustedManager[],
   skip: (path: Path) => boolean = () => false,
 ): ForeignAddition[] {
+  const kind = live.kind ?? "";
   const protectedPaths: Path[] = [];
-  const foreign: Array<{ entry: ManagedFieldsEntry; fields: OwnedField[] }> = [];
+  const foreign: Array<{ entry: ManagedFieldsEntry; fields: OwnedField[]; untrusted: OwnedField[] }> = [];
   for (const entry of managedEntries(live.metadata?.managedFields)) {
     if (entry.subresource === "status") continue;
     const fields = fieldsV1Paths(entry.fieldsV1, live).filter((f) => getAt(live, f.path) !== undefined);
-    if (isTrustedManager(entry.manager ?? "", trusted)) protectedPaths.push(...fields.map((f) => f.path));
-    else foreign.push({ entry, fields });
+    const trusted = (f: OwnedField) => isTrustedFor(entry.manager ?? "", f.path, kind, trust);
+    protectedPaths.push(...fields.filter(trusted).map((f) => f.path));
+    const untrusted = fields.filter((f) => !trusted(f));
+    if (untrusted.length > 0) foreign.push({ entry, fields, untrusted });
   }
   const isProtected = (at: Path) => protectedPaths.some((p) => startsWith(p, at));
   const found = new Map<string, ForeignAddition>();
-  for (const { entry, fields } of foreign) {
+  for (const { entry, fields, untrusted } of foreign) {
     const listed = new Set(fields.map((f) => pointerOf(f.path)));
     const left = (p: Path) => isBookkeeping(p) || isTrustedPath(p) || isMirror(p) || skip(p);
     // Removing a location must not take along anything left out of the comparison.
     const holdsLeftOut = (at: Path) => fields.some((f) => startsWith(f.path, at) && left(f.path));
-    for (const { path, leaf } of fields) {
+    for (const { path, leaf } of untrusted) {
       if (!leaf || left(path)) continue;
       const { matched } = counterpartPath(path, live, desired);
       // Declared by Git: a changed value is the comparison's to report.
@@ -92,7 +100,9 @@ export function foreignAdditions(
       for (let n = matched + 1; n <= path.length; n++) {
         const candidate = path.slice(0, n);
         if (n < path.length && !listed.has(pointerOf(candidate))) continue;
-        if (isProtected(candidate) || holdsLeftOut(candidate)) continue;
+        // A security-relevant addition (a container) goes whole, whatever is trusted or ignored inside.
+        const whole = isSecurityField(candidate, kind);
+        if (!whole && (isProtected(candidate) || holdsLeftOut(candidate))) continue;
         point = candidate;
         break;
       }

@@ -9,6 +9,7 @@ import { IgnoreRuleError } from "./ignore-rule-error.ts";
 import { jqPaths } from "./jq-paths.ts";
 import { getAt, isPlainObject, type JsonPointerError, parsePointer, resolveTokens } from "./json-pointer.ts";
 import { counterpartPath } from "./list-match.ts";
+import { isSecurityField } from "./security-fields.ts";
 import type { Path } from "./types.ts";
 
 /**
@@ -70,12 +71,16 @@ export function ignoredLocations(
       for (const path of jqPaths(expression, live)) push("live", path);
     }
     const managers = rule.managedFieldsManagers ?? [];
+    const kind = isPlainObject(live) && typeof live.kind === "string" ? live.kind : "";
     if (managers.length > 0) {
       for (const entry of managedEntries(managedFields)) {
         if (!managers.some((m) => globMatch(m, entry.manager ?? ""))) continue;
         for (const field of fieldsV1Paths(entry.fieldsV1, live)) {
           // fieldsV1 also lists fields normalization took out (status, the revision annotation).
           if (getAt(live, field.path) === undefined) continue;
+          // A manager's name proves nothing (anyone can write under it): security-relevant
+          // fields are ignored only where a jsonPointer or jq expression names them.
+          if (isSecurityField(field.path, kind)) continue;
           if (field.leaf) push("live", field.path);
           else if (field.item) push("live", field.path, true);
         }

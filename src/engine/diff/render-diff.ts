@@ -82,9 +82,10 @@ function addedBy(differences: Difference[]): string {
       const who = (d.owners ?? [])
         .map((o) => `${o.manager} (${o.operation}${o.subresource ? ` ${o.subresource}` : ""})`)
         .join(", ");
+      const spoofed = d.spoofed ? `\n# ${d.path}: SPOOFING: ${d.spoofed}` : "";
       return d.kind === "changed"
-        ? `# ${d.path}: changed by ${who}; a sync restores Git's value\n`
-        : `# ${d.path}: added by ${who}; not in Git, a sync removes it\n`;
+        ? `# ${d.path}: changed by ${who}; a sync restores Git's value${spoofed}\n`
+        : `# ${d.path}: added by ${who}; not in Git, a sync removes it${spoofed}\n`;
     })
     .join("");
 }

@@ -1,6 +1,7 @@
 // The plain values the comparison produces: what every reporter (CLI, check run, history) renders.
 import type { IgnoreDifference } from "../../config/types.ts";
 import type { ChangeOwner } from "./foreign-fields.ts";
+import type { TrustedManager } from "./trusted-managers.ts";
 
 export type DifferenceKind = "changed" | "missing" | "extra" | "added";
 
@@ -20,8 +21,13 @@ export interface Difference {
   kind: DifferenceKind;
   desired?: unknown;
   live?: unknown;
-  /** Who set the live value, syncward itself left out (only when live carries managedFields). */
+  /**
+   * Who set the live value (only when live carries managedFields); syncward itself only where it
+   * is not trusted for the field (a security-relevant field the render does not hold as it is).
+   */
   owners?: ChangeOwner[];
+  /** A trusted manager's name (or syncward's) claims the change but its pairs do not cover it: who, and why. */
+  spoofed?: string;
 }
 
 export interface Comparison {
@@ -35,10 +41,11 @@ export interface CompareOptions {
   /** Annotation and label keys (glob patterns allowed: `*`, `?`) left out of the comparison. */
   ignoreMetadataKeys?: string[];
   /**
-   * Field managers (globs) whose additions are not drift, beyond Kubernetes' own controllers
-   * (see trusted-managers.ts) and the matching rules' managedFieldsManagers.
+   * Field managers trusted for some fields, as (manager, paths) pairs or bare names (which get the
+   * default paths), beyond Kubernetes' own controllers (see trusted-managers.ts) and the matching
+   * rules' managedFieldsManagers.
    */
-  trustedManagers?: string[];
+  trustedManagers?: ReadonlyArray<string | TrustedManager>;
 }
 
 /** A concrete location inside a JSON value: map keys are strings, list positions numbers. */

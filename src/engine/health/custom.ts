@@ -50,7 +50,7 @@ export function compileHealthChecks(
   for (const [key, c] of Object.entries(customizations)) {
     const source = c["health.lua"];
     if (!source) continue;
-    const script = new HealthScript(key, source, c["health.lua.useOpenLibs"] ?? false, budget);
+    const script = new HealthScript(key, source, budget);
     if (/[*?]/.test(key)) wildcards.push({ pattern: globToRegExp(key), script });
     else exact.set(key, script);
   }

@@ -1,23 +1,36 @@
-// One health script, compiled once into its own Lua state and run per object. Each run gets a
-// fresh global table (reading through to the libraries), so a script's globals such as Argo CD's
-// customary `hs = {}` do not leak from one object to the next, and an instruction and time
-// budget, so a loop that never ends costs one budget and returns Unknown.
+// One health script, compiled once into its own sandboxed Lua state (lua/sandbox.ts) and run per
+// object. Each run gets a fresh global table (reading through to the libraries), so a script's
+// globals such as Argo CD's customary `hs = {}` do not leak from one object to the next, and a
+// budget of instructions, memory and time (lua/meter.ts): a loop that never ends or a memory
+// bomb costs one budget and returns Unknown. A script that exceeded its budget rests for
+// RESTING_MS (every object it judges is Unknown at once, with the reason), so a kind with many
+// objects costs one budget per rest, not one per object, and other environments keep running.
 
-import { type LuaState, lauxlib, lua, to_luastring } from "fengari";
 import type { KubeObject } from "../../kube/object.ts";
 import { type JsonPusher, stringField, typeName } from "../../lua/convert.ts";
+import { type LuaState, lauxlib, lua, to_luastring } from "../../lua/fengari.ts";
+import { metered } from "../../lua/meter.ts";
 import { newSandbox } from "../../lua/sandbox.ts";
 import { splitLine } from "../../lua/syntax.ts";
 import type { Health, HealthStatus } from "../result.ts";
 
 export interface ScriptBudget {
-  /** Lua VM instructions per object (default 5 million). */
+  /** Lua VM instructions (and pattern-matching steps) per object (default 5 million). */
   instructions: number;
-  /** Wall-clock milliseconds per object (default 1 s, Argo CD's own limit). */
+  /** Wall-clock milliseconds per object (default 1 s). */
   timeMs: number;
+  /** Bytes a call may allocate: strings, buffers, table slots (default 64 MiB). */
+  memoryBytes: number;
 }
 
-export const DEFAULT_BUDGET: ScriptBudget = { instructions: 5_000_000, timeMs: 1_000 };
+export const DEFAULT_BUDGET: ScriptBudget = {
+  instructions: 5_000_000,
+  timeMs: 1_000,
+  memoryBytes: 64 * 1024 * 1024,
+};
+
+/** How long a script that exceeded its budget is not run again. */
+export const RESTING_MS = 60_000;
 
 const STATUSES: ReadonlySet<string> = new Set<HealthStatus>([
   "Healthy",
@@ -27,9 +40,6 @@ const STATUSES: ReadonlySet<string> = new Set<HealthStatus>([
   "Missing",
   "Unknown",
 ]);
-
-/** Instructions between two checks of the budget. */
-const HOOK_EVERY = 1_000;
 
 export class LuaCompileError extends Error {
   override readonly name = "LuaCompileError";
@@ -47,16 +57,17 @@ export class HealthScript {
   private readonly json: JsonPusher;
   private readonly fnRef: number;
   private readonly envMetaRef: number;
+  /** Why the script is resting, and until when (after it exceeded its budget). */
+  private resting?: { until: number; reason: string };
 
   /** @throws LuaCompileError when the script does not compile. */
   constructor(
     /** The customization key, e.g. `cert-manager.io/Certificate`, named in messages. */
     readonly key: string,
     source: string,
-    useOpenLibs: boolean,
     private readonly budget: ScriptBudget = DEFAULT_BUDGET,
   ) {
-    const sandbox = newSandbox(useOpenLibs);
+    const sandbox = newSandbox();
     this.L = sandbox.L;
     this.json = sandbox.json;
     const L = this.L;
@@ -75,23 +86,26 @@ export class HealthScript {
 
   /** The script's verdict on `obj`; Unknown (naming the kind and the problem) when it has none. */
   run(obj: KubeObject): Health {
+    const now = Date.now();
+    if (this.resting && now < this.resting.until)
+      return this.unknown(
+        `${this.resting.reason} on an earlier object; not run again until ${new Date(this.resting.until).toISOString()}`,
+      );
+    this.resting = undefined;
     const L = this.L;
     const top = lua.lua_gettop(L);
-    const started = Date.now();
-    let executed = 0;
-    const limit = this.budget;
-    lua.lua_sethook(
-      L,
-      (hookL) => {
-        executed += HOOK_EVERY;
-        if (executed > limit.instructions)
-          lauxlib.luaL_error(hookL, "exceeded its budget of %d instructions", limit.instructions);
-        else if (Date.now() - started > limit.timeMs)
-          lauxlib.luaL_error(hookL, "exceeded its time budget of %d ms", limit.timeMs);
-      },
-      lua.LUA_MASKCOUNT,
-      HOOK_EVERY,
-    );
+    try {
+      const { value, tripped } = metered(L, this.budget, () => this.call(obj));
+      if (!tripped) return value;
+      this.resting = { until: Date.now() + RESTING_MS, reason: tripped };
+      return this.unknown(tripped);
+    } finally {
+      lua.lua_settop(L, top);
+    }
+  }
+
+  private call(obj: KubeObject): Health {
+    const L = this.L;
     try {
       lua.lua_rawgeti(L, lua.LUA_REGISTRYINDEX, this.fnRef);
       lua.lua_createtable(L, 0, 4);
@@ -106,11 +120,8 @@ export class HealthScript {
       }
       return this.result();
     } catch (err) {
-      // fengari throws JS errors of its own (a JS stack overflow in deep recursion, out of memory).
+      // fengari throws JS errors of its own (a JS stack overflow in deep recursion, an allocation refused).
       return this.unknown(err instanceof Error ? err.message : String(err));
-    } finally {
-      lua.lua_sethook(L, null, 0, 0);
-      lua.lua_settop(L, top);
     }
   }
 

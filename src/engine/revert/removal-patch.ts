@@ -9,10 +9,10 @@ import { getAt, parsePointer } from "../diff/json-pointer.ts";
 
 export type PatchOperation = { op: "test"; path: string; value: string } | { op: "remove"; path: string };
 
-/** Differences an untrusted manager made that only removing them undoes (an addition, an extra list item). */
-export function isRemoval(d: Difference, isTrusted: (manager: string) => boolean): boolean {
+/** Differences made under a name not trusted for them that only removing them undoes (an addition, an extra list item). */
+export function isRemoval(d: Difference): boolean {
   if (d.kind === "added") return true;
-  return d.kind === "extra" && (d.owners ?? []).some((o) => !isTrusted(o.manager));
+  return d.kind === "extra" && (d.owners ?? []).some((o) => !o.trusted);
 }
 
 function tokensOf(pointer: string): Array<string | number> {

@@ -6,9 +6,8 @@ import type { EnvironmentConfig } from "../../config/types.ts";
 import type { KubeClient } from "../../kube/client.ts";
 import { KubeApiError } from "../../kube/errors.ts";
 import { type KubeObject, keyOf, kubectlName } from "../../kube/object.ts";
-import { trustedFor } from "../diff/attribute-differences.ts";
 import { type CompareOptions, compareObjects, type Difference } from "../diff/index.ts";
-import { isTrustedManager, OWN_MANAGER } from "../diff/trusted-managers.ts";
+import { OWN_MANAGER } from "../diff/trusted-managers.ts";
 import { isRemoval, removalPatch } from "./removal-patch.ts";
 
 /** A change syncward saw and could not undo (an immutable field): the object stays OutOfSync. */
@@ -20,14 +19,10 @@ export function compareOptionsFor(env: EnvironmentConfig): CompareOptions {
   return { ignoreDifferences: env.ignoreDifferences, trustedManagers: env.trustedManagers };
 }
 
-/** Differences only an untrusted manager can have made: additions, and values it changed. */
+/** Differences made under names not trusted for them: additions, and values changed. */
 export function untrustedDrift(desired: KubeObject, live: KubeObject, options: CompareOptions): Difference[] {
-  const trusted = trustedFor(desired, live, options);
-  const untrusted = (m: string) => !isTrustedManager(m, trusted);
   return compareObjects(desired, live, options).differences.filter(
-    (d) =>
-      isRemoval(d, (m) => !untrusted(m)) ||
-      (d.kind === "changed" && (d.owners ?? []).some((o) => untrusted(o.manager))),
+    (d) => isRemoval(d) || (d.kind === "changed" && (d.owners ?? []).some((o) => !o.trusted)),
   );
 }
 
@@ -50,10 +45,7 @@ export async function removeForeignAdditions(
   const options = compareOptionsFor(env);
   let current: KubeObject | undefined = live;
   for (let attempt = 1; current; attempt++) {
-    const trusted = trustedFor(desired, current, options);
-    const removals = compareObjects(desired, current, options).differences.filter((d) =>
-      isRemoval(d, (m) => isTrustedManager(m, trusted)),
-    );
+    const removals = compareObjects(desired, current, options).differences.filter(isRemoval);
     const ops = removalPatch(
       current,
       removals.map((d) => d.path),
@@ -87,7 +79,11 @@ export async function removeForeignAdditions(
 
 /** Throws when the object the API server returned for syncward's write still has untrusted drift. */
 export function assertReverted(desired: KubeObject, after: KubeObject, env: EnvironmentConfig): KubeObject {
-  const remaining = untrustedDrift(desired, after, compareOptionsFor(env));
+  // What syncward's own write came back with (admission included) under its own name is its
+  // write's result, not an intrusion: only other names' drift is left undone.
+  const remaining = untrustedDrift(desired, after, compareOptionsFor(env)).filter((d) =>
+    (d.owners ?? []).some((o) => o.manager !== OWN_MANAGER),
+  );
   if (remaining.length > 0)
     throw new RevertError(
       `${kubectlName(keyOf(desired))} still differs from Git after the write: ${describe(remaining)}`,

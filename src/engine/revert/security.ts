@@ -2,10 +2,7 @@
 // image), what it may do on the node (privileged, host namespaces, hostPath, added capabilities)
 // and whose credentials it holds (the ServiceAccount).
 import { isPlainObject, parsePointer } from "../diff/json-pointer.ts";
-
-const CONTAINER_LISTS = new Set(["containers", "initContainers", "ephemeralContainers"]);
-const HOST_NAMESPACES = new Set(["hostNetwork", "hostPID", "hostIPC", "hostUsers"]);
-const SERVICE_ACCOUNT = new Set(["serviceAccountName", "serviceAccount", "automountServiceAccountToken"]);
+import { CONTAINER_LISTS, HOST_NAMESPACES, SERVICE_ACCOUNT } from "../diff/security-fields.ts";
 
 /** Why a change at `pointer` whose live value is `value` is security-relevant, or undefined. */
 export function securityReason(pointer: string, kind: string, value: unknown): string | undefined {

@@ -2,10 +2,12 @@
 // path with the manager and operation that made the change, when, and the live value it had,
 // masked where it is a Secret's data or an environment variable's value.
 import type { KubeObject } from "../../kube/object.ts";
-import { trustedFor } from "../diff/attribute-differences.ts";
-import { type CompareOptions, compareObjects } from "../diff/index.ts";
+import { fieldManagersOf } from "../diff/field-managers-of.ts";
+import { type CompareOptions, compareObjects, type Difference } from "../diff/index.ts";
+import { parsePointer, resolveTokens } from "../diff/json-pointer.ts";
 import { isSecret } from "../diff/normalize.ts";
-import { isTrustedManager } from "../diff/trusted-managers.ts";
+import { isSecurityField } from "../diff/security-fields.ts";
+import { OWN_MANAGER, ownNameClaim } from "../diff/trusted-managers.ts";
 import { securityReason } from "./security.ts";
 
 export interface RevertedChange {
@@ -27,6 +29,8 @@ export interface RevertedChange {
   trusted: boolean;
   /** Why it matters for security: `new container, image evil:1`, `privileged`, `hostPath volume`... */
   security?: string;
+  /** A trusted manager's name (or syncward's own) claimed a change its pairs do not cover: a spoofing attempt. */
+  spoofing?: string;
 }
 
 const MASK = "********";
@@ -67,17 +71,35 @@ export function maskedValue(object: KubeObject, pointer: string, value: unknown)
   return text.length > MAX_VALUE ? `${text.slice(0, MAX_VALUE - 1)}…` : text;
 }
 
-/** Every difference of `live` from `desired`, with who made it. */
+/**
+ * A security-relevant value under syncward's own name that differs from `desired`, the render
+ * syncward deployed: someone else wrote under its name (or admission rewrote syncward's write).
+ */
+function ownNameSpoofing(d: Difference, live: KubeObject): string | undefined {
+  if (d.kind === "missing") return undefined;
+  const tokens = parsePointer(d.path);
+  if (!isSecurityField(resolveTokens(live, tokens) ?? tokens, live.kind ?? "")) return undefined;
+  const own =
+    (d.owners ?? []).some((o) => o.manager === OWN_MANAGER) ||
+    (d.kind === "changed" && fieldManagersOf(live, d.path).includes(OWN_MANAGER));
+  return own ? ownNameClaim(d.path) : undefined;
+}
+
+/**
+ * Every difference of `live` from `desired` (the deployed render: this is a heal's trail), with
+ * who made it. A change under syncward's own name counts as trusted for backing off (admission
+ * rewriting syncward's writes must not make it fight without pause) but is flagged as spoofing.
+ */
 export function revertTrail(
   key: string,
   desired: KubeObject,
   live: KubeObject,
   options: CompareOptions,
 ): RevertedChange[] {
-  const trusted = trustedFor(desired, live, options);
   return compareObjects(desired, live, options).differences.map((d) => {
     const owners = d.owners ?? [];
-    const owner = owners.find((o) => !isTrustedManager(o.manager, trusted)) ?? owners[0];
+    const owner = owners.find((o) => !o.trusted) ?? owners[0];
+    const spoofing = d.spoofed ?? ownNameSpoofing(d, live);
     const security = d.kind === "missing" ? undefined : securityReason(d.path, d.kind, d.live);
     const value = d.kind === "missing" ? undefined : maskedValue(live, d.path, d.live);
     return {
@@ -92,8 +114,9 @@ export function revertTrail(
           }
         : {}),
       ...(value !== undefined ? { value } : {}),
-      trusted: owners.length === 0 || owners.every((o) => isTrustedManager(o.manager, trusted)),
+      trusted: owners.every((o) => o.trusted || o.manager === OWN_MANAGER),
       ...(security ? { security } : {}),
+      ...(spoofing ? { spoofing } : {}),
     };
   });
 }

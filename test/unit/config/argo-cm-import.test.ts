@@ -1,18 +1,19 @@
 // `syncward import-argo argocd-cm.yaml`: Argo CD's resource.customizations health checks (both the
-// single-key block and the per-kind keys) become the top-level `resourceCustomizations`.
+// single-key block and the per-kind keys) become the operator's `resourceCustomizations`, for the
+// projects document (or --health-config); useOpenLibs is dropped with a note (every script is sandboxed).
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import { importArgoConfigMap } from "../../../src/config/argo-cm-import.ts";
 import { ArgoImportError } from "../../../src/config/argo-import.ts";
-import { parseConfig } from "../../../src/config/load.ts";
 import { compileHealthChecks } from "../../../src/engine/health/index.ts";
 import type { KubeObject } from "../../../src/kube/object.ts";
+import { parseProjects } from "../../../src/projects/load.ts";
 
 const FIXTURE = join(import.meta.dirname, "..", "..", "fixtures", "config", "argo", "argocd-cm.yaml");
 const ENV =
-  "environments:\n  - name: dev\n    source: { path: overlays/dev }\n    destination: { namespace: dev }\n";
+  'projects:\n  - name: team-a\n    repositories: ["acme/*"]\n    destinations: [{ namespace: "*" }]\n';
 
 function importError(text: string): ArgoImportError {
   try {
@@ -34,24 +35,24 @@ describe("import-argo of argocd-cm", () => {
       "argoproj.io/Rollout",
       "cert-manager.io/Certificate",
     ]);
-    assert.equal(imported.resourceCustomizations["argoproj.io/Rollout"]?.["health.lua.useOpenLibs"], true);
-    assert.equal(imported.resourceCustomizations["*.upbound.io/*"]?.["health.lua.useOpenLibs"], true);
-    assert.equal(
-      imported.resourceCustomizations["cert-manager.io/Certificate"]?.["health.lua.useOpenLibs"],
-      undefined,
+    // useOpenLibs is not carried over: every script runs in the sandbox.
+    assert.ok(
+      Object.values(imported.resourceCustomizations).every((c) => Object.keys(c).join() === "health.lua"),
     );
   });
 
   test("what has no syncward equivalent is dropped with a note", () => {
     assert.deepEqual(imported.notes, [
+      "*.upbound.io/*: useOpenLibs was dropped: every health script runs in syncward's sandbox (no os.execute, io, package or debug)",
       "*.upbound.io/*: actions has no syncward equivalent and was dropped",
+      "argoproj.io/Rollout: useOpenLibs was dropped: every health script runs in syncward's sandbox (no os.execute, io, package or debug)",
       'data["resource.customizations.ignoreDifferences.admissionregistration.k8s.io_MutatingWebhookConfiguration"] has no syncward equivalent and was dropped',
     ]);
     assert.match(imported.yaml, /^# NOTE: \*\.upbound\.io\/\*: actions has no syncward equivalent/m);
   });
 
-  test("the printed YAML, pasted into a config, loads and its scripts run", () => {
-    const config = parseConfig(`${ENV}${imported.yaml}`);
+  test("the printed YAML, pasted into the projects document, loads and its scripts run", () => {
+    const config = parseProjects(`${ENV}${imported.yaml}`, "projects.yaml");
     assert.deepEqual(config.resourceCustomizations, imported.resourceCustomizations);
     const checks = compileHealthChecks(config.resourceCustomizations);
     const rollout = {

@@ -131,6 +131,92 @@ describe("configChanges: loosening the third review found unflagged", () => {
   });
 });
 
+describe("configChanges: every weakening of drift and prune is a loosening", () => {
+  const healed = {
+    ...prod,
+    syncPolicy: { automated: { prune: true, selfHeal: true } },
+    trustedManagers: [{ manager: "my-autoscaler", paths: ["/spec/replicas"] }],
+    ignoreDifferences: [{ group: "apps", kind: "Deployment", jsonPointers: ["/spec/replicas"] }],
+  };
+  const cases: Array<[string, Record<string, unknown>, RegExp]> = [
+    [
+      "trustedManagers: a wildcard name",
+      { trustedManagers: ["*"] },
+      /trustedManagers widened: \* \(replicas, labels, annotations\)/,
+    ],
+    [
+      "trustedManagers: more paths for a pair",
+      { trustedManagers: [{ manager: "my-autoscaler", paths: ["/spec/replicas", "/spec/template"] }] },
+      /trustedManagers widened: my-autoscaler for \/spec\/replicas, \/spec\/template/,
+    ],
+    [
+      "ignoreDifferences on the pod template",
+      {
+        ignoreDifferences: [
+          ...healed.ignoreDifferences,
+          { group: "apps", kind: "Deployment", jsonPointers: ["/spec/template/spec"] },
+        ],
+      },
+      /ignoreDifferences widened: apps\/Deployment ignores \/spec\/template\/spec/,
+    ],
+    [
+      "ignoreDifferences: a jq expression",
+      { ignoreDifferences: [{ group: "apps", kind: "Deployment", jqPathExpressions: [".spec.template"] }] },
+      /ignoreDifferences widened: apps\/Deployment ignores \.spec\.template/,
+    ],
+    [
+      "managedFieldsManagers",
+      { ignoreDifferences: [{ group: "*", kind: "*", managedFieldsManagers: ["kubectl-edit"] }] },
+      /managedFieldsManagers widened: \*\/\* ignores every field of kubectl-edit/,
+    ],
+    ["selfHeal off", { syncPolicy: { automated: { prune: true, selfHeal: false } } }, /selfHeal turned off/],
+    ["automation off (no self-heal either)", { syncPolicy: {} }, /selfHeal turned off/],
+    ["prune off", { syncPolicy: { automated: { prune: false, selfHeal: true } } }, /prune turned off/],
+    [
+      "Replace=true",
+      { syncPolicy: { automated: { prune: true, selfHeal: true }, syncOptions: ["Replace=true"] } },
+      /Replace=true turned on/,
+    ],
+    [
+      "RespectIgnoreDifferences=true",
+      {
+        syncPolicy: {
+          automated: { prune: true, selfHeal: true },
+          syncOptions: ["RespectIgnoreDifferences=true"],
+        },
+      },
+      /RespectIgnoreDifferences=true turned on/,
+    ],
+    [
+      "Validate=false",
+      { syncPolicy: { automated: { prune: true, selfHeal: true }, syncOptions: ["Validate=false"] } },
+      /Validate=false/,
+    ],
+    ["a command lowered", { commands: { approve: "read" } }, /\/approve now needs read permission/],
+    [
+      "policy.namespaces widened",
+      { policy: { namespaces: ["shop-prod", "shop-other"], requireSignedCommits: true } },
+      /namespaces allowed: shop-other/,
+    ],
+  ];
+  for (const [name, change, expected] of cases)
+    it(name, () => {
+      const [c] = configChanges(config(healed), config({ ...healed, ...change }));
+      assert.ok(
+        c?.weakens.some((w) => expected.test(w)),
+        `${JSON.stringify(c?.weakens)} should match ${expected}`,
+      );
+    });
+
+  it("narrowing them loosens nothing", () => {
+    const [c] = configChanges(
+      config(healed),
+      config({ ...healed, trustedManagers: [], ignoreDifferences: [] }),
+    );
+    assert.deepEqual(c?.weakens, []);
+  });
+});
+
 describe("configChanges: environments added and removed", () => {
   it("a new environment is outlined", () => {
     const dev = { name: "dev", source: { path: "dev" }, destination: { namespace: "shop-dev" } };

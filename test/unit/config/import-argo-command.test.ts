@@ -20,13 +20,14 @@ async function run(argv: string[]): Promise<{ code: number; out: string; err: st
 }
 
 describe("syncward import-argo", () => {
-  test("argocd-cm.yaml prints resourceCustomizations to paste at the top level, notes on stderr", async () => {
+  test("argocd-cm.yaml prints resourceCustomizations for the operator's projects document, notes on stderr", async () => {
     const r = await run([argo("argocd-cm.yaml")]);
     assert.equal(r.code, EXIT.ok);
-    assert.match(r.out, /^# Imported from Argo CD's argocd-cm: paste at the top level/);
+    assert.match(r.out, /^# Imported from Argo CD's argocd-cm: the operator's custom health checks/);
+    assert.match(r.out, /projects document \(ConfigMap syncward-projects, key projects\.yaml\)/);
     assert.match(r.out, /^resourceCustomizations:\n/m);
     assert.match(r.out, /^ {2}argoproj\.io\/Rollout:\n/m);
-    assert.equal(r.err.length, 2);
+    assert.equal(r.err.length, 4);
   });
 
   test("an Application still prints an environment", async () => {

@@ -1,19 +1,24 @@
-// The top-level `resourceCustomizations` of .github/syncward.yml: Argo CD's resource.customizations
-// health checks, validated at config load (keys, fields, and whether each script compiles).
+// `resourceCustomizations` (Argo CD's resource.customizations health checks) are the operator's:
+// the projects document holds them (top level, and per project), validated when it is read (keys,
+// fields, whether each script compiles); a repository's .github/syncward.yml that carries them is
+// refused, naming the field and where the operator sets them; useOpenLibs is refused everywhere.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { ConfigError, parseConfig } from "../../../src/config/load.ts";
+import { healthChecksOf } from "../../../src/projects/health-checks.ts";
+import { parseProjects } from "../../../src/projects/load.ts";
 
-const FILE = ".github/syncward.yml";
-const ENV = `environments:
-  - name: dev
-    source: { path: overlays/dev }
-    destination: { namespace: dev }
+const FILE = "projects.yaml";
+const ENV = `projects:
+  - name: team-a
+    repositories: ["acme/*"]
+    destinations: [{ namespace: "*" }]
 `;
+const parseConfigText = (text: string, file: string) => parseProjects(text, file);
 
 function problemsOf(text: string): string[] {
   try {
-    parseConfig(text, FILE);
+    parseConfigText(text, FILE);
   } catch (err) {
     assert.ok(err instanceof ConfigError, `expected a ConfigError, got ${String(err)}`);
     return err.problems;
@@ -22,15 +27,14 @@ function problemsOf(text: string): string[] {
 }
 
 describe("resourceCustomizations", () => {
-  test("health.lua and useOpenLibs are read as written, keyed group/Kind (Kind alone for core)", () => {
-    const config = parseConfig(
+  test("health.lua is read as written, keyed group/Kind (Kind alone for core)", () => {
+    const config = parseConfigText(
       `${ENV}resourceCustomizations:
   cert-manager.io/Certificate:
     health.lua: |
       return { status = "Healthy" }
   Pod:
     health.lua: return { status = "Healthy" }
-    health.lua.useOpenLibs: true
   "*.crossplane.io/*":
     health.lua: return { status = "Progressing" }
 `,
@@ -38,13 +42,13 @@ describe("resourceCustomizations", () => {
     );
     assert.deepEqual(config.resourceCustomizations, {
       "cert-manager.io/Certificate": { "health.lua": 'return { status = "Healthy" }\n' },
-      Pod: { "health.lua": 'return { status = "Healthy" }', "health.lua.useOpenLibs": true },
+      Pod: { "health.lua": 'return { status = "Healthy" }' },
       "*.crossplane.io/*": { "health.lua": 'return { status = "Progressing" }' },
     });
   });
 
   test("absent: no customizations", () => {
-    assert.equal(parseConfig(ENV, FILE).resourceCustomizations, undefined);
+    assert.equal(parseConfigText(ENV, FILE).resourceCustomizations, undefined);
   });
 
   test("a script that does not compile is reported at load, with the script's line", () => {
@@ -88,12 +92,74 @@ describe("resourceCustomizations", () => {
     assert.match(problems[0] ?? "", /"cert-manager.io\/v1\/Certificate" must be "group\/Kind"/);
   });
 
-  test("useOpenLibs must be a boolean", () => {
+  test("useOpenLibs is refused: every script runs in the sandbox", () => {
     const problems = problemsOf(`${ENV}resourceCustomizations:
   Pod:
     health.lua: return {}
-    health.lua.useOpenLibs: "yes"
+    health.lua.useOpenLibs: true
 `);
-    assert.match(problems[0] ?? "", /\["health.lua.useOpenLibs"\]: must be true or false/);
+    assert.equal(problems.length, 1);
+    assert.match(
+      problems[0] ?? "",
+      /resourceCustomizations\.Pod\["health.lua.useOpenLibs"\]: is refused: every health script runs in syncward's sandbox/,
+    );
+  });
+
+  test("a project's own checks win for their keys; the document's cover the rest", () => {
+    const file = parseProjects(
+      `projects:
+  - name: team-a
+    repositories: ["acme/*"]
+    destinations: [{ namespace: "*" }]
+    resourceCustomizations:
+      Pod: { health.lua: "return { status = 'Degraded' }" }
+  - name: team-b
+    repositories: ["other/*"]
+    destinations: [{ namespace: "*" }]
+resourceCustomizations:
+  Pod: { health.lua: "return { status = 'Healthy' }" }
+  apps/Deployment: { health.lua: "return { status = 'Healthy' }" }
+`,
+      FILE,
+    );
+    const [a, b] = file.projects;
+    assert.deepEqual(healthChecksOf(file, a), {
+      Pod: { "health.lua": "return { status = 'Degraded' }" },
+      "apps/Deployment": { "health.lua": "return { status = 'Healthy' }" },
+    });
+    assert.equal(
+      healthChecksOf(file, a),
+      healthChecksOf(file, a),
+      "one object per project: scripts compile once",
+    );
+    assert.equal(healthChecksOf(file, b), file.resourceCustomizations);
+    assert.equal(healthChecksOf(undefined, undefined), undefined);
+  });
+});
+
+describe("a repository's config cannot carry resourceCustomizations", () => {
+  const REPO = `environments:
+  - name: dev
+    source: { path: overlays/dev }
+    destination: { namespace: dev }
+resourceCustomizations:
+  ConfigMap:
+    health.lua: |
+      os.execute("id > pwned")
+      return { status = "Healthy", message = os.getenv("PRIVATE_KEY") }
+`;
+
+  test("it is refused, naming the field and where the operator sets checks instead", () => {
+    try {
+      parseConfig(REPO, ".github/syncward.yml");
+      assert.fail("the config was accepted");
+    } catch (err) {
+      assert.ok(err instanceof ConfigError, String(err));
+      assert.equal(err.problems.length, 1);
+      assert.match(
+        err.problems[0] ?? "",
+        /^\.github\/syncward\.yml(:\d+)?: resourceCustomizations: is not allowed in a repository's config: custom health checks \(Lua\) are the operator's; the operator sets them in syncward's projects document \(ConfigMap syncward-projects, key projects\.yaml/,
+      );
+    }
   });
 });

@@ -2,8 +2,10 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { applyFloors, floorsFromEnv } from "../../../src/config/floors.ts";
 import {
+  driftLoosened,
   guardsOf,
   inheritGuards,
+  renderConfigMoved,
   sharedWith,
   stricterApproval,
   stricterRules,
@@ -271,5 +273,49 @@ describe("operator floors", () => {
       () => floorsFromEnv({ SYNCWARD_MIN_PRODUCTION_APPROVALS: "two" }),
       /SYNCWARD_MIN_PRODUCTION_APPROVALS must be a whole number/,
     );
+  });
+});
+
+describe("a weaker drift policy is held to the deployed rule", () => {
+  const fields = {
+    approval: { users: ["carol", "dave"] },
+    syncPolicy: { automated: { prune: true, selfHeal: true } },
+  };
+  const healing = prod(fields);
+  const rows: Array<[string, Record<string, unknown>]> = [
+    ["trustedManagers: [*]", { trustedManagers: ["*"] }],
+    [
+      "ignoreDifferences on the pod spec",
+      { ignoreDifferences: [{ group: "apps", kind: "Deployment", jsonPointers: ["/spec/template/spec"] }] },
+    ],
+    [
+      "managedFieldsManagers",
+      { ignoreDifferences: [{ group: "*", kind: "*", managedFieldsManagers: ["kubectl-edit"] }] },
+    ],
+    ["selfHeal off", { syncPolicy: { automated: { prune: true, selfHeal: false } } }],
+    ["prune off", { syncPolicy: { automated: { prune: false, selfHeal: true } } }],
+    [
+      "Replace=true",
+      { syncPolicy: { automated: { prune: true, selfHeal: true }, syncOptions: ["Replace=true"] } },
+    ],
+  ];
+  for (const [name, change] of rows)
+    it(`${name}: weakens, keeps the approval, and the deployed revision is a new release`, () => {
+      const now = prod({ ...fields, ...change });
+      const r = stricterRules(now, guardsOf(healing));
+      assert.ok(r.weakens.length > 0, name);
+      assert.deepEqual(r.rules.approval?.users, ["carol", "dave"]);
+      assert.equal(renderConfigMoved(now, guardsOf(healing)), true);
+      assert.equal(driftLoosened(now, guardsOf(healing)), true);
+    });
+
+  it("tightening is no new release", () => {
+    const tighter = prod({ ...fields, trustedManagers: [] });
+    assert.equal(renderConfigMoved(tighter, guardsOf(prod({ ...fields, trustedManagers: ["keda"] }))), false);
+  });
+
+  it("a state written before the drift policy was kept: the current one applies", () => {
+    const { driftPolicy: _, ...old } = guardsOf(healing);
+    assert.equal(driftLoosened(prod({ ...fields, trustedManagers: ["*"] }), old), false);
   });
 });

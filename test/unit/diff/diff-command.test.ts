@@ -75,10 +75,10 @@ const cases: Case[] = [
     code: EXIT.ok,
   },
   {
-    name: "--env mesh trusts kubectl-edit (trustedManagers): the sidecar it added is not drift",
+    name: "--env mesh trusts kubectl-edit (a bare name: replicas, labels, annotations): the sidecar it added is still drift",
     argv: againstEnv("deployment.live-edited.yaml", "mesh"),
-    code: EXIT.ok,
-    out: "",
+    code: EXIT.different,
+    err: /extra \/spec\/template\/spec\/containers\/1 \(live field manager: kubectl-edit\)/,
   },
   {
     name: "--config alone uses the first environment (dev ignores nothing)",

@@ -52,29 +52,45 @@ describe("additions by untrusted field managers", () => {
       ],
     },
     {
-      name: "trusted managers' additions are not drift (trustedManagers globs)",
+      name: "a trusted name is trusted for its paths only: containers, privileged, env, ServiceAccount and volumes stay drift",
       options: { trustedManagers: ["kubectl-*"] },
-      expected: ["changed /spec/replicas kubectl"],
+      expected: [...ALL_BUT_VOLUMES, "added /spec/template/spec/volumes kubectl-patch"],
     },
     {
-      name: "managedFieldsManagers of a matching rule trusts that manager and ignores its fields",
+      name: "a (manager, paths) pair covering the pod spec still leaves its security-relevant fields drift",
+      options: { trustedManagers: [{ manager: "kubectl-patch", paths: ["/spec/template/spec"] }] },
+      expected: [...ALL_BUT_VOLUMES, "added /spec/template/spec/volumes kubectl-patch"],
+    },
+    {
+      name: "managedFieldsManagers ignores that manager's fields, but never security-relevant ones",
       options: {
         ignoreDifferences: [
-          rule({ group: "apps", kind: "Deployment", managedFieldsManagers: ["kubectl-patch"] }),
+          rule({
+            group: "apps",
+            kind: "Deployment",
+            managedFieldsManagers: ["kubectl-patch", "kubectl-set"],
+          }),
         ],
       },
-      // As in Argo CD, the container that manager added is ignored as a whole.
-      expected: ["changed /spec/replicas kubectl", "added /spec/template/spec/containers/1/env kubectl-set"],
+      expected: [...ALL_BUT_VOLUMES, "added /spec/template/spec/volumes kubectl-patch"],
     },
     {
-      name: "a field syncward co-owns is not drift (admission added it to syncward's own request)",
+      name: "a security-relevant field under syncward's own name that the render lacks is drift (the name proves nothing)",
       live: edit(attacked, (o: Any) => {
         o.metadata.managedFields[0].fieldsV1["f:spec"]["f:template"]["f:spec"]["f:volumes"] = {
           ".": {},
           'k:{"name":"h"}': { ".": {}, "f:name": {}, "f:hostPath": { "f:path": {}, "f:type": {} } },
         };
       }),
-      expected: ALL_BUT_VOLUMES,
+      expected: [...ALL_BUT_VOLUMES, "added /spec/template/spec/volumes syncward"],
+    },
+    {
+      name: "a harmless field syncward co-owns is not drift (admission added it to syncward's own request)",
+      live: edit(attacked, (o: Any) => {
+        o.spec.template.spec.tolerations = [{ key: "dedicated", operator: "Exists" }];
+        o.metadata.managedFields[0].fieldsV1["f:spec"]["f:template"]["f:spec"]["f:tolerations"] = {};
+      }),
+      expected: [...ALL_BUT_VOLUMES, "added /spec/template/spec/volumes kubectl-patch"],
     },
     {
       name: "host namespaces, nodeSelector, tolerations and automountServiceAccountToken added by hand",
@@ -166,7 +182,10 @@ describe("additions by untrusted field managers", () => {
       options: { trustedManagers: ["kubectl", "kubectl-patch", "kubectl-set"] },
       expected: [
         "changed /spec/replicas kubectl",
+        "extra /spec/template/spec/containers/0 kubectl-patch+kubectl-set",
         "added /metadata/annotations/evil.example~1exfil kubectl-annotate",
+        ...ALL_BUT_VOLUMES.slice(2),
+        "added /spec/template/spec/volumes kubectl-patch",
       ],
     },
   ];
@@ -177,7 +196,7 @@ describe("additions by untrusted field managers", () => {
   it("records the operation and time of the change", () => {
     const added = compareObjects(git, attacked).differences.find((d) => d.path.endsWith("/securityContext"));
     assert.deepEqual(added?.owners, [
-      { manager: "kubectl-patch", operation: "Update", time: "2026-12-01T09:20:36Z" },
+      { manager: "kubectl-patch", operation: "Update", time: "2026-12-01T09:20:36Z", trusted: false },
     ]);
     assert.deepEqual(added?.live, { privileged: true });
   });

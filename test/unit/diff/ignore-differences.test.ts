@@ -178,10 +178,10 @@ const cases: Case[] = [
     remaining: [],
   },
   {
-    name: "managedFieldsManagers: kubectl-edit's sidecar is ignored",
+    name: "managedFieldsManagers: kubectl-edit's sidecar is not ignored (a name never covers containers)",
     live: edited,
     rules: [rule({ group: "apps", kind: "Deployment", managedFieldsManagers: ["kubectl-edit"] })],
-    remaining: [],
+    remaining: ["/spec/template/spec/containers/1"],
   },
   {
     name: "managedFieldsManagers: a manager that owns nothing that differs changes nothing",
@@ -190,7 +190,7 @@ const cases: Case[] = [
     remaining: ["/spec/template/spec/containers/1"],
   },
   {
-    name: "managedFieldsManagers: a field a manager changed inside syncward's container",
+    name: "managedFieldsManagers: a label a manager changed is ignored, an image it changed is not",
     live: edit(live, (o: Any) => {
       o.spec.template.spec.containers[0].image = "ghcr.io/acme/web:debug";
       o.metadata.managedFields.push({
@@ -207,7 +207,7 @@ const cases: Case[] = [
       o.metadata.labels["app.kubernetes.io/part-of"] = "other";
     }),
     rules: [rule({ group: "apps", kind: "Deployment", managedFieldsManagers: ["kubectl-set"] })],
-    remaining: ["/metadata/labels/app.kubernetes.io~1part-of"],
+    remaining: ["/metadata/labels/app.kubernetes.io~1part-of", "/spec/template/spec/containers/0/image"],
   },
 ];
 

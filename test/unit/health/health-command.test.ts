@@ -16,7 +16,7 @@ async function run(argv: string[]): Promise<{ code: number; out: string[]; err: 
   return { code, out, err };
 }
 
-const USAGE = "usage: syncward health [--config FILE] [-o json] FILE...";
+const USAGE = "usage: syncward health [--health-config FILE] [-o json] FILE...";
 
 describe("syncward health", () => {
   test("multi-document file: one line per object, '-' for kinds without health, empty documents skipped", async () => {
@@ -179,7 +179,7 @@ describe("syncward health", () => {
     assert.deepEqual(r.out, [USAGE]);
     assert.deepEqual(r.err, []);
   });
-  test("--config applies the config's Lua checks; without it the built-in rules answer", async () => {
+  test("--health-config applies the operator's Lua checks; without it the built-in rules answer", async () => {
     const cert = join(FIXTURES, "certificate-issuance-failed.yaml");
     const issuing = join(FIXTURES, "certificate-issuing.yaml");
     const builtIn = await run([cert, issuing]);
@@ -187,7 +187,7 @@ describe("syncward health", () => {
       'Certificate/shop-tls: Degraded Issuing: Failed: The certificate request has failed to complete and will be retried: Failed to wait for order resource "shop-tls-1-3412" to become ready: order is in "invalid" state',
       "Certificate/shop-tls: Progressing Issuing certificate as Secret does not exist",
     ]);
-    const custom = await run(["--config", file("syncward-lua.yml"), "-o", "json", cert, issuing]);
+    const custom = await run(["--health-config", file("health-lua.yml"), "-o", "json", cert, issuing]);
     assert.equal(custom.code, EXIT.ok);
     assert.deepEqual(
       JSON.parse(custom.out.join("\n")).map((r: { status: string; message: string }) => [
@@ -201,14 +201,14 @@ describe("syncward health", () => {
     );
   });
 
-  test("--config with a script that does not compile fails before reading objects, naming file and line", async () => {
-    const r = await run([`--config=${file("syncward-bad-lua.yml")}`, file("app.yaml")]);
+  test("--health-config with a script that does not compile fails before reading objects, naming file and line", async () => {
+    const r = await run([`--health-config=${file("health-bad-lua.yml")}`, file("app.yaml")]);
     assert.equal(r.code, EXIT.error);
     assert.deepEqual(r.out, []);
     assert.equal(r.err.length, 1);
     assert.match(
       r.err[0] ?? "",
-      /syncward-bad-lua\.yml: resourceCustomizations\["cert-manager.io\/Certificate"\]\["health.lua"\]: Lua does not compile \(line 2 of the script\): '}' expected \(to close '{' at line 1\) near <eof>/,
+      /health-bad-lua\.yml: resourceCustomizations\["cert-manager.io\/Certificate"\]\["health.lua"\]: Lua does not compile \(line 2 of the script\): '}' expected \(to close '{' at line 1\) near <eof>/,
     );
   });
 });
