@@ -601,7 +601,14 @@ async function playStory(): Promise<void> {
 
 /** helm renders the worker-dev environment's chart; built from Go modules like the plane (cached). */
 async function buildHelm(): Promise<void> {
-  const res = await run("bash", [join(root, "tools", "cluster", "build.sh"), "helm"]);
+  // No time limit: on an empty cache this builds helm from Go modules (minutes on 2 cores);
+  // build.sh's progress lines are shown as they come, so a first run does not look stuck.
+  const res = await run("bash", [join(root, "tools", "cluster", "build.sh"), "helm"], {
+    timeoutMs: 0,
+    progress: (line) => {
+      if (line.startsWith("[cluster build]")) process.stderr.write(`  ${line}\n`);
+    },
+  });
   if (res.code !== 0) throw new StepFailure(`building helm failed: ${res.stderr.trim().split("\n").at(-1)}`);
 }
 

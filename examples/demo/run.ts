@@ -11,8 +11,10 @@ export interface RunResult {
 export interface RunOptions {
   cwd?: string;
   env?: NodeJS.ProcessEnv;
-  /** Killed (and reported as exit code 124) after this long; default 60 s. */
+  /** Killed (and reported as exit code 124) after this long; default 60 s; 0: never (a build). */
   timeoutMs?: number;
+  /** Called with each line the command writes to stderr, as it writes it (a build's progress). */
+  progress?: (line: string) => void;
 }
 
 const running = new Set<ChildProcess>();
@@ -31,20 +33,30 @@ export function run(file: string, args: string[], options: RunOptions = {}): Pro
     child.stdout.setEncoding("utf8").on("data", (c: string) => {
       stdout += c;
     });
+    let partial = "";
     child.stderr.setEncoding("utf8").on("data", (c: string) => {
       stderr += c;
+      if (!options.progress) return;
+      const lines = (partial + c).split("\n");
+      partial = lines.pop() ?? "";
+      for (const line of lines) options.progress(line);
     });
-    const timer = setTimeout(() => {
-      timedOut = true;
-      child.kill("SIGKILL");
-    }, options.timeoutMs ?? 60_000);
+    const limit = options.timeoutMs ?? 60_000;
+    const timer =
+      limit > 0
+        ? setTimeout(() => {
+            timedOut = true;
+            child.kill("SIGKILL");
+          }, limit)
+        : undefined;
     child.on("error", (err) => {
       stderr += `${file}: ${err.message}\n`;
     });
     child.on("close", (code) => {
       clearTimeout(timer);
       running.delete(child);
-      if (timedOut) stderr += `${file} timed out after ${(options.timeoutMs ?? 60_000) / 1000}s\n`;
+      if (partial) options.progress?.(partial);
+      if (timedOut) stderr += `${file} timed out after ${limit / 1000}s\n`;
       resolve({ code: timedOut ? 124 : (code ?? 1), stdout, stderr });
     });
   });

@@ -41,7 +41,15 @@ export async function dryRunAll(
   const creating = new Set(
     tasks.filter((t) => t.obj.kind === "Namespace" && t.action === "create").map((t) => t.obj.metadata.name),
   );
-  if (target.env.syncPolicy.syncOptions.CreateNamespace) creating.add(target.env.destination.namespace);
+  // CreateNamespace=true creates the destination only when it is missing: an existing one is dry-run
+  // like any other, or a bad object in a later wave would fail only after earlier waves were written.
+  const destination = target.env.destination.namespace;
+  if (
+    target.env.syncPolicy.syncOptions.CreateNamespace &&
+    !creating.has(destination) &&
+    (await client.get("v1", "Namespace", undefined, destination)) === undefined
+  )
+    creating.add(destination);
   const failures: DryRunFailure[] = [];
   const trial = async (obj: KubeObject, tolerateImmutable: boolean) => {
     if (await skipped(client, obj, creating)) return;

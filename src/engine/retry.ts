@@ -48,6 +48,7 @@ export async function syncWithRetry(
 ): Promise<SyncOutcome & { attempts: number }> {
   let attempts = 0;
   let last: SyncOutcome | undefined;
+  let stoppedMidAttempt = false;
   const retries = policy.limit < 0 ? Number.POSITIVE_INFINITY : policy.limit;
   try {
     const outcome = await pRetry(
@@ -68,6 +69,11 @@ export async function syncWithRetry(
           };
         }
         last = outcome;
+        // Stopped while it ran (SIGTERM, a lost lease): what it wrote is recorded, no retry here.
+        if (hooks.signal?.aborted) {
+          stoppedMidAttempt = true;
+          throw new AbortError(outcome.message);
+        }
         // A sync that ran and failed is retried whatever the cause; an error around it (reading
         // the branch, GitHub) only when it is transient.
         if (outcome.phase === "Failed" && (outcome.retryable || !thrown)) throw new RetryableOutcome(outcome);
@@ -90,8 +96,12 @@ export async function syncWithRetry(
     );
     return { ...outcome, attempts };
   } catch (err) {
-    // Stopped (say, the lease was lost): no outcome to record, whoever runs next decides.
-    if (hooks.signal?.aborted) throw err;
+    // Stopped (say, the lease was lost) between attempts: no outcome to record, whoever runs next
+    // decides. Stopped during one: its outcome (the writes it made, where it stopped) is recorded.
+    if (hooks.signal?.aborted) {
+      if (stoppedMidAttempt && last) return { ...last, attempts };
+      throw err;
+    }
     if (last) {
       const exhausted = attempts > 1;
       return {

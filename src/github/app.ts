@@ -8,6 +8,7 @@ import { KubeClient } from "../kube/client.ts";
 import { AppStatusFollower } from "../observability/app-status-follower.ts";
 import { healthHandler } from "../observability/http.ts";
 import { createMetrics } from "../observability/metrics.ts";
+import type { Shutdown } from "../observability/shutdown.ts";
 import { loadProjectsConfigMap } from "../projects/configmap.ts";
 import { followProjectsConfigMap } from "../projects/follow.ts";
 import { resyncIntervalMs } from "../reconciler/resync.ts";
@@ -76,6 +77,8 @@ export function syncwardApp(
     bootstrap?: boolean;
     /** Calls back when the operator's projects change (production: polls the ConfigMap). */
     followProjects?: (onChange: () => Promise<unknown>) => void;
+    /** True once the process is stopping: deliveries are refused (observability/shutdown.ts). */
+    stopping?: () => boolean;
   },
   onReady?: (parts: SyncwardApp) => void,
 ): ApplicationFunction {
@@ -92,7 +95,7 @@ export function syncwardApp(
     if (deps.bootstrap) void bootstrap(app, runtimes, auth);
     // The operator edited the projects: every repository is loaded again under them.
     deps.followProjects?.(() => bootstrap(app, runtimes, auth, true));
-    const on = handleEvent(app, deliveries, deps.metrics);
+    const on = handleEvent(app, deliveries, deps.metrics, deps.stopping);
 
     on("push", (gh, payload) =>
       onPush(runtimes, gh, payload as unknown as PushPayload, deps.cacheDir, mergedPulls),
@@ -171,53 +174,69 @@ export async function bootstrap(
   return started;
 }
 
-/** `probot run`: the cluster from SYNCWARD_KUBECONFIG, KUBECONFIG or in-cluster config. */
-const app: ApplicationFunction = (probot, options) => {
-  limitsFromEnv(); // a malformed SYNCWARD_MAX_* stops the app at start, not at the first render
-  const client = KubeClient.fromKubeconfig({
-    kubeconfig: process.env.SYNCWARD_KUBECONFIG,
-    context: process.env.SYNCWARD_CONTEXT,
-  });
-  const cacheDir =
-    process.env.SYNCWARD_TREE_CACHE ??
-    join(process.env.XDG_CACHE_HOME ?? join(homedir(), ".cache"), "syncward", "trees");
-  const metrics = createMetrics({ kubernetesRequests: () => client.counts.byVerb });
-  // Ready once the cluster has answered; until then webhooks are accepted but nothing can sync.
-  let clusterReachable = false;
-  const probe = async (): Promise<void> => {
-    try {
-      await client.ping();
-      clusterReachable = true;
-    } catch (err) {
-      probot.log.warn({ err }, "cluster not reachable yet; retrying");
-      setTimeout(probe, 5000).unref();
-    }
+/**
+ * `probot run`: the cluster from SYNCWARD_KUBECONFIG, KUBECONFIG or in-cluster config. With a
+ * `shutdown` (server.ts), SIGTERM fails readiness, refuses deliveries and stops every loop.
+ */
+export const appWith =
+  (shutdown?: Shutdown): ApplicationFunction =>
+  (probot, options) => {
+    limitsFromEnv(); // a malformed SYNCWARD_MAX_* stops the app at start, not at the first render
+    const client = KubeClient.fromKubeconfig({
+      kubeconfig: process.env.SYNCWARD_KUBECONFIG,
+      context: process.env.SYNCWARD_CONTEXT,
+    });
+    const cacheDir =
+      process.env.SYNCWARD_TREE_CACHE ??
+      join(process.env.XDG_CACHE_HOME ?? join(homedir(), ".cache"), "syncward", "trees");
+    const metrics = createMetrics({ kubernetesRequests: () => client.counts.byVerb });
+    // Ready once the cluster has answered; until then webhooks are accepted but nothing can sync.
+    let clusterReachable = false;
+    const probe = async (): Promise<void> => {
+      try {
+        await client.ping();
+        clusterReachable = true;
+      } catch (err) {
+        probot.log.warn({ err }, "cluster not reachable yet; retrying");
+        setTimeout(probe, 5000).unref();
+      }
+    };
+    void probe();
+    options.addHandler(healthHandler({ metrics, ready: () => clusterReachable && !shutdown?.stopping }));
+    const stateNamespace = process.env.SYNCWARD_STATE_NAMESPACE ?? "syncward";
+    // syncward_app_info from the stored state: right from start, and current with other replicas' writes.
+    const appStatus = new AppStatusFollower({ client, namespace: stateNamespace, metrics, log: probot.log });
+    appStatus.start();
+    const stopping = () => shutdown?.stopping ?? false;
+    return syncwardApp(
+      {
+        client,
+        stateNamespace,
+        projects: () => loadProjectsConfigMap(client, stateNamespace),
+        followProjects: (onChange) => followProjectsConfigMap(client, stateNamespace, 10_000, onChange),
+        cacheDir,
+        identity: process.env.POD_NAME ?? `${hostname()}-${process.pid}`,
+        pod:
+          process.env.POD_NAME && process.env.POD_UID
+            ? { name: process.env.POD_NAME, uid: process.env.POD_UID }
+            : undefined,
+        leases: true,
+        watch: true,
+        bootstrap: true,
+        log: probot.log,
+        metrics,
+        onEvent: (e) => metrics.recordEvent(e),
+        appStatus,
+        stopping,
+      },
+      ({ runtimes }) => {
+        shutdown?.add("stopping the reconcile loops and releasing every Lease", () => runtimes.stop());
+        shutdown?.add("closing the cluster connection", async () => {
+          await appStatus.stop();
+          client.close();
+        });
+      },
+    )(probot, options);
   };
-  void probe();
-  options.addHandler(healthHandler({ metrics, ready: () => clusterReachable }));
-  const stateNamespace = process.env.SYNCWARD_STATE_NAMESPACE ?? "syncward";
-  // syncward_app_info from the stored state: right from start, and current with other replicas' writes.
-  const appStatus = new AppStatusFollower({ client, namespace: stateNamespace, metrics, log: probot.log });
-  appStatus.start();
-  return syncwardApp({
-    client,
-    stateNamespace,
-    projects: () => loadProjectsConfigMap(client, stateNamespace),
-    followProjects: (onChange) => followProjectsConfigMap(client, stateNamespace, 10_000, onChange),
-    cacheDir,
-    identity: process.env.POD_NAME ?? `${hostname()}-${process.pid}`,
-    pod:
-      process.env.POD_NAME && process.env.POD_UID
-        ? { name: process.env.POD_NAME, uid: process.env.POD_UID }
-        : undefined,
-    leases: true,
-    watch: true,
-    bootstrap: true,
-    log: probot.log,
-    metrics,
-    onEvent: (e) => metrics.recordEvent(e),
-    appStatus,
-  })(probot, options);
-};
 
-export default app;
+export default appWith();

@@ -40,12 +40,21 @@ export function countRequests<T extends Octokit>(gh: T, metrics?: Metrics): T {
   return gh;
 }
 
-export function handleEvent(app: Probot, deliveries: { first(id: string): boolean }, metrics?: Metrics) {
+export function handleEvent(
+  app: Probot,
+  deliveries: { first(id: string): boolean },
+  metrics?: Metrics,
+  stopping: () => boolean = () => false,
+) {
   return (
     events: EventName,
     handler: (gh: Octokit, payload: Record<string, unknown>) => Promise<unknown>,
   ) => {
     app.on(events, async (context) => {
+      // A stopping replica starts nothing new (its Leases are being released): the delivery fails,
+      // GitHub shows it for redelivery, and the replica that takes the app over polls the branch.
+      if (stopping())
+        throw new Error(`syncward is stopping: delivery ${context.id} refused; redeliver it from GitHub`);
       if (!deliveries.first(context.id)) {
         context.log.info({ delivery: context.id, event: context.name }, "duplicate delivery ignored");
         return;

@@ -58,19 +58,62 @@ function defaultDestination(fd: 1 | 2): DestinationStream {
   return pino.destination(fd);
 }
 
+const LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];
+
+/** The level named by `text` (LOG_LEVEL, --log-level), or an error that lists the valid ones. */
+export function logLevel(text: string | undefined, what = "LOG_LEVEL"): LevelWithSilent {
+  if (text === undefined || text === "") return "info";
+  if (LEVELS.includes(text)) return text as LevelWithSilent;
+  throw new Error(`${what}: "${text}" is not a log level; use one of ${LEVELS.join(", ")}`);
+}
+
+/** Probot's request log lines for probes and scrapes: logged at debug, not at info. */
+const ROUTINE_REQUEST = /^(GET|HEAD) \/(healthz|readyz|metrics)(\?\S*)? \d{3} - \d+ms$/;
+
 export function createLogger(options: LoggerOptions = {}): Logger {
-  const level = options.level ?? (process.env.LOG_LEVEL as LevelWithSilent | undefined) ?? "info";
-  return pino(
+  const level = options.level ?? logLevel(process.env.LOG_LEVEL);
+  if (!LEVELS.includes(level)) logLevel(level, "log level");
+  const name = options.name ?? "syncward";
+  const root = pino(
     {
-      name: options.name ?? "syncward",
+      name,
       level,
       redact: { paths: REDACT_PATHS, censor: REDACTED },
       // Errors keep their type, message, stack and cause (never `String(err)`).
       serializers: { err: pino.stdSerializers.err },
       formatters: { log: (object) => maskSecretObjects(object) as Record<string, unknown> },
+      hooks: {
+        logMethod(args, method, lvl) {
+          // Kubelet probes and Prometheus scrapes every few seconds would drown everything at info.
+          if (lvl === 30 && typeof args[1] === "string" && ROUTINE_REQUEST.test(args[1])) {
+            if (this.isLevelEnabled("debug")) this.debug(...(args as [object, string]));
+            return;
+          }
+          method.apply(this, args);
+        },
+      },
     },
     options.destination ?? defaultDestination(options.fd ?? 1),
   );
+  const make = root.child.bind(root);
+  return oneKeyEach(make, name, {}, root);
+}
+
+/**
+ * pino repeats a key a child binds again (Probot's `log.child({ name: "probot" })` under our
+ * `name` printed `"name":"syncward","name":"probot"`, which JSON readers resolve differently).
+ * Every child is made from the root with its ancestors' bindings merged, so each key appears
+ * once; a child's `name` becomes `component`.
+ */
+function oneKeyEach(make: Logger["child"], name: string, own: Record<string, unknown>, self: Logger): Logger {
+  self.child = ((bindings: Record<string, unknown>, childOptions?: object) => {
+    const { name: part, ...rest } = bindings;
+    const merged: Record<string, unknown> = { ...own, ...rest };
+    if (typeof part === "string" && part !== name) merged.component = part;
+    const child = make(merged, { level: self.level, ...childOptions }) as Logger;
+    return oneKeyEach(make, name, merged, child);
+  }) as unknown as Logger["child"];
+  return self;
 }
 
 const MAX_DEPTH = 6;

@@ -223,6 +223,11 @@ export async function syncRevision(
   if (held && held.check !== "signature" && outcome.attempts === 1)
     return fx.heldBy(held, outcome, opts.path, trigger, actor);
   const ok = outcome.phase === "Succeeded";
+  // Stopped by this replica stopping (SIGTERM) or losing its lease: the writes made stand, the rest
+  // is left to the next holder, which syncs the revision again; it is not the revision's fault.
+  const interrupted = !ok && signal?.aborted === true;
+  if (interrupted)
+    outcome.message = `stopped at a safe point (this replica is stopping or lost its lease; the next holder syncs again): ${outcome.message}`;
   const { entry } = await fx.record(
     lastTrigger,
     actor,
@@ -246,7 +251,7 @@ export async function syncRevision(
         s.syncStatus = "OutOfSync";
         // A source that could not be fetched is tried again by the next pass, not held as stuck;
         // neither is a retry the gate stopped (a freeze meanwhile).
-        if (!unfetched && !(held && held.check !== "signature"))
+        if (!unfetched && !interrupted && !(held && held.check !== "signature"))
           s.stuck = {
             revision: outcome.revision,
             reason: outcome.message,
@@ -277,7 +282,7 @@ export async function syncRevision(
     outcome,
     entry,
   });
-  if (!ok && !unfetched && !(held && held.check !== "signature"))
+  if (!ok && !unfetched && !interrupted && !(held && held.check !== "signature"))
     fx.o.emit({
       type: "stuck",
       instance: fx.instance,

@@ -169,6 +169,20 @@ describe("sync order", () => {
       );
   });
 
+  it("dry-runs an existing destination namespace with CreateNamespace=true: a typo in wave 1 writes nothing in wave 0", async () => {
+    const { ns, target: t } = await target({ syncPolicy: { syncOptions: ["CreateNamespace=true"] } });
+    const { client } = cluster.syncwardClientWith(optionalRules("cluster-resources.yaml"));
+    const typo = cm("feature-flags", wave(1), { daat: { beta: "on" } });
+    const result = await sync(t, [cm("db", wave(0)), typo], {}, client);
+    assert.equal(result.phase, "Failed");
+    assert.match(
+      result.message,
+      /^dry run failed before any write, nothing changed: configmap\/feature-flags: .*daat/,
+    );
+    assert.equal(result.writes, 0);
+    assert.equal(await cluster.client.get("v1", "ConfigMap", ns, "db"), undefined, "wave 0 was not written");
+  });
+
   it("lets a custom resource wait for a kind an operator installs at run time (SkipDryRunOnMissingResource), and refuses it without", async () => {
     const group = `t${Math.random().toString(36).slice(2, 8)}.example.com`;
     const { ns, target: t } = await target({ policy: CRD_POLICY });

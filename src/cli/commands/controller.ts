@@ -2,11 +2,12 @@
 // GitHub. How a person tries syncward on a laptop, and what the demo runs.
 import { existsSync, readdirSync, statSync } from "node:fs";
 import { hostname } from "node:os";
-import { join, resolve } from "node:path";
+import { basename, join, resolve } from "node:path";
 import type { LevelWithSilent } from "pino";
 import { parseDuration } from "../../config/duration.ts";
 import { DEFAULT_CONFIG_FILE } from "../../config/load.ts";
-import { createLogger } from "../../observability/logger.ts";
+import { createLogger, logLevel } from "../../observability/logger.ts";
+import { Shutdown, stopTimeoutMs } from "../../observability/shutdown.ts";
 import type { Logger } from "../../reconciler/environment-controller.ts";
 import type { ReconcilerEvent } from "../../reconciler/events.ts";
 import { Reconciler } from "../../reconciler/reconciler.ts";
@@ -60,7 +61,9 @@ export async function controllerCommand(values: ControllerValues, io: CliIO): Pr
     throw new UsageError(`--lease-duration: "${values["lease-duration"]}" is not a duration of at least 1s`);
   }
   // Logs go to stderr as JSON; stdout carries one readable line per event.
-  const level = (values["log-level"] ?? process.env.LOG_LEVEL ?? "info") as LevelWithSilent;
+  const level = values["log-level"]
+    ? logLevel(values["log-level"], "--log-level")
+    : logLevel(process.env.LOG_LEVEL);
   const log = createLogger({ level, fd: 2 });
   const options = {
     log,
@@ -76,10 +79,16 @@ export async function controllerCommand(values: ControllerValues, io: CliIO): Pr
     `syncward controller: watching ${ctx.config.environments.map((e) => e.name).join(", ")} of ${ctx.repo} on ${ctx.client.server.origin}`,
   );
   ctx.reconciler.start();
+  return stopOnSignal(log, io, () => ctx.close());
+}
+
+/** Waits for SIGTERM or SIGINT, then stops within SYNCWARD_STOP_TIMEOUT: 0 when all is released. */
+async function stopOnSignal(log: Logger, io: CliIO, close: () => Promise<unknown>): Promise<number> {
+  const shutdown = new Shutdown({ log, timeoutMs: stopTimeoutMs() });
+  shutdown.add("stopping the reconcile loops and releasing every Lease", close);
   await untilSignalled();
   io.out("syncward controller: stopping");
-  await ctx.close();
-  return 0;
+  return shutdown.stop("signal");
 }
 
 function untilSignalled(): Promise<void> {
@@ -152,12 +161,11 @@ async function manyRepositories(
     `syncward controller: watching ${reconcilers.length} apps under ${resolve(dir)} on ${client.server.origin} as ${options.identity}`,
   );
   for (const r of reconcilers) r.start();
-  await untilSignalled();
-  io.out("syncward controller: stopping");
-  await Promise.all(reconcilers.map((r) => r.stop()));
-  await shard?.stop();
-  client.close();
-  return 0;
+  return stopOnSignal(options.log, io, async () => {
+    await Promise.all(reconcilers.map((r) => r.stop()));
+    await shard?.stop();
+    client.close();
+  });
 }
 
 /** Git repositories directly under `dir` that carry a syncward config, sorted by name. */

@@ -1,7 +1,7 @@
 // Shell completion: the candidates for each position (table), and the bash script driven the way
 // bash drives it, completing environment names from a real repository's config.
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import { chmodSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -116,6 +116,7 @@ describe("syncward completion", () => {
 
   it("zsh hands the candidates to compadd", () => {
     const { repo, env } = setup();
+    requireShell("zsh", env);
     // Outside an interactive shell there is no completion system: compdef and compadd are
     // stood in for, and _syncward runs as zsh would run it for the words typed.
     const complete = (words: string) =>
@@ -139,6 +140,7 @@ describe("syncward completion", () => {
 
   it("fish completes with its own completion engine", () => {
     const { repo, env } = setup();
+    requireShell("fish", env);
     const complete = (line: string) =>
       execFileSync("fish", ["-c", `syncward completion fish | source; complete -C '${line}'`], {
         cwd: repo,
@@ -150,3 +152,15 @@ describe("syncward completion", () => {
     assert.equal(complete("syncward completion z"), "zsh");
   });
 });
+
+/**
+ * The completion scripts are run by the shells they are for: one missing fails its test with what
+ * to install (README, "Prerequisites"), not with spawnSync's ENOENT.
+ */
+function requireShell(shell: "zsh" | "fish", env: NodeJS.ProcessEnv): void {
+  const found = spawnSync("sh", ["-c", `command -v ${shell}`], { env, encoding: "utf8" }).status === 0;
+  assert.ok(
+    found,
+    `${shell} is not installed: this test runs syncward's ${shell} completion in ${shell}. Install it (Debian/Ubuntu: sudo apt-get install ${shell}; macOS: brew install ${shell}); README.md lists it under Prerequisites`,
+  );
+}

@@ -97,6 +97,23 @@ describe("syncWithRetry", () => {
     assert.equal(calls, 1);
   });
 
+  it("returns, without retrying, the outcome of an attempt stopped while it ran (its writes are recorded)", async () => {
+    const stop = new AbortController();
+    let calls = 0;
+    const result = await syncWithRetry(
+      policy(5),
+      async () => {
+        calls++;
+        stop.abort(); // SIGTERM while the attempt waits for a wave to become healthy
+        return { ...outcome("Failed", false), message: "stopped while waiting for service/front" };
+      },
+      { signal: stop.signal },
+    );
+    assert.equal(calls, 1);
+    assert.equal(result.phase, "Failed");
+    assert.equal(result.message, "stopped while waiting for service/front");
+  });
+
   it("retries an error thrown during an attempt when it is transient, and lists it among the retried", async () => {
     const retried: string[] = [];
     const result = await syncWithRetry(

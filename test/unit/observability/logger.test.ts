@@ -3,6 +3,7 @@ import { Writable } from "node:stream";
 import { describe, it } from "node:test";
 import {
   createLogger,
+  logLevel,
   maskSecretObjects,
   prettyWanted,
   REDACTED,
@@ -123,4 +124,61 @@ describe("prettyWanted", () => {
     it(`tty=${isTTY} ${JSON.stringify(env)} -> ${expected}`, () =>
       assert.equal(prettyWanted(isTTY, env), expected));
   }
+});
+
+describe("createLogger: one key each, quiet probes, checked levels", () => {
+  function captureAt(level: "info" | "debug") {
+    const lines: string[] = [];
+    const destination = new Writable({
+      write(chunk, _enc, done) {
+        lines.push(String(chunk));
+        done();
+      },
+    });
+    return { log: createLogger({ level, destination }), lines };
+  }
+
+  it("prints every key once: a child's name (Probot's probot, http) becomes component", () => {
+    const { log, lines } = captureAt("info");
+    log
+      .child({ name: "probot" })
+      .child({ name: "http", app: "acme-shop" })
+      .child({ app: "acme-docs" })
+      .info("hello");
+    const [line] = lines;
+    assert.ok(line);
+    for (const key of ["name", "component", "app"])
+      assert.equal(line.split(`"${key}":`).length - 1, 1, `one "${key}" in ${line}`);
+    assert.deepEqual(
+      [JSON.parse(line).name, JSON.parse(line).component, JSON.parse(line).app],
+      ["syncward", "http", "acme-docs"],
+    );
+  });
+
+  it("logs probes and scrapes at debug and every other request at info", () => {
+    const info = captureAt("info");
+    const http = info.log.child({ name: "probot" }).child({ name: "http" });
+    for (const path of ["/healthz", "/readyz", "/metrics", "/readyz?x=1"])
+      http.info({ res: { statusCode: 200 } }, `GET ${path} 200 - 1ms`);
+    http.info({ res: { statusCode: 200 } }, "POST /api/github/webhooks 200 - 12ms");
+    assert.deepEqual(
+      info.lines.map((l) => JSON.parse(l).msg),
+      ["POST /api/github/webhooks 200 - 12ms"],
+    );
+    const debug = captureAt("debug");
+    debug.log.child({ name: "http" }).info({}, "GET /metrics 200 - 3ms");
+    assert.deepEqual(
+      debug.lines.map((l) => [JSON.parse(l).level, JSON.parse(l).msg]),
+      [[20, "GET /metrics 200 - 3ms"]],
+    );
+  });
+
+  it("refuses an unknown level, naming it and the valid ones", () => {
+    assert.equal(logLevel(undefined), "info");
+    assert.equal(logLevel("debug"), "debug");
+    assert.throws(
+      () => logLevel("verbose"),
+      /^Error: LOG_LEVEL: "verbose" is not a log level; use one of fatal, error, warn, info, debug, trace, silent$/,
+    );
+  });
 });
