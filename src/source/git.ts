@@ -10,7 +10,7 @@ import { assertFullSha, cachedTree, isFullSha } from "./tree-cache.ts";
 const GIT_TIMEOUT_MS = 120_000;
 
 function git(repoDir: string, args: string[]): Promise<RunResult> {
-  return run({ file: "git", args, cwd: repoDir, timeoutMs: GIT_TIMEOUT_MS });
+  return run({ file: "git", args, cwd: repoDir, timeoutMs: GIT_TIMEOUT_MS, isolate: true });
 }
 
 function notARepository(result: RunResult): boolean {
