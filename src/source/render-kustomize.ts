@@ -271,23 +271,11 @@ function whyFailed(result: RunResult, options: KustomizeOptions, treeReal: strin
   }
   if (result.timedOut) return `timed out after ${options.timeoutMs} ms`;
   if (result.spawnError) return failureText(result);
-  return hideLiterals(
-    kustomizeMessage(result.stderr, [
-      [`${treeReal}${sep}`, ""],
-      [treeReal, "."],
-    ]),
-  );
-}
-
-/**
- * kustomize quotes a generator literal that is not `key=value`; in a secretGenerator that text is
- * likely the secret itself (the key forgotten), so it is not repeated.
- */
-function hideLiterals(message: string): string {
-  return message.replace(
-    /literal sources \[[\s\S]*\]: invalid literal source [\s\S]*, expected key=value/,
-    "a generator literal is not key=value (its text is not shown)",
-  );
+  // Generator inputs kustomize quotes are masked where every render problem passes (scrub-render-error.ts).
+  return kustomizeMessage(result.stderr, [
+    [`${treeReal}${sep}`, ""],
+    [treeReal, "."],
+  ]);
 }
 
 /** Whether the kustomization itself asks for origin annotations: then they stay in the objects. */
