@@ -2,10 +2,19 @@
 
 import { readdir } from "node:fs/promises";
 import { join, resolve } from "node:path";
+import { pipeline, Readable } from "node:stream";
+import { createGunzip } from "node:zlib";
 import { SourceError } from "./errors.ts";
-import { describeBytes, maxTarballBytesFromEnv, TARBALL_VARIABLE } from "./limits.ts";
+import {
+  describeBytes,
+  maxTarballBytesFromEnv,
+  TARBALL_VARIABLE,
+  type TreeLimits,
+  treeLimitsFromEnv,
+} from "./limits.ts";
 import { failureText, runWithStream } from "./run.ts";
 import { assertFullSha, cachedTree } from "./tree-cache.ts";
+import { TreeLimiter, TreeLimitError } from "./tree-limits.ts";
 
 /** Just what this module needs of an Octokit, so the source layer does not depend on the GitHub layer. */
 export interface TarballClient {
@@ -44,6 +53,21 @@ function chunksOf(data: unknown): AsyncIterable<Uint8Array> | undefined {
   })();
 }
 
+class DownloadTooLarge extends Error {}
+
+/** The chunks of the download, stopped (with DownloadTooLarge) past `max` bytes. */
+async function* capped(
+  chunks: AsyncIterable<Uint8Array>,
+  max: number,
+  count: { bytes: number },
+): AsyncGenerator<Uint8Array> {
+  for await (const chunk of chunks) {
+    count.bytes += chunk.byteLength;
+    if (count.bytes > max) throw new DownloadTooLarge();
+    yield chunk;
+  }
+}
+
 function statusOf(err: unknown): number | undefined {
   const status = (err as { status?: unknown } | null)?.status;
   return typeof status === "number" ? status : undefined;
@@ -60,6 +84,7 @@ export async function fetchGitHubTree(
   { owner, repo, sha }: GitHubRevision,
   cacheDir: string,
   maxBytes: number = maxTarballBytesFromEnv(),
+  treeLimits: TreeLimits = treeLimitsFromEnv(),
 ): Promise<string> {
   assertFullSha(sha);
   const where = `${owner}/${repo}`;
@@ -86,23 +111,30 @@ export async function fetchGitHubTree(
     if (!chunks) {
       throw new SourceError(`the tarball of ${where} at ${sha} is empty or not binary data`);
     }
+    // Decompressed here, so every header is checked against the tree limits before tar writes it.
+    const download = { bytes: 0 };
+    const limiter = new TreeLimiter(treeLimits, `the tarball of ${where} at ${sha}`);
+    const plain = pipeline(Readable.from(capped(chunks, maxBytes, download)), createGunzip(), limiter, () => {});
     const tar = await runWithStream(
       {
         file: "tar",
-        args: ["-x", "-z", "-f", "-", "--no-same-owner", "-C", tmpDir],
+        args: ["-x", "-f", "-", "--no-same-owner", "-C", tmpDir],
         timeoutMs: TAR_TIMEOUT_MS,
       },
-      chunks,
-      maxBytes,
+      plain,
+      Number.POSITIVE_INFINITY,
     );
-    if (tar.overLimit) {
+    if (tar.inputError instanceof DownloadTooLarge) {
       throw new SourceError(
         `the tarball of ${where} at ${sha} is larger than ${describeBytes(maxBytes)} (${TARBALL_VARIABLE}); download stopped`,
       );
     }
-    if (tar.bytes === 0) {
+    if (tar.inputError instanceof TreeLimitError) throw new SourceError(tar.inputError.message);
+    if (download.bytes === 0) {
       throw new SourceError(`the tarball of ${where} at ${sha} is empty or not binary data`);
     }
+    if (tar.inputError)
+      throw new SourceError(`extracting the tarball of ${where} at ${sha} failed: ${tar.inputError.message}`);
     if (!tar.ok) {
       throw new SourceError(`extracting the tarball of ${where} at ${sha} failed: ${failureText(tar)}`);
     }

@@ -160,7 +160,7 @@ export async function runWithStream(
   cmd: Command,
   input: AsyncIterable<Uint8Array>,
   maxBytes: number,
-): Promise<RunResult & { overLimit?: boolean; bytes: number }> {
+): Promise<RunResult & { overLimit?: boolean; bytes: number; inputError?: Error }> {
   const { result, child } = spawnCollect(await prepared(cmd), "pipe");
   const stdin = child.stdin;
   stdin?.on("error", () => {
@@ -168,6 +168,7 @@ export async function runWithStream(
   });
   let bytes = 0;
   let overLimit = false;
+  let inputError: Error | undefined;
   try {
     for await (const chunk of input) {
       bytes += chunk.byteLength;
@@ -180,10 +181,26 @@ export async function runWithStream(
       if (!stdin.write(chunk))
         await new Promise((resolve) => stdin.once("drain", resolve).once("close", resolve));
     }
+  } catch (err) {
+    // The input refused to go on (a limit crossed, the download broke): the program stops with it.
+    inputError = err as Error;
+    child.kill("SIGKILL");
   } finally {
     stdin?.end();
   }
-  return { ...(await result), bytes, ...(overLimit ? { overLimit, ok: false } : {}) };
+  return {
+    ...(await result),
+    bytes,
+    ...(overLimit ? { overLimit, ok: false } : {}),
+    ...(inputError ? { inputError, ok: false } : {}),
+  };
+}
+
+/** Starts `cmd` and hands over its standard output as a stream (for a consumer of its own). */
+export async function runProducer(cmd: Command): Promise<{ stdout: NodeJS.ReadableStream; result: Promise<RunResult> }> {
+  const { result, child } = spawnCollect(await prepared(cmd), "ignore", false);
+  if (!child.stdout) throw new Error(`${cmd.file}: no standard output`);
+  return { stdout: child.stdout, result };
 }
 
 /** Runs `from | to` without a shell and returns both results. */
