@@ -8,7 +8,7 @@ import { branchHeadFromFiles } from "./git-refs.ts";
 import { type TreeLimits, treeLimitsFromEnv } from "./limits.ts";
 import { failureText, type RunResult, run, runProducer, runWithStream } from "./run.ts";
 import { assertFullSha, cachedTree, isFullSha } from "./tree-cache.ts";
-import { TreeLimiter, TreeLimitError } from "./tree-limits.ts";
+import { TreeLimitError, TreeLimiter } from "./tree-limits.ts";
 
 const GIT_TIMEOUT_MS = 120_000;
 

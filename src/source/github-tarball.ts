@@ -14,7 +14,7 @@ import {
 } from "./limits.ts";
 import { failureText, runWithStream } from "./run.ts";
 import { assertFullSha, cachedTree } from "./tree-cache.ts";
-import { TreeLimiter, TreeLimitError } from "./tree-limits.ts";
+import { TreeLimitError, TreeLimiter } from "./tree-limits.ts";
 
 /** Just what this module needs of an Octokit, so the source layer does not depend on the GitHub layer. */
 export interface TarballClient {
@@ -114,7 +114,12 @@ export async function fetchGitHubTree(
     // Decompressed here, so every header is checked against the tree limits before tar writes it.
     const download = { bytes: 0 };
     const limiter = new TreeLimiter(treeLimits, `the tarball of ${where} at ${sha}`);
-    const plain = pipeline(Readable.from(capped(chunks, maxBytes, download)), createGunzip(), limiter, () => {});
+    const plain = pipeline(
+      Readable.from(capped(chunks, maxBytes, download)),
+      createGunzip(),
+      limiter,
+      () => {},
+    );
     const tar = await runWithStream(
       {
         file: "tar",

@@ -131,7 +131,11 @@ export const CACHE_LIMIT_VARIABLES: Record<keyof CacheLimits, string> = {
   helmCacheBytes: "SYNCWARD_HELM_CACHE_BYTES",
 };
 
-function fromEnv<T extends object>(defaults: T, variables: Record<keyof T, string>, env: NodeJS.ProcessEnv): T {
+function fromEnv<T extends object>(
+  defaults: T,
+  variables: Record<keyof T, string>,
+  env: NodeJS.ProcessEnv,
+): T {
   const out = { ...defaults };
   for (const [key, variable] of Object.entries(variables) as Array<[keyof T, string]>)
     (out as Record<keyof T, number>)[key] = wholeNumber(variable, env[variable]) ?? (defaults[key] as number);

@@ -197,7 +197,9 @@ export async function runWithStream(
 }
 
 /** Starts `cmd` and hands over its standard output as a stream (for a consumer of its own). */
-export async function runProducer(cmd: Command): Promise<{ stdout: NodeJS.ReadableStream; result: Promise<RunResult> }> {
+export async function runProducer(
+  cmd: Command,
+): Promise<{ stdout: NodeJS.ReadableStream; result: Promise<RunResult> }> {
   const { result, child } = spawnCollect(await prepared(cmd), "ignore", false);
   if (!child.stdout) throw new Error(`${cmd.file}: no standard output`);
   return { stdout: child.stdout, result };

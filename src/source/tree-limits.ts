@@ -25,7 +25,10 @@ function octal(header: Buffer, offset: number, length: number): number {
 }
 
 function text(header: Buffer, offset: number, length: number): string {
-  return header.subarray(offset, offset + length).toString("utf8").replace(/\0.*$/s, "");
+  return header
+    .subarray(offset, offset + length)
+    .toString("utf8")
+    .replace(/\0.*$/s, "");
 }
 
 /** `path=` and `size=` from a pax extended header's records (`<len> key=value\n`). */
@@ -114,7 +117,10 @@ export class TreeLimiter extends Transform {
       this.refuse(`more than ${this.limits.maxTreeFiles} files`, "maxTreeFiles");
     const depth = name.split("/").filter((p) => p !== "" && p !== ".").length;
     if (depth > this.limits.maxTreeDepth)
-      this.refuse(`'${name.slice(0, 200)}', ${depth} folders deep (the limit is ${this.limits.maxTreeDepth})`, "maxTreeDepth");
+      this.refuse(
+        `'${name.slice(0, 200)}', ${depth} folders deep (the limit is ${this.limits.maxTreeDepth})`,
+        "maxTreeDepth",
+      );
     // Only regular files take bytes; links, folders and devices carry no body (or tar ignores it).
     if (type === "0" || type === "\0" || type === "7") {
       if (size > this.limits.maxTreeFileBytes)
@@ -135,7 +141,8 @@ export class TreeLimiter extends Transform {
     if (!meta) return;
     const body = Buffer.concat(meta.chunks).subarray(0, meta.size);
     if (meta.type === "x") this.next = { ...this.next, ...paxRecords(body) };
-    else if (meta.type === "L") this.next = { ...this.next, path: body.toString("utf8").replace(/\0.*$/s, "") };
+    else if (meta.type === "L")
+      this.next = { ...this.next, path: body.toString("utf8").replace(/\0.*$/s, "") };
   }
 
   private refuse(what: string, limit: keyof TreeLimits): never {
