@@ -118,28 +118,33 @@ export async function checkoutTree(
   treeLimits: TreeLimits = treeLimitsFromEnv(),
 ): Promise<string> {
   assertFullSha(sha);
-  return cachedTree(resolve(cacheDir), sha, async (tmpDir) => {
-    const found = await commitOf(repoDir, sha);
-    if (found !== sha) throw new SourceError(`revision '${sha}' not found in ${repoDir}`);
-    const producer = await runProducer({
-      file: "git",
-      args: ["archive", "--format=tar", sha],
-      cwd: repoDir,
-      timeoutMs: GIT_TIMEOUT_MS,
-      isolate: true,
-    });
-    // Every header is checked against the tree limits before tar writes the entry.
-    const limiter = new TreeLimiter(treeLimits, `${repoDir} at ${sha}`);
-    const plain = pipeline(producer.stdout, limiter, () => {});
-    const tar = await runWithStream(
-      { file: "tar", args: ["-x", "-f", "-", "--no-same-owner", "-C", tmpDir], timeoutMs: GIT_TIMEOUT_MS },
-      plain,
-      Number.POSITIVE_INFINITY,
-    );
-    const archive = await producer.result;
-    if (tar.inputError instanceof TreeLimitError) throw new SourceError(tar.inputError.message);
-    if (!archive.ok) throw gitFailure(repoDir, `archive ${sha}`, archive);
-    if (!tar.ok) throw new SourceError(`extracting ${sha} from ${repoDir} failed: ${failureText(tar)}`);
-    return tmpDir;
-  });
+  return cachedTree(
+    resolve(cacheDir),
+    sha,
+    async (tmpDir) => {
+      const found = await commitOf(repoDir, sha);
+      if (found !== sha) throw new SourceError(`revision '${sha}' not found in ${repoDir}`);
+      const producer = await runProducer({
+        file: "git",
+        args: ["archive", "--format=tar", sha],
+        cwd: repoDir,
+        timeoutMs: GIT_TIMEOUT_MS,
+        isolate: true,
+      });
+      // Every header is checked against the tree limits before tar writes the entry.
+      const limiter = new TreeLimiter(treeLimits, `${repoDir} at ${sha}`);
+      const plain = pipeline(producer.stdout, limiter, () => {});
+      const tar = await runWithStream(
+        { file: "tar", args: ["-x", "-f", "-", "--no-same-owner", "-C", tmpDir], timeoutMs: GIT_TIMEOUT_MS },
+        plain,
+        Number.POSITIVE_INFINITY,
+      );
+      const archive = await producer.result;
+      if (tar.inputError instanceof TreeLimitError) throw new SourceError(tar.inputError.message);
+      if (!archive.ok) throw gitFailure(repoDir, `archive ${sha}`, archive);
+      if (!tar.ok) throw new SourceError(`extracting ${sha} from ${repoDir} failed: ${failureText(tar)}`);
+      return tmpDir;
+    },
+    repoDir,
+  );
 }

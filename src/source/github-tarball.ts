@@ -88,70 +88,77 @@ export async function fetchGitHubTree(
 ): Promise<string> {
   assertFullSha(sha);
   const where = `${owner}/${repo}`;
-  return cachedTree(resolve(cacheDir), sha, async (tmpDir) => {
-    let data: unknown;
-    try {
-      ({ data } = await octokit.rest.repos.downloadTarballArchive({
-        owner,
-        repo,
-        ref: sha,
-        request: { parseSuccessResponseBody: false },
-      }));
-    } catch (err) {
-      const status = statusOf(err);
-      if (status === 404) {
-        throw new SourceError(`revision '${sha}' not found in ${where} (or the app cannot read it)`, {
-          cause: err,
-        });
+  return cachedTree(
+    resolve(cacheDir),
+    sha,
+    async (tmpDir) => {
+      let data: unknown;
+      try {
+        ({ data } = await octokit.rest.repos.downloadTarballArchive({
+          owner,
+          repo,
+          ref: sha,
+          request: { parseSuccessResponseBody: false },
+        }));
+      } catch (err) {
+        const status = statusOf(err);
+        if (status === 404) {
+          throw new SourceError(`revision '${sha}' not found in ${where} (or the app cannot read it)`, {
+            cause: err,
+          });
+        }
+        const why = err instanceof Error ? err.message : String(err);
+        throw new SourceError(`downloading the tarball of ${where} at ${sha} failed: ${why}`, { cause: err });
       }
-      const why = err instanceof Error ? err.message : String(err);
-      throw new SourceError(`downloading the tarball of ${where} at ${sha} failed: ${why}`, { cause: err });
-    }
-    const chunks = chunksOf(data);
-    if (!chunks) {
-      throw new SourceError(`the tarball of ${where} at ${sha} is empty or not binary data`);
-    }
-    // Decompressed here, so every header is checked against the tree limits before tar writes it.
-    const download = { bytes: 0 };
-    const limiter = new TreeLimiter(treeLimits, `the tarball of ${where} at ${sha}`);
-    const plain = pipeline(
-      Readable.from(capped(chunks, maxBytes, download)),
-      createGunzip(),
-      limiter,
-      () => {},
-    );
-    const tar = await runWithStream(
-      {
-        file: "tar",
-        args: ["-x", "-f", "-", "--no-same-owner", "-C", tmpDir],
-        timeoutMs: TAR_TIMEOUT_MS,
-      },
-      plain,
-      Number.POSITIVE_INFINITY,
-    );
-    if (tar.inputError instanceof DownloadTooLarge) {
-      throw new SourceError(
-        `the tarball of ${where} at ${sha} is larger than ${describeBytes(maxBytes)} (${TARBALL_VARIABLE}); download stopped`,
+      const chunks = chunksOf(data);
+      if (!chunks) {
+        throw new SourceError(`the tarball of ${where} at ${sha} is empty or not binary data`);
+      }
+      // Decompressed here, so every header is checked against the tree limits before tar writes it.
+      const download = { bytes: 0 };
+      const limiter = new TreeLimiter(treeLimits, `the tarball of ${where} at ${sha}`);
+      const plain = pipeline(
+        Readable.from(capped(chunks, maxBytes, download)),
+        createGunzip(),
+        limiter,
+        () => {},
       );
-    }
-    if (tar.inputError instanceof TreeLimitError) throw new SourceError(tar.inputError.message);
-    if (download.bytes === 0) {
-      throw new SourceError(`the tarball of ${where} at ${sha} is empty or not binary data`);
-    }
-    if (tar.inputError)
-      throw new SourceError(`extracting the tarball of ${where} at ${sha} failed: ${tar.inputError.message}`);
-    if (!tar.ok) {
-      throw new SourceError(`extracting the tarball of ${where} at ${sha} failed: ${failureText(tar)}`);
-    }
-    // GitHub puts everything under one directory, `<owner>-<repo>-<sha7>/`: that directory is the tree.
-    const entries = await readdir(tmpDir, { withFileTypes: true });
-    const top = entries[0];
-    if (entries.length !== 1 || !top?.isDirectory()) {
-      const names = entries.map((e) => e.name).join(", ") || "nothing";
-      throw new SourceError(
-        `the tarball of ${where} at ${sha} should hold one top-level directory, found: ${names}`,
+      const tar = await runWithStream(
+        {
+          file: "tar",
+          args: ["-x", "-f", "-", "--no-same-owner", "-C", tmpDir],
+          timeoutMs: TAR_TIMEOUT_MS,
+        },
+        plain,
+        Number.POSITIVE_INFINITY,
       );
-    }
-    return join(tmpDir, top.name);
-  });
+      if (tar.inputError instanceof DownloadTooLarge) {
+        throw new SourceError(
+          `the tarball of ${where} at ${sha} is larger than ${describeBytes(maxBytes)} (${TARBALL_VARIABLE}); download stopped`,
+        );
+      }
+      if (tar.inputError instanceof TreeLimitError) throw new SourceError(tar.inputError.message);
+      if (download.bytes === 0) {
+        throw new SourceError(`the tarball of ${where} at ${sha} is empty or not binary data`);
+      }
+      if (tar.inputError)
+        throw new SourceError(
+          `extracting the tarball of ${where} at ${sha} failed: ${tar.inputError.message}`,
+        );
+      if (!tar.ok) {
+        throw new SourceError(`extracting the tarball of ${where} at ${sha} failed: ${failureText(tar)}`);
+      }
+      // GitHub puts everything under one directory, `<owner>-<repo>-<sha7>/`: that directory is the tree.
+      const entries = await readdir(tmpDir, { withFileTypes: true });
+      const top = entries[0];
+      if (entries.length !== 1 || !top?.isDirectory()) {
+        const names = entries.map((e) => e.name).join(", ") || "nothing";
+        throw new SourceError(
+          `the tarball of ${where} at ${sha} should hold one top-level directory, found: ${names}`,
+        );
+      }
+      return join(tmpDir, top.name);
+    },
+    where,
+  );
 }

@@ -137,12 +137,24 @@ export interface FetchRequest {
 const inFlight = new Map<string, Promise<string>>();
 
 /**
+ * The cache entry of (repository, chart, version): a readable, sanitized name plus a digest of the exact
+ * triple, so `^1.0` and `~1.0` never share an entry and a chart name cannot climb out of the cache.
+ */
+export function chartCacheKey(repository: string, chart: string, version: string): string {
+  const digest = createHash("sha256")
+    .update(`${normalize(repository)}\0${chart}\0${version}`)
+    .digest("hex")
+    .slice(0, 24);
+  const readable = `${chart}-${version}`.replace(/[^A-Za-z0-9.+-]/g, "_").slice(0, 80);
+  return `${readable}-${digest}`;
+}
+
+/**
  * The archive of `chart` `version` from `repository`: from the cache, or fetched once through helm's own
  * client (concurrent renders share one fetch) and kept. Throws an Error with helm's reason.
  */
 export function fetchChart(access: HelmRepositoryAccess, req: FetchRequest): Promise<string> {
-  const repoKey = createHash("sha256").update(normalize(req.repository)).digest("hex").slice(0, 16);
-  const dir = join(access.cacheDir, repoKey, `${req.chart}-${req.version.replace(/[^\w.+-]/g, "_")}`);
+  const dir = join(access.cacheDir, chartCacheKey(req.repository, req.chart, req.version));
   let pending = inFlight.get(dir);
   if (!pending) {
     pending = cachedOrFetch(access, req, dir).finally(() => inFlight.delete(dir));
