@@ -3,10 +3,22 @@
 // the repository's: a chart in Git cannot make syncward reach a host nobody allowed.
 
 import { createHash } from "node:crypto";
-import { copyFile, mkdir, mkdtemp, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
+import {
+  copyFile,
+  mkdir,
+  mkdtemp,
+  readdir,
+  readFile,
+  rename,
+  rm,
+  stat,
+  utimes,
+  writeFile,
+} from "node:fs/promises";
 import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parse as parseYaml } from "yaml";
+import { cacheLimitsFromEnv } from "./limits.ts";
 import { failureText, run } from "./run.ts";
 
 /** Comma- or space-separated URL prefixes of the chart repositories (http(s) or oci) dependencies may come from. */
@@ -40,6 +52,8 @@ export interface HelmRepositoryAccess {
   cacheDir: string;
   /** oci:// URL prefixes reached over plain HTTP (default none: HTTPS). */
   plainHttp?: string[];
+  /** Bytes the chart cache may hold (default SYNCWARD_HELM_CACHE_BYTES). */
+  maxBytes?: number;
 }
 
 const normalize = (url: string) => url.trim().replace(/\/+$/, "");
@@ -171,7 +185,11 @@ async function archiveIn(dir: string): Promise<string | undefined> {
 
 async function cachedOrFetch(access: HelmRepositoryAccess, req: FetchRequest, dir: string): Promise<string> {
   const cached = await archiveIn(dir);
-  if (cached) return cached;
+  if (cached) {
+    const now = new Date();
+    await utimes(dir, now, now).catch(() => undefined); // used now: the last to be evicted
+    return cached;
+  }
   await mkdir(access.cacheDir, { recursive: true });
   const home = await mkdtemp(join(tmpdir(), "syncward-helm-fetch-"));
   try {
@@ -247,9 +265,34 @@ async function cachedOrFetch(access: HelmRepositoryAccess, req: FetchRequest, di
     await rename(staged, dir).catch(async () => {
       await rm(staged, { recursive: true, force: true }); // another process was first: use its copy
     });
+    await pruneCharts(access.cacheDir, dir, access.maxBytes ?? cacheLimitsFromEnv().helmCacheBytes);
     return (await archiveIn(dir)) ?? join(dir, name);
   } finally {
     await rm(home, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Keeps the chart cache within `maxBytes` (SYNCWARD_HELM_CACHE_BYTES): least recently used entries
+ * go first; the one just fetched stays, and a render already holding its archive copied it away.
+ */
+async function pruneCharts(cacheDir: string, keep: string, maxBytes: number): Promise<void> {
+  const entries: Array<{ dir: string; bytes: number; usedAt: number }> = [];
+  for (const name of await readdir(cacheDir).catch(() => [] as string[])) {
+    const dir = join(cacheDir, name);
+    const info = await stat(dir).catch(() => undefined);
+    if (!info?.isDirectory() || /\.\d+\.\d+$/.test(name)) continue; // a fetch being staged
+    let bytes = 0;
+    for (const f of await readdir(dir).catch(() => [] as string[]))
+      bytes += (await stat(join(dir, f)).catch(() => undefined))?.size ?? 0;
+    entries.push({ dir, bytes, usedAt: info.mtimeMs });
+  }
+  let total = entries.reduce((sum, e) => sum + e.bytes, 0);
+  for (const e of entries.sort((a, b) => a.usedAt - b.usedAt)) {
+    if (total <= maxBytes) break;
+    if (e.dir === keep) continue;
+    await rm(e.dir, { recursive: true, force: true });
+    total -= e.bytes;
   }
 }
 
