@@ -12,7 +12,10 @@ const root = realpathSync(writeManifests(Number(process.env.APPS ?? 200)));
 const teams = readdirSync(root).filter((n) => n.startsWith("team-"));
 for (const team of teams) {
   const files = readdirSync(join(root, team)).filter((n) => n.endsWith(".yaml"));
-  writeFileSync(join(root, team, "kustomization.yaml"), `resources:\n${files.map((f) => `  - ${f}\n`).join("")}`);
+  writeFileSync(
+    join(root, team, "kustomization.yaml"),
+    `resources:\n${files.map((f) => `  - ${f}\n`).join("")}`,
+  );
 }
 mkdirSync(join(root, "component"));
 writeFileSync(
