@@ -37,6 +37,12 @@ const INHERITED = [
   "SSL_CERT_FILE",
   "SSL_CERT_DIR",
   "XDG_CONFIG_HOME",
+  // The operator's git settings for a local source (git-refs.ts reads the same ones).
+  "GIT_DIR",
+  "GIT_COMMON_DIR",
+  "GIT_NAMESPACE",
+  "GIT_CONFIG_GLOBAL",
+  "GIT_CONFIG_NOSYSTEM",
   "HTTP_PROXY",
   "HTTPS_PROXY",
   "NO_PROXY",
