@@ -1,16 +1,19 @@
 // Local git: resolve revisions and materialize the tree at an exact SHA. Real git, argument vectors only.
 
 import { resolve } from "node:path";
+import { pipeline } from "node:stream";
 import { BoundedMap } from "../util/bounded-map.ts";
 import { SourceError } from "./errors.ts";
 import { branchHeadFromFiles } from "./git-refs.ts";
-import { failureText, type RunResult, run, runPipe } from "./run.ts";
+import { type TreeLimits, treeLimitsFromEnv } from "./limits.ts";
+import { failureText, type RunResult, run, runProducer, runWithStream } from "./run.ts";
 import { assertFullSha, cachedTree, isFullSha } from "./tree-cache.ts";
+import { TreeLimitError, TreeLimiter } from "./tree-limits.ts";
 
 const GIT_TIMEOUT_MS = 120_000;
 
 function git(repoDir: string, args: string[]): Promise<RunResult> {
-  return run({ file: "git", args, cwd: repoDir, timeoutMs: GIT_TIMEOUT_MS });
+  return run({ file: "git", args, cwd: repoDir, timeoutMs: GIT_TIMEOUT_MS, isolate: true });
 }
 
 function notARepository(result: RunResult): boolean {
@@ -108,17 +111,40 @@ export async function changedFiles(repoDir: string, from: string, to: string): P
  * git). Written to a temporary directory and renamed, so callers never see half a tree; a second call with
  * the same SHA returns the same directory without touching git.
  */
-export async function checkoutTree(repoDir: string, sha: string, cacheDir: string): Promise<string> {
+export async function checkoutTree(
+  repoDir: string,
+  sha: string,
+  cacheDir: string,
+  treeLimits: TreeLimits = treeLimitsFromEnv(),
+): Promise<string> {
   assertFullSha(sha);
-  return cachedTree(resolve(cacheDir), sha, async (tmpDir) => {
-    const found = await commitOf(repoDir, sha);
-    if (found !== sha) throw new SourceError(`revision '${sha}' not found in ${repoDir}`);
-    const [archive, tar] = await runPipe(
-      { file: "git", args: ["archive", "--format=tar", sha], cwd: repoDir, timeoutMs: GIT_TIMEOUT_MS },
-      { file: "tar", args: ["-x", "-f", "-", "--no-same-owner", "-C", tmpDir], timeoutMs: GIT_TIMEOUT_MS },
-    );
-    if (!archive.ok) throw gitFailure(repoDir, `archive ${sha}`, archive);
-    if (!tar.ok) throw new SourceError(`extracting ${sha} from ${repoDir} failed: ${failureText(tar)}`);
-    return tmpDir;
-  });
+  return cachedTree(
+    resolve(cacheDir),
+    sha,
+    async (tmpDir) => {
+      const found = await commitOf(repoDir, sha);
+      if (found !== sha) throw new SourceError(`revision '${sha}' not found in ${repoDir}`);
+      const producer = await runProducer({
+        file: "git",
+        args: ["archive", "--format=tar", sha],
+        cwd: repoDir,
+        timeoutMs: GIT_TIMEOUT_MS,
+        isolate: true,
+      });
+      // Every header is checked against the tree limits before tar writes the entry.
+      const limiter = new TreeLimiter(treeLimits, `${repoDir} at ${sha}`);
+      const plain = pipeline(producer.stdout, limiter, () => {});
+      const tar = await runWithStream(
+        { file: "tar", args: ["-x", "-f", "-", "--no-same-owner", "-C", tmpDir], timeoutMs: GIT_TIMEOUT_MS },
+        plain,
+        Number.POSITIVE_INFINITY,
+      );
+      const archive = await producer.result;
+      if (tar.inputError instanceof TreeLimitError) throw new SourceError(tar.inputError.message);
+      if (!archive.ok) throw gitFailure(repoDir, `archive ${sha}`, archive);
+      if (!tar.ok) throw new SourceError(`extracting ${sha} from ${repoDir} failed: ${failureText(tar)}`);
+      return tmpDir;
+    },
+    repoDir,
+  );
 }

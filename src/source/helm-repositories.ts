@@ -3,10 +3,22 @@
 // the repository's: a chart in Git cannot make syncward reach a host nobody allowed.
 
 import { createHash } from "node:crypto";
-import { copyFile, mkdir, mkdtemp, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
+import {
+  copyFile,
+  mkdir,
+  mkdtemp,
+  readdir,
+  readFile,
+  rename,
+  rm,
+  stat,
+  utimes,
+  writeFile,
+} from "node:fs/promises";
 import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parse as parseYaml } from "yaml";
+import { cacheLimitsFromEnv } from "./limits.ts";
 import { failureText, run } from "./run.ts";
 
 /** Comma- or space-separated URL prefixes of the chart repositories (http(s) or oci) dependencies may come from. */
@@ -42,6 +54,8 @@ export interface HelmRepositoryAccess {
   plainHttp?: string[];
   /** URL prefixes whose credentials the environment's project grants (absent: no projects, all). */
   credentialsGranted?: string[];
+  /** Bytes the chart cache may hold (default SYNCWARD_HELM_CACHE_BYTES). */
+  maxBytes?: number;
 }
 
 const normalize = (url: string) => url.trim().replace(/\/+$/, "");
@@ -139,12 +153,24 @@ export interface FetchRequest {
 const inFlight = new Map<string, Promise<string>>();
 
 /**
+ * The cache entry of (repository, chart, version): a readable, sanitized name plus a digest of the exact
+ * triple, so `^1.0` and `~1.0` never share an entry and a chart name cannot climb out of the cache.
+ */
+export function chartCacheKey(repository: string, chart: string, version: string): string {
+  const digest = createHash("sha256")
+    .update(`${normalize(repository)}\0${chart}\0${version}`)
+    .digest("hex")
+    .slice(0, 24);
+  const readable = `${chart}-${version}`.replace(/[^A-Za-z0-9.+-]/g, "_").slice(0, 80);
+  return `${readable}-${digest}`;
+}
+
+/**
  * The archive of `chart` `version` from `repository`: from the cache, or fetched once through helm's own
  * client (concurrent renders share one fetch) and kept. Throws an Error with helm's reason.
  */
 export function fetchChart(access: HelmRepositoryAccess, req: FetchRequest): Promise<string> {
-  const repoKey = createHash("sha256").update(normalize(req.repository)).digest("hex").slice(0, 16);
-  const dir = join(access.cacheDir, repoKey, `${req.chart}-${req.version.replace(/[^\w.+-]/g, "_")}`);
+  const dir = join(access.cacheDir, chartCacheKey(req.repository, req.chart, req.version));
   let pending = inFlight.get(dir);
   if (!pending) {
     pending = cachedOrFetch(access, req, dir).finally(() => inFlight.delete(dir));
@@ -161,7 +187,11 @@ async function archiveIn(dir: string): Promise<string | undefined> {
 
 async function cachedOrFetch(access: HelmRepositoryAccess, req: FetchRequest, dir: string): Promise<string> {
   const cached = await archiveIn(dir);
-  if (cached) return cached;
+  if (cached) {
+    const now = new Date();
+    await utimes(dir, now, now).catch(() => undefined); // used now: the last to be evicted
+    return cached;
+  }
   await mkdir(access.cacheDir, { recursive: true });
   const home = await mkdtemp(join(tmpdir(), "syncward-helm-fetch-"));
   try {
@@ -240,9 +270,34 @@ async function cachedOrFetch(access: HelmRepositoryAccess, req: FetchRequest, di
     await rename(staged, dir).catch(async () => {
       await rm(staged, { recursive: true, force: true }); // another process was first: use its copy
     });
+    await pruneCharts(access.cacheDir, dir, access.maxBytes ?? cacheLimitsFromEnv().helmCacheBytes);
     return (await archiveIn(dir)) ?? join(dir, name);
   } finally {
     await rm(home, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Keeps the chart cache within `maxBytes` (SYNCWARD_HELM_CACHE_BYTES): least recently used entries
+ * go first; the one just fetched stays, and a render already holding its archive copied it away.
+ */
+async function pruneCharts(cacheDir: string, keep: string, maxBytes: number): Promise<void> {
+  const entries: Array<{ dir: string; bytes: number; usedAt: number }> = [];
+  for (const name of await readdir(cacheDir).catch(() => [] as string[])) {
+    const dir = join(cacheDir, name);
+    const info = await stat(dir).catch(() => undefined);
+    if (!info?.isDirectory() || /\.\d+\.\d+$/.test(name)) continue; // a fetch being staged
+    let bytes = 0;
+    for (const f of await readdir(dir).catch(() => [] as string[]))
+      bytes += (await stat(join(dir, f)).catch(() => undefined))?.size ?? 0;
+    entries.push({ dir, bytes, usedAt: info.mtimeMs });
+  }
+  let total = entries.reduce((sum, e) => sum + e.bytes, 0);
+  for (const e of entries.sort((a, b) => a.usedAt - b.usedAt)) {
+    if (total <= maxBytes) break;
+    if (e.dir === keep) continue;
+    await rm(e.dir, { recursive: true, force: true });
+    total -= e.bytes;
   }
 }
 

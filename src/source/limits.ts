@@ -56,6 +56,8 @@ export function limitsFromEnv(env: NodeJS.ProcessEnv = process.env): RenderLimit
     limits[key] = wholeNumber(variable, env[variable]) ?? limits[key];
   }
   maxTarballBytesFromEnv(env); // said at start, with the others
+  treeLimitsFromEnv(env);
+  cacheLimitsFromEnv(env);
   return limits;
 }
 
@@ -75,4 +77,75 @@ export function describeBytes(bytes: number): string {
 /** The problem for a file over the per-file limit. */
 export function fileTooLarge(size: number, limits: RenderLimits): string {
   return `manifest file is ${describeBytes(size)}; the limit is ${describeBytes(limits.maxFileBytes)} (${LIMIT_VARIABLES.maxFileBytes}); refused without reading it`;
+}
+
+/**
+ * What one repository's tree may extract to, checked on the tar stream before a byte is written
+ * (tree-limits.ts), for the GitHub tarball and local git alike.
+ */
+export interface TreeLimits {
+  /** Bytes of all files together. */
+  maxTreeBytes: number;
+  /** Entries (files, folders, links). */
+  maxTreeFiles: number;
+  /** Path components of the deepest entry. */
+  maxTreeDepth: number;
+  /** Bytes of a single file. */
+  maxTreeFileBytes: number;
+}
+
+// A manifests repository is a few MB; these leave room for a monorepo with docs and assets while
+// keeping one tree far below the shipped 2 GiB cache volume. GitHub refuses files over 100 MiB.
+export const DEFAULT_TREE_LIMITS: TreeLimits = {
+  maxTreeBytes: 512 * 1024 * 1024,
+  maxTreeFiles: 50_000,
+  maxTreeDepth: 32,
+  maxTreeFileBytes: 100 * 1024 * 1024,
+};
+
+export const TREE_LIMIT_VARIABLES: Record<keyof TreeLimits, string> = {
+  maxTreeBytes: "SYNCWARD_MAX_TREE_BYTES",
+  maxTreeFiles: "SYNCWARD_MAX_TREE_FILES",
+  maxTreeDepth: "SYNCWARD_MAX_TREE_DEPTH",
+  maxTreeFileBytes: "SYNCWARD_MAX_TREE_FILE_BYTES",
+};
+
+/** How much disk the caches may hold: all trees, one repository's trees, fetched charts. */
+export interface CacheLimits {
+  treeCacheBytes: number;
+  treeCacheRepoBytes: number;
+  helmCacheBytes: number;
+}
+
+// Fit the shipped cache volume (2 GiB emptyDir): trees 1.25 GiB, of which one repository holds at
+// most 512 MiB (one largest tree), charts 256 MiB.
+export const DEFAULT_CACHE_LIMITS: CacheLimits = {
+  treeCacheBytes: 1280 * 1024 * 1024,
+  treeCacheRepoBytes: 512 * 1024 * 1024,
+  helmCacheBytes: 256 * 1024 * 1024,
+};
+
+export const CACHE_LIMIT_VARIABLES: Record<keyof CacheLimits, string> = {
+  treeCacheBytes: "SYNCWARD_TREE_CACHE_BYTES",
+  treeCacheRepoBytes: "SYNCWARD_TREE_CACHE_REPO_BYTES",
+  helmCacheBytes: "SYNCWARD_HELM_CACHE_BYTES",
+};
+
+function fromEnv<T extends object>(
+  defaults: T,
+  variables: Record<keyof T, string>,
+  env: NodeJS.ProcessEnv,
+): T {
+  const out = { ...defaults };
+  for (const [key, variable] of Object.entries(variables) as Array<[keyof T, string]>)
+    (out as Record<keyof T, number>)[key] = wholeNumber(variable, env[variable]) ?? (defaults[key] as number);
+  return out;
+}
+
+export function treeLimitsFromEnv(env: NodeJS.ProcessEnv = process.env): TreeLimits {
+  return fromEnv(DEFAULT_TREE_LIMITS, TREE_LIMIT_VARIABLES, env);
+}
+
+export function cacheLimitsFromEnv(env: NodeJS.ProcessEnv = process.env): CacheLimits {
+  return fromEnv(DEFAULT_CACHE_LIMITS, CACHE_LIMIT_VARIABLES, env);
 }

@@ -331,6 +331,7 @@ export async function renderHelm(
       env: sandboxEnv(home),
       timeoutMs: options.timeoutMs,
       maxOutputBytes: options.limits.maxRenderBytes,
+      isolate: true,
     });
     if (result.tooMuchOutput) {
       return fail(

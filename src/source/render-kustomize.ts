@@ -1,24 +1,20 @@
 // Rendering a kustomization with the real kustomize (`kubectl kustomize`), after checking that everything it
 // would load is inside the repository at this revision: no remote bases, no climbing out, no symlinks out.
 
-import { cp, mkdtemp, readdir, readFile, realpath, rm, stat, writeFile } from "node:fs/promises";
+import { cp, mkdir, mkdtemp, readdir, readFile, realpath, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, relative, resolve, sep } from "node:path";
 import { type Document, isMap, isSeq, parse as parseYaml } from "yaml";
 import { groupOf, type KubeObject } from "../kube/object.ts";
 import type { SourceProblem } from "./errors.ts";
-import {
-  type HelmRepositoryAccess,
-  REPOSITORIES_VARIABLE,
-  repositoryAllowed,
-  sandboxEnv,
-} from "./helm-repositories.ts";
+import { ChartFetchError, fetchChart, type HelmRepositoryAccess, sandboxEnv } from "./helm-repositories.ts";
 import { includedDirs } from "./includes.ts";
+import { type ChartPull, precheckKustomizations } from "./kustomize-precheck.ts";
 import { describeBytes, fileTooLarge, LIMIT_VARIABLES, type RenderLimits } from "./limits.ts";
 import { isPlainObject, type ParsedObject, parseManifests, parseYamlDocuments } from "./parse-manifests.ts";
 import type { RenderedItem } from "./rendered-item.ts";
 import { failureText, type RunResult, run } from "./run.ts";
-import { followSymlink, isInside, relativeToTree, type SourcePath, walkTree } from "./tree-paths.ts";
+import { isInside, relativeToTree, type SourcePath } from "./tree-paths.ts";
 
 export const KUSTOMIZATION_FILES = ["kustomization.yaml", "kustomization.yml", "Kustomization"];
 export const DEFAULT_KUSTOMIZE_TIMEOUT_MS = 60_000;
@@ -63,148 +59,46 @@ function entriesOf(doc: Document.Parsed, field: string, lineAt: (offset: number)
   });
 }
 
-/** What kustomize would fetch over the network instead of reading from the repository. */
-function looksRemote(entry: string): boolean {
-  return (
-    /^[a-z][a-z0-9+.-]*:\/\//i.test(entry) ||
-    /^(git@|git::|gh:|github\.com[/:]|gitlab\.com[/:]|bitbucket\.org[/:])/i.test(entry) ||
-    /[?&](ref|version|timeout|submodules)=/.test(entry) ||
-    /^[^/]+\.[^/]+\/.*\/\//.test(entry)
-  );
-}
-
 /**
- * Walks the kustomization graph from `dir` (resources, bases, components) and returns what is not allowed:
- * remote resources, paths that climb out of the repository, symlinks that point out of it.
+ * Puts each chart `helmCharts:` pulls into its chart home in the work copy, fetched by syncward from
+ * the allowed repository (cached by exact version), so kustomize itself needs no network.
  */
-async function checkKustomizations(
+async function placeCharts(
+  pulls: ChartPull[],
+  cachedTree: string,
   treeReal: string,
-  startDir: string,
-  allowedRepositories: string[] = [],
-  pulls: string[] = [],
-): Promise<SourceProblem[]> {
-  const problems: SourceProblem[] = [];
-  const seenKustomizations = new Set<string>();
-  const scannedDirs = new Set<string>();
-
-  async function visit(dir: string): Promise<void> {
-    if (seenKustomizations.has(dir)) return;
-    seenKustomizations.add(dir);
-    const name = await kustomizationIn(dir);
-    if (!name) return;
-    // Everything kustomize can load from this kustomization lives below its directory.
-    const scan = await walkTree(
-      treeReal,
-      dir,
-      relativeToTree(treeReal, dir),
-      { skipDotDirectories: false, wants: () => false, reportBroken: false },
-      scannedDirs,
-    );
-    problems.push(...scan.problems);
-    const file = relativeToTree(treeReal, join(dir, name));
-    const parsed = parseYamlDocuments(await readFile(join(dir, name), "utf8"), file);
-    problems.push(...parsed.problems);
-    const first = parsed.documents[0];
-    if (!first || !isPlainObject(first.value)) return;
-    problems.push(
-      ...(await checkHelmCharts(treeReal, dir, file, first.doc, parsed.lineAt, allowedRepositories, pulls)),
-    );
-    for (const [field, one] of [
-      ["resources", "resource"],
-      ["bases", "base"],
-      ["components", "component"],
-    ] as const) {
-      for (const { value, line } of entriesOf(first.doc, field, parsed.lineAt)) {
-        if (typeof value !== "string") continue;
-        if (looksRemote(value)) {
-          problems.push({
-            file,
-            line,
-            message: `remote ${one} '${value}' refused: render only what the repository holds at this revision (vendor it into the repository)`,
-          });
-          continue;
-        }
-        const target = resolve(dir, value);
-        if (!isInside(treeReal, target)) {
-          problems.push({
-            file,
-            line,
-            message: `${one} '${value}' points outside the repository; refused`,
-          });
-          continue;
-        }
-        let info: Awaited<ReturnType<typeof stat>>;
-        try {
-          info = await stat(target);
-        } catch {
-          continue; // missing: kustomize names it in its own error
-        }
-        const followed = await followSymlink(treeReal, target);
-        if (followed.problem) {
-          problems.push({ file, line, message: `${one} '${value}': ${followed.problem}` });
-          continue;
-        }
-        if (info.isDirectory() && followed.target) await visit(followed.target);
-      }
-    }
-  }
-
-  await visit(startDir);
-  return problems;
-}
-
-/**
- * `helmCharts:` render a chart vendored under chartHome (default charts/) offline; a chart that is not
- * vendored is pulled by kustomize from its `repo`, which must be one the operator allowed. Values files
- * and chartHome stay inside the repository.
- */
-async function checkHelmCharts(
-  treeReal: string,
-  dir: string,
-  file: string,
-  doc: Document.Parsed,
-  lineAt: (offset: number) => number,
-  allowed: string[],
-  pulls: string[],
-): Promise<SourceProblem[]> {
-  const problems: SourceProblem[] = [];
-  const globals = doc.get("helmGlobals")?.valueOf() as { toJSON?: () => unknown } | undefined;
-  const globalJson = globals && typeof globals.toJSON === "function" ? globals.toJSON() : undefined;
-  const chartHome =
-    isPlainObject(globalJson) && typeof globalJson.chartHome === "string" ? globalJson.chartHome : "charts";
-  const home = resolve(dir, chartHome);
-  if (!isInside(treeReal, home))
-    problems.push({
-      file,
-      message: `helmGlobals.chartHome '${chartHome}' points outside the repository; refused`,
+  options: KustomizeOptions,
+): Promise<void> {
+  const access = options.repositories;
+  if (!access || !options.helm) return;
+  for (const pull of pulls) {
+    const archive = await fetchChart(access, {
+      helm: options.helm,
+      repository: pull.repo,
+      chart: pull.name,
+      version: pull.version,
+      passCredentials: false,
+      timeoutMs: options.timeoutMs,
+    }).catch((err: unknown) => {
+      throw new ChartFetchError(
+        `helmCharts '${pull.name}' ${pull.version} from ${pull.repo} could not be fetched: ${(err as Error).message}`,
+      );
     });
-  for (const { value, line } of entriesOf(doc, "helmCharts", lineAt)) {
-    if (!isPlainObject(value) || typeof value.name !== "string") continue;
-    for (const key of ["valuesFile", "additionalValuesFiles"] as const) {
-      const paths = Array.isArray(value[key]) ? value[key] : value[key] === undefined ? [] : [value[key]];
-      for (const p of paths) {
-        if (typeof p !== "string") continue;
-        if (looksRemote(p) || !isInside(treeReal, resolve(dir, p)))
-          problems.push({
-            file,
-            line,
-            message: `helmCharts '${value.name}': ${key} '${p}' is not a file in the repository; refused`,
-          });
-      }
-    }
-    const local = await stat(join(home, value.name)).catch(() => undefined);
-    if (local?.isDirectory()) continue;
-    const repo = typeof value.repo === "string" ? value.repo : "";
-    if (repo === "") continue; // kustomize names the missing chart itself
-    if (repositoryAllowed(repo, allowed)) pulls.push(value.name);
-    else
-      problems.push({
-        file,
-        line,
-        message: `helmCharts '${value.name}': chart repository ${repo} is not allowed (the operator allows chart repositories with ${REPOSITORIES_VARIABLE}); vendor the chart under ${chartHome}/${value.name} or ask for the repository; refused`,
+    // kustomize looks in <chartHome>/<name> (older) or <chartHome>/<name>-<version>/<name> (newer).
+    const home = join(treeReal, relative(cachedTree, pull.chartHome));
+    for (const into of [home, join(home, `${pull.name}-${pull.version}`)]) {
+      await mkdir(into, { recursive: true });
+      const untar = await run({
+        file: "tar",
+        args: ["-xzf", archive, "-C", into],
+        timeoutMs: options.timeoutMs,
       });
+      if (!untar.ok)
+        throw new ChartFetchError(
+          `helmCharts '${pull.name}': the archive cannot be unpacked: ${failureText(untar)}`,
+        );
+    }
   }
-  return problems;
 }
 
 /** kubectl prints kustomize's error through klog: `E1129 ... run.go:72] "command failed" err="..."`. */
@@ -255,17 +149,23 @@ export async function renderKustomize(
   const { treeReal: cachedTree, abs: cachedDir, rel } = source;
   const kustomizationFile = relativeToTree(cachedTree, join(cachedDir, kustomizationName));
 
-  const pulls: string[] = [];
-  const refused = [
-    ...(await checkKustomizations(cachedTree, cachedDir, options.repositories?.allowed, pulls)),
-    ...(await oversizedIn(cachedTree, rel, options.limits)),
-  ];
+  const check = await precheckKustomizations(cachedTree, cachedDir, options.repositories?.allowed);
+  const pulls = check.pulls;
+  const refused = [...check.problems, ...(await oversizedIn(cachedTree, rel, options.limits))];
   if (refused.length > 0) return { items: [], problems: refused };
   // kustomize pulls a chart that is not vendored into chartHome, inside the kustomization's folder:
   // then it works on a copy, so the cached tree stays exactly the revision.
   const copy = pulls.length > 0 ? await mkdtemp(join(tmpdir(), "syncward-kustomize-tree-")) : undefined;
   if (copy) await cp(cachedTree, copy, { recursive: true, verbatimSymlinks: true });
   const treeReal = copy ? await realpath(copy) : cachedTree;
+  if (copy) {
+    try {
+      await placeCharts(pulls, cachedTree, treeReal, options);
+    } catch (err) {
+      await rm(copy, { recursive: true, force: true });
+      throw err;
+    }
+  }
   const dir = copy ? join(treeReal, relative(cachedTree, cachedDir)) : cachedDir;
   const keepOrigins = await asksForOrigins(join(dir, kustomizationName));
 
@@ -371,23 +271,11 @@ function whyFailed(result: RunResult, options: KustomizeOptions, treeReal: strin
   }
   if (result.timedOut) return `timed out after ${options.timeoutMs} ms`;
   if (result.spawnError) return failureText(result);
-  return hideLiterals(
-    kustomizeMessage(result.stderr, [
-      [`${treeReal}${sep}`, ""],
-      [treeReal, "."],
-    ]),
-  );
-}
-
-/**
- * kustomize quotes a generator literal that is not `key=value`; in a secretGenerator that text is
- * likely the secret itself (the key forgotten), so it is not repeated.
- */
-function hideLiterals(message: string): string {
-  return message.replace(
-    /literal sources \[[\s\S]*\]: invalid literal source [\s\S]*, expected key=value/,
-    "a generator literal is not key=value (its text is not shown)",
-  );
+  // Generator inputs kustomize quotes are masked where every render problem passes (scrub-render-error.ts).
+  return kustomizeMessage(result.stderr, [
+    [`${treeReal}${sep}`, ""],
+    [treeReal, "."],
+  ]);
 }
 
 /** Whether the kustomization itself asks for origin annotations: then they stay in the objects. */
@@ -409,6 +297,7 @@ async function kustomize(options: KustomizeOptions, dir: string) {
       cwd: dir,
       timeoutMs: options.timeoutMs,
       maxOutputBytes: options.limits.maxRenderBytes,
+      isolate: true,
     });
   }
   // helmCharts: through the same helm, in the same sandbox as a chart source.
@@ -421,6 +310,7 @@ async function kustomize(options: KustomizeOptions, dir: string) {
       env: sandboxEnv(home),
       timeoutMs: options.timeoutMs,
       maxOutputBytes: options.limits.maxRenderBytes,
+      isolate: true,
     });
   } finally {
     await rm(home, { recursive: true, force: true });

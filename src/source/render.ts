@@ -7,6 +7,7 @@ import { type KubeObject, keyOf, keyString } from "../kube/object.ts";
 import { SourceError, type SourceProblem } from "./errors.ts";
 import { helmBinary } from "./helm-binary.ts";
 import { type HelmRepositoryAccess, repositoryAccessFromEnv } from "./helm-repositories.ts";
+import { precheckKustomizations } from "./kustomize-precheck.ts";
 import { LIMIT_VARIABLES, limitsFromEnv, type RenderLimits } from "./limits.ts";
 import { renderDirectory } from "./render-directory.ts";
 import {
@@ -19,7 +20,8 @@ import {
 } from "./render-helm.ts";
 import { DEFAULT_KUSTOMIZE_TIMEOUT_MS, kustomizationIn, renderKustomize } from "./render-kustomize.ts";
 import type { RenderedItem } from "./rendered-item.ts";
-import { resolveSourcePath } from "./tree-paths.ts";
+import { scrubRenderProblems } from "./scrub-render-error.ts";
+import { resolveSourcePath, type SourcePath } from "./tree-paths.ts";
 
 export interface RenderedSource {
   objects: KubeObject[];
@@ -73,8 +75,20 @@ export async function render(
   path: string,
   options: RenderOptions = {},
 ): Promise<RenderedSource> {
-  const limits = { ...limitsFromEnv(), ...options.limits };
   const source = await resolveSourcePath(treeDir, path);
+  try {
+    return await renderSource(source, options);
+  } catch (err) {
+    // The one place every render problem passes: generator inputs never leave in a message.
+    if (!(err instanceof SourceError) || !source.isDirectory) throw err;
+    const inputs = await precheckKustomizations(source.treeReal, source.abs).catch(() => undefined);
+    const generator = { files: inputs?.generatorFiles ?? [], literals: inputs?.literals ?? [] };
+    throw new SourceError(await scrubRenderProblems(err.problems, source.treeReal, generator));
+  }
+}
+
+async function renderSource(source: SourcePath, options: RenderOptions): Promise<RenderedSource> {
+  const limits = { ...limitsFromEnv(), ...options.limits };
   const remote = options.helmContext?.remote;
   const chart = Boolean(remote) || (source.isDirectory && (await isChart(source.abs)));
   if (!chart && options.helmContext?.settings) {

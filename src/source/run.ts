@@ -1,6 +1,8 @@
-// Running git, tar and kubectl: argument vectors only, never a shell.
+// Running git, tar and kubectl: argument vectors only, never a shell, never syncward's secrets in
+// the environment; a command marked `isolate` runs without network (render-sandbox.ts).
 
 import { execFile, spawn } from "node:child_process";
+import { childEnvironment, isolatedCommand, missingUnderUnshare } from "./render-sandbox.ts";
 
 export interface Command {
   file: string;
@@ -11,6 +13,8 @@ export interface Command {
   maxOutputBytes?: number;
   /** Variables added to (or, when undefined, removed from) the child's environment. */
   env?: Record<string, string | undefined>;
+  /** Reads untrusted input: no network (a fresh network namespace where possible), no proxy, no git transport. */
+  isolate?: boolean;
 }
 
 export interface RunResult {
@@ -28,25 +32,38 @@ export interface RunResult {
 
 const MAX_OUTPUT = 512 * 1024 * 1024;
 
-/** The environment for child processes: no prompts, no pagers, C locale so messages are stable. */
-function childEnv(extra: Command["env"] = {}): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, LC_ALL: "C", GIT_TERMINAL_PROMPT: "0", GIT_PAGER: "cat" };
-  for (const [key, value] of Object.entries(extra)) {
-    if (value === undefined) delete env[key];
-    else env[key] = value;
-  }
-  return env;
+/** The environment for child processes: no prompts, no pagers, C locale, no secrets. */
+function childEnv(cmd: Command): NodeJS.ProcessEnv {
+  return childEnvironment(cmd.env, cmd.isolate);
 }
 
-/** Runs a program to completion and collects its output; never rejects. */
-export function run(cmd: Command): Promise<RunResult> {
+/** `cmd` as it is started: wrapped in the network sandbox when it reads untrusted input. */
+async function prepared(cmd: Command): Promise<Command> {
+  if (!cmd.isolate) return cmd;
+  return { ...cmd, ...(await isolatedCommand(cmd.file, cmd.args)) };
+}
+
+/** A program unshare could not start looks as if it had been spawned directly: ENOENT. */
+function unwrapped(result: RunResult, cmd: Command): RunResult {
+  if (!cmd.isolate || result.ok || !missingUnderUnshare(result.stderr)) return result;
+  const spawnError = Object.assign(new Error(`spawn ${cmd.file} ENOENT`), { code: "ENOENT" });
+  return { ...result, spawnError };
+}
+
+/** Runs a program to completion and collects its output; never rejects (except when isolation is required and unavailable). */
+export async function run(original: Command): Promise<RunResult> {
+  const cmd = await prepared(original);
+  return unwrapped(await runPrepared(cmd), original);
+}
+
+function runPrepared(cmd: Command): Promise<RunResult> {
   return new Promise((resolve) => {
     execFile(
       cmd.file,
       cmd.args,
       {
         cwd: cmd.cwd,
-        env: childEnv(cmd.env),
+        env: childEnv(cmd),
         timeout: cmd.timeoutMs ?? 0,
         killSignal: "SIGKILL",
         maxBuffer: cmd.maxOutputBytes ?? MAX_OUTPUT,
@@ -83,7 +100,7 @@ interface Spawned {
 function spawnCollect(cmd: Command, stdin: "pipe" | "ignore", collectStdout = true): Spawned {
   const child = spawn(cmd.file, cmd.args, {
     cwd: cmd.cwd,
-    env: childEnv(cmd.env),
+    env: childEnv(cmd),
     stdio: [stdin, "pipe", "pipe"],
     windowsHide: true,
   });
@@ -126,8 +143,8 @@ function spawnCollect(cmd: Command, stdin: "pipe" | "ignore", collectStdout = tr
 }
 
 /** Runs `cmd` with `input` on its standard input. */
-export function runWithInput(cmd: Command, input: Uint8Array): Promise<RunResult> {
-  const { result, child } = spawnCollect(cmd, "pipe");
+export async function runWithInput(cmd: Command, input: Uint8Array): Promise<RunResult> {
+  const { result, child } = spawnCollect(await prepared(cmd), "pipe");
   child.stdin?.on("error", () => {
     // The program exited before reading everything; its exit status tells what went wrong.
   });
@@ -143,14 +160,15 @@ export async function runWithStream(
   cmd: Command,
   input: AsyncIterable<Uint8Array>,
   maxBytes: number,
-): Promise<RunResult & { overLimit?: boolean; bytes: number }> {
-  const { result, child } = spawnCollect(cmd, "pipe");
+): Promise<RunResult & { overLimit?: boolean; bytes: number; inputError?: Error }> {
+  const { result, child } = spawnCollect(await prepared(cmd), "pipe");
   const stdin = child.stdin;
   stdin?.on("error", () => {
     // The program exited before reading everything; its exit status tells what went wrong.
   });
   let bytes = 0;
   let overLimit = false;
+  let inputError: Error | undefined;
   try {
     for await (const chunk of input) {
       bytes += chunk.byteLength;
@@ -163,16 +181,34 @@ export async function runWithStream(
       if (!stdin.write(chunk))
         await new Promise((resolve) => stdin.once("drain", resolve).once("close", resolve));
     }
+  } catch (err) {
+    // The input refused to go on (a limit crossed, the download broke): the program stops with it.
+    inputError = err as Error;
+    child.kill("SIGKILL");
   } finally {
     stdin?.end();
   }
-  return { ...(await result), bytes, ...(overLimit ? { overLimit, ok: false } : {}) };
+  return {
+    ...(await result),
+    bytes,
+    ...(overLimit ? { overLimit, ok: false } : {}),
+    ...(inputError ? { inputError, ok: false } : {}),
+  };
+}
+
+/** Starts `cmd` and hands over its standard output as a stream (for a consumer of its own). */
+export async function runProducer(
+  cmd: Command,
+): Promise<{ stdout: NodeJS.ReadableStream; result: Promise<RunResult> }> {
+  const { result, child } = spawnCollect(await prepared(cmd), "ignore", false);
+  if (!child.stdout) throw new Error(`${cmd.file}: no standard output`);
+  return { stdout: child.stdout, result };
 }
 
 /** Runs `from | to` without a shell and returns both results. */
 export async function runPipe(from: Command, to: Command): Promise<[RunResult, RunResult]> {
-  const producer = spawnCollect(from, "ignore", false);
-  const consumer = spawnCollect(to, "pipe");
+  const producer = spawnCollect(await prepared(from), "ignore", false);
+  const consumer = spawnCollect(await prepared(to), "pipe");
   consumer.child.stdin?.on("error", () => {
     // `to` died early (EPIPE); both exit statuses are reported.
   });

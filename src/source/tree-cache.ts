@@ -2,9 +2,11 @@
 // place and renamed into `<cacheDir>/<sha>` in one step, so no reader (another caller, another process,
 // the next start after a crash) ever sees half a tree. A SHA names immutable content: once present, reuse.
 
-import { chmod, mkdir, mkdtemp, readdir, rename, rm, stat } from "node:fs/promises";
+import { chmod, mkdir, mkdtemp, readdir, rename, rm, stat, utimes, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { SourceError } from "./errors.ts";
+import { type CacheLimits, cacheLimitsFromEnv } from "./limits.ts";
+import { enforceTreeBudget, META_DIR, treeBytes } from "./tree-cache-budget.ts";
 
 const FULL_SHA = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/;
 
@@ -50,12 +52,16 @@ export function cachedTree(
   cacheDir: string,
   sha: string,
   fill: (tmpDir: string) => Promise<string>,
+  owner = "",
+  limits: CacheLimits = cacheLimitsFromEnv(),
 ): Promise<string> {
   assertFullSha(sha);
   const finalDir = resolve(cacheDir, sha);
   const pending = inFlight.get(finalDir);
   if (pending) return pending;
-  const work = materialize(cacheDir, finalDir, sha, fill).finally(() => inFlight.delete(finalDir));
+  const work = materialize(cacheDir, finalDir, sha, fill, owner, limits).finally(() =>
+    inFlight.delete(finalDir),
+  );
   inFlight.set(finalDir, work);
   return work;
 }
@@ -65,8 +71,16 @@ async function materialize(
   finalDir: string,
   sha: string,
   fill: (tmpDir: string) => Promise<string>,
+  owner: string,
+  limits: CacheLimits,
 ): Promise<string> {
-  if (await isDirectory(finalDir)) return finalDir;
+  const meta = join(cacheDir, META_DIR, `${sha}.json`);
+  if (await isDirectory(finalDir)) {
+    // Used now: the last to be evicted.
+    const now = new Date();
+    await utimes(meta, now, now).catch(() => undefined);
+    return finalDir;
+  }
   await mkdir(cacheDir, { recursive: true });
   const prefix = `.tmp-${sha.slice(0, 12)}-`;
   await removeStale(cacheDir, prefix);
@@ -74,6 +88,9 @@ async function materialize(
   try {
     const treeDir = await fill(tmpDir);
     await chmod(treeDir, 0o755); // mkdtemp makes it 0700
+    const bytes = await treeBytes(treeDir);
+    await mkdir(join(cacheDir, META_DIR), { recursive: true });
+    await writeFile(meta, JSON.stringify({ owner, bytes }));
     try {
       await rename(treeDir, finalDir);
     } catch (err) {
@@ -82,6 +99,7 @@ async function materialize(
       if ((code === "ENOTEMPTY" || code === "EEXIST") && (await isDirectory(finalDir))) return finalDir;
       throw err;
     }
+    await enforceTreeBudget(cacheDir, { sha, owner }, limits);
     return finalDir;
   } finally {
     await rm(tmpDir, { recursive: true, force: true });

@@ -25,4 +25,21 @@ describe("errors about a Secret", () => {
     assert.match(err.message, /stringData\.pin: expected string, got .*Value:\*{8}/);
     assert.doesNotMatch(err.message, /987654321/);
   });
+
+  it("mask them on a real apply too, not only a dry run", async () => {
+    const ns = await cluster.namespace("secret-apply");
+    const secret = {
+      apiVersion: "v1",
+      kind: "Secret",
+      metadata: { name: "creds", namespace: ns },
+      stringData: { pin: 123456789012, password: "sw-applied-secret-58q" },
+    };
+    const err = await cluster.client.apply(secret as never).then(
+      () => assert.fail("the API server should refuse a number in stringData"),
+      (e: unknown) => e,
+    );
+    assert.ok(err instanceof KubeApiError, String(err));
+    assert.match(err.message, /stringData\.pin/);
+    assert.doesNotMatch(err.message, /123456789012|sw-applied-secret-58q/);
+  });
 });

@@ -194,7 +194,10 @@ describe("local git", () => {
         );
         assert.equal(new Set(dirs).size, 1);
         assert.equal(readFileSync(join(fresh, feature, "apps/web/extra.yaml"), "utf8"), CM("extra"));
-        assert.deepEqual(readdirSync(fresh), [feature]);
+        assert.deepEqual(
+          readdirSync(fresh).filter((n) => n !== ".meta"),
+          [feature],
+        );
       } finally {
         cleanup(fresh);
       }
@@ -216,7 +219,10 @@ describe("local git", () => {
         assert.ok(existsSync(join(dir, "apps/api/cm.yaml")));
         assert.ok(!existsSync(join(dir, "apps/half.yaml")));
         // ...and an old one is swept away.
-        assert.deepEqual(readdirSync(fresh), [first]);
+        assert.deepEqual(
+          readdirSync(fresh).filter((n) => n !== ".meta"),
+          [first],
+        );
       } finally {
         cleanup(fresh);
       }

@@ -88,9 +88,9 @@ describe("render: kustomize", () => {
   it("refuses remote resources and resources outside the repository without running kustomize", async () => {
     const options = { kubectl: "/nonexistent/kubectl" };
     assert.deepEqual(await problemsOf(FIXTURES, "evil/kustomize", options), [
-      "evil/kustomize/kustomization.yaml:4: remote resource 'https://github.com/evil/manifests//base?ref=main' refused: render only what the repository holds at this revision (vendor it into the repository)",
-      "evil/kustomize/kustomization.yaml:5: remote resource 'github.com/evil/manifests/base?ref=v1' refused: render only what the repository holds at this revision (vendor it into the repository)",
-      "evil/kustomize/kustomization.yaml:6: resource '../../../../../../etc' points outside the repository; refused",
+      "evil/kustomize/kustomization.yaml:4: resources: 'https://github.com/evil/manifests//base?ref=main' is a URL or remote address; refused: render only what the repository holds at this revision (vendor it into the repository)",
+      "evil/kustomize/kustomization.yaml:5: resources: 'github.com/evil/manifests/base?ref=v1' is a URL or remote address; refused: render only what the repository holds at this revision (vendor it into the repository)",
+      "evil/kustomize/kustomization.yaml:6: resources: '../../../../../../etc' points outside the repository; refused",
     ]);
     assert.deepEqual(await problemsOf(FIXTURES, "evil/kustomize-bomb", options), [
       "evil/kustomize-bomb/kustomization.yaml:3: refused YAML tag !custom: only plain YAML is accepted (no custom or language-specific tags)",
@@ -99,7 +99,7 @@ describe("render: kustomize", () => {
 
   it("refuses an overlay whose base lies outside the tree being rendered", async () => {
     assert.deepEqual(await problemsOf(join(FIXTURES, "kustomize/overlays"), "dev"), [
-      "dev/kustomization.yaml:8: resource '../../base' points outside the repository; refused",
+      "dev/kustomization.yaml:8: resources: '../../base' points outside the repository; refused",
     ]);
   });
 
@@ -170,7 +170,8 @@ describe("render: kustomize", () => {
 
     it("refuses symlinks that lead kustomize outside the repository", async () => {
       assert.deepEqual(await problemsOf(join(root, "repo"), "leak"), [
-        "leak/kustomization.yaml:3: resource 'linked-base': symlink points outside the repository (-> ../../outside/base); refused",
+        "leak/kustomization.yaml:3: resources: 'linked-base' leads outside the repository through a symlink; refused",
+        "leak/kustomization.yaml:6: configMapGenerator[0].files: 'secret.txt' leads outside the repository through a symlink; refused",
         "leak/linked-base: symlink points outside the repository (-> ../../outside/base); refused",
         "leak/secret.txt: symlink points outside the repository (-> ../../outside/secret.txt); refused",
       ]);
