@@ -12,7 +12,7 @@ import { narrowConfig } from "../projects/narrow.ts";
 import type { Project, ProjectsFile } from "../projects/types.ts";
 import type { Logger } from "../reconciler/environment-controller.ts";
 import type { Emit } from "../reconciler/events.ts";
-import { Reconciler } from "../reconciler/reconciler.ts";
+import { type ClusterResolver, Reconciler } from "../reconciler/reconciler.ts";
 import { type RenamedEnvironment, renameApp } from "../reconciler/rename.ts";
 import { Shard } from "../reconciler/shard.ts";
 import { StateStore } from "../state/store.ts";
@@ -38,6 +38,8 @@ export function isConfigPath(file: string): boolean {
 
 export interface AppDeps {
   client: KubeClient;
+  /** Each environment's destination cluster (kube/clusters.ts); absent: `client` for every one. */
+  clusters?: ClusterResolver;
   stateNamespace: string;
   cacheDir: string;
   identity: string;
@@ -108,6 +110,7 @@ export class RepoRuntime {
       repository: `${info.owner}/${info.repo}`,
       config,
       client: deps.client,
+      clusters: deps.clusters,
       source: this.source,
       checks: new GitHubRequiredChecks(octokit, repo),
       emit: (e) => {
@@ -479,7 +482,14 @@ export class Runtimes {
       }
       await move?.holdOld();
       const store = new StateStore(this.deps.client, this.deps.stateNamespace);
-      renamed = await renameApp({ client: this.deps.client, store, config, from, to });
+      renamed = await renameApp({
+        client: this.deps.client,
+        clusters: this.deps.clusters,
+        store,
+        config,
+        from,
+        to,
+      });
       // The copied state carries the event that moved it; the new name's runtimes have nothing to follow.
       for (const r of renamed)
         await store.update(r.to, (s) => {

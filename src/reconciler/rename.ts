@@ -7,7 +7,7 @@ import { retrack } from "../engine/retrack.ts";
 import type { KubeClient } from "../kube/client.ts";
 import type { StateStore } from "../state/store.ts";
 import { instanceName } from "./environment-controller.ts";
-import { writerFor } from "./reconciler.ts";
+import { type ClusterResolver, writerFor } from "./reconciler.ts";
 
 export interface RenamedEnvironment {
   env: string;
@@ -18,6 +18,8 @@ export interface RenamedEnvironment {
 
 export async function renameApp(o: {
   client: KubeClient;
+  /** Each environment's objects are relabelled on its own destination cluster. */
+  clusters?: ClusterResolver;
   store: StateStore;
   config: SyncwardConfig;
   from: string;
@@ -31,7 +33,7 @@ export async function renameApp(o: {
     const state = await o.store.load(from);
     // Objects first: should this stop half-way, the old name still holds the state and runs again.
     const objects = await retrack(
-      writerFor(o.client, env),
+      writerFor(o.clusters ? o.clusters.clientFor(env.destination) : o.client, env),
       from,
       to,
       env.policy.namespaces,
