@@ -4,6 +4,7 @@
 // KubeClient connects with. Errors name the Secret and the key, never a value.
 import type { ExecConfig, KubeCluster, KubeSelection, KubeUser } from "./kubeconfig-parse.ts";
 import type { KubeObject } from "./object.ts";
+import { parseProxyUrl } from "./proxy-agent.ts";
 
 export const CLUSTER_SECRET_LABEL = "syncward.dev/secret-type";
 export const CLUSTER_SECRET_TYPE = "cluster";
@@ -103,6 +104,14 @@ export function clusterFromSecret(secret: SecretLike): ClusterEntry {
     }
     if (typeof config !== "object" || config === null || Array.isArray(config))
       throw new ClusterSecretError(`${at}: data.config must be a JSON object`);
+  }
+  if (config.proxyUrl !== undefined) {
+    try {
+      parseProxyUrl(String(config.proxyUrl), at);
+    } catch {
+      // Its message would quote the URL, which may carry a proxy password.
+      throw new ClusterSecretError(`${at}: config.proxyUrl is not an http, https or socks5 URL`);
+    }
   }
   const tls = config.tlsClientConfig ?? {};
   const cluster: KubeCluster = {

@@ -138,7 +138,16 @@ export class Clusters {
   private cached(key: string, version: string, make: () => KubeClient): KubeClient {
     const had = this.clients.get(key);
     if (had && had.version === version) return had.client;
-    const client = make();
+    let client: KubeClient;
+    try {
+      client = make();
+    } catch (err) {
+      if (err instanceof UnknownDestinationError) throw err;
+      throw new UnknownDestinationError(
+        key,
+        `destination cluster "${key.replace(/^\w+:/, "")}": ${(err as Error).message}`,
+      );
+    }
     this.clients.set(key, { version, client });
     if (had) {
       const t = setTimeout(() => {

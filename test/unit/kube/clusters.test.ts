@@ -199,3 +199,20 @@ describe("how a destination resolves", () => {
     own.close();
   });
 });
+
+describe("a cluster Secret's proxy URL", () => {
+  it("is checked without being quoted (it may carry a password)", () => {
+    assert.throws(
+      () =>
+        clusterFromSecret(
+          secret("p", {
+            server: "https://a",
+            config: JSON.stringify({ proxyUrl: "ftp://user:pa55word@proxy" }),
+          }),
+        ),
+      (err: Error) =>
+        /config.proxyUrl is not an http, https or socks5 URL/.test(err.message) &&
+        !err.message.includes("pa55word"),
+    );
+  });
+});
