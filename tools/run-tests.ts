@@ -3,13 +3,15 @@
 //   all:  everything; starts the local control plane once (or reuses one already up, or uses
 //         SYNCWARD_TEST_KUBECONFIG) and stops it afterwards if this run started it. syncward's
 //         ServiceAccount (deploy/'s RBAC) gets a kubeconfig next to the admin one, in
-//         SYNCWARD_TEST_SA_KUBECONFIG.
+//         SYNCWARD_TEST_SA_KUBECONFIG. Files that name SYNCWARD_TEST_KUBECONFIG_2 get a second
+//         plane beside it (in <plane dir>-2, or the cluster SYNCWARD_TEST_KUBECONFIG_2 names),
+//         started only when such a file is in the run.
 // Extra arguments are test files or folders to run instead of the default set.
 import { spawnSync } from "node:child_process";
-import { existsSync, readdirSync, statSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 import { provisionAccount } from "../test/support/syncward-account.ts";
-import { down, PlaneError, up } from "./cluster/plane.ts";
+import { down, PlaneError, planeDir, up } from "./cluster/plane.ts";
 
 const root = join(import.meta.dirname, "..");
 const [mode = "all", ...only] = process.argv.slice(2);
@@ -65,11 +67,42 @@ if (needsCluster && env.SYNCWARD_TEST_KUBECONFIG) {
   }
 }
 
+// A second plane (its own etcd, kube-apiserver, controllers and kwok) only for a run with files that
+// deploy to two clusters: they name SYNCWARD_TEST_KUBECONFIG_2. It costs ~10-20 s and ~400 MB.
+const needsSecond =
+  needsCluster &&
+  !process.env.SYNCWARD_TEST_KUBECONFIG_2 &&
+  files.some((f) => readFileSync(join(root, f), "utf8").includes("SYNCWARD_TEST_KUBECONFIG_2"));
+const secondDir = `${planeDir()}-2`;
+let secondStartedHere = false;
+if (process.env.SYNCWARD_TEST_KUBECONFIG_2)
+  env.SYNCWARD_TEST_KUBECONFIG_2 = process.env.SYNCWARD_TEST_KUBECONFIG_2;
+else if (needsSecond) {
+  const t0 = Date.now();
+  try {
+    const { state, alreadyUp } = await up({ dir: secondDir });
+    secondStartedHere = !alreadyUp && !process.env.SYNCWARD_KEEP_CLUSTER;
+    env.SYNCWARD_TEST_KUBECONFIG_2 = state.kubeconfig;
+    env.SYNCWARD_TEST_SA_KUBECONFIG_2 = provisionAccount(
+      state.kubeconfig,
+      join(dirname(state.kubeconfig), "syncward-sa.kubeconfig"),
+    );
+    process.stderr.write(
+      `[tests] second control plane ${alreadyUp ? "reused" : "started"} at ${state.server} (${((Date.now() - t0) / 1000).toFixed(1)} s)\n`,
+    );
+  } catch (err) {
+    process.stderr.write(`[tests] the second control plane could not start:\n${String(err)}\n`);
+    if (startedHere) await down();
+    process.exit(1);
+  }
+}
+
 const concurrency = process.env.SYNCWARD_TEST_CONCURRENCY ?? "2";
 const result = spawnSync(
   process.execPath,
   ["--import", "tsx", "--test", `--test-concurrency=${concurrency}`, "--test-reporter=spec", ...files],
   { cwd: root, env, stdio: "inherit" },
 );
+if (secondStartedHere) await down(secondDir);
 if (startedHere) await down();
 process.exit(result.status ?? 1);

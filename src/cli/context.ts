@@ -5,8 +5,10 @@ import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import type { LevelWithSilent } from "pino";
 import { ConfigError, DEFAULT_CONFIG_FILE, loadConfigFile } from "../config/load.ts";
-import type { SyncwardConfig } from "../config/types.ts";
+import { destinationName, type SyncwardConfig } from "../config/types.ts";
 import { KubeClient } from "../kube/client.ts";
+import { ClusterRegistry } from "../kube/cluster-registry.ts";
+import { Clusters } from "../kube/clusters.ts";
 import { createLogger } from "../observability/logger.ts";
 import type { Logger } from "../reconciler/environment-controller.ts";
 import type { Emit } from "../reconciler/events.ts";
@@ -79,6 +81,26 @@ export function makeClient(opts: GlobalOptions): KubeClient {
   }
 }
 
+/**
+ * The CLI's clusters: the contexts of its kubeconfig, and (read once, only when an environment
+ * names a cluster that is no context) the registry in the state namespace of the current context.
+ */
+async function cliClusters(opts: GlobalOptions, own: KubeClient, config: SyncwardConfig): Promise<Clusters> {
+  const kubeconfig = Clusters.kubeconfigOf(opts.kubeconfig);
+  const contexts = new Set(kubeconfig?.doc.contexts.map((c) => c.name) ?? []);
+  const unnamed = config.environments.some((e) => {
+    const name = destinationName(e.destination);
+    return name !== undefined && !contexts.has(name);
+  });
+  let registry: ClusterRegistry | undefined;
+  if (unnamed) {
+    registry = new ClusterRegistry(own, opts["state-namespace"] ?? "syncward");
+    // Not allowed to read it (or no such namespace): names resolve among the contexts only.
+    await registry.load().catch(() => undefined);
+  }
+  return new Clusters({ own, registry, kubeconfig });
+}
+
 export async function openContext(
   opts: GlobalOptions,
   extra: {
@@ -100,6 +122,7 @@ export async function openContext(
     opts["health-config"],
   );
   const client = makeClient(opts);
+  const clusters = await cliClusters(opts, client, config);
   const app = checkoutApp(repo, opts.app);
   const reconciler = new Reconciler({
     app: app.id,
@@ -108,6 +131,7 @@ export async function openContext(
     config,
     healthChecks,
     client,
+    clusters,
     source: new LocalGitSource(repo, treeCacheDir()),
     emit: extra.emit ?? (() => undefined),
     // Quiet unless asked (LOG_LEVEL=debug): the commands print what a person needs.
@@ -134,6 +158,7 @@ export async function openContext(
     reconciler,
     async close() {
       await reconciler.stop();
+      clusters.close();
       client.close();
     },
   };

@@ -139,6 +139,22 @@ function appVerb(
 
 const output = pick(APP_OPTIONS, "output");
 
+/** `cluster` verbs: the registry lives on the cluster of --context, in --state-namespace. */
+function clusterVerb(
+  verb: string,
+  summary: string,
+  args: readonly string[],
+  options: OptionSpecs,
+): CommandSpec {
+  return {
+    summary,
+    args,
+    options: { ...pick(REPO_OPTIONS, "kubeconfig", "context", "state-namespace"), ...options },
+    run: async ({ positionals, values, io }) =>
+      (await import("./commands/cluster.ts")).clusterCommand(verb, positionals, values, io),
+  };
+}
+
 export const COMMANDS: Record<string, CommandSpec> = {
   app: {
     summary: "list, inspect, diff, sync, wait for and set the policy of environments",
@@ -244,8 +260,32 @@ export const COMMANDS: Record<string, CommandSpec> = {
       return (await import("./commands/diff.ts")).diffCommand(toArgv(values), io);
     },
   },
+  cluster: {
+    summary: "the cluster registry: destination clusters syncward deploys to (Secrets in its namespace)",
+    verbs: {
+      add: clusterVerb(
+        "add",
+        "register a kubeconfig context as a cluster (its credentials go into a Secret)",
+        ["<CONTEXT>"],
+        {
+          name: { type: "string", value: "NAME", description: "the cluster's name (default: the context's)" },
+        },
+      ),
+      list: clusterVerb("list", "the registered clusters (never their credentials)", [], {
+        output: {
+          type: "string",
+          short: "o",
+          value: "FORMAT",
+          choices: ["json", "yaml"],
+          description: "output format",
+        },
+      }),
+      rm: clusterVerb("rm", "remove a cluster from the registry", ["<NAME>"], {}),
+    },
+  },
   "import-argo": {
-    summary: "turn an Argo CD Application, AppProject or argocd-cm into syncward configuration",
+    summary:
+      "turn an Argo CD Application, AppProject, argocd-cm or cluster Secret into syncward configuration",
     args: ["<APPLICATION.yaml>"],
     run: async ({ positionals, io }) =>
       (await import("./commands/import-argo.ts")).importArgoCommand(positionals, io),

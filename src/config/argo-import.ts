@@ -350,13 +350,13 @@ function importDestination(destination: unknown, problems: string[], notes: stri
   if (IN_CLUSTER_SERVER.test(server) || name === "in-cluster") {
     out.inCluster = true;
   } else if (name !== "") {
-    out.context = name;
+    out.cluster = name;
     notes.push(
-      `destination.name ${JSON.stringify(name)} became destination.context: it must be a kubeconfig context name`,
+      `destination.name ${JSON.stringify(name)} became destination.cluster: a cluster of syncward's registry (syncward import-argo converts Argo CD's cluster Secret) or a kubeconfig context of that name`,
     );
   } else if (server !== "") {
     notes.push(
-      `destination.server ${server}: set destination.context to the kubeconfig context of that cluster (without it, the current context is used)`,
+      `destination.server ${server}: set destination.cluster to the name of that cluster in syncward's registry (without it, syncward's own cluster is used)`,
     );
   }
   return out;

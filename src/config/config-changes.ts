@@ -1,7 +1,14 @@
 // What a change of `.github/syncward.yml` would do, per environment, in words a reviewer reads
 // before merging: which fields change (old -> new) and which changes weaken a guard (approval,
 // production, allowed namespaces and kinds, command permissions, signatures). Pure.
-import type { EnvironmentConfig, RequiredCheck, SyncOptions, SyncWindow, SyncwardConfig } from "./types.ts";
+import {
+  destinationName,
+  type EnvironmentConfig,
+  type RequiredCheck,
+  type SyncOptions,
+  type SyncWindow,
+  type SyncwardConfig,
+} from "./types.ts";
 
 export interface EnvironmentChange {
   env: string;
@@ -95,7 +102,7 @@ export function weakenedGuards(before: EnvironmentConfig, after: EnvironmentConf
   if (before.destination.namespace !== after.destination.namespace)
     out.push(`destination namespace moves to ${after.destination.namespace}`);
   if (
-    (before.destination.context ?? "") !== (after.destination.context ?? "") ||
+    (destinationName(before.destination) ?? "") !== (destinationName(after.destination) ?? "") ||
     Boolean(before.destination.inCluster) !== Boolean(after.destination.inCluster)
   )
     out.push("destination cluster changes");

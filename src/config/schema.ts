@@ -608,11 +608,14 @@ const source = strictObject({
 
 const destination = strictObject({
   namespace: dnsLabel("namespace").describe("Namespace of namespaced objects that do not name one."),
-  context: nonEmpty()
+  cluster: nonEmpty()
     .optional()
     .describe(
-      "kubeconfig context of the cluster. Absent: the current context (or in-cluster with inCluster).",
+      "The cluster, by name: a cluster of syncward's registry (a cluster Secret), else a kubeconfig context of that name. Absent: syncward's own cluster.",
     ),
+  context: nonEmpty()
+    .optional()
+    .describe("The same as cluster (the name of a registry cluster or a kubeconfig context)."),
   inCluster: z
     .boolean()
     .default(false)
@@ -621,6 +624,10 @@ const destination = strictObject({
   .refine((d) => !(d.inCluster && d.context !== undefined), {
     path: ["context"],
     error: "cannot be combined with inCluster: true (choose one)",
+  })
+  .refine((d) => !(d.cluster !== undefined && (d.context !== undefined || d.inCluster)), {
+    path: ["cluster"],
+    error: "cannot be combined with context or inCluster: true (choose one)",
   })
   .describe("The cluster and namespace to deploy to.");
 

@@ -3,7 +3,13 @@
 // still waits for an approval under the old rule, and takes effect once deployed. Pure.
 import { createHash } from "node:crypto";
 import { checkKey, weakenedGuards, weakerDriftPolicy } from "./config-changes.ts";
-import type { ApprovalRule, CommandPermissions, EnvironmentConfig, SyncWindow } from "./types.ts";
+import {
+  type ApprovalRule,
+  type CommandPermissions,
+  destinationName,
+  type EnvironmentConfig,
+  type SyncWindow,
+} from "./types.ts";
 
 /** The guarding part of an environment's config, kept with the state of what it deployed. */
 export interface Guards {
@@ -227,7 +233,7 @@ export function sharedWith(env: EnvironmentConfig, other: Guards): string[] {
   const there = other.destination;
   if (
     there !== undefined &&
-    ((there.context ?? "") !== (env.destination.context ?? "") ||
+    ((destinationName(there) ?? "") !== (destinationName(env.destination) ?? "") ||
       Boolean(there.inCluster) !== Boolean(env.destination.inCluster))
   )
     return [];

@@ -30,7 +30,9 @@ export interface EnvironmentConfig {
     targetRevision?: string;
   };
   destination: {
-    /** kubeconfig context; absent = current context (or in-cluster when `inCluster`). */
+    /** A cluster by name (registry, then kubeconfig contexts); see destinationName(). */
+    cluster?: string;
+    /** The same as `cluster`; absent both = syncward's own cluster (or in-cluster when `inCluster`). */
     context?: string;
     inCluster: boolean;
     namespace: string;
@@ -228,4 +230,9 @@ export interface ApprovalRule {
   expiresAfter?: number;
   /** Bots that act on their own: their contributions hide no person (approval.trustedBots). */
   trustedBots: string[];
+}
+
+/** The name an environment's destination cluster goes by (cluster or context), undefined for the default. */
+export function destinationName(d: { cluster?: string; context?: string }): string | undefined {
+  return d.cluster ?? d.context;
 }

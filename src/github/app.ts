@@ -5,6 +5,7 @@ import { join } from "node:path";
 import type { ApplicationFunction, Probot } from "probot";
 import { floorsFromEnv } from "../config/floors.ts";
 import { KubeClient } from "../kube/client.ts";
+import { startClusters } from "../kube/clusters.ts";
 import { AppStatusFollower } from "../observability/app-status-follower.ts";
 import { healthHandler } from "../observability/http.ts";
 import { createMetrics } from "../observability/metrics.ts";
@@ -79,6 +80,8 @@ export function syncwardApp(
     followProjects?: (onChange: () => Promise<unknown>) => void;
     /** True once the process is stopping: deliveries are refused (observability/shutdown.ts). */
     stopping?: () => boolean;
+    /** The bootstrap waits for it: the cluster registry's first read. */
+    clustersReady?: Promise<void>;
   },
   onReady?: (parts: SyncwardApp) => void,
 ): ApplicationFunction {
@@ -92,7 +95,7 @@ export function syncwardApp(
     const deliveries = new RecentDeliveries();
     const mergedPulls = new Map<string, number>();
     onReady?.({ runtimes, deliveries });
-    if (deps.bootstrap) void bootstrap(app, runtimes, auth);
+    if (deps.bootstrap) void Promise.resolve(deps.clustersReady).then(() => bootstrap(app, runtimes, auth));
     // The operator edited the projects: every repository is loaded again under them.
     deps.followProjects?.(() => bootstrap(app, runtimes, auth, true));
     const on = handleEvent(app, deliveries, deps.metrics, deps.stopping);
@@ -207,10 +210,19 @@ export const appWith =
     // syncward_app_info from the stored state: right from start, and current with other replicas' writes.
     const appStatus = new AppStatusFollower({ client, namespace: stateNamespace, metrics, log: probot.log });
     appStatus.start();
+    // Each environment's destination: the cluster Secrets in syncward's namespace, and kubeconfig contexts.
+    const { clusters, ready: clustersReady } = startClusters(
+      client,
+      stateNamespace,
+      probot.log,
+      process.env.SYNCWARD_KUBECONFIG,
+    );
     const stopping = () => shutdown?.stopping ?? false;
     return syncwardApp(
       {
         client,
+        clusters,
+        clustersReady,
         stateNamespace,
         projects: () => loadProjectsConfigMap(client, stateNamespace),
         followProjects: (onChange) => followProjectsConfigMap(client, stateNamespace, 10_000, onChange),

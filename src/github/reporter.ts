@@ -47,6 +47,7 @@ const REPORTED = new Set<ReconcilerEvent["type"]>([
   "driftFight",
   "outOfSync",
   "renderError",
+  "clusterUnavailable",
   "orphans",
   "waiting",
 ]);
@@ -314,6 +315,12 @@ export class GitHubReporter {
         await this.check(gh, event.env, event.revision, {
           problems: event.problems,
           note: `Render failed; nothing was applied.\n\n${fenced(event.message)}`,
+        });
+        return;
+      case "clusterUnavailable":
+        await this.check(gh, event.env, event.revision, {
+          title: `Unknown: ${event.message}`,
+          note: `${event.message}. Nothing was read from or applied to that cluster.`,
         });
         return;
       default:

@@ -14,7 +14,7 @@ import { configMapPins } from "../projects/pins-configmap.ts";
 import type { Project, ProjectsFile } from "../projects/types.ts";
 import type { Logger } from "../reconciler/environment-controller.ts";
 import type { Emit } from "../reconciler/events.ts";
-import { Reconciler } from "../reconciler/reconciler.ts";
+import { type ClusterResolver, Reconciler } from "../reconciler/reconciler.ts";
 import { Shard } from "../reconciler/shard.ts";
 import { githubAppId, legacyAppName } from "../state/identity.ts";
 import type { HandedOverRepositoryEvent } from "../state/types.ts";
@@ -40,6 +40,8 @@ export function isConfigPath(file: string): boolean {
 
 export interface AppDeps {
   client: KubeClient;
+  /** Each environment's destination cluster (kube/clusters.ts); absent: `client` for every one. */
+  clusters?: ClusterResolver;
   stateNamespace: string;
   cacheDir: string;
   identity: string;
@@ -122,6 +124,7 @@ export class RepoRuntime {
       config,
       healthChecks,
       client: deps.client,
+      clusters: deps.clusters,
       source: this.source,
       checks: new GitHubRequiredChecks(octokit, repo),
       emit: (e) => {

@@ -1,7 +1,7 @@
 // Pure renderers from engine and state values to what GitHub shows: check-run output (reads like
 // `argocd app get`), its conclusion, annotations, and the one PR comment that sums up every
 // environment. No Octokit here: handlers send what these functions return.
-import type { EnvironmentConfig } from "../config/types.ts";
+import { destinationName, type EnvironmentConfig } from "../config/types.ts";
 import type { HealthStatus, ResourceResult, SyncResult } from "../engine/result.ts";
 import type { RevertedChange } from "../engine/revert/trail.ts";
 import type { EnvironmentState, HistoryEntry } from "../state/types.ts";
@@ -614,7 +614,7 @@ function environmentSection(env: EnvironmentConfig): string {
     `### Environment \`${env.name}\``,
     "",
     `- **Source:** ${code(env.source.path)} on ${code(env.source.branch)}`,
-    `- **Destination:** namespace \`${dest.namespace}\`, ${dest.context !== undefined ? `context \`${dest.context}\`` : dest.inCluster ? "in-cluster" : "current context"}`,
+    `- **Destination:** namespace \`${dest.namespace}\`, ${destinationName(dest) !== undefined ? `cluster \`${destinationName(dest)}\`` : dest.inCluster ? "in-cluster" : "current context"}`,
     `- **Sync options:** ${options}`,
     `- **Retry:** ${retry}`,
   ];

@@ -8,6 +8,7 @@ import { KubeApiError, KubeConnectionError } from "./errors.ts";
 import { type Http2Response, Http2Streams } from "./http2-streams.ts";
 import { asImpersonated } from "./impersonation.ts";
 import { Kubeconfig } from "./kubeconfig.ts";
+import type { KubeSelection } from "./kubeconfig-parse.ts";
 import { groupOf, type KubeObject, type ResourceKey } from "./object.ts";
 import { scrubSecretValues } from "./scrub-secret.ts";
 
@@ -66,6 +67,7 @@ export class KubeClient {
   private readonly http2?: Http2Streams;
   /** Impersonate-User of every write; reads and watches keep the client's own identity. */
   private writeAs?: string;
+  private origin?: KubeClient;
 
   private constructor(
     readonly kubeconfig: Kubeconfig,
@@ -93,6 +95,22 @@ export class KubeClient {
     );
   }
 
+  /** A client for a cluster given as data (a registry Secret), not read from a kubeconfig file. */
+  static fromSelection(
+    selection: KubeSelection,
+    source: string,
+    options: Omit<KubeClientOptions, "kubeconfig" | "context"> = {},
+  ): KubeClient {
+    const kc = new Kubeconfig(selection, source);
+    return new KubeClient(
+      kc,
+      kc.server,
+      options.timeoutMs ?? 30_000,
+      options.maxSockets ?? 32,
+      options.http2Watches ?? true,
+    );
+  }
+
   /** HTTP/2 connections the watches share (0 when they run over HTTP/1.1). */
   get watchConnections(): number {
     return this.http2?.connections ?? 0;
@@ -106,7 +124,13 @@ export class KubeClient {
   writingAs(user: string): KubeClient {
     const view = Object.create(this) as KubeClient;
     view.writeAs = user;
+    view.origin = this.root;
     return view;
+  }
+
+  /** The client a writingAs() view is of (itself otherwise): what watches and caches are keyed on. */
+  get root(): KubeClient {
+    return this.origin ?? this;
   }
 
   /** Current context's name, for messages. */

@@ -13,6 +13,16 @@ import {
 /** Well under the API server's SETTINGS_MAX_CONCURRENT_STREAMS (Go's default is 250). */
 export const STREAMS_PER_SESSION = 100;
 
+/**
+ * Liveness, as client-go's HTTP/2 transport has it (ReadIdleTimeout 30 s, PingTimeout 15 s): a
+ * session that received nothing for READ_IDLE_MS is sent a PING; no answer within PING_TIMEOUT_MS
+ * and the session is destroyed, which ends its watches with an error so they are opened again. A
+ * half-open connection (a peer gone without a FIN, traffic black-holed) is so found within 45 s,
+ * instead of silencing drift detection until the next resync.
+ */
+export const READ_IDLE_MS = 30_000;
+export const PING_TIMEOUT_MS = 15_000;
+
 /** A response stream with its status, read like an http.IncomingMessage. */
 export type Http2Response = ClientHttp2Stream & { statusCode: number };
 
@@ -31,7 +41,10 @@ export class Http2Streams {
   /** The TLS context of the newest request: sessions of older ones close once their streams end. */
   private latest: unknown;
 
-  constructor(private readonly origin: string) {}
+  constructor(
+    private readonly origin: string,
+    private readonly liveness = { readIdleMs: READ_IDLE_MS, pingTimeoutMs: PING_TIMEOUT_MS },
+  ) {}
 
   /**
    * A GET whose body streams. `respond` receives the stream once the response headers are in;
@@ -104,7 +117,26 @@ export class Http2Streams {
       const at = this.sessions.indexOf(entry);
       if (at >= 0) this.sessions.splice(at, 1);
     });
+    this.watchLiveness(session);
     this.sessions.push(entry);
     return entry;
+  }
+
+  /** PING after a read-idle spell; a session that does not answer in time is destroyed (see READ_IDLE_MS). */
+  private watchLiveness(session: ClientHttp2Session): void {
+    const { readIdleMs, pingTimeoutMs } = this.liveness;
+    session.setTimeout(readIdleMs, () => {
+      if (session.destroyed || session.closed) return;
+      const dead = setTimeout(
+        () => session.destroy(new Error(`the API server did not answer a PING within ${pingTimeoutMs} ms`)),
+        pingTimeoutMs,
+      );
+      dead.unref();
+      const sent = session.ping((err) => {
+        clearTimeout(dead);
+        if (err && !session.destroyed) session.destroy(err);
+      });
+      if (!sent) clearTimeout(dead);
+    });
   }
 }

@@ -44,6 +44,7 @@ export function appStatusAfter(
     case "outOfSync":
       return { ...current, sync: "OutOfSync" };
     case "renderError":
+    case "clusterUnavailable":
       return { ...current, sync: "Unknown" };
     case "stuck":
       return { ...current, health: "Degraded" };

@@ -2,7 +2,12 @@
 // config) -> the effective config, with what reaches outside the project recorded as violations
 // that fail every sync of that environment before anything is written (engine/prepare.ts).
 import { applyFloors, type Floor } from "../config/floors.ts";
-import type { EnvironmentConfig, EnvironmentProject, SyncwardConfig } from "../config/types.ts";
+import {
+  destinationName,
+  type EnvironmentConfig,
+  type EnvironmentProject,
+  type SyncwardConfig,
+} from "../config/types.ts";
 import { globMatch, namespaceAllowed } from "./glob.ts";
 import { grantViolations } from "./grants.ts";
 import { destinationsFor } from "./own-namespace.ts";
@@ -140,26 +145,30 @@ function ownNamespaceOverlaps(
   return out;
 }
 
+/**
+ * A destination's `cluster` or `context` glob matches the name the environment's cluster goes by
+ * (destination.cluster or destination.context: one namespace of names, resolved the same way by
+ * kube/clusters.ts), so a repository cannot reach a cluster its project leaves out by spelling
+ * its name under the other key. A name-less destination (syncward's own cluster) matches only a
+ * project destination that names no cluster.
+ */
 function clusterMatches(d: ProjectDestination, env: EnvironmentConfig): boolean {
   if (d.inCluster) return env.destination.inCluster;
-  if (d.context !== undefined)
-    return env.destination.context !== undefined && globMatch(d.context, env.destination.context);
-  return true;
+  const glob = d.cluster ?? d.context;
+  if (glob === undefined) return true;
+  const name = destinationName(env.destination);
+  return name !== undefined && globMatch(glob, name);
 }
 
 function describeCluster(env: EnvironmentConfig): string {
   if (env.destination.inCluster) return "in-cluster";
-  return env.destination.context !== undefined
-    ? `context "${env.destination.context}"`
-    : "the current context";
+  const name = destinationName(env.destination);
+  return name !== undefined ? `cluster "${name}"` : "syncward's own cluster";
 }
 
 function describeDestination(d: ProjectDestination): string {
-  const cluster = d.inCluster
-    ? "in-cluster"
-    : d.context !== undefined
-      ? `context ${d.context}`
-      : "any cluster";
+  const glob = d.cluster ?? d.context;
+  const cluster = d.inCluster ? "in-cluster" : glob !== undefined ? `cluster ${glob}` : "any cluster";
   return `${d.namespace} on ${cluster}`;
 }
 

@@ -95,6 +95,14 @@ const destination = strictObject({
     .optional()
     .describe("kubeconfig context (glob) of the cluster. Absent, and without inCluster: any cluster."),
   inCluster: z.boolean().optional().describe("The cluster syncward runs in."),
+  // Clusters by name (the registry's Secrets, or kubeconfig contexts): see narrow.ts clusterMatches.
+  cluster: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      "Name (glob) of a cluster of syncward's registry or a kubeconfig context, e.g. \"prod-*\" (Argo CD's destinations[].name). Absent, with no context and no inCluster: any cluster.",
+    ),
   serviceAccount: z
     .string()
     .regex(SERVICE_ACCOUNT_RE, {
@@ -110,6 +118,10 @@ const destination = strictObject({
   .refine((d) => !(d.inCluster && d.context !== undefined), {
     path: ["context"],
     error: "cannot be combined with inCluster: true (choose one)",
+  })
+  .refine((d) => !(d.cluster !== undefined && (d.context !== undefined || d.inCluster)), {
+    path: ["cluster"],
+    error: "cannot be combined with context or inCluster: true (choose one)",
   })
   .describe("A cluster and namespaces the project's repositories may deploy to.");
 

@@ -47,6 +47,8 @@ export interface ProjectDestination {
   /** kubeconfig context glob; absent (and not inCluster): any cluster. */
   context?: string;
   inCluster?: boolean;
+  /** Cluster name glob (registry or kubeconfig context): the same names as `context`. */
+  cluster?: string;
   /** Namespace glob; a leading `!` denies (Argo CD's negation). */
   namespace: string;
   /** ServiceAccount every write to this destination impersonates: `NAME` (in the namespace) or `NAMESPACE:NAME`. */

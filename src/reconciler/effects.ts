@@ -172,6 +172,36 @@ export class EnvironmentEffects {
   }
 
   /**
+   * The destination resolves to no cluster, or its cluster cannot be read: recorded once per
+   * revision and reason (history, the check run, `syncStatus: Unknown`); nothing is read from or
+   * written to any cluster, so nothing is pruned and nothing is reported Synced.
+   */
+  async reportDestination(
+    head: string,
+    state: EnvironmentState,
+    trigger: Trigger,
+    actor: string,
+    message: string,
+  ): Promise<SyncOutcome> {
+    const outcome = outcomeWithoutWork(head, "Error", `${message}; nothing was applied`);
+    if (state.lastError?.revision === head && state.lastError.message === message) return outcome;
+    const now = new Date().toISOString();
+    await this.record(trigger, actor, outcome, (s) => {
+      s.lastError = { revision: head, message, at: now };
+      s.syncStatus = "Unknown";
+    });
+    this.o.log.warn({ instance: this.instance, revision: head }, message);
+    this.o.emit({
+      type: "clusterUnavailable",
+      instance: this.instance,
+      env: this.o.env.name,
+      revision: head,
+      message,
+    });
+    return outcome;
+  }
+
+  /**
    * The head renders exactly what is deployed (a docs-only commit): it becomes the deployed
    * revision without a sync, an approval or a GitHub deployment; history says "no change".
    */

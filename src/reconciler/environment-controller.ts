@@ -9,6 +9,7 @@ import type { EnvironmentConfig } from "../config/types.ts";
 import type { HealthChecks } from "../engine/health/index.ts";
 import { assess, outcomeWithoutWork, type SyncOutcome, type SyncRequest } from "../engine/sync.ts";
 import type { KubeClient } from "../kube/client.ts";
+import { UnknownDestinationError } from "../kube/clusters.ts";
 import { keyOf, keyString } from "../kube/object.ts";
 import type { RenderedSource } from "../source/render.ts";
 import { instanceName } from "../state/identity.ts";
@@ -44,7 +45,14 @@ export interface Logger {
 export interface ControllerOptions {
   app: string;
   env: EnvironmentConfig;
-  client: KubeClient;
+  /**
+   * The destination cluster's client, for every read, watch, dry run and write of the environment
+   * (the reconciler's is a getter: kube/clusters.ts resolves it, and throws
+   * UnknownDestinationError when the destination names no cluster syncward knows).
+   */
+  readonly client: KubeClient;
+  /** syncward's own cluster, where the state lives (default: client). */
+  stateClient?: KubeClient;
   store: StateStore;
   source: RevisionSource;
   emit: Emit;
@@ -132,6 +140,8 @@ export class EnvironmentController {
   /** The state watch heard a write of this environment's state since the last full pass began. */
   private stateTouched = true;
   private stopStateWatch: (() => void) | undefined;
+  /** The cluster client the watches above are open on. */
+  private watchingOn: KubeClient | undefined;
   private readonly resyncMs: number;
   /** When the last full poll (the assessment and the orphan scan) began: the hard resync counts from it. */
   private lastFullPoll = 0;
@@ -191,28 +201,62 @@ export class EnvironmentController {
     if (this.o.watch ?? true) {
       // Through the process's one watch of the state namespace: a write of this environment's state
       // (by anyone) makes the next poll a full one.
-      this.stopStateWatch = watchStates(this.o.client, this.o.store.namespace, [this.instance], () => {
+      this.stopStateWatch = watchStates(this.stateClient, this.o.store.namespace, [this.instance], () => {
         this.stateTouched = true;
       });
-      this.watcher = new ManagedWatch(
-        this.o.client,
-        this.instance,
-        this.o.env.policy.namespaces,
-        this.o.log,
-        (named) => this.nudge("selfHeal", "syncward", named),
-      );
-      // A risky object nobody declared (a DaemonSet, a privileged Pod) is reported within seconds.
-      this.undeclared = new ManagedWatch(
-        this.o.client,
-        this.instance,
-        this.o.env.policy.namespaces,
-        this.o.log,
-        () => void this.serialize(() => this.rescanOrphans()),
-        { undeclared: true, accept: (obj) => mayBeOrphan(obj, this.instance) },
-      );
-      this.undeclared.ensureKinds(RISKY_KINDS);
+      this.watchDestination();
     }
     this.nudge("poll", "syncward");
+  }
+
+  private get stateClient(): KubeClient {
+    return this.o.stateClient ?? this.o.client;
+  }
+
+  /**
+   * The destination's client, or why there is none (a name no cluster goes by, a registry Secret
+   * that cannot be read): the pass then stops before any request to a cluster.
+   */
+  private destination(): { client: KubeClient } | { problem: string } {
+    try {
+      return { client: this.o.client };
+    } catch (err) {
+      if (err instanceof UnknownDestinationError) return { problem: err.message };
+      throw err;
+    }
+  }
+
+  /**
+   * The watches of the managed and the undeclared objects, on the destination's client; opened
+   * again on a new client (a cluster Secret added or rotated since), none while it resolves to nothing.
+   */
+  private watchDestination(): void {
+    if (!this.looping || !(this.o.watch ?? true)) return;
+    const found = this.destination();
+    const client = "client" in found ? found.client.root : undefined;
+    if (client === this.watchingOn) return;
+    this.watcher?.stop();
+    this.undeclared?.stop();
+    this.watcher = this.undeclared = undefined;
+    this.watchingOn = client;
+    if (!("client" in found)) return;
+    this.watcher = new ManagedWatch(
+      found.client,
+      this.instance,
+      this.o.env.policy.namespaces,
+      this.o.log,
+      (named) => this.nudge("selfHeal", "syncward", named),
+    );
+    // A risky object nobody declared (a DaemonSet, a privileged Pod) is reported within seconds.
+    this.undeclared = new ManagedWatch(
+      found.client,
+      this.instance,
+      this.o.env.policy.namespaces,
+      this.o.log,
+      () => void this.serialize(() => this.rescanOrphans()),
+      { undeclared: true, accept: (obj) => mayBeOrphan(obj, this.instance) },
+    );
+    this.undeclared.ensureKinds(RISKY_KINDS);
   }
 
   async stop(): Promise<void> {
@@ -223,6 +267,7 @@ export class EnvironmentController {
     clearTimeout(this.wakeTimer);
     this.watcher?.stop();
     this.undeclared?.stop();
+    this.watcher = this.undeclared = this.watchingOn = undefined;
     this.stopStateWatch?.();
     this.stopStateWatch = undefined;
     this.settled = undefined;
@@ -299,7 +344,7 @@ export class EnvironmentController {
     const marks = [
       this.watcher?.mark(),
       this.undeclared?.mark(),
-      stateWatchMark(this.o.client, this.o.store.namespace),
+      stateWatchMark(this.stateClient, this.o.store.namespace),
     ];
     return marks.includes(undefined) ? undefined : marks.join(" ");
   }
@@ -341,6 +386,12 @@ export class EnvironmentController {
     }
     const policy = effectivePolicy(env, state);
     const head = await this.o.source.head(env.source.branch);
+    const found = this.destination();
+    if ("problem" in found) {
+      await this.fx.reportDestination(head, state, trigger, actor, found.problem);
+      return;
+    }
+    this.watchDestination();
     const rendered = await this.fx.renderOrReport(head, state, trigger, actor);
     if (!rendered) return;
     this.watcher?.ensureKinds([
@@ -555,6 +606,9 @@ export class EnvironmentController {
       ? await this.o.source.resolve(request.revision)
       : await this.o.source.head(env.source.branch);
     const needsApproval = request.needsApproval ?? request.trigger !== "cli";
+    const found = this.destination();
+    if ("problem" in found)
+      return this.fx.reportDestination(revision, state, request.trigger, request.actor, found.problem);
     if (!request.dryRun) {
       // The gate answers before anything is said or handed over; syncRevision asks it again
       // immediately before the first write.

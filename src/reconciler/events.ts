@@ -41,6 +41,8 @@ export type ReconcilerEvent =
       problems: Array<{ file?: string; line?: number; message: string }>;
     })
   | (Base & { type: "stuck"; reason: string })
+  /** The destination resolves to no cluster, or its cluster cannot be reached: nothing was read or applied. */
+  | (Base & { type: "clusterUnavailable"; message: string })
   /** The gate refused a person's request (a freeze, a closed window, an unsigned commit, missing checks). */
   | (Base & { type: "refused"; trigger: Trigger; actor: string; outcome: SyncOutcome })
   /** A new revision renders what is deployed: it became the deployed one without a sync or an approval. */

@@ -5,10 +5,16 @@
 // and when a replica dies another takes the app over within the lease duration.
 import { applyFloors, type Floor, floorsFromEnv } from "../config/floors.ts";
 import { findEnvironment } from "../config/load.ts";
-import type { EnvironmentConfig, ResourceCustomizations, SyncwardConfig } from "../config/types.ts";
+import {
+  destinationName,
+  type EnvironmentConfig,
+  type ResourceCustomizations,
+  type SyncwardConfig,
+} from "../config/types.ts";
 import { compileHealthChecks } from "../engine/health/index.ts";
 import type { ScriptBudget } from "../engine/health/lua-script.ts";
 import type { KubeClient } from "../kube/client.ts";
+import type { Destination } from "../kube/clusters.ts";
 import { serviceAccountUser } from "../kube/impersonation.ts";
 import { legacyInstanceName } from "../state/identity.ts";
 import { LeaseLock, leaseNameFor } from "../state/lease.ts";
@@ -36,7 +42,10 @@ export interface ReconcilerOptions {
    */
   legacy?: LegacyName;
   config: SyncwardConfig;
+  /** syncward's own cluster: state, leases, and the environments that name no cluster. */
   client: KubeClient;
+  /** Where each environment's destination cluster resolves (kube/clusters.ts); absent: `client` for all. */
+  clusters?: ClusterResolver;
   source: RevisionSource;
   emit: Emit;
   log: Logger;
@@ -75,6 +84,13 @@ export interface ReconcilerOptions {
   healthBudget?: ScriptBudget;
 }
 
+/** What the reconciler asks of kube/clusters.ts: an environment's client, and word of changes. */
+export interface ClusterResolver {
+  /** Throws UnknownDestinationError (before any request) when the destination names no known cluster. */
+  clientFor(destination: Destination): KubeClient;
+  onChange?(listener: (names: string[]) => void): () => void;
+}
+
 export class Reconciler implements ShardedApp {
   readonly store: StateStore;
   private readonly controllers = new Map<string, EnvironmentController>();
@@ -106,7 +122,11 @@ export class Reconciler implements ShardedApp {
         new EnvironmentController({
           app: o.app,
           env,
-          client: writerFor(o.client, env),
+          // Resolved at every use, so a cluster Secret added or rotated later is used without a restart.
+          get client() {
+            return writerFor(o.clusters ? o.clusters.clientFor(env.destination) : o.client, env);
+          },
+          stateClient: o.client,
           store: this.store,
           source: o.source,
           emit: o.emit,
@@ -121,6 +141,18 @@ export class Reconciler implements ShardedApp {
         }),
       );
     }
+  }
+
+  /** A cluster Secret changed: the environments deploying there look again (a pass resolves anew). */
+  private followClusters(): void {
+    const stop = this.o.clusters?.onChange?.((names) => {
+      for (const c of this.controllers.values()) {
+        const name = destinationName(c.env.destination);
+        if (name !== undefined && names.includes(name) && this.running.has(c.env.name))
+          c.nudge("poll", "syncward");
+      }
+    });
+    if (stop) this.abort.signal.addEventListener("abort", stop, { once: true });
   }
 
   get environments(): EnvironmentController[] {
@@ -178,6 +210,7 @@ export class Reconciler implements ShardedApp {
       this.shard.register(this);
     }
     if (this.o.watch !== false) this.watchState();
+    this.followClusters();
   }
 
   private startAll(): void {

@@ -98,11 +98,11 @@ export function watchStates(
   instances: readonly string[],
   listener: StateListener,
 ): () => void {
-  const byNamespace = shared.get(client) ?? new Map<string, SharedStateWatch>();
-  shared.set(client, byNamespace);
+  const root = client.root;
+  const byNamespace = shared.get(root) ?? new Map<string, SharedStateWatch>();
+  shared.set(root, byNamespace);
   const watch =
-    byNamespace.get(namespace) ??
-    new SharedStateWatch(client, namespace, () => byNamespace.delete(namespace));
+    byNamespace.get(namespace) ?? new SharedStateWatch(root, namespace, () => byNamespace.delete(namespace));
   byNamespace.set(namespace, watch);
   return watch.add(instances, listener);
 }
@@ -113,6 +113,6 @@ export function watchStates(
  * every state write in between was heard.
  */
 export function stateWatchMark(client: KubeClient, namespace: string): string | undefined {
-  const watch = shared.get(client)?.get(namespace);
+  const watch = shared.get(client.root)?.get(namespace);
   return watch?.connected ? `${watch.id}.${watch.gaps}` : undefined;
 }

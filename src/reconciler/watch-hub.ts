@@ -236,11 +236,13 @@ export async function subscribeManaged(
   const { apiVersion, kind, instance } = what;
   const resource = await client.resourceFor(apiVersion, kind).catch(() => undefined);
   if (!resource) return undefined;
-  const byKind = hubs.get(client) ?? new Map<string, KindHub>();
-  hubs.set(client, byKind);
+  // Keyed on the cluster's client, not an impersonating view of it: one hub per cluster.
+  const root = client.root;
+  const byKind = hubs.get(root) ?? new Map<string, KindHub>();
+  hubs.set(root, byKind);
   const all = instance === undefined;
   const id = `${apiVersion}|${kind}|${all ? "all" : "labelled"}`;
-  const hub = byKind.get(id) ?? new KindHub(client, apiVersion, kind, resource.namespaced, all);
+  const hub = byKind.get(id) ?? new KindHub(root, apiVersion, kind, resource.namespaced, all);
   byKind.set(id, hub);
   const sub: Subscriber = {
     instance,

@@ -23,7 +23,7 @@ describe("projects", () => {
     assert.match(
       sync.out + sync.err,
       new RegExp(
-        `refused by the operator's project: environment dev: destination\\.namespace "${ns}" is outside project team-a \\(destinations\\[\\]\\.namespace on the current context: team-a-\\*\\)`,
+        `refused by the operator's project: environment dev: destination\\.namespace "${ns}" is outside project team-a \\(destinations\\[\\]\\.namespace on syncward's own cluster: team-a-\\*\\)`,
       ),
     );
     assert.equal(await cluster.client.get("v1", "ConfigMap", ns, "settings"), undefined, "nothing applied");

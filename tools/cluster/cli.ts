@@ -6,6 +6,7 @@ import {
   isReady,
   kubeconfigPath,
   PlaneError,
+  planeDir,
   readState,
   rssBytes,
   up,
@@ -27,6 +28,9 @@ async function main(command: string | undefined): Promise<number> {
       return 0;
     }
     case "down": {
+      // The second plane the test runner starts beside it for two-cluster tests goes too.
+      const second = await down(`${planeDir()}-2`);
+      if (second) console.log("second control plane stopped and its data removed");
       const stopped = await down();
       console.log(stopped ? "control plane stopped and its data removed" : "control plane was not running");
       return 0;

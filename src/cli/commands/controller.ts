@@ -33,6 +33,8 @@ export function describeEvent(e: ReconcilerEvent): string {
       return `${at} OutOfSync (${e.reason}): ${[...e.drifted, ...e.requiresPruning.map((k) => `${k} requires pruning`)].join(", ")}`;
     case "renderError":
       return `${at} render failed, nothing applied:\n${e.message}`;
+    case "clusterUnavailable":
+      return `${at} Unknown: ${e.message}; nothing applied`;
     case "stuck":
       return `${at} stuck: ${e.reason}`;
     case "refused":

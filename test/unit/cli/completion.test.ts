@@ -15,7 +15,7 @@ const envs = () => ["dev", "staging", "prod"];
 
 describe("completion candidates", () => {
   const table: Array<[string[], string[]]> = [
-    [[""], ["app", "controller", "health", "diff", "import-argo", "version", "completion"]],
+    [[""], ["app", "controller", "health", "diff", "cluster", "import-argo", "version", "completion"]],
     [["a"], ["app"]],
     [
       ["app", "s"],

@@ -50,7 +50,7 @@ describe("importArgoApplication", () => {
     const expected: EnvironmentConfig = {
       name: "payments-prod",
       source: { path: "overlays/prod", branch: "release" },
-      destination: { namespace: "payments", context: "prod-eu", inCluster: false },
+      destination: { namespace: "payments", cluster: "prod-eu", inCluster: false },
       syncPolicy: {
         automated: { prune: true, selfHeal: true, allowEmpty: false },
         syncOptions: {
@@ -97,7 +97,7 @@ describe("importArgoApplication", () => {
     assert.deepEqual(environment, expected);
     assert.ok(!notes.some((n) => n.includes("SkipDryRunOnMissingResource")));
     assert.ok(notes.some((n) => n.includes('project "payments"')));
-    assert.ok(notes.some((n) => n.includes('destination.name "prod-eu" became destination.context')));
+    assert.ok(notes.some((n) => n.includes('destination.name "prod-eu" became destination.cluster')));
     assertPastes(yaml, environment);
   });
 
@@ -307,7 +307,7 @@ spec:
     assert.deepEqual(environment.source, { path: "k8s", branch: "develop" });
     assert.deepEqual(environment.destination, { namespace: "n", inCluster: false });
     assert.ok(
-      notes.some((n) => n.includes("destination.server https://10.0.0.1:6443: set destination.context")),
+      notes.some((n) => n.includes("destination.server https://10.0.0.1:6443: set destination.cluster")),
     );
   });
 });

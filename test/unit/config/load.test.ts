@@ -321,10 +321,10 @@ describe("parseConfig: every class of error, with its field path", () => {
       },
       {
         name: "two unknown fields in one mapping",
-        fields: { destination: { namespace: "dev", contxt: "kind", cluster: "x" } },
+        fields: { destination: { namespace: "dev", contxt: "kind", incluster: "x" } },
         problems: [
           'environments[0].destination.contxt: unknown field (did you mean "context"?)',
-          'environments[0].destination.cluster: unknown field (did you mean "inCluster"?)',
+          'environments[0].destination.incluster: unknown field (did you mean "inCluster"?)',
         ],
       },
       {

@@ -25,7 +25,7 @@ describe("a repository can only narrow its project", () => {
       "kube-system",
       env("kube-system"),
       [
-        'destination.namespace "kube-system" is outside project team-a (destinations[].namespace on the current context: team-a-*, !team-a-system)',
+        `destination.namespace "kube-system" is outside project team-a (destinations[].namespace on syncward's own cluster: team-a-*, !team-a-system)`,
       ],
     ],
     [
@@ -39,7 +39,7 @@ describe("a repository can only narrow its project", () => {
       "another team's namespace in policy.namespaces",
       env("team-a-dev", { policy: { namespaces: ["team-a-dev", "team-b-dev"] } }),
       [
-        'policy.namespaces "team-b-dev" is outside project team-a (destinations[].namespace on the current context: team-a-*, !team-a-system)',
+        `policy.namespaces "team-b-dev" is outside project team-a (destinations[].namespace on syncward's own cluster: team-a-*, !team-a-system)`,
       ],
     ],
     [
@@ -65,7 +65,7 @@ describe("a repository can only narrow its project", () => {
     );
     const e = env("x", { destination: { namespace: "x", context: "prod" } });
     assert.deepEqual(projectViolations(narrowEnvironment(p, e)), [
-      'environment dev: destination context "prod" is not a destination of project p (its destinations: * on context staging)',
+      'environment dev: destination cluster "prod" is not a destination of project p (its destinations: * on cluster staging)',
     ]);
   });
 
@@ -164,5 +164,48 @@ describe("a repository can only narrow its project", () => {
     assert.equal(repoOnly.allowed, false, "only the repository's window is open");
     assert.match(repoOnly.reason, /of project p.*\(project p\)/);
     assert.equal(at("2026-12-01T10:00:00Z").allowed, false, "only the project's window is open");
+  });
+});
+
+describe("projects name clusters", () => {
+  const p = project(
+    "projects: [{name: p, repositories: [o/*], destinations: [{namespace: 'app-*', cluster: 'dev-*'}]}]",
+  );
+  const cases: Array<[string, Record<string, unknown>, string[]]> = [
+    ["a cluster the glob covers", { namespace: "app-a", cluster: "dev-east" }, []],
+    [
+      "a cluster it leaves out",
+      { namespace: "app-a", cluster: "prod-east" },
+      [
+        'environment dev: destination cluster "prod-east" is not a destination of project p (its destinations: app-* on cluster dev-*)',
+      ],
+    ],
+    [
+      "the same cluster spelled as a context",
+      { namespace: "app-a", context: "prod-east" },
+      [
+        'environment dev: destination cluster "prod-east" is not a destination of project p (its destinations: app-* on cluster dev-*)',
+      ],
+    ],
+    [
+      "syncward's own cluster (no name)",
+      { namespace: "app-a" },
+      [
+        "environment dev: destination syncward's own cluster is not a destination of project p (its destinations: app-* on cluster dev-*)",
+      ],
+    ],
+  ];
+  for (const [what, destination, violations] of cases)
+    it(what, () => {
+      const e = env(String(destination.namespace), { destination });
+      assert.deepEqual(projectViolations(narrowEnvironment(p, e)), violations);
+    });
+
+  it("a project's context glob matches a destination.cluster of that name too", () => {
+    const q = project(
+      "projects: [{name: q, repositories: [o/*], destinations: [{namespace: '*', context: staging}]}]",
+    );
+    const e = env("x", { destination: { namespace: "x", cluster: "staging" } });
+    assert.deepEqual(projectViolations(narrowEnvironment(q, e)), []);
   });
 });
