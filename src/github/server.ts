@@ -6,8 +6,8 @@ import { createLogger } from "../observability/logger.ts";
 import { Shutdown, stopTimeoutMs } from "../observability/shutdown.ts";
 import { startupFailure } from "../observability/startup-error.ts";
 import { appWith } from "./app.ts";
-import { checkWebhookSecret } from "./webhook-secret.ts";
 import { checkPrivateKey } from "./private-key-check.ts";
+import { checkWebhookSecret } from "./webhook-secret.ts";
 
 try {
   const log = checkWebhookSecret(createLogger());

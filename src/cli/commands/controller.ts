@@ -2,8 +2,7 @@
 // GitHub. How a person tries syncward on a laptop, and what the demo runs.
 import { existsSync, readdirSync, statSync } from "node:fs";
 import { hostname } from "node:os";
-import { basename, join, resolve } from "node:path";
-import type { LevelWithSilent } from "pino";
+import { join, resolve } from "node:path";
 import { parseDuration } from "../../config/duration.ts";
 import { DEFAULT_CONFIG_FILE } from "../../config/load.ts";
 import { createLogger, logLevel } from "../../observability/logger.ts";
