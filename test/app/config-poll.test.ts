@@ -22,6 +22,7 @@ const C3 = "3".repeat(40);
 const info = {
   owner: "acme",
   repo: "shop",
+  id: 4711,
   installationId: 77,
   htmlUrl: "https://github.com/acme/shop",
   defaultBranch: "main",
