@@ -78,7 +78,17 @@ async function materialize(
   if (await isDirectory(finalDir)) {
     // Used now: the last to be evicted.
     const now = new Date();
-    await utimes(meta, now, now).catch(() => undefined);
+    const touched = await utimes(meta, now, now).then(
+      () => true,
+      () => false,
+    );
+    // A tree cached without its record (by an earlier version) is measured now, so that it counts
+    // against the budget and can be evicted like any other.
+    if (!touched) {
+      await mkdir(join(cacheDir, META_DIR), { recursive: true });
+      await writeFile(meta, JSON.stringify({ owner, bytes: await treeBytes(finalDir) }));
+      await enforceTreeBudget(cacheDir, { sha, owner }, limits);
+    }
     return finalDir;
   }
   await mkdir(cacheDir, { recursive: true });

@@ -60,6 +60,27 @@ describe("cachedTree with a budget", () => {
   });
 });
 
+describe("cachedTree and trees cached without a record", () => {
+  it("measures a tree an earlier version cached, so that it counts and can be evicted", async () => {
+    const cache = tempDir("syncward-cache-");
+    const small = { treeCacheBytes: 4096, treeCacheRepoBytes: 2048, helmCacheBytes: 0 };
+    const fill = (tmp: string) => {
+      writeTree(tmp, { "f.yaml": "x".repeat(1000) });
+      return Promise.resolve(tmp);
+    };
+    try {
+      const legacy = "a".repeat(40);
+      writeTree(join(cache, legacy), { "f.yaml": "x".repeat(1000) }); // no .meta record
+      const again = await cachedTree(cache, legacy, fill, "org/flood", small);
+      assert.ok(existsSync(join(cache, ".meta", `${legacy}.json`)), "the cached tree is recorded on use");
+      for (let i = 0; i < 3; i++) await cachedTree(cache, `${i}`.padStart(40, "e"), fill, "org/flood", small);
+      assert.equal(existsSync(again), false, "the measured tree is evicted first, past the repository's share");
+    } finally {
+      cleanup(cache);
+    }
+  });
+});
+
 describe("chartCacheKey", () => {
   it("gives every exact (repository, chart, version) its own entry, with a safe name", async () => {
     const { chartCacheKey } = await import("../../../src/source/helm-repositories.ts");
