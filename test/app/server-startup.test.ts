@@ -14,7 +14,15 @@ function start(env: Record<string, string>) {
   const { PATH, HOME } = process.env;
   const r = spawnSync(process.execPath, ["dist/github/server.js"], {
     cwd: ROOT,
-    env: { PATH, HOME, NODE_ENV: "production", APP_ID: "1", PRIVATE_KEY: TEST_KEY, WEBHOOK_SECRET: "test-secret-of-32-characters-xx", ...env },
+    env: {
+      PATH,
+      HOME,
+      NODE_ENV: "production",
+      APP_ID: "1",
+      PRIVATE_KEY: TEST_KEY,
+      WEBHOOK_SECRET: "test-secret-of-32-characters-xx",
+      ...env,
+    },
     encoding: "utf8",
     timeout: 30_000,
   });

@@ -10,10 +10,12 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
+import { githubAppId, instanceName } from "../../src/state/identity.ts";
 import { StateStore } from "../../src/state/store.ts";
 import { ensureBuilt } from "../support/built.ts";
 import { eventually, useCluster } from "../support/cluster.ts";
 import { makeRepo } from "../support/git-repo.ts";
+import { DEFAULT_OWNER, DEFAULT_REPO, repoIdOf } from "../support/webhooks.ts";
 
 const cluster = useCluster();
 const children: ChildProcess[] = [];
@@ -113,6 +115,9 @@ describe("npm start stopped by SIGTERM during a sync", () => {
     return { child, base: `http://127.0.0.1:${port}`, output: () => output };
   };
 
+  // The app is named by GitHub's id of the repository (state/identity.ts), not by acme/shop.
+  const devInstance = instanceName(githubAppId(repoIdOf(`${DEFAULT_OWNER}/${DEFAULT_REPO}`)), "dev");
+
   const leasesHeldBy = async (identity: string) =>
     (await cluster.client.list("coordination.k8s.io/v1", "Lease", { namespace: stateNs })).items
       .filter((l) => (l as { spec?: { holderIdentity?: string } }).spec?.holderIdentity === identity)
@@ -150,7 +155,7 @@ describe("npm start stopped by SIGTERM during a sync", () => {
     );
 
     const store = new StateStore(cluster.client, stateNs);
-    const stopped = await store.load("acme-shop.dev");
+    const stopped = await store.load(devInstance);
     const last = stopped.history.at(-1);
     assert.equal(last?.result, "Failed");
     assert.match(last?.message ?? "", /stopped at a safe point .*stopped while waiting for service\/front/);
@@ -173,7 +178,7 @@ describe("npm start stopped by SIGTERM during a sync", () => {
       90_000,
     );
     const done = await eventually("a successful sync in history", async () => {
-      const s = await store.load("acme-shop.dev");
+      const s = await store.load(devInstance);
       return s.lastSyncedRevision === repo.head() ? s : undefined;
     });
     assert.equal(done.history.at(-1)?.result, "Succeeded", b.output());

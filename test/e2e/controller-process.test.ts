@@ -142,7 +142,7 @@ describe("syncward controller processes", () => {
     const args = ["--app", "frz", "--state-namespace", stateNs, "--identity", "replica-1", "--poll", "1s"];
     const store = new StateStore(cluster.client, stateNs);
     const synced = async (env: string, sha: string) =>
-      (await store.load(`frz.${env}`)).lastSyncedRevision === sha;
+      (await store.load(`${localAppId({ name: "frz", path: "" })}.${env}`)).lastSyncedRevision === sha;
     const killed = startController(repo.dir, args);
     await eventually(
       "both environments synced",

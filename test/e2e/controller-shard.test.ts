@@ -5,10 +5,11 @@
 // others hand theirs back. The Leases in the API server are read as the truth of who holds what.
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
-import { createWriteStream, mkdtempSync, readFileSync } from "node:fs";
+import { createWriteStream, mkdtempSync, readFileSync, realpathSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
+import { instanceName, localAppId } from "../../src/state/identity.ts";
 import { leaseNameFor } from "../../src/state/lease.ts";
 import { StateStore } from "../../src/state/store.ts";
 import { ensureBuilt } from "../support/built.ts";
@@ -93,7 +94,13 @@ describe("syncward controller replicas sharing 30 apps", () => {
       repos.set(app, repo);
     }
 
-    const appOfLease = new Map([...repos.keys()].map((app) => [leaseNameFor(`${app}.app`), app]));
+    // Each app is named in the cluster by its identity: a checkout without an origin remote is
+    // `local_<hash of its path>` (state/identity.ts), not its directory's name.
+    const idOf = new Map(
+      [...repos.keys()].map((app) => [app, localAppId({ path: realpathSync(join(reposDir, app)) })]),
+    );
+    const instanceOf = (app: string, env: string) => instanceName(idOf.get(app) as string, env);
+    const appOfLease = new Map([...repos.keys()].map((app) => [leaseNameFor(instanceOf(app, "app")), app]));
     /** Who holds each app, from the app Leases in the API server. */
     const holders = async (): Promise<Map<string, string>> => {
       const { items } = await cluster.client.list("coordination.k8s.io/v1", "Lease", { namespace: stateNs });
@@ -125,7 +132,7 @@ describe("syncward controller replicas sharing 30 apps", () => {
           | undefined
       )?.data?.tag;
     const syncedAt = async (app: string, sha: string) =>
-      (await store.load(`${app}.dev`)).lastSyncedRevision === sha;
+      (await store.load(instanceOf(app, "dev"))).lastSyncedRevision === sha;
 
     try {
       for (const id of ["replica-1", "replica-2", "replica-3"]) startReplica(id, reposDir, stateNs);
@@ -166,7 +173,7 @@ describe("syncward controller replicas sharing 30 apps", () => {
         60_000,
       );
       await eventually("recorded as synced", () => syncedAt(pushedApp, pushed), 30_000);
-      const history = (await store.load(`${pushedApp}.dev`)).history;
+      const history = (await store.load(instanceOf(pushedApp, "dev"))).history;
       assert.deepEqual(
         history.filter((h) => h.result === "Succeeded").map((h) => h.revision),
         [(repos.get(pushedApp) as TestRepo).git("rev-parse", "HEAD~1"), pushed],

@@ -6,7 +6,7 @@ import { readFileSync } from "node:fs";
 import { makeRepo } from "./git-repo.ts";
 import { mockGitHub } from "./github.ts";
 import { FakeGitHub } from "./github-fake.ts";
-import { DEFAULT_INSTALLATION_ID, DEFAULT_OWNER, DEFAULT_REPO } from "./webhooks.ts";
+import { DEFAULT_INSTALLATION_ID, DEFAULT_OWNER, DEFAULT_REPO, repoIdOf } from "./webhooks.ts";
 
 const repoDir = process.env.FAKE_GITHUB_REPO;
 const configFile = process.env.FAKE_GITHUB_CONFIG;
@@ -33,7 +33,8 @@ api
     total_count: 1,
     repositories: [
       {
-        id: 1,
+        // The id webhooks.ts gives the repository in events, so both name the same app.
+        id: repoIdOf(`${DEFAULT_OWNER}/${DEFAULT_REPO}`),
         name: DEFAULT_REPO,
         full_name: `${DEFAULT_OWNER}/${DEFAULT_REPO}`,
         owner: { login: DEFAULT_OWNER },
