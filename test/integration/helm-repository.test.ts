@@ -325,7 +325,7 @@ describe("kustomize helmCharts", () => {
     assert.match(
       error.message,
       new RegExp(
-        `k/kustomization.yaml:2: helmCharts 'cachelite': chart repository ${charts.url("open")} is not allowed`,
+        `k/kustomization.yaml:2: helmCharts\\[0\\] 'cachelite': chart repository ${charts.url("open")} is not allowed`,
       ),
     );
     assert.equal(charts.requests.length, before);
