@@ -3,7 +3,13 @@
 import { KubeClient } from "../../src/kube/client.ts";
 import { startApp, type TestApp } from "./app.ts";
 import type { FakeGitHub } from "./github-fake.ts";
-import { DEFAULT_BRANCH, DEFAULT_INSTALLATION_ID, DEFAULT_OWNER, DEFAULT_REPO } from "./webhooks.ts";
+import {
+  DEFAULT_BRANCH,
+  DEFAULT_INSTALLATION_ID,
+  DEFAULT_OWNER,
+  DEFAULT_REPO,
+  repoIdOf,
+} from "./webhooks.ts";
 
 export class Replicas {
   readonly apps: TestApp[] = [];
@@ -35,9 +41,13 @@ export class Replicas {
   }
 }
 
-/** Starts the test repository on `app` as a restarted pod does (bootstrap); returns its runtime. */
+/**
+ * Starts the test repository on `app` as a restarted pod does (bootstrap); returns its runtime.
+ * Bootstrap lists the installation's repositories, each with its GitHub id (the app's identity).
+ */
 export async function runTestRepository(app: TestApp) {
   const rt = await app.parts.runtimes.for({
+    id: repoIdOf(`${DEFAULT_OWNER}/${DEFAULT_REPO}`),
     owner: DEFAULT_OWNER,
     repo: DEFAULT_REPO,
     installationId: DEFAULT_INSTALLATION_ID,
