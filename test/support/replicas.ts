@@ -35,9 +35,27 @@ export class Replicas {
     return app;
   }
 
-  async stop(): Promise<void> {
-    for (const app of this.apps) await app.parts.runtimes.stop();
-    for (const c of this.clients) c.close();
+  /**
+   * Stops every replica, each within `boundMs` (a stop that never ends fails the hook instead of
+   * hanging the file), and closes the clients whatever became of the stops: an open watch or
+   * HTTP/2 session would keep the test process from exiting.
+   */
+  async stop(boundMs = 30_000): Promise<void> {
+    try {
+      for (const app of this.apps) {
+        let timer: NodeJS.Timeout | undefined;
+        const late = new Promise<never>((_, reject) => {
+          timer = setTimeout(() => reject(new Error(`a replica did not stop within ${boundMs}ms`)), boundMs);
+        });
+        try {
+          await Promise.race([app.parts.runtimes.stop(), late]);
+        } finally {
+          clearTimeout(timer);
+        }
+      }
+    } finally {
+      for (const c of this.clients) c.close();
+    }
   }
 }
 
