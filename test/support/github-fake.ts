@@ -8,7 +8,7 @@
 import { execFileSync } from "node:child_process";
 import type { TestRepo } from "./git-repo.ts";
 import { GITHUB_API, type GitHubMock } from "./github.ts";
-import { DEFAULT_OWNER, DEFAULT_REPO, userIdOf } from "./webhooks.ts";
+import { DEFAULT_BRANCH, DEFAULT_OWNER, DEFAULT_REPO, repoIdOf, userIdOf } from "./webhooks.ts";
 
 const REPO = `/repos/${DEFAULT_OWNER}/${DEFAULT_REPO}`;
 const CODELOAD = "https://codeload.github.com";
@@ -102,6 +102,18 @@ export class FakeGitHub {
   /** Answers on `mock` (again after a new mock: what GitHub holds is kept). */
   install(mock: GitHubMock): void {
     const api = mock.scope(GITHUB_API).persist();
+    // The repository itself: its id (what a start without one reads, state/identity.ts).
+    api
+      .get(`/repos/${DEFAULT_OWNER}/${DEFAULT_REPO}`)
+      .optionally()
+      .reply(200, () => ({
+        id: repoIdOf(`${DEFAULT_OWNER}/${DEFAULT_REPO}`),
+        name: DEFAULT_REPO,
+        full_name: `${DEFAULT_OWNER}/${DEFAULT_REPO}`,
+        owner: { login: DEFAULT_OWNER },
+        default_branch: DEFAULT_BRANCH,
+        html_url: `https://github.com/${DEFAULT_OWNER}/${DEFAULT_REPO}`,
+      }));
     api
       .get(/\/repos\/acme\/shop\/contents\/\.github(%2F|\/)syncward\.yml/)
       .query(true)

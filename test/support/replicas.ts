@@ -3,7 +3,13 @@
 import { KubeClient } from "../../src/kube/client.ts";
 import { startApp, type TestApp } from "./app.ts";
 import type { FakeGitHub } from "./github-fake.ts";
-import { DEFAULT_BRANCH, DEFAULT_INSTALLATION_ID, DEFAULT_OWNER, DEFAULT_REPO } from "./webhooks.ts";
+import {
+  DEFAULT_BRANCH,
+  DEFAULT_INSTALLATION_ID,
+  DEFAULT_OWNER,
+  DEFAULT_REPO,
+  repoIdOf,
+} from "./webhooks.ts";
 
 export class Replicas {
   readonly apps: TestApp[] = [];
@@ -29,15 +35,37 @@ export class Replicas {
     return app;
   }
 
-  async stop(): Promise<void> {
-    for (const app of this.apps) await app.parts.runtimes.stop();
-    for (const c of this.clients) c.close();
+  /**
+   * Stops every replica, each within `boundMs` (a stop that never ends fails the hook instead of
+   * hanging the file), and closes the clients whatever became of the stops: an open watch or
+   * HTTP/2 session would keep the test process from exiting.
+   */
+  async stop(boundMs = 30_000): Promise<void> {
+    try {
+      for (const app of this.apps) {
+        let timer: NodeJS.Timeout | undefined;
+        const late = new Promise<never>((_, reject) => {
+          timer = setTimeout(() => reject(new Error(`a replica did not stop within ${boundMs}ms`)), boundMs);
+        });
+        try {
+          await Promise.race([app.parts.runtimes.stop(), late]);
+        } finally {
+          clearTimeout(timer);
+        }
+      }
+    } finally {
+      for (const c of this.clients) c.close();
+    }
   }
 }
 
-/** Starts the test repository on `app` as a restarted pod does (bootstrap); returns its runtime. */
+/**
+ * Starts the test repository on `app` as a restarted pod does (bootstrap); returns its runtime.
+ * Bootstrap lists the installation's repositories, each with its GitHub id (the app's identity).
+ */
 export async function runTestRepository(app: TestApp) {
   const rt = await app.parts.runtimes.for({
+    id: repoIdOf(`${DEFAULT_OWNER}/${DEFAULT_REPO}`),
     owner: DEFAULT_OWNER,
     repo: DEFAULT_REPO,
     installationId: DEFAULT_INSTALLATION_ID,
