@@ -52,7 +52,8 @@ export class EnvironmentEffects {
       checks: o.checks,
       emit: o.emit,
       log: o.log,
-      renderOf: (sha) => this.desiredAt(sha).then((r) => renderSeen(r.objects)),
+      renderOf: (sha) =>
+        this.desiredAt(sha).then((r) => renderSeen(r.objects, this.o.env.destination.namespace)),
     });
   }
 

@@ -419,7 +419,7 @@ export class EnvironmentController {
       head,
       // Only a new revision is compared with the deployed render (passes at the same one are many).
       // (Never "no change" when the config moved: the same objects may now go elsewhere.)
-      digest: fresh && !moved ? renderSeen(rendered.objects).digest : "",
+      digest: fresh && !moved ? renderSeen(rendered.objects, this.o.env.destination.namespace).digest : "",
       // A config change that loosens a guard is never "no change": it waits under the old rule.
       gated: Boolean(rules?.rules.approval) && rules?.weakens.length === 0,
       renderMoved: this.renderMoved(state, head, rendered),
@@ -525,7 +525,10 @@ export class EnvironmentController {
   /** A gated environment's deployed revision now renders otherwise than what it applied (render-binding.ts). */
   private renderMoved(state: EnvironmentState, head: string, rendered: RenderedSource): boolean {
     if (!bindsRender(this.o.env, state)) return false;
-    return deployedRenderMoved(state, head, renderSeen(rendered.objects)) !== undefined;
+    return (
+      deployedRenderMoved(state, head, renderSeen(rendered.objects, this.o.env.destination.namespace)) !==
+      undefined
+    );
   }
 
   /** Reports objects nobody declared; never deletes them. */
@@ -840,7 +843,7 @@ export class EnvironmentController {
     const wait = (await this.o.store.load(this.instance)).pendingSync;
     if (wait?.revision === revision && wait.render !== undefined) return wait.render;
     return this.fx.desiredAt(revision).then(
-      (r) => renderSeen(r.objects).digest,
+      (r) => renderSeen(r.objects, this.o.env.destination.namespace).digest,
       () => "",
     );
   }

@@ -36,17 +36,77 @@ export function bindsRender(
 
 const seen = new WeakMap<readonly KubeObject[], RenderSeen>();
 
-/** The render's summary, computed once per render (a pass reads the same render many times). */
-export function renderSeen(objects: readonly KubeObject[]): RenderSeen {
+/**
+ * Well-known cluster-scoped kinds. The render binding runs before discovery (prepare.ts), so an
+ * object without a namespace is named in the destination namespace unless its kind is one of these
+ * or a CustomResourceDefinition of the same render declares it cluster-scoped; any other kind is
+ * taken as namespaced, as prepare.ts takes a kind not served yet.
+ */
+const CLUSTER_SCOPED = new Set([
+  "/Namespace",
+  "/Node",
+  "/PersistentVolume",
+  "/ComponentStatus",
+  "rbac.authorization.k8s.io/ClusterRole",
+  "rbac.authorization.k8s.io/ClusterRoleBinding",
+  "apiextensions.k8s.io/CustomResourceDefinition",
+  "apiregistration.k8s.io/APIService",
+  "admissionregistration.k8s.io/MutatingWebhookConfiguration",
+  "admissionregistration.k8s.io/ValidatingWebhookConfiguration",
+  "admissionregistration.k8s.io/ValidatingAdmissionPolicy",
+  "admissionregistration.k8s.io/ValidatingAdmissionPolicyBinding",
+  "storage.k8s.io/StorageClass",
+  "storage.k8s.io/CSIDriver",
+  "storage.k8s.io/CSINode",
+  "storage.k8s.io/VolumeAttachment",
+  "scheduling.k8s.io/PriorityClass",
+  "node.k8s.io/RuntimeClass",
+  "networking.k8s.io/IngressClass",
+  "certificates.k8s.io/CertificateSigningRequest",
+  "flowcontrol.apiserver.k8s.io/FlowSchema",
+  "flowcontrol.apiserver.k8s.io/PriorityLevelConfiguration",
+]);
+
+function clusterScopedCrdKinds(objects: readonly KubeObject[]): Set<string> {
+  const out = new Set<string>();
+  for (const o of objects) {
+    if (o.kind !== "CustomResourceDefinition") continue;
+    const spec = (o as unknown as { spec?: { group?: string; scope?: string; names?: { kind?: string } } })
+      .spec;
+    if (spec?.scope === "Cluster" && spec.names?.kind) out.add(`${spec.group ?? ""}/${spec.names.kind}`);
+  }
+  return out;
+}
+
+/**
+ * An object's key as it is applied: one that names no namespace lands in the destination
+ * namespace (prepare.ts), so the check run names it there. Only the name: the content hash and
+ * the digest are of the object as rendered, so they stay what earlier versions recorded.
+ */
+function appliedKey(o: KubeObject, destination: string, clusterCrds: Set<string>): string {
+  const key = keyOf(o);
+  if (key.namespace === "") {
+    const kind = `${key.group}/${key.kind}`;
+    if (!CLUSTER_SCOPED.has(kind) && !clusterCrds.has(kind)) key.namespace = destination;
+  }
+  return keyString(key);
+}
+
+/**
+ * The render's summary, computed once per render (a pass reads the same render many times).
+ * `destination`: the environment's destination namespace, where objects naming none are applied.
+ */
+export function renderSeen(objects: readonly KubeObject[], destination: string): RenderSeen {
   let s = seen.get(objects);
   if (!s) {
+    const clusterCrds = clusterScopedCrdKinds(objects);
     s = { digest: renderDigest(objects), count: objects.length };
     if (objects.length <= NAMED_OBJECTS_KEPT)
       s.objects = Object.fromEntries(
         objects
           .filter((o) => o.kind !== "Secret")
           .map((o) => [
-            keyString(keyOf(o)),
+            appliedKey(o, destination, clusterCrds),
             createHash("sha256")
               .update(JSON.stringify(canonical(o)))
               .digest("hex")

@@ -76,7 +76,7 @@ export async function healNamed(
     false,
     state,
     assessment,
-    renderSeen(rendered.objects),
+    renderSeen(rendered.objects, fx.o.env.destination.namespace),
   );
   return true;
 }
@@ -92,7 +92,7 @@ export async function heal(
   /** The pass's assessment that found the drift, of the same revision, objects and prune. */
   assessment?: Assessment,
   /** The whole render `rendered` was taken from (healNamed passes a part of it). */
-  seen: RenderSeen = renderSeen(rendered.objects),
+  seen: RenderSeen = renderSeen(rendered.objects, fx.o.env.destination.namespace),
 ): Promise<void> {
   const options = compareOptionsFor(fx.o.env);
   const trails = new Map(

@@ -132,7 +132,7 @@ export async function syncRevision(
         };
       }
       // The gate, immediately before the first write, with the exact revision and render to be applied.
-      const seen = renderSeen(rendered.objects);
+      const seen = renderSeen(rendered.objects, fx.o.env.destination.namespace);
       if (!opts.dryRun) {
         const path: WritePath = n === 1 ? opts.path : moves ? "refresh" : "retry";
         const decision = await ask(

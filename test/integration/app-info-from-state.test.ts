@@ -6,9 +6,11 @@ import { spawnSync } from "node:child_process";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { after, before, describe, it } from "node:test";
+import { checkoutApp } from "../../src/cli/app-identity.ts";
 import { AppStatusFollower } from "../../src/observability/app-status-follower.ts";
 import { healthHandler } from "../../src/observability/http.ts";
 import { createMetrics } from "../../src/observability/metrics.ts";
+import { instanceName } from "../../src/state/identity.ts";
 import { StateStore } from "../../src/state/store.ts";
 import { ensureBuilt, ROOT } from "../support/built.ts";
 import { eventually, useCluster } from "../support/cluster.ts";
@@ -59,8 +61,16 @@ describe("syncward_app_info from stored state", () => {
 
   it("shows the stored status at start, a CLI sync from another process, and drops removed environments", async () => {
     const ns = await cluster.namespace("appinfo");
+    const repo = makeRepo({
+      ".github/syncward.yml": `environments:\n  - name: dev\n    source: {path: app}\n    destination: {namespace: ${ns}}\n  - name: staging\n    source: {path: app}\n    destination: {namespace: ${ns}}\n`,
+      "app/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\ndata: {a: '1'}\n",
+    });
+    // The app's identity, as the CLI derives it for `--app shop` (state/identity.ts): it names the
+    // state ConfigMaps and is the series' app label, as a runtime tracks it.
+    const app = checkoutApp(repo.dir, "shop").id;
+    const instance = (env: string) => instanceName(app, env);
     // Written before the follower starts, as another replica would have left it: stuck, so Degraded.
-    await new StateStore(cluster.syncwardClient, stateNs).update("shop.staging", (s) => {
+    await new StateStore(cluster.syncwardClient, stateNs).update(instance("staging"), (s) => {
       s.syncStatus = "OutOfSync";
       s.health = "Healthy";
       s.stuck = { revision: "abc", reason: "apply failed", since: new Date().toISOString() };
@@ -71,18 +81,14 @@ describe("syncward_app_info from stored state", () => {
       metrics,
       retryMs: 200,
     });
-    follower.track("shop", ["dev", "staging"]);
+    follower.track(app, ["dev", "staging"]);
     follower.start();
     await eventually(
       "the stored status on the gauge",
-      shows(["shop dev Unknown Unknown", "shop staging OutOfSync Degraded"]),
+      shows([`${app} dev Unknown Unknown`, `${app} staging OutOfSync Degraded`]),
     );
 
     // Another process (the CLI) syncs dev and writes its state.
-    const repo = makeRepo({
-      ".github/syncward.yml": `environments:\n  - name: dev\n    source: {path: app}\n    destination: {namespace: ${ns}}\n  - name: staging\n    source: {path: app}\n    destination: {namespace: ${ns}}\n`,
-      "app/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\ndata: {a: '1'}\n",
-    });
     const flags = {
       "--repo": repo.dir,
       "--kubeconfig": cluster.syncwardKubeconfig,
@@ -100,13 +106,13 @@ describe("syncward_app_info from stored state", () => {
     assert.equal(cli.status, 0, cli.stderr);
     await eventually(
       "the CLI's sync on this process's gauge",
-      shows(["shop dev Synced Healthy", "shop staging OutOfSync Degraded"]),
+      shows([`${app} dev Synced Healthy`, `${app} staging OutOfSync Degraded`]),
     );
 
     // staging leaves the config: its series goes; the app stops here: all of its series go.
-    follower.track("shop", ["dev"]);
-    assert.deepEqual(await scrape(), ["shop dev Synced Healthy"]);
-    follower.untrack("shop");
+    follower.track(app, ["dev"]);
+    assert.deepEqual(await scrape(), [`${app} dev Synced Healthy`]);
+    follower.untrack(app);
     assert.deepEqual(await scrape(), []);
   });
 });
