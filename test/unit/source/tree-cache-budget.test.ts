@@ -74,7 +74,11 @@ describe("cachedTree and trees cached without a record", () => {
       const again = await cachedTree(cache, legacy, fill, "org/flood", small);
       assert.ok(existsSync(join(cache, ".meta", `${legacy}.json`)), "the cached tree is recorded on use");
       for (let i = 0; i < 3; i++) await cachedTree(cache, `${i}`.padStart(40, "e"), fill, "org/flood", small);
-      assert.equal(existsSync(again), false, "the measured tree is evicted first, past the repository's share");
+      assert.equal(
+        existsSync(again),
+        false,
+        "the measured tree is evicted first, past the repository's share",
+      );
     } finally {
       cleanup(cache);
     }
