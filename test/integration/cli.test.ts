@@ -2,8 +2,10 @@
 // codes scripts rely on, and one clear line for every bad input (with nothing changed).
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { checkoutApp } from "../../src/cli/app-identity.ts";
 import type { CliIO } from "../../src/cli/io.ts";
 import { main } from "../../src/cli/main.ts";
+import { instanceName } from "../../src/state/identity.ts";
 import { useCluster } from "../support/cluster.ts";
 import { makeRepo } from "../support/git-repo.ts";
 import { unreachableKubeconfig } from "../support/kubeconfig.ts";
@@ -96,7 +98,9 @@ describe("syncward app", () => {
       wide.out,
       /^NAME\s+NAMESPACE\s+TARGET\s+PATH\s+SYNCPOLICY\s+STATUS\s+REVISION\s+INSTANCE\s+LAST SYNC\s+RESULT$/m,
     );
-    assert.match(wide.out, /^dev\s.*\sshop\.dev\s+\S+Z\s+Succeeded$/m);
+    // The instance is named by the app's identity (`--app shop` → local_<hash>), not its display name.
+    const instance = instanceName(checkoutApp(repo.dir, "shop").id, "dev").replace(/[.]/g, "\\.");
+    assert.match(wide.out, new RegExp(`^dev\\s.*\\s${instance}\\s+\\S+Z\\s+Succeeded$`, "m"));
     const waited = await run(["app", "wait", "dev", "--timeout", "30s", ...common]);
     assert.equal(waited.code, 0, waited.err);
     assert.match(waited.out, /^dev: Synced, Healthy at [0-9a-f]{7}$/m);

@@ -213,13 +213,16 @@ describe("deploy/ manifests", () => {
       "create leases.coordination.k8s.io",
       "get configmaps",
       "get leases.coordination.k8s.io",
+      "get secrets",
       "list configmaps",
       "list leases.coordination.k8s.io",
+      "list secrets",
       "patch configmaps",
       "update configmaps",
       "update leases.coordination.k8s.io",
       "watch configmaps",
       "watch leases.coordination.k8s.io",
+      "watch secrets",
     ]);
   });
 
@@ -338,7 +341,13 @@ describe("deploy/ manifests", () => {
       assert.equal(await can("watch", "configmaps", ns), true);
       assert.equal(await can("update", "leases", ns, "coordination.k8s.io"), true);
       assert.equal(await can("delete", "configmaps", ns), false);
-      assert.equal(await can("get", "secrets", ns), false);
+      // The cluster registry's Secrets are read and watched in syncward's namespace, never written,
+      // and no other namespace's Secrets are readable through the state Role.
+      for (const verb of ["get", "list", "watch"]) assert.equal(await can(verb, "secrets", ns), true, verb);
+      for (const verb of ["create", "update", "patch", "delete"])
+        assert.equal(await can(verb, "secrets", ns), false, `${verb} secrets`);
+      assert.equal(await can("get", "secrets", "default"), false);
+      assert.equal(await can("list", "secrets"), false, "secrets not across namespaces");
       assert.equal(await can("get", "configmaps", "default"), false);
       assert.equal(await can("list", "configmaps"), false, "not across namespaces");
       assert.equal(await can("create", "leases", "kube-system", "coordination.k8s.io"), false);
