@@ -12,10 +12,14 @@ export interface CheckoutApp {
   /** What people read: the `--app` name or the directory's name. */
   name: string;
   /** The name the app had before identities (its state is moved from it: identity-upgrade.ts). */
-  legacy: string;
+  legacy?: string;
 }
 
+/** `--app gh_<id>` addresses an installed repository's app by its GitHub id, as the app names it. */
+const INSTALLED = /^gh_[0-9]+$/;
+
 export function checkoutApp(repo: string, name?: string): CheckoutApp {
+  if (name && INSTALLED.test(name)) return { id: name, name };
   let path = repo;
   try {
     path = realpathSync(repo);

@@ -127,7 +127,7 @@ export async function openContext(
   const reconciler = new Reconciler({
     app: app.id,
     repository: app.name,
-    legacy: { app: app.legacy },
+    legacy: app.legacy ? { app: app.legacy } : undefined,
     config,
     healthChecks,
     client,

@@ -18,7 +18,7 @@ import { eventually, kubectl, useCluster } from "../support/cluster.ts";
 import { makeRepo } from "../support/git-repo.ts";
 import { type GitHubMock, mockGitHub, TestOctokit, takeOpenApiViolations } from "../support/github.ts";
 import { answerEverything } from "../support/permissive-github.ts";
-import { issueCommentEvent, pushEvent } from "../support/webhooks.ts";
+import { issueCommentEvent, pushEvent, repoIdOf } from "../support/webhooks.ts";
 
 const cluster = useCluster();
 const ROOT = join(import.meta.dirname, "../..");
@@ -161,7 +161,7 @@ describe("a Secret's values never leave the cluster", () => {
         "--kubeconfig",
         cluster.syncwardKubeconfig,
         "--app",
-        "acme-shop",
+        `gh_${repoIdOf("acme/shop")}`, // the installed repository's app, as the GitHub App names it
         "--state-namespace",
         stateNs,
       ],

@@ -148,7 +148,7 @@ async function manyRepositories(
         ...options,
         app: app.id,
         repository: app.name,
-        legacy: { app: app.legacy },
+        legacy: app.legacy ? { app: app.legacy } : undefined,
         config,
         client,
         source: new LocalGitSource(repo, treeCacheDir()),
