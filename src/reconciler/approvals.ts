@@ -40,8 +40,13 @@ export function approvalsOf(
     (config === undefined || a.config === undefined || a.config === config) &&
     (render === undefined || a.render === undefined || a.render === render);
   const all = state.pendingApprovals.filter((a) => a.sha === revision);
+  const reconfig = (a: ApprovalRecord) =>
+    config !== undefined && a.config !== undefined && a.config !== config;
+  // Given under another configuration is the reason to tell, even when the render moved with it.
   const rerendered = new Set(
-    all.filter((a) => render !== undefined && a.render !== undefined && a.render !== render).map(who),
+    all
+      .filter((a) => render !== undefined && a.render !== undefined && a.render !== render && !reconfig(a))
+      .map(who),
   );
   const reconfigured = new Set(all.filter((a) => !configured(a)).map(who));
   const mine = all.filter((a) => configured(a) && judged(a) && checked(a));
