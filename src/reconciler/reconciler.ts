@@ -186,14 +186,31 @@ export class Reconciler implements ShardedApp {
     return [...this.running];
   }
 
+  /**
+   * Without leases: moves the app's state, then starts its environments. A failure (an API server
+   * that hung up) is tried again with backoff, so the app runs once the move can be made; until
+   * then nothing of it runs, as nothing may write under two names.
+   */
+  private async upgradeThenStart(): Promise<void> {
+    for (let wait = 500; !this.abort.signal.aborted; wait = Math.min(wait * 2, 30_000)) {
+      try {
+        await this.upgrade();
+        if (!this.abort.signal.aborted) this.startAll();
+        return;
+      } catch (err) {
+        this.o.log.error(
+          { err, app: this.o.app },
+          "could not move the app's state: nothing runs until it can; trying again",
+        );
+        await new Promise((r) => setTimeout(r, wait).unref());
+      }
+    }
+  }
+
   start(): void {
     if (this.o.leases === false) {
       if (!this.o.legacy) this.startAll();
-      else
-        void this.upgrade().then(
-          () => this.abort.signal.aborted || this.startAll(),
-          (err) => this.o.log.error({ err, app: this.o.app }, "could not move the app's state: nothing runs"),
-        );
+      else void this.upgradeThenStart();
     } else {
       this.ownShard = !this.o.shard;
       this.shard =

@@ -17,7 +17,7 @@ import { makeRepo, type TestRepo } from "../support/git-repo.ts";
 import { GITHUB_API } from "../support/github.ts";
 import { FakeGitHub } from "../support/github-fake.ts";
 import { apiPull, mockAccount } from "../support/github-range.ts";
-import { DEFAULT_INSTALLATION_ID, issueCommentEvent, pushEvent } from "../support/webhooks.ts";
+import { DEFAULT_INSTALLATION_ID, issueCommentEvent, pushEvent, repoIdOf } from "../support/webhooks.ts";
 
 const cluster = useCluster();
 
@@ -189,7 +189,7 @@ describe("the app killed mid-sync and restarted", () => {
         total_count: 1,
         repositories: [
           {
-            id: 1,
+            id: repoIdOf("acme/shop"), // the id the push events carry: the same app after the restart
             name: "shop",
             full_name: "acme/shop",
             owner: { login: "acme" },
@@ -205,6 +205,12 @@ describe("the app killed mid-sync and restarted", () => {
       async (id) => (await probot.auth(id)) as unknown as Octokit,
     );
     assert.deepEqual(started, ["acme/shop"]);
+    // The app's environments start once its state is checked for a move from older names
+    // (identity-upgrade.ts), which is asynchronous: wait for B's first sync, then for its reports.
+    await eventually(
+      "B synced the commit A died applying",
+      async () => (await live("web")) === "2" || undefined,
+    );
     await b.settle();
 
     assert.equal(await live("web"), "2", "B synced the commit A died applying");
