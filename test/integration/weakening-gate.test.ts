@@ -81,7 +81,7 @@ const WEAKENINGS: Array<[string, (ns: string) => Record<string, unknown>, RegExp
   ["/approve for readers", () => ({ commands: { approve: "read" } }), /\/approve now needs read/],
   [
     "policy.namespaces widened",
-    (ns) => ({ policy: { namespaces: [ns, "kube-public"] } }),
+    (ns) => ({ policy: { namespaces: [ns, `${ns}-more`] } }), // kube-public is reserved: refused outright
     /namespaces allowed/,
   ],
 ];
