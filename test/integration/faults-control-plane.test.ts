@@ -261,8 +261,17 @@ describe("faults of the control plane", () => {
       await stopping;
       await plane.start("kube-apiserver");
 
-      await eventually("the second revision", () => allTagged(t.ns, "two"), 90_000);
-      const state = await t.state();
+      // Wait for the new holder's record, not the objects: the abandoned attempt may have applied
+      // them before the API server went down (it stops gracefully, finishing requests in flight).
+      const state = await eventually(
+        "the second revision recorded",
+        async () => {
+          const s = await t.state();
+          return s.lastSyncedRevision === second ? s : undefined;
+        },
+        90_000,
+      );
+      assert.equal(await allTagged(t.ns, "two"), true);
       const entries = state.history.filter((h) => h.revision === second);
       // The abandoned attempt wrote nothing (the lease was no longer ours); the new holder's
       // sync is a fresh one, not a retry of it.
