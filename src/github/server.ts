@@ -6,12 +6,14 @@ import { createLogger } from "../observability/logger.ts";
 import { Shutdown, stopTimeoutMs } from "../observability/shutdown.ts";
 import { startupFailure } from "../observability/startup-error.ts";
 import { appWith } from "./app.ts";
+import { useOutboundProxy } from "./outbound-proxy.ts";
 import { checkPrivateKey } from "./private-key-check.ts";
 import { checkWebhookSecret } from "./webhook-secret.ts";
 
 try {
   const log = checkWebhookSecret(createLogger());
   checkPrivateKey();
+  useOutboundProxy(log);
   const shutdown = new Shutdown({ log, timeoutMs: stopTimeoutMs() });
   const server = await run(appWith(shutdown), { log });
   // Probot's own SIGINT handler exits at once, without stopping the loops or releasing Leases.

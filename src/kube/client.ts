@@ -29,8 +29,10 @@ export interface KubeClientOptions {
   maxSockets?: number;
   /** Per-request timeout in ms (not for watches). */
   timeoutMs?: number;
-  /** Watches over HTTP/2 when the server speaks it (default true; HTTP/1.1 with proxy-url). */
+  /** Watches over HTTP/2 when the server speaks it (default true; HTTP/1.1 through a proxy). */
   http2Watches?: boolean;
+  /** The environment read for KUBECONFIG and HTTPS_PROXY/HTTP_PROXY/NO_PROXY (default process.env). */
+  env?: NodeJS.ProcessEnv;
 }
 
 /** What a watch needs of its request, over either protocol. */
@@ -85,7 +87,7 @@ export class KubeClient {
   }
 
   static fromKubeconfig(options: KubeClientOptions = {}): KubeClient {
-    const kc = Kubeconfig.load({ file: options.kubeconfig, context: options.context });
+    const kc = Kubeconfig.load({ file: options.kubeconfig, context: options.context, env: options.env });
     return new KubeClient(
       kc,
       kc.server,
@@ -101,7 +103,7 @@ export class KubeClient {
     source: string,
     options: Omit<KubeClientOptions, "kubeconfig" | "context"> = {},
   ): KubeClient {
-    const kc = new Kubeconfig(selection, source);
+    const kc = new Kubeconfig(selection, source, options.env);
     return new KubeClient(
       kc,
       kc.server,

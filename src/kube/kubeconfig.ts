@@ -9,6 +9,7 @@ import { isIPv6 } from "node:net";
 import { homedir } from "node:os";
 import { delimiter, dirname, join } from "node:path";
 import { createSecureContext, type SecureContext } from "node:tls";
+import { type ProxyEnv, proxyFromEnvironment } from "./env-proxy.ts";
 import { ExecCredentials } from "./exec-credential.ts";
 import {
   type KubeCluster,
@@ -147,7 +148,8 @@ export class Kubeconfig {
   /** The TLS context of the current CA and client certificate, shared by every connection. */
   private tls?: { material: string; context: SecureContext };
 
-  constructor(selection: KubeSelection, source: string) {
+  /** `env`: where HTTPS_PROXY, HTTP_PROXY and NO_PROXY are read when the cluster has no proxy-url. */
+  constructor(selection: KubeSelection, source: string, env: ProxyEnv = process.env) {
     this.context = selection.context;
     this.cluster = selection.cluster;
     this.user = selection.user;
@@ -155,19 +157,21 @@ export class Kubeconfig {
     if (this.user.exec) this.exec = new ExecCredentials(this.user.exec, this.cluster, this.user.name);
     if (this.cluster.proxyUrl) {
       this.proxy = parseProxyUrl(this.cluster.proxyUrl, `${source}: cluster "${this.cluster.name}"`);
+    } else {
+      this.proxy = proxyFromEnvironment(this.server, env);
     }
   }
 
   static load(sources: KubeconfigSources = {}): Kubeconfig {
     const { doc, source } = findKubeconfig(sources);
-    return new Kubeconfig(selectContext(doc, source, sources.context), source);
+    return new Kubeconfig(selectContext(doc, source, sources.context), source, sources.env);
   }
 
   get server(): URL {
     return new URL(this.cluster.server);
   }
 
-  /** With proxy-url: one keep-alive agent that tunnels through the proxy, for every request. */
+  /** With proxy-url (or a proxy from the environment): one keep-alive agent that tunnels through the proxy, for every request. */
   proxyAgent(maxSockets?: number): HttpAgent | undefined {
     return this.proxy ? proxyAgent(this.proxy, this.server, maxSockets ? { maxSockets } : {}) : undefined;
   }

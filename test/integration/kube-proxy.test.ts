@@ -34,7 +34,9 @@ describe("kubeconfig proxy-url", () => {
     proxy.on("connect", (req, client, head) => {
       tunnels.push(req.url ?? "");
       const [host, port] = (req.url ?? "").split(":");
-      const upstream = connect(Number(port), host ?? "", () => {
+      // `kubernetes` (a name the API server's certificate holds) resolves only here, at the proxy:
+      // a client that reaches the API server under that name went through the proxy.
+      const upstream = connect(Number(port), host === "kubernetes" ? "127.0.0.1" : (host ?? ""), () => {
         client.write("HTTP/1.1 200 Connection Established\r\n\r\n");
         upstream.write(head);
         upstream.pipe(client);
@@ -199,5 +201,61 @@ describe("kubeconfig proxy-url", () => {
     } finally {
       socks.close();
     }
+  });
+
+  /** The admin kubeconfig with its server named `kubernetes`: reachable only through the proxy. */
+  function underProxyOnlyName(extra: Record<string, unknown> = {}): string {
+    const kc = parse(readFileSync(cluster.kubeconfig, "utf8")) as Kubeconfig;
+    for (const c of kc.clusters) {
+      const server = new URL(String(c.cluster.server));
+      server.hostname = "kubernetes";
+      c.cluster = { ...c.cluster, server: server.origin, ...extra };
+    }
+    const file = join(dir, `kubeconfig-env-${Math.random()}`);
+    writeFileSync(file, stringify(kc));
+    return file;
+  }
+  const port = () => new URL(cluster.client.server).port;
+
+  it("honours HTTPS_PROXY from the environment, as kubectl does", async () => {
+    const before = tunnels.length;
+    const client = KubeClient.fromKubeconfig({
+      kubeconfig: underProxyOnlyName(),
+      env: { HTTPS_PROXY: proxyUrl },
+    });
+    const ns = await cluster.namespace("proxy-env");
+    await client.apply({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "via-env", namespace: ns } });
+    client.close();
+    assert.ok(tunnels.length > before, "requests went through the proxy");
+    assert.ok(
+      tunnels.slice(before).every((t) => t === `kubernetes:${port()}`),
+      `tunnels: ${tunnels}`,
+    );
+    assert.ok(await cluster.client.get("v1", "ConfigMap", ns, "via-env"));
+  });
+
+  it("leaves hosts listed in NO_PROXY off the proxy", async () => {
+    const before = tunnels.length;
+    const client = KubeClient.fromKubeconfig({
+      kubeconfig: underProxyOnlyName(),
+      env: { HTTPS_PROXY: proxyUrl, NO_PROXY: "example.org,kubernetes" },
+      timeoutMs: 5_000,
+    });
+    // Direct, the name does not resolve: the request fails without touching the proxy.
+    await assert.rejects(client.ping());
+    client.close();
+    assert.equal(tunnels.length, before, "nothing went through the proxy");
+  });
+
+  it("a kubeconfig's proxy-url takes precedence over HTTPS_PROXY", async () => {
+    const before = tunnels.length;
+    const client = KubeClient.fromKubeconfig({
+      kubeconfig: underProxyOnlyName({ "proxy-url": proxyUrl }),
+      // A proxy nothing listens on: used, the request would fail.
+      env: { HTTPS_PROXY: "http://127.0.0.1:9" },
+    });
+    await client.ping();
+    client.close();
+    assert.ok(tunnels.length > before, "went through proxy-url");
   });
 });
