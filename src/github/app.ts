@@ -5,7 +5,8 @@ import { join } from "node:path";
 import type { ApplicationFunction, Probot } from "probot";
 import { floorsFromEnv } from "../config/floors.ts";
 import { KubeClient } from "../kube/client.ts";
-import { startClusters } from "../kube/clusters.ts";
+import { type Clusters, startClusters } from "../kube/clusters.ts";
+import type { Outage } from "../kube/reachability.ts";
 import { AppStatusFollower } from "../observability/app-status-follower.ts";
 import { healthHandler } from "../observability/http.ts";
 import { createMetrics } from "../observability/metrics.ts";
@@ -192,7 +193,17 @@ export const appWith =
     const cacheDir =
       process.env.SYNCWARD_TREE_CACHE ??
       join(process.env.XDG_CACHE_HOME ?? join(homedir(), ".cache"), "syncward", "trees");
-    const metrics = createMetrics({ kubernetesRequests: () => client.counts.byVerb });
+    // Set below, once the destination clusters exist (metrics read them only at scrape time).
+    let destinations: Clusters | undefined;
+    const metrics = createMetrics({
+      kubernetesRequests: () => client.counts.byVerb,
+      clusters: () => [
+        [client.contextName, client.reachability.current],
+        ...[...(destinations?.connected ?? [])]
+          .filter(([, c]) => c !== client)
+          .map(([name, c]): [string, Outage | undefined] => [name, c.reachability.current]),
+      ],
+    });
     // Ready once the cluster has answered; until then webhooks are accepted but nothing can sync.
     let clusterReachable = false;
     const probe = async (): Promise<void> => {
@@ -217,6 +228,7 @@ export const appWith =
       probot.log,
       process.env.SYNCWARD_KUBECONFIG,
     );
+    destinations = clusters;
     const stopping = () => shutdown?.stopping ?? false;
     return syncwardApp(
       {

@@ -5,11 +5,12 @@ import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from
 import type { SecureClientSessionOptions } from "node:http2";
 import { Agent as HttpsAgent, request as httpsRequest, type RequestOptions } from "node:https";
 import { KubeApiError, KubeConnectionError } from "./errors.ts";
-import { type Http2Response, Http2Streams } from "./http2-streams.ts";
+import { type Http2Liveness, type Http2Response, Http2Streams } from "./http2-streams.ts";
 import { asImpersonated } from "./impersonation.ts";
 import { Kubeconfig } from "./kubeconfig.ts";
 import type { KubeSelection } from "./kubeconfig-parse.ts";
 import { groupOf, type KubeObject, type ResourceKey } from "./object.ts";
+import { Reachability } from "./reachability.ts";
 import { scrubSecretValues } from "./scrub-secret.ts";
 
 export interface ApiResource {
@@ -33,6 +34,8 @@ export interface KubeClientOptions {
   http2Watches?: boolean;
   /** The environment read for KUBECONFIG and HTTPS_PROXY/HTTP_PROXY/NO_PROXY (default process.env). */
   env?: NodeJS.ProcessEnv;
+  /** PING timing of HTTP/2 watch connections (default client-go's: 30 s read-idle, 15 s to answer). */
+  http2Liveness?: Http2Liveness;
 }
 
 /** What a watch needs of its request, over either protocol. */
@@ -54,6 +57,8 @@ const FIELD_MANAGER = "syncward";
 
 export class KubeClient {
   readonly counts: RequestCounts = { requests: 0, writes: 0, byVerb: {} };
+  /** Whether the API server answers (shared with writingAs() views, like the counts). */
+  readonly reachability = new Reachability();
   private readonly discovery = new Map<string, Promise<ApiResource[] | undefined>>();
   private readonly agent: HttpAgent | HttpsAgent;
   /** Watches hold their connection for minutes: they get their own pool, or they would starve requests. */
@@ -70,16 +75,18 @@ export class KubeClient {
   /** Impersonate-User of every write; reads and watches keep the client's own identity. */
   private writeAs?: string;
   private origin?: KubeClient;
+  private readonly timeoutMs: number;
 
   private constructor(
     readonly kubeconfig: Kubeconfig,
     readonly server: URL,
-    private readonly timeoutMs: number,
-    maxSockets: number,
-    http2Watches: boolean,
+    options: KubeClientOptions,
   ) {
+    const maxSockets = options.maxSockets ?? 32;
+    this.timeoutMs = options.timeoutMs ?? 30_000;
     this.proxyAgent = kubeconfig.proxyAgent(maxSockets);
-    if (http2Watches && server.protocol === "https:") this.http2 = new Http2Streams(server.origin);
+    if ((options.http2Watches ?? true) && server.protocol === "https:")
+      this.http2 = new Http2Streams(server.origin, options.http2Liveness, (m) => this.reachability.failed(m));
     const agentOptions = { keepAlive: true, maxSockets };
     this.agent = server.protocol === "http:" ? new HttpAgent(agentOptions) : new HttpsAgent(agentOptions);
     this.watchAgent =
@@ -88,13 +95,7 @@ export class KubeClient {
 
   static fromKubeconfig(options: KubeClientOptions = {}): KubeClient {
     const kc = Kubeconfig.load({ file: options.kubeconfig, context: options.context, env: options.env });
-    return new KubeClient(
-      kc,
-      kc.server,
-      options.timeoutMs ?? 30_000,
-      options.maxSockets ?? 32,
-      options.http2Watches ?? true,
-    );
+    return new KubeClient(kc, kc.server, options);
   }
 
   /** A client for a cluster given as data (a registry Secret), not read from a kubeconfig file. */
@@ -104,13 +105,7 @@ export class KubeClient {
     options: Omit<KubeClientOptions, "kubeconfig" | "context"> = {},
   ): KubeClient {
     const kc = new Kubeconfig(selection, source, options.env);
-    return new KubeClient(
-      kc,
-      kc.server,
-      options.timeoutMs ?? 30_000,
-      options.maxSockets ?? 32,
-      options.http2Watches ?? true,
-    );
+    return new KubeClient(kc, kc.server, options);
   }
 
   /** HTTP/2 connections the watches share (0 when they run over HTTP/1.1). */
@@ -199,6 +194,7 @@ export class KubeClient {
         },
         (res) => {
           const status = res.statusCode ?? 0;
+          this.reachability.answered();
           if (options.discardBody && status >= 200 && status < 300) {
             res.on("end", () => resolve(undefined as T));
             res.on("error", (err) => reject(new KubeConnectionError(err.message, undefined)));
@@ -237,12 +233,9 @@ export class KubeClient {
         req.destroy(Object.assign(new Error(`${method} ${url.pathname} timed out`), { code: "ETIMEDOUT" })),
       );
       req.on("error", (err: NodeJS.ErrnoException) => {
-        reject(
-          new KubeConnectionError(
-            `cannot reach the API server at ${this.server.origin}: ${err.message}`,
-            err.code,
-          ),
-        );
+        const message = `cannot reach the API server at ${this.server.origin}: ${err.message}`;
+        this.reachability.failed(message);
+        reject(new KubeConnectionError(message, err.code));
       });
       if (body !== undefined) req.write(body);
       req.end();
@@ -256,8 +249,8 @@ export class KubeClient {
   }
 
   /** Resolves when the API server answers (readiness probes, a clear error at start). */
-  async ping(): Promise<void> {
-    await this.request("GET", "/version");
+  async ping(timeoutMs?: number): Promise<void> {
+    await this.request("GET", "/version", { timeoutMs });
   }
 
   // ---- discovery ----
@@ -511,6 +504,7 @@ export class KubeClient {
     let onAbort: (() => void) | undefined;
     const watching = new Promise<string>((resolve, reject) => {
       const req = this.openWatch(url, auth, (res) => {
+        this.reachability.answered();
         if ((res.statusCode ?? 0) >= 300) {
           let text = "";
           res.on("data", (c) => {

@@ -23,6 +23,11 @@ export const STREAMS_PER_SESSION = 100;
 export const READ_IDLE_MS = 30_000;
 export const PING_TIMEOUT_MS = 15_000;
 
+export interface Http2Liveness {
+  readIdleMs: number;
+  pingTimeoutMs: number;
+}
+
 /** A response stream with its status, read like an http.IncomingMessage. */
 export type Http2Response = ClientHttp2Stream & { statusCode: number };
 
@@ -43,7 +48,9 @@ export class Http2Streams {
 
   constructor(
     private readonly origin: string,
-    private readonly liveness = { readIdleMs: READ_IDLE_MS, pingTimeoutMs: PING_TIMEOUT_MS },
+    private readonly liveness: Http2Liveness = { readIdleMs: READ_IDLE_MS, pingTimeoutMs: PING_TIMEOUT_MS },
+    /** Told when a session went silent (a PING unanswered): the server is not answering. */
+    private readonly onSilent: (message: string) => void = () => undefined,
   ) {}
 
   /**
@@ -127,10 +134,11 @@ export class Http2Streams {
     const { readIdleMs, pingTimeoutMs } = this.liveness;
     session.setTimeout(readIdleMs, () => {
       if (session.destroyed || session.closed) return;
-      const dead = setTimeout(
-        () => session.destroy(new Error(`the API server did not answer a PING within ${pingTimeoutMs} ms`)),
-        pingTimeoutMs,
-      );
+      const dead = setTimeout(() => {
+        const message = `the API server at ${this.origin} did not answer a PING within ${pingTimeoutMs} ms`;
+        this.onSilent(message);
+        session.destroy(new Error(message));
+      }, pingTimeoutMs);
       dead.unref();
       const sent = session.ping((err) => {
         clearTimeout(dead);

@@ -44,8 +44,10 @@ export function appStatusAfter(
     case "outOfSync":
       return { ...current, sync: "OutOfSync" };
     case "renderError":
-    case "clusterUnavailable":
       return { ...current, sync: "Unknown" };
+    case "clusterUnavailable":
+      // Nothing could be read there: neither how it compares with Git nor how it runs.
+      return { ...current, sync: "Unknown", health: "Unknown" };
     case "stuck":
       return { ...current, health: "Degraded" };
     default:

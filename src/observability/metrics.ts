@@ -17,6 +17,11 @@ export interface MetricsOptions {
    * Read at each scrape; without it `syncward_kubernetes_requests_total` stays empty.
    */
   kubernetesRequests?: () => Record<string, number>;
+  /**
+   * The clusters syncward talks to, by name, with their current outage if any. Read at each
+   * scrape for `syncward_cluster_reachable` and `syncward_cluster_unreachable_since_seconds`.
+   */
+  clusters?: () => Iterable<[name: string, outage: { since: number } | undefined]>;
   /** Node.js process metrics (CPU, memory, event loop lag, GC, handles). Default true. */
   defaultMetrics?: boolean;
 }
@@ -146,6 +151,29 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
       // The client keeps monotonic totals of its own; mirror them at scrape time.
       this.reset();
       for (const [verb, n] of Object.entries(readKube())) this.inc({ verb }, n);
+    },
+  });
+
+  const readClusters = options.clusters;
+  new Gauge({
+    name: "syncward_cluster_reachable",
+    help: "1 while the cluster's API server answers, 0 from its first request that got no answer.",
+    labelNames: ["cluster"] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const [cluster, outage] of readClusters?.() ?? []) this.set({ cluster }, outage ? 0 : 1);
+    },
+  });
+  new Gauge({
+    name: "syncward_cluster_unreachable_since_seconds",
+    help: "When the cluster's current outage began (Unix time); no series while it answers.",
+    labelNames: ["cluster"] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const [cluster, outage] of readClusters?.() ?? [])
+        if (outage) this.set({ cluster }, outage.since / 1000);
     },
   });
 

@@ -190,6 +190,7 @@ export class EnvironmentEffects {
     await this.record(trigger, actor, outcome, (s) => {
       s.lastError = { revision: head, message, at: now };
       s.syncStatus = "Unknown";
+      s.health = "Unknown";
     });
     this.o.log.warn({ instance: this.instance, revision: head }, message);
     this.o.emit({

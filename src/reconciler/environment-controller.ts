@@ -6,10 +6,11 @@
 
 import { approvedConfigOf, renderConfigMoved } from "../config/stricter.ts";
 import type { EnvironmentConfig } from "../config/types.ts";
-import type { HealthChecks } from "../engine/health/index.ts";
+import { assessHealth, type HealthChecks, worstHealth } from "../engine/health/index.ts";
 import { assess, outcomeWithoutWork, type SyncOutcome, type SyncRequest } from "../engine/sync.ts";
 import type { KubeClient } from "../kube/client.ts";
 import { UnknownDestinationError } from "../kube/clusters.ts";
+import { KubeConnectionError } from "../kube/errors.ts";
 import { keyOf, keyString } from "../kube/object.ts";
 import type { RenderedSource } from "../source/render.ts";
 import { instanceName } from "../state/identity.ts";
@@ -32,6 +33,9 @@ import { stateWatchMark, watchStates } from "./state-watch.ts";
 import { syncRevision } from "./sync-operation.ts";
 import { selfHealHeldBy } from "./sync-windows.ts";
 import { ManagedWatch } from "./watch.ts";
+
+/** How long a pass waits for a cluster that gave no answer last time before reporting it unreachable. */
+const UNREACHABLE_PROBE_MS = 3_000;
 
 export interface Logger {
   info(obj: object, msg?: string): void;
@@ -142,6 +146,8 @@ export class EnvironmentController {
   private stopStateWatch: (() => void) | undefined;
   /** The cluster client the watches above are open on. */
   private watchingOn: KubeClient | undefined;
+  /** Stops listening for the watched cluster's outages ending. */
+  private stopReachability?: () => void;
   private readonly resyncMs: number;
   /** When the last full poll (the assessment and the orphan scan) began: the hard resync counts from it. */
   private lastFullPoll = 0;
@@ -227,6 +233,46 @@ export class EnvironmentController {
   }
 
   /**
+   * "cluster X unreachable since T" while the destination's API server gives no answer: one short
+   * probe first, so an environment on a cluster that is down costs a few seconds a pass, not a
+   * pass's worth of timeouts, and a cluster that is back is used at once (with a full pass).
+   */
+  private async unreachable(client: KubeClient): Promise<string | undefined> {
+    if (!client.reachability.current) return undefined;
+    try {
+      await client.ping(UNREACHABLE_PROBE_MS);
+    } catch {
+      // Still down: reported below with the outage's start.
+    }
+    const outage = client.reachability.current;
+    if (!outage) return undefined;
+    const d = this.o.env.destination;
+    const name = d.cluster ?? d.context ?? (d.inCluster ? "in-cluster" : client.contextName);
+    return `cluster ${name} unreachable since ${new Date(outage.since).toISOString()} (${outage.error})`;
+  }
+
+  /**
+   * A pass that failed because the destination stopped answering midway: the environment reads
+   * Unknown with the outage, as it would had the pass started after it. Nothing was decided from
+   * what could not be read (no prune, no Synced).
+   */
+  private async reportOutage(trigger: Trigger, actor: string, err: unknown): Promise<boolean> {
+    if (!(err instanceof KubeConnectionError)) return false;
+    const found = this.destination();
+    const problem = "client" in found ? await this.unreachable(found.client) : undefined;
+    if (!problem) return false;
+    try {
+      const state = await this.o.store.load(this.instance);
+      const head = await this.o.source.head(this.o.env.source.branch);
+      await this.fx.reportDestination(head, state, trigger, actor, problem);
+    } catch (recordErr) {
+      // The state lives on the same cluster, or GitHub is down too: the log is all there is.
+      this.o.log.warn({ err: recordErr, instance: this.instance }, problem);
+    }
+    return true;
+  }
+
+  /**
    * The watches of the managed and the undeclared objects, on the destination's client; opened
    * again on a new client (a cluster Secret added or rotated since), none while it resolves to nothing.
    */
@@ -237,9 +283,15 @@ export class EnvironmentController {
     if (client === this.watchingOn) return;
     this.watcher?.stop();
     this.undeclared?.stop();
-    this.watcher = this.undeclared = undefined;
+    this.stopReachability?.();
+    this.watcher = this.undeclared = this.stopReachability = undefined;
     this.watchingOn = client;
     if (!("client" in found)) return;
+    // The cluster stopped answering (a request, a watch's PING) or answers again (a watch
+    // reconnected, a probe): a pass at once, which reports the outage, or reads everything afresh.
+    this.stopReachability = found.client.reachability.onChange(() => {
+      if (this.looping) this.nudge("poll", "syncward");
+    });
     this.watcher = new ManagedWatch(
       found.client,
       this.instance,
@@ -268,6 +320,8 @@ export class EnvironmentController {
     this.watcher?.stop();
     this.undeclared?.stop();
     this.watcher = this.undeclared = this.watchingOn = undefined;
+    this.stopReachability?.();
+    this.stopReachability = undefined;
     this.stopStateWatch?.();
     this.stopStateWatch = undefined;
     this.settled = undefined;
@@ -330,7 +384,8 @@ export class EnvironmentController {
           { err, instance: this.instance },
           "stopped during a pass; what it was doing is left to whoever runs next",
         );
-      else this.o.log.error({ err, instance: this.instance }, "reconcile pass failed");
+      else if (!(q && (await this.reportOutage(q.trigger, q.actor, err))))
+        this.o.log.error({ err, instance: this.instance }, "reconcile pass failed");
     } finally {
       release?.();
     }
@@ -387,11 +442,13 @@ export class EnvironmentController {
     const policy = effectivePolicy(env, state);
     const head = await this.o.source.head(env.source.branch);
     const found = this.destination();
-    if ("problem" in found) {
-      await this.fx.reportDestination(head, state, trigger, actor, found.problem);
+    // Watches first: on a cluster that is down they retry, and the first answer brings a pass.
+    this.watchDestination();
+    const problem = "problem" in found ? found.problem : await this.unreachable(found.client);
+    if (problem) {
+      await this.fx.reportDestination(head, state, trigger, actor, problem);
       return;
     }
-    this.watchDestination();
     const rendered = await this.fx.renderOrReport(head, state, trigger, actor);
     if (!rendered) return;
     this.watcher?.ensureKinds([
@@ -472,9 +529,15 @@ export class EnvironmentController {
       this.lastDriftSignature = "";
       if (marks && head === state.lastSyncedRevision && !moved)
         this.settled = { head, env, marks, at: this.lastFullPoll };
-      if (action.markSynced)
+      // After an outage (health Unknown: nothing could be read) the objects just read say it again.
+      const health =
+        state.health === "Unknown"
+          ? (worstHealth([...live.values()].map((o) => assessHealth(o, this.health)))?.status ?? "Healthy")
+          : undefined;
+      if (action.markSynced || health)
         await this.o.store.update(this.instance, (s) => {
-          s.syncStatus = "Synced";
+          if (action.markSynced) s.syncStatus = "Synced";
+          if (health && s.health === "Unknown") s.health = health;
         });
       return;
     }

@@ -188,8 +188,13 @@ describe("a trusted manager's name proves nothing: spoofed changes are reverted 
       );
       await eventually("live equals Git again", () => matchesGit(ns, WEB_NO_REPLICAS), 15_000);
       const reverted = entry.reverted ?? [];
-      for (const path of [/\/containers\/1$/, /\/hostPID$/, /\/volumes$/]) {
-        const r = reverted.find((x) => path.test(x.path));
+      // The strategic merge patch puts the new container first (containers/0), Git's second.
+      const found = (path: RegExp) =>
+        reverted.find(
+          (x) => path.test(x.path) && (!/containers/.test(String(path)) || x.value?.includes("miner")),
+        );
+      for (const path of [/\/containers\/\d+$/, /\/hostPID$/, /\/volumes$/]) {
+        const r = found(path);
         assert.ok(r, `${path} in ${JSON.stringify(reverted)}`);
         assert.equal(r.manager, manager);
         assert.ok(r.security, `${r.path} is security-relevant`);

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { SyncOutcome } from "../../../src/engine/sync.ts";
+import { Reachability } from "../../../src/kube/reachability.ts";
 import { createMetrics } from "../../../src/observability/metrics.ts";
 import type { ReconcilerEvent } from "../../../src/reconciler/events.ts";
 import type { HistoryEntry } from "../../../src/state/types.ts";
@@ -207,6 +208,28 @@ describe("createMetrics", () => {
     const text = await m.registry.metrics();
     assert.equal(sample(text, 'syncward_kubernetes_requests_total{verb="GET"}'), 5);
     assert.equal(sample(text, 'syncward_kubernetes_requests_total{verb="PATCH"}'), 1);
+  });
+
+  it("says which clusters answer and since when one does not, at scrape time", async () => {
+    const prod = new Reachability();
+    const dev = new Reachability();
+    const m = createMetrics({
+      defaultMetrics: false,
+      clusters: () => [
+        ["dev", dev.current],
+        ["prod", prod.current],
+      ],
+    });
+    prod.failed("cannot reach the API server at https://prod:6443: connect ECONNREFUSED", 1_700_000_000_000);
+    let text = await m.registry.metrics();
+    assert.equal(sample(text, 'syncward_cluster_reachable{cluster="dev"}'), 1);
+    assert.equal(sample(text, 'syncward_cluster_reachable{cluster="prod"}'), 0);
+    assert.equal(sample(text, 'syncward_cluster_unreachable_since_seconds{cluster="prod"}'), 1_700_000_000);
+    assert.equal(sample(text, 'syncward_cluster_unreachable_since_seconds{cluster="dev"}'), undefined);
+    prod.answered();
+    text = await m.registry.metrics();
+    assert.equal(sample(text, 'syncward_cluster_reachable{cluster="prod"}'), 1);
+    assert.equal(sample(text, 'syncward_cluster_unreachable_since_seconds{cluster="prod"}'), undefined);
   });
 
   it("uses a registry of its own, with process metrics, so two instances never collide", async () => {
