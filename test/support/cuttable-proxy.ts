@@ -10,15 +10,32 @@ export interface CuttableProxy {
   kubeconfig: string;
   /** Drops every open connection (watches included) and refuses new ones. */
   cut(): Promise<void>;
-  /** Accepts connections again, on the same port. */
+  /** Accepts connections again, on the same port (and forwards again after blackhole()). */
   restore(): Promise<void>;
+  /**
+   * Half-open: connections stay open, old and new, but no byte passes either way (a peer gone
+   * without a FIN, traffic black-holed by a firewall). Only liveness checks can tell.
+   */
+  blackhole(): void;
   close(): Promise<void>;
 }
 
 export async function cuttableProxy(kubeconfig: string, server: string, dir: string): Promise<CuttableProxy> {
   const target = new URL(server);
   const open = new Set<Socket>();
+  let holed = false;
+  const hold = (...sockets: Socket[]) => {
+    for (const s of sockets) {
+      s.unpipe();
+      s.pause();
+    }
+  };
   const proxy = createServer((downstream) => {
+    if (holed) {
+      open.add(downstream);
+      downstream.on("error", () => downstream.destroy());
+      return hold(downstream);
+    }
     const upstream = connect(Number(target.port), target.hostname);
     open.add(downstream);
     open.add(upstream);
@@ -61,7 +78,16 @@ export async function cuttableProxy(kubeconfig: string, server: string, dir: str
     kubeconfig: file,
     cut: stop,
     restore: async () => {
-      await listen(port);
+      if (holed) {
+        holed = false;
+        for (const s of open) s.destroy();
+        open.clear();
+      }
+      if (!proxy.listening) await listen(port);
+    },
+    blackhole: () => {
+      holed = true;
+      hold(...open);
     },
     close: stop,
   };
