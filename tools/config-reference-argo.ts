@@ -33,7 +33,7 @@ export const ARGO_EQUIVALENTS: Record<string, string> = {
   "environments[].name": "`Application` `metadata.name`",
   "environments[].source": app("source"),
   "environments[].source.path": app("source.path"),
-  "environments[].source.branch": app("source.targetRevision") + " (a branch)",
+  "environments[].source.branch": `${app("source.targetRevision")} (a branch)`,
   "environments[].source.helm": app("source.helm"),
   ...Object.fromEntries(helmFields.map((f) => [`environments[].source.helm.${f}`, app(`source.helm.${f}`)])),
   "environments[].source.chart": app("source.chart"),

@@ -60,7 +60,10 @@ export function sectionsOf(root: Schema, scope: string): Section[] {
   const sections: Section[] = [];
   const visit = (node: Schema, fieldPath: string): void => {
     const value = node.additionalProperties;
-    if (!node.properties && typeof value === "object") return visit(value, `${fieldPath}.<key>`);
+    if (!node.properties && typeof value === "object") {
+      visit(value, `${fieldPath}.<key>`);
+      return;
+    }
     const found = objectOf(node, fieldPath);
     if (!found) return;
     const { obj, path } = found;
