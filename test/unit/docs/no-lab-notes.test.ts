@@ -15,7 +15,7 @@ const PATTERNS: Array<[RegExp, string]> = [
   [/\bissues? \d+/i, "an issue number"],
   [/\b(?:first|second|third|fourth|adversarial|another) review\b/i, "a review story"],
   [/\breview\b.*\b(?:changed|found)\b/i, "a review story"],
-  [/\b(?:this|that|the|other|earlier|previous) sessions?\b/i, "a session story"],
+  [/\b(?:this|that|other|earlier|previous|last) sessions?\b|\bsessions'/i, "a session story"],
 ];
 
 /** What in `line` reads as a lab note, or undefined. */
@@ -24,10 +24,10 @@ export function labNote(line: string): string | undefined {
     const m = pattern.exec(line);
     if (m) return `${what}: "${m[0]}"`;
   }
-  for (const m of line.matchAll(/#\d+\b/g)) {
-    const before = line.slice(0, m.index);
-    if (/[\w.-]+\/[\w.-]+$/.test(before) || EXTERNAL.test(before)) continue;
-    if (/[\w&]$/.test(before)) continue; // part of a word or an HTML entity (&#39;)
+  // A tracker reference: "(#27)", or "see #27", "issue #27", "PR #27". A pull request number quoted
+  // in an example of the product's own replies ("opened #1") is not one.
+  for (const m of line.matchAll(/\(#\d+\)|\b(?:issues?|PR|pull request|see|fixes|fixed in|closes)\s+#\d+/gi)) {
+    if (EXTERNAL.test(line.slice(0, m.index))) continue;
     return `a tracker number: "${m[0]}"`;
   }
   return undefined;
@@ -61,6 +61,9 @@ describe("user docs carry no lab notes", () => {
     ["as argo-cd #9570 reports", false],
     ["upstream: flux #1234", false],
     ["kubernetes/kubernetes#118000", false],
+    ["the reply names why (\"you authored 1a2b3c4, opened #1, merged #1\")", false],
+    ["as argo-cd issue #9570 describes", false],
+    ["the HTTP/2 session is torn down", false],
     ["## Heading with no number", false],
     ["PRs are reviewed before merge", false],
     ["an approval review on GitHub", false],
