@@ -26,7 +26,9 @@ export function labNote(line: string): string | undefined {
   }
   // A tracker reference: "(#27)", or "see #27", "issue #27", "PR #27". A pull request number quoted
   // in an example of the product's own replies ("opened #1") is not one.
-  for (const m of line.matchAll(/\(#\d+\)|\b(?:issues?|PR|pull request|see|fixes|fixed in|closes)\s+#\d+/gi)) {
+  for (const m of line.matchAll(
+    /\(#\d+\)|\b(?:issues?|PR|pull request|see|fixes|fixed in|closes)\s+#\d+/gi,
+  )) {
     if (EXTERNAL.test(line.slice(0, m.index))) continue;
     return `a tracker number: "${m[0]}"`;
   }
@@ -61,7 +63,7 @@ describe("user docs carry no lab notes", () => {
     ["as argo-cd #9570 reports", false],
     ["upstream: flux #1234", false],
     ["kubernetes/kubernetes#118000", false],
-    ["the reply names why (\"you authored 1a2b3c4, opened #1, merged #1\")", false],
+    ['the reply names why ("you authored 1a2b3c4, opened #1, merged #1")', false],
     ["as argo-cd issue #9570 describes", false],
     ["the HTTP/2 session is torn down", false],
     ["## Heading with no number", false],
