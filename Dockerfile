@@ -73,8 +73,8 @@ COPY schema ./schema
 # terminal (`docker run -t`). Caches go to /var/cache/syncward (an emptyDir in deploy/, since the
 # root filesystem is read-only there) and temporary files to /tmp.
 # MALLOC_ARENA_MAX: glibc keeps one malloc arena per thread that touched the heap; two arenas keep
-# the RSS left after a large initial sync lower (BENCHMARKS.md, operability: 231 -> 196 MB).
-# NODE_OPTIONS (BENCHMARKS.md, controller memory; the memory benchmark runs with it): --expose-gc
+# the RSS left after a large initial sync lower (docs/benchmarks-log.md, operability: 231 -> 196 MB).
+# NODE_OPTIONS (docs/benchmarks-log.md, controller memory; the memory benchmark runs with it): --expose-gc
 # lets the process give the pages of a burst back once it is over (src/util/release-memory.ts).
 # (--max-semi-space-size was measured too: it lowers the peak during a sync, not the memory after
 # it, for about 6% more CPU, so it is not set.)

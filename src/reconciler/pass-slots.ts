@@ -2,7 +2,7 @@
 // live objects and plans, and all of that is garbage once the pass ends; when a process starts
 // (or a config push nudges every environment) with 100 environments all passing at once, each
 // pass lives a hundred times longer, everything it allocated survives into V8's old generation,
-// and the heap peaked at 200 MB for 10,000 ConfigMaps (BENCHMARKS.md, controller memory). With
+// and the heap peaked at 200 MB for 10,000 ConfigMaps (docs/benchmarks-log.md, controller memory). With
 // a few passes at a time the same work is done in the same time (the API server is the limit),
 // and the garbage dies young.
 //

@@ -1,6 +1,6 @@
 // A branch head read from the repository's files (the loose ref, then packed-refs) instead of a
 // `git rev-parse` process: an idle controller asks every environment's branch head at every poll,
-// and a process spawn each time was most of its idle CPU (BENCHMARKS.md, "Scale on one replica").
+// and a process spawn each time was most of its idle CPU (docs/benchmarks-log.md, "Scale on one replica").
 // Only the layout git itself writes for a plain repository is read here; anything this reader is
 // not certain of (a `.git` file of a worktree or submodule, a reftable or shared-common-dir
 // repository, a symbolic ref, a name git would quote or refuse, GIT_DIR and friends in the

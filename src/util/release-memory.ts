@@ -3,7 +3,7 @@
 // reuse, and only a memory-reducing GC empties it. V8 schedules those itself when the process is
 // idle, except that it judges idleness by the allocation rate of the last GCs, and an idle
 // process runs no GC to update it: after the initial sync of 10,000 objects a controller on
-// Node 24 kept 300 MB of empty pages for good (BENCHMARKS.md, controller memory). One
+// Node 24 kept 300 MB of empty pages for good (docs/benchmarks-log.md, controller memory). One
 // memory-reducing GC when the burst ends (tens of milliseconds, once) returns them.
 //
 // It needs `gc` exposed (`--expose-gc`, which the image's NODE_OPTIONS sets); without it this does

@@ -161,6 +161,6 @@ function requireShell(shell: "zsh" | "fish", env: NodeJS.ProcessEnv): void {
   const found = spawnSync("sh", ["-c", `command -v ${shell}`], { env, encoding: "utf8" }).status === 0;
   assert.ok(
     found,
-    `${shell} is not installed: this test runs syncward's ${shell} completion in ${shell}. Install it (Debian/Ubuntu: sudo apt-get install ${shell}; macOS: brew install ${shell}); README.md lists it under Prerequisites`,
+    `${shell} is not installed: this test runs syncward's ${shell} completion in ${shell}. Install it (Debian/Ubuntu: sudo apt-get install ${shell}; macOS: brew install ${shell}); docs/getting-started.md lists it under Prerequisites`,
   );
 }

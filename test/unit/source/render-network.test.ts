@@ -158,7 +158,9 @@ describe("a render reaches no network", () => {
 describe("kustomize past the pre-check", () => {
   it("cannot reach loopback inside the render sandbox (and does without it)", async (t) => {
     if (!(await namespaceFlags())) {
-      t.diagnostic("no network namespaces on this machine: the sandbox falls back (docs/running.md)");
+      t.diagnostic(
+        "no network namespaces on this machine: the sandbox falls back (docs/operating/installation.md, Settings)",
+      );
     }
     const loop = await listener();
     const dir = tempDir();
