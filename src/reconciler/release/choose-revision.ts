@@ -8,14 +8,14 @@ import { ask } from "./ask-gate.ts";
 import type { Release } from "./release.ts";
 
 /** Where attempt `n` looks for its revision: the operation's own, or the branch's newest. */
-export type RevisionSource = "operation" | "branch";
+export type RevisionChoice = "operation" | "branch";
 
 /** `pinned`: a person named the revision. The first attempt always takes the operation's. */
 export function revisionSourceOf(
   n: number,
   pinned: boolean | undefined,
   refresh: boolean | undefined,
-): RevisionSource {
+): RevisionChoice {
   return n === 1 || pinned || !refresh ? "operation" : "branch";
 }
 
