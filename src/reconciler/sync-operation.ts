@@ -17,6 +17,7 @@ import { renderSeen } from "./render-binding.ts";
 
 export type { ReleaseOptions } from "./release/release.ts";
 
+/** Releases `head` to the environment: its attempts (each below), then the answer or the history entry. */
 export async function syncRevision(
   fx: EnvironmentEffects,
   head: string,
@@ -25,13 +26,14 @@ export async function syncRevision(
   opts: ReleaseOptions,
 ): Promise<SyncOutcome & { held?: GateDecision }> {
   const { release, end } = await startRelease(fx, head, trigger, actor, opts);
-  const outcome = await syncWithRetry(fx.o.env.syncPolicy.retry, (n) => attempt(release, n), {
+  const outcome = await syncWithRetry(release.env.syncPolicy.retry, (n) => attempt(release, n), {
     signal: release.signal,
     revision: head,
     dryRun: opts.dryRun,
     onRetry: (n, failed, delay) => noteRetry(release, n, failed, delay),
   }).finally(end);
   if (outcome.dryRun) return outcome;
+  // Stopped by the gate before anything was written: nothing to record, the request hears why.
   const held = answeredByGate(release.held, outcome.attempts);
   if (held) return fx.heldBy(held, outcome, opts.path, trigger, actor);
   return recordRelease(release, outcome);

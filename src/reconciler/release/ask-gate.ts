@@ -36,7 +36,7 @@ export function gatePath(n: number, requested: WritePath, moves: boolean): Write
   return n === 1 ? requested : moves ? "refresh" : "retry";
 }
 
-/** Only the automated pass records a wait for approval (a person's request is answered instead). */
+/** Only the automated pass records a wait when approval is missing; a person's request is refused (fx.heldBy). */
 export function waitOf(path: WritePath, prune: boolean): GateRequest["wait"] {
   return path === "automated" ? { manual: false, prune } : undefined;
 }
@@ -68,7 +68,10 @@ export function stoppedByGate(held: (GateDecision & { allowed: false }) | undefi
   return Boolean(held && held.check !== "signature");
 }
 
-/** Asks the gate for attempt `n` (not for a dry run, which writes nothing); a refusal ends the attempt. */
+/**
+ * Asks the gate for attempt `n` (not for a dry run, which writes nothing); a refusal ends the
+ * attempt. Sets `r.held` when refused, else `r.rules`.
+ */
 export async function askGate(
   r: Release,
   n: number,

@@ -30,7 +30,7 @@ export function chosenRevision(
 }
 
 export async function chooseRevision(r: Release, n: number): Promise<{ revision: string; moves: boolean }> {
-  const env = r.fx.o.env;
+  const env = r.env;
   const newest =
     revisionSourceOf(n, r.opts.pinned, env.syncPolicy.retry.refresh) === "operation"
       ? r.head

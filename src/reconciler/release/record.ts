@@ -73,7 +73,7 @@ export function applyOutcome(
   }
 }
 
-/** A failed attempt about to be retried: kept for the history entry, and logged now. */
+/** A failed attempt about to be retried: kept for the history entry (`r.retried`), and logged now. */
 export function noteRetry(r: Release, n: number, failed: SyncOutcome, delay: number): void {
   r.retried = addRetried(r.retried, {
     attempt: n,
@@ -96,7 +96,7 @@ export function noteRetry(r: Release, n: number, failed: SyncOutcome, delay: num
 
 export async function recordRelease<O extends SyncOutcome>(r: Release, outcome: O): Promise<O> {
   const { fx } = r;
-  const env = fx.o.env;
+  const env = r.env;
   const facts = recordedFacts(outcome, r, r.signal?.aborted === true);
   if (facts.interrupted) outcome.message = interruptedMessage(outcome.message);
   const { entry } = await fx.record(

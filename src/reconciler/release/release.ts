@@ -1,6 +1,6 @@
 // What one release carries from step to step (choose-revision, render-step, ask-gate, sync-step,
-// record): who asked for it, its options, and what its attempts learnt so far. Each step reads
-// and sets only the fields it names; the order they run in is sync-operation.ts.
+// record): who asked for it, its options, and what its attempts learnt so far, which the steps
+// set as they run (each says which); the order they run in is sync-operation.ts.
 import type { EnvironmentConfig } from "../../config/types.ts";
 import type { SyncRequest } from "../../engine/sync.ts";
 import type { RenderedSource } from "../../source/render.ts";
@@ -30,6 +30,8 @@ export interface ReleaseOptions {
 
 export interface Release {
   readonly fx: EnvironmentEffects;
+  /** The environment's config as the release started. */
+  readonly env: EnvironmentConfig;
   /** The revision the operation was started for. */
   readonly head: string;
   readonly trigger: Trigger;
@@ -68,6 +70,7 @@ export async function startRelease(
   actor: string,
   opts: ReleaseOptions,
 ): Promise<{ release: Release; end: () => void }> {
+  const env = fx.o.env;
   const state = await fx.o.store.load(fx.instance);
   // A dry run writes nothing, so losing the lease does not concern it.
   const abort = opts.dryRun ? undefined : new AbortController();
@@ -75,6 +78,7 @@ export async function startRelease(
   if (opts.loop && fx.hooks.stopped()) abort?.abort();
   const release: Release = {
     fx,
+    env,
     head,
     trigger,
     actor,
@@ -84,7 +88,7 @@ export async function startRelease(
     lastTrigger: trigger,
     retried: { retried: [], omitted: 0 },
     unfetched: false,
-    rules: fx.o.env,
+    rules: env,
   };
   return { release, end: () => abort && fx.writing.delete(abort) };
 }

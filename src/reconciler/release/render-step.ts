@@ -47,6 +47,7 @@ export function renderFailure(
   };
 }
 
+/** Sets `r.unfetched` when the source could not be fetched. */
 export async function renderStep(
   r: Release,
   revision: string,

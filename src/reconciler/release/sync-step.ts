@@ -29,7 +29,7 @@ export function changesOf(plan: Plan): number {
 
 export function syncStep(r: Release, revision: string, rendered: RenderedSource): Promise<SyncOutcome> {
   const { fx, opts } = r;
-  const env = fx.o.env;
+  const env = r.env;
   return syncEnvironment(
     fx.o.client,
     { ...fx.target, env: r.rules },
