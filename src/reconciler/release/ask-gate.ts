@@ -36,7 +36,7 @@ export function gatePath(n: number, requested: WritePath, moves: boolean): Write
   return n === 1 ? requested : moves ? "refresh" : "retry";
 }
 
-/** Only the automated pass records a wait when approval is missing; a person's request is refused (fx.heldBy). */
+/** Only the automated pass records a wait when approval is missing; a person's request is answered where it was made (fx.heldBy). */
 export function waitOf(path: WritePath, prune: boolean): GateRequest["wait"] {
   return path === "automated" ? { manual: false, prune } : undefined;
 }
