@@ -1,0 +1,41 @@
+// Step 1 of a release: which revision this attempt syncs. Today that is the revision the operation
+// was started for (the branch head, or the one a person named), which a retry keeps (Argo CD);
+// with retry.refresh a retry moves to the branch's newest revision, only if that passes every gate
+// a new revision must pass (a gated environment's retry never moves: what was approved is what it
+// retries). A pin or a promotion would decide here, before anything is rendered or asked.
+
+import { ask } from "./ask-gate.ts";
+import type { Release } from "./release.ts";
+
+/** Where attempt `n` looks for its revision: the operation's own, or the branch's newest. */
+export type RevisionChoice = "operation" | "branch";
+
+/** `pinned`: a person named the revision. The first attempt always takes the operation's. */
+export function revisionSourceOf(
+  n: number,
+  pinned: boolean | undefined,
+  refresh: boolean | undefined,
+): RevisionChoice {
+  return n === 1 || pinned || !refresh ? "operation" : "branch";
+}
+
+/** The revision an attempt syncs: the newest one only where it differs and the gate let it through. */
+export function chosenRevision(
+  head: string,
+  newest: string,
+  allowed: boolean,
+): { revision: string; moves: boolean } {
+  const moves = newest !== head && allowed;
+  return { revision: moves ? newest : head, moves };
+}
+
+export async function chooseRevision(r: Release, n: number): Promise<{ revision: string; moves: boolean }> {
+  const env = r.env;
+  const newest =
+    revisionSourceOf(n, r.opts.pinned, env.syncPolicy.retry.refresh) === "operation"
+      ? r.head
+      : await r.fx.o.source.head(env.source.branch);
+  const allowed =
+    newest !== r.head && (await ask(r, "refresh", newest, { manual: false, prune: r.opts.prune })).allowed;
+  return chosenRevision(r.head, newest, allowed);
+}

@@ -1,0 +1,30 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { chosenRevision, revisionSourceOf } from "../../../../src/reconciler/release/choose-revision.ts";
+
+const HEAD = "a".repeat(40);
+const NEWER = "b".repeat(40);
+
+describe("which revision an attempt looks for", () => {
+  const rows: Array<[string, number, boolean | undefined, boolean | undefined, "operation" | "branch"]> = [
+    ["the first attempt takes the operation's revision", 1, false, true, "operation"],
+    ["a retry stays on it without retry.refresh", 2, false, false, "operation"],
+    ["a retry stays on it when refresh is unset", 3, undefined, undefined, "operation"],
+    ["a retry of a revision a person named stays on it, refresh or not", 2, true, true, "operation"],
+    ["a retry with retry.refresh looks at the branch's newest", 2, false, true, "branch"],
+    ["so does any later retry", 5, undefined, true, "branch"],
+  ];
+  for (const [name, n, pinned, refresh, want] of rows)
+    it(name, () => assert.equal(revisionSourceOf(n, pinned, refresh), want));
+});
+
+describe("the revision an attempt syncs", () => {
+  const rows: Array<[string, string, boolean, { revision: string; moves: boolean }]> = [
+    ["the branch has not moved: the operation's", HEAD, true, { revision: HEAD, moves: false }],
+    ["a newer revision the gate let through: it moves", NEWER, true, { revision: NEWER, moves: true }],
+    ["a newer revision the gate refused: it stays", NEWER, false, { revision: HEAD, moves: false }],
+    ["the same revision, whatever the gate said: it stays", HEAD, false, { revision: HEAD, moves: false }],
+  ];
+  for (const [name, newest, allowed, want] of rows)
+    it(name, () => assert.deepEqual(chosenRevision(HEAD, newest, allowed), want));
+});
