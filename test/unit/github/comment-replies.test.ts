@@ -60,14 +60,17 @@ async function syncReply(message: string): Promise<string> {
 describe("comment replies", () => {
   it("/sync shows the outcome's message (a freeze reason) in a code span: no HTML, markdown or mention", async () => {
     const reason = "environment dev is frozen by alice (<img src=x onerror=alert(1)> @acme/everyone **now**)";
-    assert.equal(await syncReply(reason), `**dev**: sync of \`aaaaaaa\` refused: \`${reason}\``);
+    assert.equal(
+      await syncReply(reason),
+      `**dev**: sync of \`aaaaaaa\` refused: \`${reason}\`\n\n**Next:** fix what the message names, then comment \`/sync dev\` again; \`/diff dev\` shows what a sync would change.`,
+    );
   });
 
   it("/sync shows a message of several lines (API-server output) in a fence it cannot close", async () => {
     const message = "1 failed:\n```\n</details> @mallory";
     assert.equal(
       await syncReply(message),
-      `**dev**: sync of \`aaaaaaa\` refused: \n\n\`\`\`\`\n${message}\n\`\`\`\`\n`,
+      `**dev**: sync of \`aaaaaaa\` refused: \n\n\`\`\`\`\n${message}\n\`\`\`\`\n\n**Next:** fix what the message names, then comment \`/sync dev\` again; \`/diff dev\` shows what a sync would change.`,
     );
   });
 });
