@@ -3,7 +3,8 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { configVerdict } from "../../../src/github/config-check.ts";
 
-const none = { userProblems: 0, unreadable: 0, loosened: [], production: [], changed: 1 };
+type Given = Parameters<typeof configVerdict>[0];
+const none: Given = { userProblems: 0, unreadable: 0, loosened: [], production: [], changed: 1 };
 
 describe("configVerdict", () => {
   const cases: Array<
