@@ -13,7 +13,7 @@ import {
 import { codeSpan } from "./markdown.ts";
 
 /** What help reads of an environment. */
-export type HelpEnvironment = Pick<EnvironmentConfig, "name" | "commands" | "approval">;
+export type HelpEnvironment = Pick<EnvironmentConfig, "name" | "commands" | "approval" | "floor">;
 
 const envName = (e: { name: string }) => codeSpan(e.name, 60);
 
@@ -55,9 +55,13 @@ function approversOf(envs: HelpEnvironment[]): string {
     if (!rule) return `${envName(e)}: needs no approval`;
     const listed = [...rule.users, ...rule.teams].map((who) => codeSpan(`@${who}`, 60));
     const count = `${rule.minimum} approval${rule.minimum === 1 ? "" : "s"}`;
+    // The operator's floor holds every approver to a permission the repository cannot lower.
+    const floor = e.floor
+      ? `; **${e.floor.approverPermission}** permission at least, by the operator's floor`
+      : "";
     return listed.length > 0
-      ? `${envName(e)}: ${listed.join(", ")} (${count}; read permission is enough)`
-      : `${envName(e)}: anyone with **${e.commands.approve}** permission (${count})`;
+      ? `${envName(e)}: ${listed.join(", ")} (${count}${floor || "; read permission is enough"})`
+      : `${envName(e)}: anyone with **${e.commands.approve}** permission (${count}${floor})`;
   });
   return [
     ...each,

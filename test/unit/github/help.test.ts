@@ -49,6 +49,17 @@ describe("helpText", () => {
     assert.doesNotMatch(text, /(^|[^`])@carol/, "help pings nobody");
   });
 
+  it("names the operator's floor on an approver's permission", () => {
+    const floored = {
+      ...prod,
+      floor: { sources: ["project shop"], approverPermission: "maintain" as const },
+    };
+    assert.match(
+      row(helpText([floored]), "approve"),
+      /`prod`: `@carol`, `@acme\/sre` \(2 approvals; \*\*maintain\*\* permission at least, by the operator's floor\)/,
+    );
+  });
+
   it("says what a command without an environment does, as the handler does it", () => {
     assert.match(
       helpText([dev, prod]),
