@@ -18,5 +18,5 @@ export function deployedCommitGone(err: unknown, base: string | undefined): bool
 
 /** What the approver reads when the range could not start at the deployed commit. */
 export function rewrittenNote(env: string, deployed: string, pending: string, branch: string): string {
-  return `**${env}** runs \`${short(deployed)}\`, which is no longer in the history of \`${branch}\` (a force push rewrote the branch), so there are no commits to count from it: this approval covers \`${short(pending)}\` as a whole new release, everything it renders, and was judged as a first deployment is (its commit, its pull requests, who pushed it).`;
+  return `**${env}** runs \`${short(deployed)}\`, which is no longer in the history of \`${branch}\` (a force push rewrote the branch), so there are no commits to count from it: an approval covers \`${short(pending)}\` as a whole new release (everything it renders) and is judged as a first deployment is (its commit, its pull requests, who pushed it).`;
 }

@@ -115,7 +115,7 @@ describe("/approve after a force push took the deployed commit out of main", () 
     assert.match(body, /^Approved `[0-9a-f]{7}` for \*\*prod\*\* \(1\/1\); deploying\./);
     assert.match(
       body,
-      /\*\*prod\*\* runs `[0-9a-f]{7}`, which is no longer in the history of `main` \(a force push rewrote the branch\), so there are no commits to count from it: this approval covers `[0-9a-f]{7}` as a whole new release/,
+      /\*\*prod\*\* runs `[0-9a-f]{7}`, which is no longer in the history of `main` \(a force push rewrote the branch\), so there are no commits to count from it: an approval covers `[0-9a-f]{7}` as a whole new release \(everything it renders\)/,
     );
     assert.match(body, /\n\n\*\*Next:\*\* the check run `syncward \/ prod` shows the deployment\.$/);
   });
