@@ -98,3 +98,33 @@ describe("a pending config change that loosens a command's permission", () => {
     );
   });
 });
+
+describe("the Next line of a reply to several commands", () => {
+  it("is the one of the command that did not run, once, at the very end", async () => {
+    const dev = envConfig("shop-dev");
+    const prod = { ...envConfig("shop-prod"), name: "prod" };
+    const rt = {
+      ref: { owner: "acme", repo: "shop" },
+      config: { environments: [dev, prod] },
+      log: { error: () => {} },
+      reconciler: { controller: () => ({ env: dev, rules: async () => dev }) },
+    } as unknown as RepoRuntime;
+    const { gh, bodies } = writerOnGitHub();
+    await handleCommentCommands(rt, gh, {
+      commentId: 1,
+      body: "/help\n/freeze",
+      login: "alice",
+      userId: 1,
+      senderType: "User",
+      pullNumber: 7,
+      merged: true,
+    });
+    const body = bodies[0] ?? "";
+    assert.equal(body.match(/\*\*Next:\*\*/g)?.length, 1, body);
+    assert.match(
+      body,
+      /\| `\/help` \|[\s\S]*---\n\nWhich environment\? This repository has 2: `dev`, `prod`/,
+    );
+    assert.match(body, /\n\n\*\*Next:\*\* comment `\/freeze dev` \(or another environment's name\)\.$/);
+  });
+});
