@@ -38,6 +38,7 @@ import type { Octokit } from "./octokit.ts";
 import { isForkPull } from "./preview.ts";
 import { chainBreak } from "./push-chain.ts";
 import { fetchRange, RangeTooLong } from "./range.ts";
+import { deployedCommitGone, rewrittenNote } from "./rewritten-history.ts";
 import type { RepoRuntime } from "./runtime.ts";
 
 export interface Approver extends GitHubUser {
@@ -72,10 +73,12 @@ export async function approveAs(
   place: ApprovalPlace,
 ): Promise<ApprovalOutcome> {
   const name = controller.env.name;
+  /** Set when the deployed commit is gone from the branch: every answer after says so. */
+  let rewritten: string | undefined;
   const refuse = (reason: string, revision?: string): ApprovalOutcome => ({
     ok: false,
     recorded: false,
-    message: `Sorry @${who.login}, you cannot approve **${name}**: ${reason}. Nothing was changed.`,
+    message: `Sorry @${who.login}, you cannot approve **${name}**: ${reason}. Nothing was changed.${rewritten ? `\n\n${rewritten}` : ""}`,
     ...(revision ? { revision } : {}),
   });
   if (who.bot || who.login.endsWith("[bot]")) return refuse("bots never approve deployments");
@@ -150,11 +153,16 @@ export async function approveAs(
       from = appeared.base;
     }
     let range: Awaited<ReturnType<typeof fetchRange>>;
+    const branch = controller.env.source.branch;
     try {
-      range = await fetchRange(gh, rt.ref, from, revision, controller.env.source.branch);
+      range = await fetchRange(gh, rt.ref, from, revision, branch);
     } catch (err) {
       if (err instanceof RangeTooLong) return refuse(err.message, revision);
-      throw err;
+      // A force push took the deployed commit out of the branch's history: no range starts
+      // there, and the pending commit is judged as a whole new release (rewritten-history.ts).
+      if (!deployedCommitGone(err, from)) throw err;
+      rewritten = rewrittenNote(name, from ?? "", revision, branch);
+      range = await fetchRange(gh, rt.ref, undefined, revision, branch);
     }
     range.pulls.push(...extraPulls);
     // Who pushed the revisions of the range: GitHub's repository activity, and the push webhooks
@@ -213,7 +221,7 @@ export async function approveAs(
       recorded: true,
       released: false,
       revision,
-      message: `Approved \`${short(revision)}\` for **${name}** ${count}, but the sync is ${inertText(result.refused)}. Nothing was changed.`,
+      message: `Approved \`${short(revision)}\` for **${name}** ${count}, but the sync is ${inertText(result.refused)}. Nothing was changed.${rewritten ? `\n\n${rewritten}` : ""}`,
     };
   return {
     ok: true,
@@ -224,7 +232,7 @@ export async function approveAs(
       result.released
         ? `Approved \`${short(revision)}\` for **${name}** ${count}; deploying.`
         : `Approved \`${short(revision)}\` for **${name}** ${count}; waiting for more approvals.`
-    }${note ? ` ${note}` : ""}`,
+    }${note ? ` ${note}` : ""}${rewritten ? `\n\n${rewritten}` : ""}`,
   };
 }
 

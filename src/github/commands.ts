@@ -47,29 +47,83 @@ export type ParsedCommand =
 
 export type CommandName = Exclude<ParsedCommand["type"], "invalid">;
 
-/** Every command, in the order help lists them. */
-export const COMMAND_NAMES: readonly CommandName[] = [
-  "sync",
-  "diff",
-  "approve",
-  "unapprove",
-  "freeze",
-  "unfreeze",
-  "history",
-  "help",
-];
+/**
+ * Every command, in the order `/help` lists them: what the parser accepts (an environment, flags,
+ * a reason) and what help says of it. help.ts renders this table, so help cannot promise a flag
+ * or an argument the parser refuses, nor leave out one it takes.
+ */
+export interface CommandSpec {
+  /** Takes an environment name as its first argument. */
+  env: boolean;
+  /** Flags it accepts (without the leading `--`), each with what it does. */
+  flags: Readonly<Record<string, string>>;
+  /** A permission a flag needs beyond the command's own (comment-commands.ts checks it). */
+  flagPermission?: Readonly<Record<string, "admin">>;
+  /** Free text after the environment, named as help shows it. */
+  text?: string;
+  does: string;
+  /** The environment's `commands` permission it needs; absent: `who` says who may. */
+  permission?: "sync" | "diff" | "freeze" | "unfreeze" | "history";
+  who?: string;
+}
 
-/** Flags each command accepts (without the leading `--`). */
-const FLAGS: Record<CommandName, readonly string[]> = {
-  sync: ["prune", "force", "allow-empty", "confirm-prune"],
-  diff: [],
-  approve: [],
-  unapprove: [],
-  freeze: [],
-  unfreeze: [],
-  history: [],
-  help: [],
+export const COMMANDS: Readonly<Record<CommandName, CommandSpec>> = {
+  sync: {
+    env: true,
+    flags: {
+      prune: "delete live objects no longer in Git",
+      force: "delete and re-create objects that cannot be patched, and sync even when frozen",
+      "allow-empty": "let this sync prune every object when the render is empty",
+      "confirm-prune": "prune objects marked `Prune=confirm` or `Delete=confirm`",
+    },
+    flagPermission: { force: "admin" },
+    does: "Sync the environment now; an environment with an `approval` rule waits for an approval of the commit.",
+    permission: "sync",
+  },
+  diff: {
+    env: true,
+    flags: {},
+    does: "Show what a sync would change (Secret values are not compared), without changing anything.",
+    permission: "diff",
+  },
+  approve: {
+    env: true,
+    flags: {},
+    does: "Approve syncing this pull request's commit (or click **Approve** on the environment's check run). An approval is tied to that commit: a new push needs a new approval.",
+  },
+  unapprove: {
+    env: true,
+    flags: {},
+    does: "Withdraw your approvals of the environment's revisions that are not deployed yet.",
+    who: "whoever approved",
+  },
+  freeze: {
+    env: true,
+    flags: {},
+    text: "reason",
+    does: "Stop all syncs of the environment, automated and manual, until it is unfrozen.",
+    permission: "freeze",
+  },
+  unfreeze: { env: true, flags: {}, does: "Lift a freeze.", permission: "unfreeze" },
+  history: {
+    env: true,
+    flags: {},
+    does: "List the last sync operations: revision, trigger, who, result.",
+    permission: "history",
+  },
+  help: { env: false, flags: {}, does: "Show this help.", who: "anyone" },
 };
+
+/** Every command, in the order help lists them. */
+export const COMMAND_NAMES = Object.keys(COMMANDS) as readonly CommandName[];
+
+/**
+ * The environment a command without one applies to: the only one configured; with several,
+ * none (the reply asks "Which environment?" and nothing runs).
+ */
+export function defaultEnvironment(environments: readonly string[]): string | undefined {
+  return environments.length === 1 ? environments[0] : undefined;
+}
 
 /** How far (insertions, deletions, substitutions, swaps) a slash-word may be from a command to be answered. */
 const MAX_COMMAND_DISTANCE = 2;
@@ -193,7 +247,7 @@ function parseLine(line: string, environments: string[]): ParsedCommand | undefi
     }
     if (!flagsEnded && !token.quoted && /^(--.|-[A-Za-z])/.test(token.value)) {
       const flag = token.value.replace(/^--?/, "").toLowerCase();
-      const known = FLAGS[name];
+      const known = Object.keys(COMMANDS[name].flags);
       if (!token.value.startsWith("--") || !known.includes(flag)) {
         const near = didYouMean(flag, known);
         const hint = near === undefined ? undefined : replaceToken(line, token, `--${near}`);

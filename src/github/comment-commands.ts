@@ -12,9 +12,11 @@ import type { EnvironmentController } from "../reconciler/environment-controller
 import { SourceError } from "../source/errors.ts";
 import { approveAs } from "./approve.ts";
 import { allows, type Permission, permissionOf } from "./authorize.ts";
-import { type ParsedCommand, parseCommands } from "./commands.ts";
-import { helpText } from "./help.ts";
+import { COMMANDS, defaultEnvironment, type ParsedCommand, parseCommands } from "./commands.ts";
+import { explainFailure } from "./explain-error.ts";
+import { helpNext, helpText } from "./help.ts";
 import { codeSpan, fenced, inertText, tableCell } from "./markdown.ts";
+import { withNext } from "./next-step.ts";
 import type { Octokit } from "./octokit.ts";
 import { forkPreviews, previewTarget } from "./preview.ts";
 import { checkName } from "./reporter.ts";
@@ -38,14 +40,26 @@ export interface CommentEvent {
 interface Outcome {
   ok: boolean;
   reply?: string;
+  /** What the commenter can do next: the reply's closing line. */
+  next?: string;
 }
 
 const short = (sha: string) => sha.slice(0, 7);
+/** A command as the commenter would write it, in a code span. */
+const cmd = (text: string) => codeSpan(text, 120);
 
-function errorText(err: unknown): string {
-  const status = (err as { status?: number } | null)?.status;
-  const message = err instanceof Error ? err.message : String(err);
-  return status === undefined ? message : `${message} (${status})`;
+/** Room kept for the Next line when a long reply is cut to GitHub's comment limit. */
+const NEXT_ROOM = 1_000;
+
+/**
+ * The Next line of a comment answering several commands: the first failure's (what blocks the
+ * commenter), else the last command's.
+ */
+function nextOf(outcomes: Outcome[]): string {
+  const failed = outcomes.find((o) => !o.ok && o.next);
+  return (
+    failed?.next ?? outcomes.findLast((o) => o.next)?.next ?? `comment ${cmd("/help")} for every command.`
+  );
 }
 
 export async function handleCommentCommands(
@@ -63,7 +77,7 @@ export async function handleCommentCommands(
   const invalid = commands.filter((c) => c.type === "invalid");
   const outcomes: Outcome[] = [];
   if (invalid.length > 0) {
-    outcomes.push(refuseComment(invalid, commands.length, envNames));
+    outcomes.push(refuseComment(invalid, commands.length));
   } else {
     const permission = await permissionOf(gh, repo, event.login);
     for (const command of commands) {
@@ -72,10 +86,8 @@ export async function handleCommentCommands(
       } catch (err) {
         // Whatever failed, the person who asked hears why instead of a silent 👀.
         rt.log.error({ err, command: command.type, pull: event.pullNumber }, "a comment command failed");
-        outcomes.push({
-          ok: false,
-          reply: `\`/${command.type}\` could not be run: ${codeSpan(errorText(err), 300)}. Nothing more was done; try again, or ask an admin to look at syncward's log.`,
-        });
+        const explained = explainFailure(err, `/${command.type}`);
+        outcomes.push({ ok: false, reply: explained.what, next: explained.next });
       }
     }
   }
@@ -85,7 +97,7 @@ export async function handleCommentCommands(
     await gh.rest.issues.createComment({
       ...repo,
       issue_number: event.pullNumber,
-      body: truncateBytes(replies.join("\n\n---\n\n"), 65536),
+      body: withNext(truncateBytes(replies.join("\n\n---\n\n"), 65536 - NEXT_ROOM), nextOf(outcomes)),
     });
   }
   await gh.rest.reactions.createForIssueComment({
@@ -95,27 +107,45 @@ export async function handleCommentCommands(
   });
 }
 
-/** The answer to a comment with invalid lines: each problem, then the help; nothing ran. */
-function refuseComment(
-  invalid: Array<Extract<ParsedCommand, { type: "invalid" }>>,
-  total: number,
-  envNames: string[],
-): Outcome {
+/**
+ * The answer to a comment with invalid lines: each problem with its did-you-mean, and that
+ * nothing ran. Short: a typo gets its correction, not the whole help (`/help` has that).
+ */
+function refuseComment(invalid: Array<Extract<ParsedCommand, { type: "invalid" }>>, total: number): Outcome {
   const problems = invalid.map((c) => {
-    const hint = c.suggestion ? ` Did you mean ${codeSpan(c.suggestion)}?` : "";
+    const hint = c.suggestion ? ` Did you mean ${cmd(c.suggestion)}?` : "";
     return `${codeSpan(c.line)}: ${c.error}.${hint}`;
   });
   const nothing =
-    total > invalid.length ? "Nothing in this comment was run (its other commands neither)." : "";
-  return { ok: false, reply: [...problems, nothing, helpText(envNames)].filter(Boolean).join("\n\n") };
-}
-
-function pickEnvironment(command: { env?: string }, envNames: string[], line: string): string | Outcome {
-  if (command.env) return command.env;
-  if (envNames.length === 1) return envNames[0] as string;
+    total > invalid.length
+      ? "Nothing in this comment was run (its other commands neither)."
+      : "Nothing was run.";
+  const fix = invalid.find((c) => c.suggestion)?.suggestion;
   return {
     ok: false,
-    reply: `Which environment? \`${line} <env>\` with one of: ${envNames.map((n) => `\`${n}\``).join(", ")}.`,
+    reply: [...problems, nothing].join("\n\n"),
+    next:
+      fix !== undefined
+        ? `comment ${cmd(fix)}, or ${cmd("/help")} for every command.`
+        : `correct the line and comment it again; ${cmd("/help")} lists every command.`,
+  };
+}
+
+/** The command's environment, or the question which (defaultEnvironment decides, as help says). */
+function pickEnvironment(command: { env?: string }, envNames: string[], line: string): string | Outcome {
+  if (command.env) return command.env;
+  const only = defaultEnvironment(envNames);
+  if (only !== undefined) return only;
+  if (envNames.length === 0)
+    return {
+      ok: false,
+      reply: "No environments are configured in `.github/syncward.yml` on the default branch.",
+      next: "add an environment to `.github/syncward.yml` on the default branch.",
+    };
+  return {
+    ok: false,
+    reply: `Which environment? This repository has ${envNames.length}: ${envNames.map((n) => `\`${n}\``).join(", ")}; a command without one does not run.`,
+    next: `comment ${cmd(`${line} ${envNames[0]}`)} (or another environment's name).`,
   };
 }
 
@@ -127,8 +157,9 @@ async function runCommand(
   permission: Permission,
   envNames: string[],
 ): Promise<Outcome> {
-  if (command.type === "invalid") return refuseComment([command], 1, envNames);
-  if (command.type === "help") return { ok: true, reply: helpText(envNames) };
+  if (command.type === "invalid") return refuseComment([command], 1);
+  if (command.type === "help")
+    return { ok: true, reply: helpText(rt.config.environments), next: helpNext(rt.config.environments) };
   const picked = pickEnvironment(command, envNames, `/${command.type}`);
   if (typeof picked !== "string") return picked;
   const controller = rt.reconciler.controller(picked);
@@ -149,15 +180,25 @@ async function runCommand(
       return {
         ok: true,
         reply: `**${picked}** is frozen by @${event.login}${command.reason ? `: ${codeSpan(command.reason, 200)}` : ""}. Automated sync and self-heal are off until \`/unfreeze ${picked}\`.`,
+        next: `comment ${cmd(`/unfreeze ${picked}`)} when syncs may run again.`,
       };
     }
     case "unfreeze": {
       const held = await heldToStricter(controller, "unfreeze", event, permission);
       if (held) return held;
       const state = await rt.reconciler.store.load(controller.instance);
-      if (!state.freeze) return { ok: true, reply: `**${picked}** is not frozen.` };
+      if (!state.freeze)
+        return {
+          ok: true,
+          reply: `**${picked}** is not frozen.`,
+          next: `nothing to lift; ${cmd(`/history ${picked}`)} shows its last syncs.`,
+        };
       await controller.setFreeze(undefined);
-      return { ok: true, reply: `**${picked}** is unfrozen; its configured sync policy applies again.` };
+      return {
+        ok: true,
+        reply: `**${picked}** is unfrozen; its configured sync policy applies again.`,
+        next: `comment ${cmd(`/sync ${picked}`)} to sync it now, or let its sync policy do it.`,
+      };
     }
     case "unapprove": {
       const withdrawn = await controller.unapprove({
@@ -165,10 +206,15 @@ async function runCommand(
         ...(event.userId !== undefined ? { id: event.userId } : {}),
       });
       return withdrawn.length === 0
-        ? { ok: true, reply: `@${event.login} has no approval of **${picked}** to withdraw.` }
+        ? {
+            ok: true,
+            reply: `@${event.login} has no approval of **${picked}** to withdraw.`,
+            next: `nothing to withdraw; ${cmd(`/history ${picked}`)} shows what was deployed.`,
+          }
         : {
             ok: true,
             reply: `@${event.login} withdrew their approval of ${withdrawn.map((sha) => `\`${short(sha)}\``).join(", ")} for **${picked}**; it no longer counts.`,
+            next: `comment ${cmd(`/approve ${picked}`)} to approve again.`,
           };
     }
     case "diff":
@@ -182,6 +228,7 @@ function lacks(event: CommentEvent, what: string, need: Permission, permission: 
   return {
     ok: false,
     reply: `Sorry @${event.login}, \`${what}\` needs **${need}** permission on this repository and you have **${permission}**. Nothing was changed.`,
+    next: `ask someone with **${need}** permission to comment ${cmd(what)}.`,
   };
 }
 
@@ -210,10 +257,12 @@ async function sync(
   permission: Permission,
 ): Promise<Outcome> {
   const name = controller.env.name;
-  if (command.force && !allows(permission, "admin")) {
+  const forceNeeds = COMMANDS.sync.flagPermission?.force ?? "admin";
+  if (command.force && !allows(permission, forceNeeds)) {
     return {
       ok: false,
-      reply: `Sorry @${event.login}, \`/sync ${name} --force\` needs **admin** permission. Nothing was changed.`,
+      reply: `Sorry @${event.login}, \`/sync ${name} --force\` needs **${forceNeeds}** permission. Nothing was changed.`,
+      next: `comment ${cmd(`/sync ${name}`)} without \`--force\`, or ask someone with **${forceNeeds}** permission to run it.`,
     };
   }
   const held = await heldToStricter(controller, "sync", event, permission);
@@ -228,14 +277,24 @@ async function sync(
       allowEmpty: command.allowEmpty,
       confirmPrune: command.confirmPrune,
     });
-    if (refused) return { ok: false, reply: `**${name}**: ${inertText(refused)}. Nothing was changed.` };
+    if (refused)
+      return {
+        ok: false,
+        reply: `**${name}**: ${inertText(refused)}. Nothing was changed.`,
+        next: `once what the message names is resolved, comment ${cmd(`/sync ${name}`)} again.`,
+      };
     if (held) {
       return {
         ok: true,
         reply: `**${name}** requires approval: syncing \`${short(revision)}\` waits for \`/approve ${name}\` from an approver.`,
+        next: `an approver comments ${cmd(`/approve ${name}`)} (or clicks **Approve** on the check run \`${checkName(name)}\`); ${cmd("/help")} lists who may.`,
       };
     }
-    return { ok: true, reply: `**${name}**: \`${short(revision)}\` is approved; syncing.` };
+    return {
+      ok: true,
+      reply: `**${name}**: \`${short(revision)}\` is approved; syncing.`,
+      next: `the check run \`${checkName(name)}\` shows the result.`,
+    };
   }
   const outcome = await controller.sync({
     trigger: "comment",
@@ -250,12 +309,21 @@ async function sync(
     return {
       ok: true,
       reply: `**${name}**: syncing \`${short(outcome.revision)}\`; the replica of syncward that holds the lease runs it, and the check run \`${checkName(name)}\` shows the result.`,
+      next: `the check run \`${checkName(name)}\` shows the result.`,
     };
   const ok = outcome.phase === "Succeeded";
-  if (outcome.held) return { ok, reply: `**${name}**: ${inertText(outcome.message)}. Nothing was changed.` };
+  if (outcome.held)
+    return {
+      ok,
+      reply: `**${name}**: ${inertText(outcome.message)}. Nothing was changed.`,
+      next: `once what held it is resolved, comment ${cmd(`/sync ${name}`)} again.`,
+    };
   return {
     ok,
     reply: `**${name}**: sync of \`${short(outcome.revision)}\` ${ok ? "succeeded" : outcome.phase.toLowerCase()}: ${inertText(outcome.message)}`,
+    next: ok
+      ? `${cmd(`/history ${name}`)} lists it with the earlier syncs.`
+      : `fix what the message names, then comment ${cmd(`/sync ${name}`)} again; ${cmd(`/diff ${name}`)} shows what a sync would change.`,
   };
 }
 
@@ -279,7 +347,21 @@ async function approve(
         : {}),
     },
   );
-  return { ok: outcome.ok, reply: outcome.message };
+  return { ok: outcome.ok, reply: outcome.message, next: approveNext(controller.env.name, outcome) };
+}
+
+/** What the approver can do after `/approve`, from what approveAs decided. */
+function approveNext(name: string, outcome: Awaited<ReturnType<typeof approveAs>>): string {
+  if (outcome.released) return `the check run \`${checkName(name)}\` shows the deployment.`;
+  if (outcome.recorded && outcome.ok)
+    return `another approver comments ${cmd(`/approve ${name}`)}; ${cmd("/help")} lists who may.`;
+  if (outcome.message.startsWith("Sorry"))
+    return `someone else who may approve comments ${cmd(`/approve ${name}`)}; ${cmd("/help")} lists who may.`;
+  if (outcome.message.includes("would be stale"))
+    return `approve on the pull request of the waiting commit, or with the **Approve** button of its check run \`${checkName(name)}\`.`;
+  if (outcome.message.includes("does not require approval"))
+    return `comment ${cmd(`/sync ${name}`)} to sync it.`;
+  return `${cmd(`/history ${name}`)} shows what is deployed.`;
 }
 
 async function diff(
@@ -301,11 +383,13 @@ async function diff(
         return {
           ok: false,
           reply: `Sorry @${event.login}, this syncward does not preview pull requests from forks against the live cluster. Nothing was run.`,
+          next: "read the pull request's changes on GitHub; after the merge, the environment's check run shows what its sync changed.",
         };
       if (!allows(permission, "write"))
         return {
           ok: false,
           reply: `Sorry @${event.login}, \`/diff ${name}\` on a pull request from a fork needs **write** permission on this repository and you have **${permission}**. Nothing was run.`,
+          next: `ask someone with **write** permission to comment ${cmd(`/diff ${name}`)}.`,
         };
     }
     revision = target.revision;
@@ -319,16 +403,21 @@ async function diff(
       return {
         ok: true,
         reply: `${note}**${name}** at \`${short(sha)}\`: no differences with the live cluster (Secret values are not compared).`,
+        next: "nothing to sync: the cluster already matches.",
       };
     return {
       ok: true,
       reply: `${note}**${name}** at \`${short(sha)}\` vs the live cluster (Secret values are not compared):\n\n<details><summary>Diff</summary>\n\n${fenced(truncateBytes(text, 60_000), "diff")}\n</details>`,
+      next: event.merged
+        ? `comment ${cmd(`/sync ${name}`)} to apply it.`
+        : `after the merge, **${name}** takes it under its sync policy, or comment ${cmd(`/sync ${name}`)} then.`,
     };
   } catch (err) {
     if (err instanceof SourceError || err instanceof ValidationError) {
       return {
         ok: false,
         reply: `**${name}**: the manifests are invalid, nothing would be applied:\n\n${fenced(truncateBytes(err.message, 60_000))}`,
+        next: `fix the manifests the message names and push; then comment ${cmd(`/diff ${name}`)} again.`,
       };
     }
     throw err;
@@ -338,7 +427,11 @@ async function diff(
 async function history(rt: RepoRuntime, controller: EnvironmentController): Promise<Outcome> {
   const state = await rt.reconciler.store.load(controller.instance);
   if (state.history.length === 0)
-    return { ok: true, reply: `**${controller.env.name}** has no history yet.` };
+    return {
+      ok: true,
+      reply: `**${controller.env.name}** has no history yet.`,
+      next: `comment ${cmd(`/sync ${controller.env.name}`)} for its first sync.`,
+    };
   const rows = state.history
     .slice()
     .reverse()
@@ -355,5 +448,6 @@ async function history(rt: RepoRuntime, controller: EnvironmentController): Prom
       "| --- | --- | --- | --- | --- | --- |",
       ...rows,
     ].join("\n"),
+    next: `comment ${cmd(`/diff ${controller.env.name}`)} to compare the live cluster with Git now.`,
   };
 }

@@ -5,9 +5,11 @@
 // configuration that counts is always the default branch's.
 import { configChanges, type EnvironmentChange } from "../config/config-changes.ts";
 import { ConfigError, parseConfig } from "../config/load.ts";
-import type { SyncwardConfig } from "../config/types.ts";
+import type { EnvironmentConfig, SyncwardConfig } from "../config/types.ts";
 import { unknownUsers, unreadableTeams } from "./authorize.ts";
+import { approversText, changeList, environmentChanges } from "./config-diff.ts";
 import { codeSpan, fenced, inertText } from "./markdown.ts";
+import { withNext } from "./next-step.ts";
 import type { Octokit, RepoRef } from "./octokit.ts";
 import { isConfigPath, readConfigText } from "./runtime.ts";
 import { annotationsFor } from "./summary.ts";
@@ -15,7 +17,7 @@ import { truncateBytes } from "./truncate.ts";
 
 export const CONFIG_CHECK = "syncward / config";
 
-type Conclusion = "success" | "failure" | "neutral";
+type Conclusion = "success" | "failure" | "neutral" | "action_required";
 
 async function sendCheck(
   gh: Octokit,
@@ -62,25 +64,62 @@ export async function reportConfigError(
   await sendCheck(gh, repo, sha, {
     conclusion: "failure",
     title: `Invalid ${err.file}: ${err.issues.length} problem(s)`,
-    summary: `syncward did not act on this configuration: fix it. Until then the last valid configuration read from the default branch, if there was one, stays in force (with every guard it had).\n\n${fenced(err.message)}`,
+    summary: withNext(
+      `syncward did not act on this configuration: fix it. Until then the last valid configuration read from the default branch, if there was one, stays in force (with every guard it had).\n\n${fenced(err.message)}`,
+      `fix ${codeSpan(err.file)} where the annotations point and push; the check runs again.`,
+    ),
     problems: problemsOf(err),
   });
 }
 
-/** The per-environment account of a change, in markdown. */
-export function configChangesText(file: string, changes: EnvironmentChange[]): string {
+/** Environments by name. */
+const byName = (config: SyncwardConfig | undefined) =>
+  new Map((config?.environments ?? []).map((e) => [e.name, e]));
+
+/** Production, or gated by an approval, before or after the change: its guards are what prod's are. */
+const guarded = (...envs: Array<EnvironmentConfig | undefined>) =>
+  envs.some((e) => e !== undefined && (e.production || e.approval !== undefined));
+
+/**
+ * The environments whose production guard the change loosens: a loosening (config-changes.ts
+ * weakenedGuards) of an environment that is production or gated by an approval, before or after.
+ */
+export function productionLoosened(
+  changes: EnvironmentChange[],
+  before: SyncwardConfig | undefined,
+  after: SyncwardConfig,
+): string[] {
+  const was = byName(before);
+  const now = byName(after);
+  return changes
+    .filter((c) => c.weakens.length > 0 && guarded(was.get(c.env), now.get(c.env)))
+    .map((c) => c.env);
+}
+
+/**
+ * The per-environment account of a change, in markdown: guards first (loosenings, who approves
+ * each guarded environment), then every changed value by path.
+ */
+export function configChangesText(
+  file: string,
+  changes: EnvironmentChange[],
+  before?: SyncwardConfig,
+  after?: SyncwardConfig,
+): string {
   if (changes.length === 0) return `${codeSpan(file)} is valid. Merging it changes no environment.`;
+  const was = byName(before);
+  const now = byName(after);
   const sections = changes.map((c) => {
-    const lines = [
-      `#### ${inertText(c.env)} (${c.kind})`,
-      "",
-      ...c.fields.map((f) => `- ${codeSpan(f, 300)}`),
-    ];
-    return lines.join("\n");
+    const lines =
+      c.kind === "changed"
+        ? changeList(environmentChanges(c.env, was.get(c.env), now.get(c.env)))
+        : c.fields.map((f) => `- ${codeSpan(f, 300)}`).join("\n");
+    return [`#### ${inertText(c.env)} (${c.kind})`, "", lines].join("\n");
   });
   return [
     `${codeSpan(file)} is valid. What merging it changes, per environment (the default branch's configuration applies until then):`,
     ...loosenings(changes),
+    ...approvers(changes, was, now),
     ...sections,
   ].join("\n\n");
 }
@@ -102,6 +141,26 @@ function loosenings(changes: EnvironmentChange[]): string[] {
       ...loosened.flatMap((c) => c.weakens.map((w) => `- ${inertText(c.env)}: ${codeSpan(w, 200)}`)),
     ].join("\n"),
   ];
+}
+
+/** Who approves each guarded environment the change touches, before and after. */
+function approvers(
+  changes: EnvironmentChange[],
+  was: Map<string, EnvironmentConfig>,
+  now: Map<string, EnvironmentConfig>,
+): string[] {
+  const rows = changes
+    .filter((c) => guarded(was.get(c.env), now.get(c.env)))
+    .map((c) => {
+      const before = approversText(was.get(c.env));
+      const after = approversText(now.get(c.env));
+      if (c.kind === "removed") return `- ${inertText(c.env)}: ${before}; after the merge, nobody (removed)`;
+      if (c.kind === "added") return `- ${inertText(c.env)}: ${after} (new)`;
+      return before === after
+        ? `- ${inertText(c.env)}: ${after} (unchanged)`
+        : `- ${inertText(c.env)}: now ${before}; after the merge ${after}`;
+    });
+  return rows.length === 0 ? [] : [["### Who approves", "", ...rows].join("\n")];
 }
 
 /**
@@ -128,8 +187,10 @@ export async function checkPullRequestConfig(
     await sendCheck(gh, repo, pull.head, {
       conclusion: "neutral",
       title: "Configuration removed",
-      summary:
+      summary: withNext(
         "This pull request removes syncward's configuration: once merged, syncward stops syncing every environment of this repository. Their objects stay in the cluster, unmanaged.",
+        "restore `.github/syncward.yml` unless the repository should leave syncward.",
+      ),
     });
     return;
   }
@@ -141,7 +202,10 @@ export async function checkPullRequestConfig(
     await sendCheck(gh, repo, pull.head, {
       conclusion: "failure",
       title: `Invalid ${err.file}: ${err.issues.length} problem(s)`,
-      summary: `Merging this would leave syncward without a usable configuration: it would act on nothing until fixed.\n\n${fenced(err.message)}`,
+      summary: withNext(
+        `Merging this would leave syncward without a usable configuration: it would act on nothing until fixed.\n\n${fenced(err.message)}`,
+        `fix ${codeSpan(err.file)} where the annotations point and push; the check runs again.`,
+      ),
       problems: problemsOf(err),
     });
     return;
@@ -156,7 +220,10 @@ export async function checkPullRequestConfig(
     await sendCheck(gh, repo, pull.head, {
       conclusion: "failure",
       title: `Outside project ${after.environments[0]?.project?.name ?? ""}: ${outside.length} problem(s)`,
-      summary: `Merging this would have every sync of these environments refused by the operator's project:\n\n${outside.map((o) => `- ${codeSpan(o, 300)}`).join("\n")}`,
+      summary: withNext(
+        `Merging this would have every sync of these environments refused by the operator's project:\n\n${outside.map((o) => `- ${codeSpan(o, 300)}`).join("\n")}`,
+        "keep the configuration inside the project's destinations, or ask the operator to widen the project.",
+      ),
     });
     return;
   }
@@ -180,21 +247,67 @@ export async function checkPullRequestConfig(
     unreadable.length > 0
       ? `\n\n:warning: **Approvers syncward cannot resolve** (an approval by any of them would be refused):\n${unreadable.map((t) => `- ${codeSpan(t, 300)}`).join("\n")}`
       : "";
-  await sendCheck(gh, repo, pull.head, {
-    conclusion:
-      userProblems.length > 0
-        ? "failure"
-        : loosened.length > 0 || unreadable.length > 0
-          ? "neutral"
-          : "success",
-    title:
-      userProblems.length > 0
-        ? `${userProblems.length} listed approver(s) are no GitHub account or no collaborator`
-        : loosened.length > 0
-          ? `Valid; loosens the guards of ${loosened.join(", ")}`
-          : unreadable.length > 0
-            ? `Valid; ${unreadable.length} approver(s) cannot be resolved`
-            : `Valid; changes ${changes.length} environment(s)`,
-    summary: `${configChangesText(proposed.path, changes)}${teamText}`,
+  const verdict = configVerdict({
+    userProblems: userProblems.length,
+    unreadable: unreadable.length,
+    loosened,
+    production: productionLoosened(changes, base, after),
+    changed: changes.length,
   });
+  await sendCheck(gh, repo, pull.head, {
+    conclusion: verdict.conclusion,
+    title: verdict.title,
+    summary: withNext(`${configChangesText(proposed.path, changes, base, after)}${teamText}`, verdict.next),
+  });
+}
+
+/**
+ * The check's conclusion and title. A loosened production guard (production removed, fewer
+ * approvals, self-approval allowed, Validate=false, a wider namespace list on an environment that
+ * is production or gated) is `action_required`, never green nor grey: the file is valid, so it is
+ * no `failure` (there is nothing to fix in it), but a `success` or `neutral` check passes branch
+ * protection and lets a guard drop with nobody but the reviewer having looked at it;
+ * `action_required` does not satisfy a required check, so the loosening merges only by someone
+ * who decides to (an admin's bypass, or a re-review once the check is not required), and the
+ * title names what is loosened. Loosenings elsewhere (a dev environment's prune) stay neutral.
+ */
+export function configVerdict(o: {
+  userProblems: number;
+  unreadable: number;
+  loosened: string[];
+  production: string[];
+  changed: number;
+}): { conclusion: Conclusion; title: string; next: string } {
+  if (o.userProblems > 0)
+    return {
+      conclusion: "failure",
+      title: `${o.userProblems} listed approver(s) are no GitHub account or no collaborator`,
+      next: "list approvers by their current GitHub logins (collaborators of this repository) and push.",
+    };
+  if (o.production.length > 0)
+    return {
+      conclusion: "action_required",
+      title: `Loosens the production guards of ${o.production.join(", ")}`,
+      next: `whoever owns ${o.production.join(", ")}'s guards decides: restore them, or merge knowing each listed loosening applies once an approval under the current rule deploys it.`,
+    };
+  if (o.loosened.length > 0)
+    return {
+      conclusion: "neutral",
+      title: `Valid; loosens the guards of ${o.loosened.join(", ")}`,
+      next: "review the loosenings above; merging applies them.",
+    };
+  if (o.unreadable > 0)
+    return {
+      conclusion: "neutral",
+      title: `Valid; ${o.unreadable} approver(s) cannot be resolved`,
+      next: "fix the approvers syncward cannot resolve, or grant the permission named, before relying on them.",
+    };
+  return {
+    conclusion: "success",
+    title: `Valid; changes ${o.changed} environment(s)`,
+    next:
+      o.changed > 0
+        ? "merge; each environment listed takes the change under its sync policy."
+        : "merge when ready; no environment changes.",
+  };
 }

@@ -12,6 +12,7 @@ import { parseCommands } from "./commands.ts";
 import { handleCommentCommands } from "./comment-commands.ts";
 import { checkPullRequestConfig, reportConfigError } from "./config-check.ts";
 import { codeSpan, fenced } from "./markdown.ts";
+import { withNext } from "./next-step.ts";
 import type { Octokit } from "./octokit.ts";
 import { isForkPull, preview, previewsEnabled, previewTarget } from "./preview.ts";
 import { ProjectRefusal, reportProjectRefusalOnce } from "./project-refusal.ts";
@@ -276,9 +277,12 @@ export async function onIssueComment(
       owner: info.owner,
       repo: info.repo,
       issue_number: payload.issue.number,
-      body: truncateBytes(
-        `syncward cannot act: ${codeSpan(err.file)} on ${codeSpan(info.defaultBranch)} is invalid.\n\n${fenced(err.message)}`,
-        65536,
+      body: withNext(
+        truncateBytes(
+          `syncward cannot act: ${codeSpan(err.file)} on ${codeSpan(info.defaultBranch)} is invalid.\n\n${fenced(err.message)}`,
+          64_000,
+        ),
+        `fix ${codeSpan(err.file)} on ${codeSpan(info.defaultBranch)} (the \`syncward / config\` check of its commit points at the lines), then comment the command again.`,
       ),
     });
     return;

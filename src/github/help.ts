@@ -1,87 +1,110 @@
-// The markdown answer to `/help` and to a mistyped command.
-import { COMMAND_NAMES, type CommandName } from "./commands.ts";
+// The markdown answer to `/help`, rendered from the parser's own table (commands.ts COMMANDS:
+// arguments, flags, which `commands` permission a command needs) and the environments as
+// configured (their permissions and approvers), so it cannot promise what the parser or the
+// handler does not do.
+import type { EnvironmentConfig } from "../config/types.ts";
+import {
+  COMMAND_NAMES,
+  COMMANDS,
+  type CommandName,
+  type CommandSpec,
+  defaultEnvironment,
+} from "./commands.ts";
+import { codeSpan } from "./markdown.ts";
 
-interface CommandHelp {
-  args: string;
-  does: string;
-  who: string;
+/** What help reads of an environment. */
+export type HelpEnvironment = Pick<EnvironmentConfig, "name" | "commands" | "approval" | "floor">;
+
+const envName = (e: { name: string }) => codeSpan(e.name, 60);
+
+/** `[env] [--prune] ["reason"]`: exactly what the parser takes. */
+function argumentsOf(spec: CommandSpec): string {
+  const parts = [
+    ...(spec.env ? ["[env]"] : []),
+    ...Object.keys(spec.flags).map((f) => `[--${f}]`),
+    ...(spec.text ? [`["${spec.text}"]`] : []),
+  ];
+  return parts.length === 0 ? "" : codeSpan(parts.join(" "), 200);
 }
 
-// Defaults of the environment's `commands` permissions in `.github/syncward.yml`.
-const WRITE = "people with write access to the repository (by default; see `commands` in the config)";
-const READ = "anyone who can read the repository (by default; see `commands` in the config)";
+function doesOf(spec: CommandSpec): string {
+  const flags = Object.entries(spec.flags).map(([flag, what]) => {
+    const extra = spec.flagPermission?.[flag];
+    return `\`--${flag}\`: ${what}${extra ? ` (needs **${extra}** permission)` : ""}.`;
+  });
+  return [spec.does, ...flags].join(" ");
+}
 
-const HELP: Record<CommandName, CommandHelp> = {
-  sync: {
-    args: "`[env] [--prune] [--force]`",
-    does:
-      "Sync the environment now. `--prune` deletes live objects no longer in Git; " +
-      "`--force` deletes and re-creates objects whose immutable fields changed.",
-    who: `${WRITE}; an environment with an \`approval\` rule also needs an approval for the commit`,
-  },
-  diff: {
-    args: "`[env]`",
-    does: "Show what a sync would change (secrets masked), without changing anything.",
-    who: READ,
-  },
-  approve: {
-    args: "`[env]`",
-    does: "Approve syncing this pull request's commit (or click **Approve** on the environment's check run). Approvals are tied to that commit: a new push needs a new approval.",
-    who:
-      "the approvers listed in the environment's `approval` rule (read permission is enough), or, if it lists none, " +
-      `${WRITE.charAt(0).toLowerCase()}${WRITE.slice(1)}; ` +
-      "nobody who contributed to what would be deployed (authored, committed, pushed or merged a commit since the last sync, opened or merged its pull request, or asked for the sync) unless `allowAuthor` is set; not on a fork's pull request; never bots",
-  },
-  unapprove: {
-    args: "`[env]`",
-    does: "Withdraw your approvals of the environment's revisions that are not deployed yet.",
-    who: "whoever approved (the same permission as `/approve`)",
-  },
-  freeze: {
-    args: '`[env] ["reason"]`',
-    does: "Stop all syncs of the environment, automated and manual, until it is unfrozen.",
-    who: WRITE,
-  },
-  unfreeze: {
-    args: "`[env]`",
-    does: "Lift a freeze.",
-    who: WRITE,
-  },
-  history: {
-    args: "`[env]`",
-    does: "List the last sync operations: revision, trigger, who, result.",
-    who: READ,
-  },
-  help: {
-    args: "",
-    does: "Show this help.",
-    who: "anyone",
-  },
-};
+/** One permission for every environment, or each environment's. */
+function permissionOf(key: NonNullable<CommandSpec["permission"]>, envs: HelpEnvironment[]): string {
+  const levels = new Map<string, string[]>();
+  for (const e of envs) levels.set(e.commands[key], [...(levels.get(e.commands[key]) ?? []), e.name]);
+  if (levels.size <= 1) {
+    const [level] = levels.keys();
+    return `**${level ?? "write"}** permission on the repository, or higher`;
+  }
+  return [...levels]
+    .map(([level, names]) => `**${level}** on ${names.map((n) => envName({ name: n })).join(", ")}`)
+    .join("; ");
+}
 
-/**
- * Help for the PR commands, as markdown. `prefix` is a paragraph put above it, e.g. why help is
- * shown ("Unknown command `/snyc`; did you mean `/sync`?").
- */
-export function helpText(environments: string[], prefix?: string): string {
-  const lines: string[] = [];
-  if (prefix !== undefined && prefix.trim() !== "") lines.push(prefix.trim(), "");
-  lines.push(
+/** Who approves each environment, as configured (logins as code: help mentions nobody). */
+function approversOf(envs: HelpEnvironment[]): string {
+  const each = envs.map((e) => {
+    const rule = e.approval;
+    if (!rule) return `${envName(e)}: needs no approval`;
+    const listed = [...rule.users, ...rule.teams].map((who) => codeSpan(`@${who}`, 60));
+    const count = `${rule.minimum} approval${rule.minimum === 1 ? "" : "s"}`;
+    // The operator's floor holds every approver to a permission the repository cannot lower.
+    const floor = e.floor
+      ? `; **${e.floor.approverPermission}** permission at least, by the operator's floor`
+      : "";
+    return listed.length > 0
+      ? `${envName(e)}: ${listed.join(", ")} (${count}${floor || "; read permission is enough"})`
+      : `${envName(e)}: anyone with **${e.commands.approve}** permission (${count}${floor})`;
+  });
+  return [
+    ...each,
+    "never someone who contributed to what would be deployed (unless `allowAuthor`), never on a fork's pull request, never a bot",
+  ].join("; ");
+}
+
+function whoOf(name: CommandName, spec: CommandSpec, envs: HelpEnvironment[]): string {
+  if (name === "approve") return envs.length === 0 ? "the configured approvers" : approversOf(envs);
+  if (spec.permission) return permissionOf(spec.permission, envs);
+  return spec.who ?? "anyone";
+}
+
+/** What a command without an environment does: exactly what the handler does (defaultEnvironment). */
+function environmentsLine(envs: HelpEnvironment[]): string {
+  if (envs.length === 0)
+    return "No environments are configured in `.github/syncward.yml` on the default branch.";
+  const names = envs.map(envName).join(", ");
+  const only = defaultEnvironment(envs.map((e) => e.name));
+  return only !== undefined
+    ? `Environments: ${names}. A command without an environment applies to ${envName({ name: only })}, the only one.`
+    : `Environments: ${names}. Name one: a command without an environment is answered "Which environment?" and does not run.`;
+}
+
+/** Help for the PR commands, as markdown (the reply adds helpNext as its last line). */
+export function helpText(environments: HelpEnvironment[]): string {
+  const lines = [
     "#### syncward commands",
     "",
     "| Command | Arguments | What it does | Who may run it |",
     "| --- | --- | --- | --- |",
-  );
+  ];
   for (const name of COMMAND_NAMES) {
-    const h = HELP[name];
-    lines.push(`| \`/${name}\` | ${h.args} | ${h.does} | ${h.who} |`);
+    const spec = COMMANDS[name];
+    // The cells are our own markdown (code spans, bold): only pipes need escaping.
+    const cell = (text: string) => text.replaceAll("|", "\\|");
+    lines.push(
+      `| \`/${name}\` | ${cell(argumentsOf(spec))} | ${cell(doesOf(spec))} | ${cell(whoOf(name, spec, environments))} |`,
+    );
   }
   lines.push(
     "",
-    environments.length === 0
-      ? "No environments are configured in `.github/syncward.yml` on the default branch."
-      : `Environments: ${environments.map((e) => `\`${e.replaceAll("|", "\\|")}\``).join(", ")}. ` +
-          "Without one, the command applies to this pull request's default environment.",
+    environmentsLine(environments),
     "",
     "Write one command per line, at the start of the line; names are case-insensitive. " +
       'Quote arguments that contain spaces (`/freeze prod "release night"`). ' +
@@ -89,4 +112,12 @@ export function helpText(environments: string[], prefix?: string): string {
       "Permissions are checked against your repository role, not your association with the pull request.",
   );
   return lines.join("\n");
+}
+
+/** The Next line of `/help`: a first command that changes nothing. */
+export function helpNext(environments: HelpEnvironment[]): string {
+  const first = environments[0];
+  return first === undefined
+    ? "add an environment to `.github/syncward.yml` on the default branch."
+    : `comment ${codeSpan(`/diff ${first.name}`, 80)} to see what a sync of ${codeSpan(first.name, 60)} would change.`;
 }

@@ -75,12 +75,26 @@ describe("PR comment commands: refusals", () => {
     assert.match(reply.body(), /you cannot approve \*\*prod\*\*: only @carol, @bob may approve/);
   });
 
-  it("answers an unknown environment with did-you-mean and the help", async () => {
+  it("answers an unknown environment with did-you-mean, the environments, and no help table", async () => {
     const reply = mockRefusal(app().mock, CONFIG);
     await app().probot.receive(comment("/sync prdo"));
     app().mock.assertDone();
-    assert.match(reply.body(), /Did you mean `\/sync prod`\?/);
-    assert.match(reply.body(), /\/approve/);
+    assert.match(
+      reply.body(),
+      /unknown environment `prdo` \(environments: `dev`, `prod`\)\. Did you mean `\/sync prod`\?/,
+    );
+    assert.doesNotMatch(reply.body(), /\| Command \|/);
+    assert.match(reply.body(), /\n\n\*\*Next:\*\* comment `\/sync prod`, or `\/help` for every command\.$/);
+  });
+
+  it("answers a one-word typo with a short did-you-mean, not the whole help", async () => {
+    const reply = mockRefusal(app().mock, CONFIG);
+    await app().probot.receive(comment("/aprove"));
+    app().mock.assertDone();
+    assert.equal(
+      reply.body(),
+      "`/aprove`: unknown command `/aprove`. Did you mean `/approve`?\n\nNothing was run.\n\n**Next:** comment `/approve`, or `/help` for every command.",
+    );
   });
 
   it("answers a malformed command (unterminated quote) without acting", async () => {
@@ -94,7 +108,11 @@ describe("PR comment commands: refusals", () => {
     const reply = mockRefusal(app().mock, CONFIG, { login: "alice", permission: "write" });
     await app().probot.receive(comment("/sync"));
     app().mock.assertDone();
-    assert.match(reply.body(), /Which environment\? `\/sync <env>` with one of: `dev`, `prod`/);
+    assert.match(
+      reply.body(),
+      /^Which environment\? This repository has 2: `dev`, `prod`; a command without one does not run\./,
+    );
+    assert.match(reply.body(), /\*\*Next:\*\* comment `\/sync dev` \(or another environment's name\)\.$/);
   });
 
   it("answers /help to anyone, and ignores comments without commands", async () => {
@@ -104,7 +122,17 @@ describe("PR comment commands: refusals", () => {
     const reply = mockReply(app().mock, 7);
     await app().probot.receive(comment("thanks!\n/help", "visitor"));
     app().mock.assertDone();
-    assert.match(reply.body(), /\/sync/);
+    assert.match(reply.body(), /\| `\/sync` \|/);
+    assert.match(
+      reply.body(),
+      /Name one: a command without an environment is answered "Which environment\?" and does not run\./,
+    );
+    assert.doesNotMatch(reply.body(), /default environment/);
+    assert.match(reply.body(), /`prod`: `@carol`, `@bob` \(1 approval; read permission is enough\)/);
+    assert.match(
+      reply.body(),
+      /\n\*\*Next:\*\* comment `\/diff dev` to see what a sync of `dev` would change\.$/,
+    );
     await app().probot.receive(comment("LGTM, see /usr/share/doc", "visitor", { commentId: 1002 }));
     app().mock.assertDone();
   });

@@ -108,18 +108,98 @@ describe("syncward / config on pull requests", () => {
     );
   });
 
-  it("a proposed config that removes prod's approval is valid but flagged as loosening prod's guard", async () => {
+  it("a proposed config that removes prod's approval is valid but needs a person's decision, never green or grey", async () => {
     const proposed = MAIN.replace("    approval: {users: [carol], minimum: 1}\n", "");
     const sent = mockPullRequestWithConfig(app().mock, [".github/syncward.yml", "README.md"], proposed);
     mockConfig(app().mock, MAIN);
     await app().probot.receive(opened());
     app().mock.assertDone();
     const check = sent.check();
-    assert.equal(check.conclusion, "neutral");
-    assert.equal(check.output.title, "Valid; loosens the guards of prod");
+    assert.equal(check.conclusion, "action_required");
+    assert.equal(check.output.title, "Loosens the production guards of prod");
     assert.match(check.output.summary, /#### `prod` \(changed\)/);
     assert.match(check.output.summary, /approval removed: syncs no longer wait for \/approve/);
+    assert.match(check.output.summary, /- `environments\[prod\]\.approval\.users: \["carol"\] → \(unset\)`/);
+    assert.match(
+      check.output.summary,
+      /### Who approves\n\n- `prod`: now `@carol`; 1 approval needed; after the merge no approval: its syncs wait for nobody/,
+    );
     assert.doesNotMatch(check.output.summary, /#### `dev`/, "dev does not change");
+    assert.match(check.output.summary, /\n\n\*\*Next:\*\* whoever owns prod's guards decides/);
+  });
+
+  it("Validate=false on prod is shown by its path, under Loosenings, and is not green", async () => {
+    const proposed = MAIN.replace(
+      "syncPolicy: {automated: {prune: true}}",
+      "syncPolicy: {automated: {prune: true}, syncOptions: [Validate=false]}",
+    );
+    const sent = mockPullRequestWithConfig(app().mock, [".github/syncward.yml"], proposed);
+    mockConfig(app().mock, MAIN);
+    await app().probot.receive(opened());
+    app().mock.assertDone();
+    const check = sent.check();
+    assert.equal(check.conclusion, "action_required");
+    const summary = check.output.summary;
+    assert.match(summary, /- `environments\[prod\]\.syncPolicy\.syncOptions\.Validate: true → false`/);
+    const lines = summary.split("\n").filter((l) => l.startsWith("- `environments["));
+    assert.equal(lines.length, 1, `only the value that moved: ${lines.join("\n")}`);
+    assert.ok(
+      summary.indexOf("### :warning: Loosenings") < summary.indexOf("#### `prod`"),
+      "guards come before the values",
+    );
+    assert.match(
+      summary,
+      /- `prod`: `Validate=false: fields the API server does not know are no longer refused`/,
+    );
+  });
+
+  it("removing production, lowering approvals 2→1 and allowing self-approval on prod names prod's approvers", async () => {
+    const base = MAIN.replace(
+      "approval: {users: [carol], minimum: 1}",
+      "approval: {users: [carol, dave], minimum: 2}",
+    );
+    const proposed = base
+      .replace("    production: true\n", "")
+      .replace(
+        "approval: {users: [carol, dave], minimum: 2}",
+        "approval: {users: [carol, dave], minimum: 1, allowAuthor: true}",
+      );
+    const sent = mockPullRequestWithConfig(app().mock, [".github/syncward.yml"], proposed);
+    mockConfig(app().mock, base);
+    await app().probot.receive(opened());
+    app().mock.assertDone();
+    const check = sent.check();
+    assert.equal(check.conclusion, "action_required");
+    assert.equal(check.output.title, "Loosens the production guards of prod");
+    const summary = check.output.summary;
+    for (const line of [
+      "environments[prod].production: true → false",
+      "environments[prod].approval.minimum: 2 → 1",
+      "environments[prod].approval.allowAuthor: false → true",
+    ])
+      assert.ok(summary.includes(`- \`${line}\``), line);
+    assert.match(summary, /no longer marked production/);
+    assert.match(summary, /approval\.minimum lowered from 2 to 1/);
+    assert.match(
+      summary,
+      /- `prod`: now `@carol`, `@dave`; 2 approvals needed; after the merge `@carol`, `@dave`; 1 approval needed; authors may approve their own change/,
+    );
+    assert.doesNotMatch(summary, /(^|[^`])@carol/, "the check pings nobody");
+  });
+
+  it("a loosening of an environment that is neither production nor gated stays neutral", async () => {
+    const proposed = MAIN.replace(
+      "    previews: false\n",
+      "    previews: false\n    syncPolicy: {syncOptions: [Validate=false]}\n",
+    );
+    const sent = mockPullRequestWithConfig(app().mock, [".github/syncward.yml"], proposed);
+    mockConfig(app().mock, MAIN);
+    await app().probot.receive(opened());
+    app().mock.assertDone();
+    const check = sent.check();
+    assert.equal(check.conclusion, "neutral");
+    assert.equal(check.output.title, "Valid; loosens the guards of dev");
+    assert.doesNotMatch(check.output.summary, /### Who approves/);
   });
 
   const windows = "    syncWindows: [{kind: deny, schedule: '0 22 * * *', duration: 8h}]\n";
@@ -142,7 +222,8 @@ describe("syncward / config on pull requests", () => {
       await app().probot.receive(opened());
       app().mock.assertDone();
       const check = sent.check();
-      assert.equal(check.output.title, "Valid; loosens the guards of prod");
+      assert.equal(check.output.title, "Loosens the production guards of prod");
+      assert.equal(check.conclusion, "action_required");
       assert.match(check.output.summary, flagged);
     });
 
@@ -175,7 +256,7 @@ describe("syncward / config on pull requests", () => {
       await app().probot.receive(opened());
       app().mock.assertDone();
       const check = sent.check();
-      assert.equal(check.output.title, "Valid; loosens the guards of prod");
+      assert.equal(check.output.title, "Loosens the production guards of prod");
       const heading = check.output.summary.indexOf("### :warning: Loosenings");
       assert.ok(heading >= 0, check.output.summary);
       const section = check.output.summary.slice(heading, check.output.summary.indexOf("#### ", heading));
@@ -196,10 +277,10 @@ describe("syncward / config on pull requests", () => {
     await app().probot.receive(opened());
     app().mock.assertDone();
     const check = sent.check();
-    assert.equal(check.conclusion, "neutral");
+    assert.equal(check.conclusion, "action_required");
     assert.equal(
       check.output.title,
-      "Valid; loosens the guards of prod",
+      "Loosens the production guards of prod",
       "an added approver loosens the gate",
     );
     assert.match(check.output.summary, /approvers added: acme\/sre/);

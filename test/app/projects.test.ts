@@ -256,8 +256,9 @@ describe("projects on GitHub", () => {
       const run = await checkOf(`${MAIN}    pollInterval: 1m\n`);
       assert.equal(run?.conclusion, "success", run?.output?.summary);
       assert.equal(run?.output?.title, "Valid; changes 1 environment(s)");
-      assert.match(run?.output?.summary ?? "", /pollInterval: 180000 -> 60000/);
-      assert.doesNotMatch(run?.output?.summary ?? "", /syncWindows|approval/);
+      assert.match(run?.output?.summary ?? "", /- `environments\[dev\]\.pollInterval: 180000 → 60000`/);
+      assert.doesNotMatch(run?.output?.summary ?? "", /environments\[dev\]\.(syncWindows|approval)/);
+      assert.match(run?.output?.summary ?? "", /- `dev`: .*\(unchanged\)/, "its approvers, unchanged");
     });
   });
 

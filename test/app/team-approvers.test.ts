@@ -58,6 +58,10 @@ describe("team approvers", () => {
     mockMembership(500, { message: "Server Error" });
     await app().probot.receive(approve("tom"));
     app().mock.assertDone();
-    assert.match(reply.body(), /`\/approve` could not be run: `Server Error \(500\)`/);
+    assert.match(
+      reply.body(),
+      /^`\/approve` did not run to the end: GitHub did not answer when syncward asked for team acme\/sre \(GitHub said `Server Error`, 500\): an outage on GitHub's side\. Nothing was changed\./,
+    );
+    assert.match(reply.body(), /\n\*\*Next:\*\* comment the command again in a few minutes/);
   });
 });

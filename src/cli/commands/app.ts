@@ -14,6 +14,7 @@ import { evaluateWindows } from "../../reconciler/sync-windows.ts";
 import type { EnvironmentState } from "../../state/types.ts";
 import { colorEnabled, colorizeDiff } from "../color.ts";
 import { type CliContext, openContext, UsageError } from "../context.ts";
+import { destinationMoveMessage } from "../destination-move.ts";
 import { fields, short, table } from "../format.ts";
 import { type CliIO, EXIT } from "../io.ts";
 import { printStructured, type Structured, structured } from "../output.ts";
@@ -127,8 +128,18 @@ export async function appCommand(
               }
             : undefined,
         });
-        if (asJson) print(outcome);
-        else printOutcome(io, outcome);
+        // A destination moved since the last sync is refused object by object: say what moved instead.
+        const moved =
+          outcome.phase === "Succeeded"
+            ? undefined
+            : destinationMoveMessage(
+                controller.env,
+                await ctx.reconciler.store.load(controller.instance),
+                outcome.message,
+              );
+        const shown = moved === undefined ? outcome : { ...outcome, message: moved };
+        if (asJson) print(shown);
+        else printOutcome(io, shown);
         return outcome.phase === "Succeeded" ? EXIT.ok : EXIT.different;
       }
       case "history": {

@@ -60,14 +60,17 @@ async function syncReply(message: string): Promise<string> {
 describe("comment replies", () => {
   it("/sync shows the outcome's message (a freeze reason) in a code span: no HTML, markdown or mention", async () => {
     const reason = "environment dev is frozen by alice (<img src=x onerror=alert(1)> @acme/everyone **now**)";
-    assert.equal(await syncReply(reason), `**dev**: sync of \`aaaaaaa\` refused: \`${reason}\``);
+    assert.equal(
+      await syncReply(reason),
+      `**dev**: sync of \`aaaaaaa\` refused: \`${reason}\`\n\n**Next:** fix what the message names, then comment \`/sync dev\` again; \`/diff dev\` shows what a sync would change.`,
+    );
   });
 
   it("/sync shows a message of several lines (API-server output) in a fence it cannot close", async () => {
     const message = "1 failed:\n```\n</details> @mallory";
     assert.equal(
       await syncReply(message),
-      `**dev**: sync of \`aaaaaaa\` refused: \n\n\`\`\`\`\n${message}\n\`\`\`\`\n`,
+      `**dev**: sync of \`aaaaaaa\` refused: \n\n\`\`\`\`\n${message}\n\`\`\`\`\n\n**Next:** fix what the message names, then comment \`/sync dev\` again; \`/diff dev\` shows what a sync would change.`,
     );
   });
 });
@@ -93,5 +96,35 @@ describe("a pending config change that loosens a command's permission", () => {
       bodies[0] ?? "",
       /Sorry @mallory, `\/sync dev` needs \*\*admin\*\* permission on this repository and you have \*\*write\*\*/,
     );
+  });
+});
+
+describe("the Next line of a reply to several commands", () => {
+  it("is the one of the command that did not run, once, at the very end", async () => {
+    const dev = envConfig("shop-dev");
+    const prod = { ...envConfig("shop-prod"), name: "prod" };
+    const rt = {
+      ref: { owner: "acme", repo: "shop" },
+      config: { environments: [dev, prod] },
+      log: { error: () => {} },
+      reconciler: { controller: () => ({ env: dev, rules: async () => dev }) },
+    } as unknown as RepoRuntime;
+    const { gh, bodies } = writerOnGitHub();
+    await handleCommentCommands(rt, gh, {
+      commentId: 1,
+      body: "/help\n/freeze",
+      login: "alice",
+      userId: 1,
+      senderType: "User",
+      pullNumber: 7,
+      merged: true,
+    });
+    const body = bodies[0] ?? "";
+    assert.equal(body.match(/\*\*Next:\*\*/g)?.length, 1, body);
+    assert.match(
+      body,
+      /\| `\/help` \|[\s\S]*---\n\nWhich environment\? This repository has 2: `dev`, `prod`/,
+    );
+    assert.match(body, /\n\n\*\*Next:\*\* comment `\/freeze dev` \(or another environment's name\)\.$/);
   });
 });
