@@ -23,6 +23,9 @@ export interface ApiResource {
   verbs: string[];
 }
 
+/** How often, and how patiently, a server in an outage is asked whether it answers again. */
+const OUTAGE_PROBE_MS = 5_000;
+
 export interface KubeClientOptions {
   kubeconfig?: string;
   context?: string;
@@ -76,6 +79,7 @@ export class KubeClient {
   private writeAs?: string;
   private origin?: KubeClient;
   private readonly timeoutMs: number;
+  private probing?: NodeJS.Timeout;
 
   private constructor(
     readonly kubeconfig: Kubeconfig,
@@ -87,6 +91,18 @@ export class KubeClient {
     this.proxyAgent = kubeconfig.proxyAgent(maxSockets);
     if ((options.http2Watches ?? true) && server.protocol === "https:")
       this.http2 = new Http2Streams(server.origin, options.http2Liveness, (m) => this.reachability.failed(m));
+    // During an outage the server is asked every few seconds whether it is back, so that its
+    // environments resume within seconds whatever their watches' backoff and poll interval.
+    this.reachability.onChange((outage) => {
+      clearInterval(this.probing);
+      this.probing = undefined;
+      if (!outage) return;
+      this.probing = setInterval(
+        () => void this.ping(OUTAGE_PROBE_MS).catch(() => undefined),
+        OUTAGE_PROBE_MS,
+      );
+      this.probing.unref();
+    });
     const agentOptions = { keepAlive: true, maxSockets };
     this.agent = server.protocol === "http:" ? new HttpAgent(agentOptions) : new HttpsAgent(agentOptions);
     this.watchAgent =
@@ -136,6 +152,7 @@ export class KubeClient {
   }
 
   close(): void {
+    clearInterval(this.probing);
     this.agent.destroy();
     this.watchAgent.destroy();
     this.proxyAgent?.destroy();
