@@ -3,15 +3,16 @@
 // ConfigMaps each with one Reconciler, then for each scenario measures memory after a GC and the
 // API requests made in IDLE_MS of idleness. Progress goes to stderr; the result is the last line
 // of stdout, as JSON.
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { getHeapSpaceStatistics, writeHeapSnapshot } from "node:v8";
 import pino from "pino";
-import { stringify } from "yaml";
+import { parse, stringify } from "yaml";
 import { parseConfig } from "../src/config/load.ts";
 import { KubeClient } from "../src/kube/client.ts";
+import { Clusters } from "../src/kube/clusters.ts";
 import type { ReconcilerEvent } from "../src/reconciler/events.ts";
 import { Reconciler } from "../src/reconciler/reconciler.ts";
 import { LocalGitSource } from "../src/reconciler/revision-source.ts";
@@ -50,6 +51,11 @@ export interface Scenario {
 
 export interface WorkerInput {
   kubeconfig: string;
+  /**
+   * A second cluster (an admin kubeconfig): the second half of the environments deploy there,
+   * through syncward's cluster resolution (a kubeconfig context named `second`), state on the first.
+   */
+  secondKubeconfig?: string;
   envs: number;
   objects: number;
   idleMs: number;
@@ -103,11 +109,25 @@ export interface ScenarioResult {
   healProbe?: { first: number | null; last: number | null };
   /** healTrials: ms from each out-of-band PATCH until the ConfigMap is back (null: not within 30 s). */
   heals?: Array<number | null>;
+  /** With a second cluster: which cluster each of `heals` was on. */
+  healClusters?: Array<"first" | "second">;
+  /** With a second cluster: idle requests per minute made to each. */
+  idleByCluster?: { first: number; second: number };
   /** refreshTrials: ms from a nudge of one environment (a webhook's effect) to its syncStarted event. */
   refreshes?: number[];
 }
 
 const PROBE_TIMEOUT_MS = 30_000;
+
+/** A copy of the second cluster's kubeconfig whose one context is named `second`. */
+function secondContextFile(kubeconfig: string): string {
+  const doc = parse(readFileSync(kubeconfig, "utf8"));
+  doc.contexts = [{ ...doc.contexts[0], name: "second" }];
+  doc["current-context"] = "second";
+  const file = join(mkdtempSync(join(tmpdir(), "syncward-bench-second-")), "kubeconfig");
+  writeFileSync(file, stringify(doc));
+  return file;
+}
 
 /** Changes settings-000 in `namespace` out of band; resolves with ms until it is back, or null. */
 async function healProbe(
@@ -218,9 +238,18 @@ function pendingRequests(kube: KubeClient): number {
   return Object.values(agent.requests ?? {}).reduce((n, q) => n + q.length, 0);
 }
 
+/** The clusters of a run: the first's admin, and for each environment the admin of its cluster. */
+interface Admins {
+  first: KubeClient;
+  of(env: number): KubeClient;
+  onSecond(env: number): boolean;
+  /** The controller's client of the second cluster, once made (its request counts). */
+  secondClient(): KubeClient | undefined;
+}
+
 async function runScenario(
   input: WorkerInput,
-  admin: KubeClient,
+  admins: Admins,
   probeNamespaces: [string, string],
   all: { namespaces: string[]; names: string[]; refresh: (env: number, k: number) => string },
   scenario: Scenario,
@@ -286,12 +315,14 @@ async function runScenario(
   // unmapping had not yet returned when it was read.
   const oneSecondLater = sleep(1000).then(memory);
   const before = { ...kube.counts, byVerb: { ...kube.counts.byVerb } };
+  const secondBefore = admins.secondClient()?.counts.requests ?? 0;
   const idleStart = performance.now();
   const cpuBefore = process.cpuUsage();
   await sleep(idleFor);
   const idleMs = performance.now() - idleStart;
   const cpuIdle = process.cpuUsage(cpuBefore);
   const after = { ...kube.counts, byVerb: { ...kube.counts.byVerb } };
+  const secondRequests = (admins.secondClient()?.counts.requests ?? 0) - secondBefore;
   const syncedCount = synced.size;
   const byVerb: Record<string, number> = {};
   for (const [verb, n] of Object.entries(after.byVerb)) {
@@ -305,16 +336,20 @@ async function runScenario(
   const memoryAfterIdle = memory();
   let probe: ScenarioResult["healProbe"];
   if (scenario.probe ?? true) {
-    const [first, last] = await Promise.all(probeNamespaces.map((ns) => healProbe(admin, ns)));
+    const [first, last] = await Promise.all(
+      probeNamespaces.map((ns, i) => healProbe(admins.of(i === 0 ? 0 : input.envs - 1), ns)),
+    );
     probe = { first: first ?? null, last: last ?? null };
     progress(`memory/${scenario.name}: heal probe ${JSON.stringify(probe)}`);
   }
   // One at a time, each in another environment (and another of its ConfigMaps), while the rest idle.
   const heals: Array<number | null> = [];
+  const healClusters: Array<"first" | "second"> = [];
   for (let k = 0; k < (scenario.healTrials ?? 0); k++) {
     const env = Math.floor(((k + 0.5) * input.envs) / (scenario.healTrials ?? 1));
     const name = `settings-${String(k % input.objects).padStart(3, "0")}`;
-    heals.push(await healProbe(admin, all.namespaces[env] as string, name));
+    heals.push(await healProbe(admins.of(env), all.namespaces[env] as string, name));
+    healClusters.push(admins.onSecond(env) ? "second" : "first");
     await sleep(100);
   }
   const refreshes: number[] = [];
@@ -366,6 +401,15 @@ async function runScenario(
     healProbe: probe,
     heals,
     refreshes,
+    ...(input.secondKubeconfig
+      ? {
+          healClusters,
+          idleByCluster: {
+            first: (requests / idleMs) * 60_000,
+            second: (secondRequests / idleMs) * 60_000,
+          },
+        }
+      : {}),
   };
 }
 
@@ -376,12 +420,29 @@ async function main(input: WorkerInput): Promise<WorkerOutput> {
   const baseline = memory();
   const admin = KubeClient.fromKubeconfig({ kubeconfig: input.kubeconfig });
   const namespaces = new Namespaces(admin, "bench-mem");
+  const secondAdmin = input.secondKubeconfig
+    ? KubeClient.fromKubeconfig({ kubeconfig: input.secondKubeconfig })
+    : undefined;
+  const secondNamespaces = secondAdmin ? new Namespaces(secondAdmin, "bench-mem") : undefined;
+  const onSecond = (env: number) => secondAdmin !== undefined && env >= Math.ceil(input.envs / 2);
+  const secondContext = input.secondKubeconfig ? secondContextFile(input.secondKubeconfig) : undefined;
+  let clusters: Clusters | undefined;
+  const admins: Admins = {
+    first: admin,
+    of: (env) => (onSecond(env) ? (secondAdmin as KubeClient) : admin),
+    onSecond,
+    secondClient: () => clusters?.connected.get("second"),
+  };
   const repo = makeRepo();
   const cache = mkdtempSync(join(tmpdir(), "syncward-bench-trees-"));
   try {
     const stateNs = await namespaces.create("state");
     const envNames = Array.from({ length: input.envs }, (_, i) => `e${String(i).padStart(3, "0")}`);
-    const envNs = await mapLimit(envNames, 8, (name) => namespaces.create(name));
+    const envNs = await mapLimit(envNames, 8, (name) =>
+      onSecond(envNames.indexOf(name))
+        ? (secondNamespaces as Namespaces).create(name)
+        : namespaces.create(name),
+    );
     const files: Record<string, string> = {};
     envNames.forEach((name, i) => {
       files[`envs/${name}/configmaps.yaml`] = configMaps(i, input.objects);
@@ -399,7 +460,7 @@ async function main(input: WorkerInput): Promise<WorkerOutput> {
         environments: envNames.map((name, i) => ({
           name,
           source: { path: `envs/${name}` },
-          destination: { namespace: envNs[i] },
+          destination: onSecond(i) ? { namespace: envNs[i], cluster: "second" } : { namespace: envNs[i] },
           syncPolicy: { automated: { prune: true, selfHeal: true } },
         })),
       }),
@@ -410,15 +471,20 @@ async function main(input: WorkerInput): Promise<WorkerOutput> {
       results.push(
         await runScenario(
           input,
-          admin,
+          admins,
           [envNs[0] as string, envNs.at(-1) as string],
           { namespaces: envNs, names: envNames, refresh },
           scenario,
-          (client, emit) =>
-            new Reconciler({
+          (client, emit) => {
+            clusters?.close();
+            clusters = secondContext
+              ? new Clusters({ own: client, kubeconfig: Clusters.kubeconfigOf(secondContext) })
+              : undefined;
+            return new Reconciler({
               app: "bench",
               config,
               client,
+              clusters,
               source,
               emit,
               log: pino({ level: process.env.SYNCWARD_BENCH_LOG ?? "silent" }, pino.destination(2)),
@@ -427,7 +493,8 @@ async function main(input: WorkerInput): Promise<WorkerOutput> {
               leases: scenario.leases,
               pollIntervalMs: scenario.pollIntervalMs,
               watch: scenario.watch,
-            }),
+            });
+          },
           head,
         ),
       );
@@ -436,6 +503,10 @@ async function main(input: WorkerInput): Promise<WorkerOutput> {
   } finally {
     progress("memory: removing namespaces");
     await namespaces.removeAll();
+    // The second cluster is the benchmark's own, thrown away after the run (an API-only plane has
+    // no namespace controller to finish deleting namespaces).
+    clusters?.close();
+    secondAdmin?.close();
     admin.close();
     rmSync(repo.dir, { recursive: true, force: true });
     rmSync(cache, { recursive: true, force: true });

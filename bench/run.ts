@@ -14,6 +14,7 @@ import { diffPlanCpu } from "./diff-plan-cpu.ts";
 import { githubRequests } from "./github-requests.ts";
 import { healthLuaCpu, healthLuaResync } from "./health-lua.ts";
 import { helmRender } from "./helm-render.ts";
+import { multiCluster } from "./multi-cluster.ts";
 import { peers } from "./peers.ts";
 import { coldBuildBench, planeBench } from "./plane.ts";
 import { replicas } from "./replicas.ts";
@@ -40,6 +41,7 @@ const BENCHMARKS: Record<
   peers: { needsCluster: true, run: peers },
   scale: { needsCluster: true, run: scale },
   replicas: { needsCluster: true, run: replicas },
+  "multi-cluster": { needsCluster: true, run: multiCluster },
 };
 type Name = string;
 const DEFAULT: Name[] = [
@@ -51,6 +53,7 @@ const DEFAULT: Name[] = [
   "sync",
   "health-resync",
   "memory",
+  "multi-cluster",
 ];
 
 const latestFile = join(import.meta.dirname, "results", "latest.json");

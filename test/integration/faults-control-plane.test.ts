@@ -297,7 +297,7 @@ describe("faults of the control plane", () => {
       // too old to resume from (410 Gone).
       await plane.stop("kube-apiserver");
       await plane.start("kube-apiserver");
-    });
+    }, "watch expired (410); re-listing");
     assert.equal(heal.result, "Succeeded");
     assert.deepEqual(heal.drifted, [`/ConfigMap:${t.ns}/cm-1-3 /data/tag`]);
     assert.ok(t.messages.includes("watch expired (410); re-listing"));
@@ -354,7 +354,7 @@ async function startReconciler(
  * proxy, cuts the proxy, edits a managed object, runs `meanwhile`, restores the proxy and waits
  * for the edit to be healed. Returns the self-heal's history entry.
  */
-async function healAcrossCut(name: string, meanwhile: () => Promise<void>) {
+async function healAcrossCut(name: string, meanwhile: () => Promise<void>, logged?: string) {
   const proxy = await cuttableProxy(plane.syncwardKubeconfig, plane.server, scratch);
   after(() => proxy.close());
   const t = await setup(
@@ -378,6 +378,8 @@ async function healAcrossCut(name: string, meanwhile: () => Promise<void>) {
     const heal = await eventually("a self-heal in history", async () =>
       (await t.store.load(t.controller.instance)).history.find((h) => h.trigger === "selfHeal"),
     );
+    // The pass the cluster's return brings may heal before the watch is back: wait for the watch.
+    if (logged) await eventually(`"${logged}" in the log`, async () => t.messages.includes(logged), 30_000);
     return { t, heal };
   } finally {
     await t.controller.stop();
