@@ -41,10 +41,10 @@ function repoBase(links: Links | undefined): string | undefined {
 export function commitLink(
   sha: string,
   links: Links | undefined,
-  options: { withTitle?: boolean; cell?: boolean; title?: string } = {},
+  options: { withTitle?: boolean; cell?: boolean; title?: string; full?: boolean } = {},
 ): string {
   const base = repoBase(links);
-  const label = codeSpan(shortSha(sha));
+  const label = codeSpan(options.full ? sha : shortSha(sha));
   const linked =
     base !== undefined && /^[0-9a-f]{7,64}$/i.test(sha) ? `[${label}](${base}/commit/${sha})` : label;
   const title = options.title ?? links?.titles?.[sha];

@@ -252,7 +252,7 @@ function textParts(input: CheckRunOutputInput, env: string): Part[] {
         "",
         input.preview !== undefined
           ? `- **Revision:** ${code(input.preview.headRef)} at ${commitLink(input.preview.headSha, input.links)} merged into ${code(input.preview.baseRef)} (GitHub's test merge, not a commit on ${code(input.preview.baseRef)})`
-          : `- **Revision:** ${commitLink(result.revision, input.links, { withTitle: true })}${/^[0-9a-f]{40}$/i.test(result.revision) ? ` (\`${result.revision}\`)` : ""}`,
+          : `- **Revision:** ${commitLink(result.revision, input.links, { withTitle: true, full: true })}`,
         `- **Phase:** ${result.phase}${result.dryRun ? " (dry run)" : ""}`,
         `- **Started:** ${date(result.startedAt)}; **finished:** ${date(result.finishedAt)}${Number.isFinite(ms) && ms >= 0 ? ` (${duration(ms)})` : ""}`,
         `- **Message:** ${inline(clipChars(result.message, 1000))}`,
