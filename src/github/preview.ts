@@ -79,20 +79,23 @@ export async function previewTarget(
     const { data: pr } = await gh.rest.pulls.get({ ...repo, pull_number: pullNumber });
     const head = pr.head.sha;
     const fork = isForkPull(pr);
-    const pull: PreviewInfo = {
-      number: pullNumber,
-      headRef: pr.head.ref,
-      headSha: head,
-      baseRef: pr.base.ref,
-      ...(pr.base.sha ? { baseSha: pr.base.sha } : {}),
-    };
+    const pull: PreviewInfo | undefined =
+      typeof pr.head.ref === "string" && typeof pr.base.ref === "string"
+        ? {
+            number: pullNumber,
+            headRef: pr.head.ref,
+            headSha: head,
+            baseRef: pr.base.ref,
+            ...(typeof pr.base.sha === "string" ? { baseSha: pr.base.sha } : {}),
+          }
+        : undefined;
     if (pr.mergeable === true && pr.merge_commit_sha)
-      return { head, revision: pr.merge_commit_sha, fork, pull };
+      return { head, revision: pr.merge_commit_sha, fork, ...(pull ? { pull } : {}) };
     if (pr.mergeable === false)
       return {
         head,
         fork,
-        pull,
+        ...(pull ? { pull } : {}),
         revision: head,
         note: `:warning: This pull request has conflicts with \`${inertText(pr.base.ref)}\`: previewing its head commit as it is, which may show changes merged since it branched off as being reverted.`,
       };
@@ -101,7 +104,7 @@ export async function previewTarget(
       return {
         head,
         fork,
-        pull,
+        ...(pull ? { pull } : {}),
         revision: head,
         note: "GitHub has not computed the merge with the base branch yet: previewing the head commit as it is.",
       };
@@ -171,7 +174,6 @@ export class PreviewQueue {
     }
   }
 }
-
 
 /**
  * Every Secret that exists live reads the same in a preview whether its values changed or not:

@@ -17,8 +17,8 @@ import type { Reconciler } from "../reconciler/reconciler.ts";
 import { BoundedMap } from "../util/bounded-map.ts";
 import { approverMentions } from "./authorize.ts";
 import { contributorsOf, unclaimedAddresses } from "./contributors.ts";
-import { causes, gitHubWaitMs, isTransientGitHubError, statusOf } from "./github-errors.ts";
 import { oneLine } from "./format.ts";
+import { causes, gitHubWaitMs, isTransientGitHubError, statusOf } from "./github-errors.ts";
 import { codeSpan, fenced, inertInline } from "./markdown.ts";
 import type { Octokit, OctokitFactory, RepoRef } from "./octokit.ts";
 import { fetchRange } from "./range.ts";
@@ -30,8 +30,8 @@ import {
   conclusionFor,
   type DriftFightAlert,
   deploymentDescription,
-  type PreviewInfo,
   type PrCommentRow,
+  type PreviewInfo,
   prCommentBody,
 } from "./summary.ts";
 import { truncateBytes } from "./truncate.ts";
@@ -257,9 +257,7 @@ export class GitHubReporter {
             "waiting for approval",
             `comment /approve ${event.env} to deploy (${event.approvals.length} of ${event.needed} approvals; ${missing} more needed)`,
             url,
-            rule
-              ? approverMentions(this.o.repo.owner, rule).filter((m) => !quiet.has(m.toLowerCase()))
-              : [],
+            rule ? approverMentions(this.o.repo.owner, rule).filter((m) => !quiet.has(m.toLowerCase())) : [],
           );
         }
         return;
@@ -621,10 +619,7 @@ export class GitHubReporter {
       completed_at: new Date().toISOString(),
       details_url: this.detailsUrl(env, sha),
       output: {
-        title: truncateBytes(
-          what.title ?? (failed ? "Render failed" : output.title),
-          255,
-        ),
+        title: truncateBytes(what.title ?? (failed ? "Render failed" : output.title), 255),
         summary,
         text: output.text,
         ...(chunks[0] ? { annotations: chunks[0] } : {}),

@@ -271,7 +271,10 @@ describe("GitHub reporter", () => {
     mock.assertDone();
     const summary = seen[0]?.output.summary ?? "";
     assert.match(summary, /#### ⚠️ Self-heal reverted 1 security-relevant change/);
-    assert.match(summary, /⚠️ new container, image evil:1 \| `deploy\/web` `…\/containers\/1` \| `kubectl-patch` Update/);
+    assert.match(
+      summary,
+      /⚠️ new container, image evil:1 \| `deploy\/web` `…\/containers\/1` \| `kubectl-patch` Update/,
+    );
     // What matters most is the headline: not a green tick, but someone to find.
     assert.equal(seen[0]?.conclusion, "action_required");
     assert.equal(seen[0]?.output.title, "Reverted an intruder's changes to deploy/web: new container evil:1");

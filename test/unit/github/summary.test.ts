@@ -192,7 +192,10 @@ describe("checkRunOutput: titles and status lines", () => {
     );
     assert.doesNotMatch(out.summary, /@dave/, "approvals of another commit do not count");
     assert.match(out.summary, /Approvers: @erin, @acme\/sre\./, "carol approved: not asked again");
-    assert.match(out.text, /\*\*Next:\*\* an approver clicks \*\*Approve\*\* above or comments `\/approve prod`/);
+    assert.match(
+      out.text,
+      /\*\*Next:\*\* an approver clicks \*\*Approve\*\* above or comments `\/approve prod`/,
+    );
     assert.equal(conclusionFor(undefined, undefined, { revision: SHA }), "action_required");
     assert.match(out.text, /- \*\*Approval:\*\* 2 approvals from @carol, @erin, team `acme\/sre`/);
   });
@@ -240,7 +243,9 @@ describe("checkRunOutput: titles and status lines", () => {
         "| ⚠️ privileged | `deploy/web` `…/containers/0/securityContext` | `kubectl-patch` Update, 2026-12-01 09:20:36Z |",
       ),
     );
-    assert.ok(out.summary.includes("| changed | `deploy/web` `…/containers/0/env/0/value` | `kubectl-set` Update |"));
+    assert.ok(
+      out.summary.includes("| changed | `deploy/web` `…/containers/0/env/0/value` | `kubectl-set` Update |"),
+    );
     assert.ok(out.summary.includes('- `deploy/web` `…/containers/0/securityContext`: `{"privileged":true}`'));
     assert.ok(out.summary.includes("- `deploy/web` `…/containers/0/env/0/value`: `********`"));
   });
@@ -378,11 +383,17 @@ describe("checkRunOutput: markdown safety", () => {
       input({
         result,
         env: envConfig({
-          syncPolicy: { ...custom.syncPolicy, syncOptions: { ...custom.syncPolicy.syncOptions, Validate: false } },
+          syncPolicy: {
+            ...custom.syncPolicy,
+            syncOptions: { ...custom.syncPolicy.syncOptions, Validate: false },
+          },
         }),
       }),
     );
-    assert.match(validateOff.text, /- \*\*Sync options:\*\* `Validate=false` \(the rest at their defaults\)$/m);
+    assert.match(
+      validateOff.text,
+      /- \*\*Sync options:\*\* `Validate=false` \(the rest at their defaults\)$/m,
+    );
     assert.match(out.text, /\n\n\*\*Next:\*\* nothing to do; comment `\/history prod` for earlier syncs\.$/);
   });
 });
@@ -398,8 +409,15 @@ describe("checkRunOutput: sizes", () => {
     assert.ok(byteLength(out.summary) <= MAX, `summary is ${byteLength(out.summary)} bytes`);
     assert.ok(byteLength(out.text) <= MAX, `text is ${byteLength(out.text)} bytes`);
     assert.ok(byteLength(out.summary) > MAX - 2000, "uses the room it has");
-    assert.match(out.summary, /<details><summary>Diff \(cut: `syncward app diff prod` shows all of it\)<\/summary>/);
-    assert.match(out.summary, /emoji and CJK at every boundary\n```\n\n<\/details>/, "cut at a line, block closed");
+    assert.match(
+      out.summary,
+      /<details><summary>Diff \(cut: `syncward app diff prod` shows all of it\)<\/summary>/,
+    );
+    assert.match(
+      out.summary,
+      /emoji and CJK at every boundary\n```\n\n<\/details>/,
+      "cut at a line, block closed",
+    );
     assert.match(out.summary, /_History: comment `\/history prod` or run `syncward app history prod`\._/);
     assert.ok(out.summary.endsWith("0 skipped; 2 writes."));
     // The summary could not hold the whole diff: the text continues it, and ends with what to do.
@@ -423,7 +441,10 @@ describe("checkRunOutput: sizes", () => {
     const result = resultOf({ phase: "Failed", message: "1 failed", resources });
     const out = checkRunOutput(input({ result, diff: DIFF }));
     assert.ok(byteLength(out.summary) <= MAX);
-    assert.match(out.summary, /_3,000 unchanged objects not listed; `syncward app get prod` lists every object\._/);
+    assert.match(
+      out.summary,
+      /_3,000 unchanged objects not listed; `syncward app get prod` lists every object\._/,
+    );
     assert.match(out.summary, /\| Deployment \| shop \| api \| Failed \|/);
     assert.match(
       out.summary,
@@ -445,7 +466,11 @@ describe("checkRunOutput: sizes", () => {
         assert.ok(byteLength(md) <= max, `${name} at ${max}`);
         const fences = md.split("\n").filter((l) => /^`{3,}/.test(l)).length;
         assert.equal(fences % 2, 0, `${name} at ${max}: every code block closed`);
-        assert.equal(md.split("<details>").length, md.split("</details>").length, `${name} at ${max}: details closed`);
+        assert.equal(
+          md.split("<details>").length,
+          md.split("</details>").length,
+          `${name} at ${max}: details closed`,
+        );
       }
       assert.match(out.summary, TOTALS, `totals last at ${max}`);
       assert.match(out.summary, /- `deployment\.apps\/api` in `shop`: boom/, `errors at ${max}`);
