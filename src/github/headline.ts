@@ -143,7 +143,7 @@ function nextText(input: CheckRunOutputInput): string {
     return `${changed}Fix the error above in Git and push; \`/sync ${e}\` retries this same commit, which fails the same way unless the cause was in the cluster.`;
   }
   if (finding !== undefined)
-    return `find who can write to ${finding.objects.map(code).join(", ")}${finding.managers.length > 0 ? ` (the changes came as ${finding.managers.map(code).join(", ")})` : ""} and revoke that access; self-heal reverts it again, and \`/history ${e}\` keeps the trail.`;
+    return `find who can write to ${finding.objects.map((o) => code(o)).join(", ")}${finding.managers.length > 0 ? ` (the changes came as ${finding.managers.map((m) => code(m)).join(", ")})` : ""} and revoke that access; self-heal reverts it again, and \`/history ${e}\` keeps the trail.`;
   if (/^frozen/i.test(input.effectivePolicy))
     return `comment \`/unfreeze ${e}\` to resume automated sync and self-heal.`;
   if (input.awaitingApproval !== undefined)

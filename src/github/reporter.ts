@@ -590,7 +590,7 @@ export class GitHubReporter {
       awaitingApproval: what.awaitingApproval,
       reverted: what.reverted,
       riskyOrphans: what.riskyOrphans,
-      links: { repoUrl: this.o.htmlUrl },
+      links: { repoUrl: this.o.htmlUrl, titles: titlesOf(what.awaitingApproval) },
       revision: sha,
       // Counted inside the output's budget, so a long note never pushes the totals out.
       ...(what.note ? { notes: [what.note] } : {}),
@@ -743,6 +743,13 @@ function safeJson(text: string): unknown {
   } catch {
     return undefined;
   }
+}
+
+/** Commit titles the report already holds (the approval range), for links that name them. */
+function titlesOf(wait: ApprovalWait | undefined): Record<string, string> {
+  const titles: Record<string, string> = {};
+  for (const c of wait?.range?.commits ?? []) if (c.title) titles[c.sha] = c.title;
+  return titles;
 }
 
 /** Paths as code spans, at most ten, the rest counted. */

@@ -148,10 +148,14 @@ export function checkRunOutput(
 ): CheckRunOutput {
   const health = healthOf(input);
   const env = input.env.name;
+  const summary = summaryOf(input, health, maxBytes);
+  // The text continues the diff only when the summary could not hold all of it.
+  const diff = input.diff?.trim() ? input.diff : undefined;
+  const diffWhole = diff !== undefined && summary.includes(diffDetails(diff));
   return {
     title: titleOf(input, health),
-    summary: summaryOf(input, health, maxBytes),
-    text: fitParts(textParts(input, env), maxBytes),
+    summary,
+    text: fitParts(textParts(input, env, diffWhole ? undefined : diff), maxBytes),
   };
 }
 
@@ -239,7 +243,7 @@ function summaryOf(input: CheckRunOutputInput, health: string, maxBytes: number)
 }
 
 /** The check run's `text`: what a person digs into after the summary, ending with "Next:". */
-function textParts(input: CheckRunOutputInput, env: string): Part[] {
+function textParts(input: CheckRunOutputInput, env: string, diff: string | undefined): Part[] {
   const { result } = input;
   const parts: Part[] = [{ order: 9, text: nextStep(input), required: true }];
   if (result !== undefined) {
@@ -277,7 +281,6 @@ function textParts(input: CheckRunOutputInput, env: string): Part[] {
           (n) => `_and ${n} more: \`syncward app diff ${env}\`._`,
         ),
     });
-  const diff = input.diff?.trim() ? input.diff : undefined;
   if (diff !== undefined) {
     const pointer = `\`syncward app diff ${env}\` shows all of it`;
     parts.push({
