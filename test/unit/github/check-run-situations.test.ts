@@ -15,7 +15,7 @@ import {
 } from "../../../src/github/summary.ts";
 import { byteLength } from "../../../src/github/truncate.ts";
 import { checkGfm } from "./gfm-check.ts";
-import { envConfig, history, OLD_SHA, resource, resultOf, SHA, stateOf } from "./summary-fixtures.ts";
+import { envConfig, history, resource, resultOf, SHA, stateOf } from "./summary-fixtures.ts";
 
 const fixtures = join(import.meta.dirname, "../../fixtures/github/check-runs");
 const links = { repoUrl: "https://github.com/acme/shop", titles: { [SHA]: "web: bump to 1.29" } };
