@@ -16,6 +16,7 @@ import { effectivePolicy } from "../reconciler/policy.ts";
 import type { Reconciler } from "../reconciler/reconciler.ts";
 import { BoundedMap } from "../util/bounded-map.ts";
 import { approverMentions } from "./authorize.ts";
+import { fitMarkdown } from "./budget.ts";
 import { contributorsOf, unclaimedAddresses } from "./contributors.ts";
 import { oneLine } from "./format.ts";
 import { causes, gitHubWaitMs, isTransientGitHubError, statusOf } from "./github-errors.ts";
@@ -26,6 +27,7 @@ import { ReportQueue } from "./report-queue.ts";
 import {
   type ApprovalWait,
   annotationsFor,
+  CHECK_OUTPUT_MAX_BYTES,
   checkRunOutput,
   conclusionFor,
   type DriftFightAlert,
@@ -34,7 +36,7 @@ import {
   type PreviewInfo,
   prCommentBody,
 } from "./summary.ts";
-import { truncateBytes } from "./truncate.ts";
+import { byteLength, prefixByBytes } from "./truncate.ts";
 
 export const CHECK_PREFIX = "syncward / ";
 /** Previews carry a name of their own: they never deploy, so they never share a deploy check's name or buttons. */
@@ -276,7 +278,7 @@ export class GitHubReporter {
             event.env,
             event.revision,
             event.outcome.phase,
-            event.outcome.message,
+            deploymentDescription(event.outcome),
             url,
           );
         return;
@@ -619,7 +621,7 @@ export class GitHubReporter {
       completed_at: new Date().toISOString(),
       details_url: this.detailsUrl(env, sha),
       output: {
-        title: truncateBytes(what.title ?? (failed ? "Render failed" : output.title), 255),
+        title: titleLine(what.title ?? (failed ? "Render failed" : output.title)),
         summary,
         text: output.text,
         ...(chunks[0] ? { annotations: chunks[0] } : {}),
@@ -673,10 +675,11 @@ export class GitHubReporter {
       started_at: new Date().toISOString(),
       details_url: this.detailsUrl(env, sha),
       output: {
-        title: truncateBytes(`Syncing: ${description}`, 255),
-        summary: truncateBytes(
+        title: titleLine(`Syncing: ${description}`),
+        summary: fitMarkdown(
           `syncward is syncing **${envName}** to \`${sha.slice(0, 7)}\`; this run completes with the result.${list}`,
-          65535,
+          CHECK_OUTPUT_MAX_BYTES,
+          "",
         ),
       },
     });
@@ -743,6 +746,12 @@ function safeJson(text: string): unknown {
   } catch {
     return undefined;
   }
+}
+
+/** A check run's title: one line within GitHub's 255 bytes, cut with an ellipsis (never a byte-count marker). */
+function titleLine(title: string): string {
+  const line = oneLine(title, 200);
+  return byteLength(line) <= 255 ? line : `${prefixByBytes(line, 252)}…`;
 }
 
 /** Commit titles the report already holds (the approval range), for links that name them. */
