@@ -597,7 +597,7 @@ describe("GitHub reporter: a live check run", () => {
 });
 
 describe("GitHub reporter: the PR comment of a merge waiting for approval", () => {
-  it("mentions the configured approvers who may approve it, not one who contributed", async () => {
+  it("mentions the configured approvers who may approve it, not one who contributed or already approved", async () => {
     const prod = envConfig("shop-prod", {
       name: "prod",
       production: true,
@@ -632,13 +632,17 @@ describe("GitHub reporter: the PR comment of a merge waiting for approval", () =
       type: "awaitingApproval",
       trigger: "merge",
       actor: "bob",
-      approvals: [],
-      needed: 1,
+      approvals: ["carol"],
+      needed: 2,
     });
     await r.idle();
     mock.assertDone();
     const row = comment.split("\n").find((l) => l.startsWith("| `prod`")) ?? "";
-    assert.match(row, / approvers: @carol @acme\/sre \|$/);
-    assert.doesNotMatch(row, /@alice/);
+    assert.match(row, / approvers: @acme\/sre \|$/);
+    assert.doesNotMatch(row, /@alice|@carol/);
+    // The gate's count, as the check run says it, and a link to that check run.
+    assert.match(row, /\(1 of 2 approvals; 1 more needed\)/);
+    assert.match(row, /\[details\]\(https:\/\/github\.com\/acme\/shop\/runs\/62\)/);
+    assert.match(row, /\[`ddddddd`\]\(https:\/\/github\.com\/acme\/shop\/commit\/d{40}\)/);
   });
 });

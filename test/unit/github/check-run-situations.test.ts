@@ -12,6 +12,7 @@ import {
   checkRunOutput,
   conclusionFor,
   deploymentDescription,
+  prCommentBody,
 } from "../../../src/github/summary.ts";
 import { byteLength } from "../../../src/github/truncate.ts";
 import { checkGfm } from "./gfm-check.ts";
@@ -321,6 +322,32 @@ describe("check runs at GitHub's limit", () => {
     assert.doesNotMatch(out.summary, /… truncated \d+ bytes …/, "fitted by parts, never cut blindly");
     assert.match(out.text, /### Diff/);
     assert.match(out.text, /\n\*\*Next:\*\* [^\n]+$/);
+  });
+});
+
+describe("the PR comment", () => {
+  it("links each environment's commit and check run", () => {
+    const body = prCommentBody(
+      [
+        {
+          env: "prod",
+          status: "waiting for approval",
+          revision: SHA,
+          checkUrl: "https://github.com/acme/shop/runs/62",
+          note: "comment /approve prod to deploy (1 of 2 approvals; 1 more needed)",
+          approvers: ["@erin"],
+        },
+      ],
+      "syncward:summary",
+      links,
+    );
+    assert.ok(
+      body.includes(
+        `| \`prod\` | waiting for approval | [\`a1b2c3d\`](https://github.com/acme/shop/commit/${SHA}) | [details](https://github.com/acme/shop/runs/62) | comment /approve prod to deploy (1 of 2 approvals; 1 more needed) approvers: @erin |`,
+      ),
+      body,
+    );
+    assertWellFormed(body, ["@erin"]);
   });
 });
 
