@@ -58,7 +58,10 @@ describe("fitRows", () => {
     assert.ok(byteLength(out) <= 60, out);
     assert.match(out, /^\| H \|\n\| --- \|\n\| row 0 \|/);
     assert.match(out, /\n\n_\d more_$/);
-    assert.equal(fitRows(["| H |"], rows, 5, (n) => `${n}`), undefined);
+    assert.equal(
+      fitRows(["| H |"], rows, 5, (n) => `${n}`),
+      undefined,
+    );
   });
 });
 
@@ -68,7 +71,11 @@ describe("links", () => {
     assert.equal(commitLink(SHA, links), `[\`a1b2c3d\`](https://github.com/acme/shop/commit/${SHA})`);
     assert.equal(commitLink(SHA, undefined), "`a1b2c3d`");
     assert.equal(
-      commitLink(SHA, { ...links, titles: { [SHA]: "fix | <b>@team</b>\nbody" } }, { withTitle: true, cell: true }),
+      commitLink(
+        SHA,
+        { ...links, titles: { [SHA]: "fix | <b>@team</b>\nbody" } },
+        { withTitle: true, cell: true },
+      ),
       `[\`a1b2c3d\`](https://github.com/acme/shop/commit/${SHA}) fix \\| &lt;b&gt;\`@team\`&lt;/b&gt;`,
     );
     assert.equal(commitLink("v1.2.3", links), "`v1.2.3`", "a tag is not a commit URL");
@@ -93,11 +100,20 @@ describe("the GFM check finds what GitHub would render wrong", () => {
     ["an unclosed code span", "a `b", /unclosed code span/],
   ];
   for (const [name, md, want] of table)
-    it(name, () => assert.match(checkGfm(md).map((p) => p.problem).join("; "), want));
+    it(name, () =>
+      assert.match(
+        checkGfm(md)
+          .map((p) => p.problem)
+          .join("; "),
+        want,
+      ),
+    );
 
   it("passes what is right", () => {
     assert.deepEqual(
-      checkGfm(`| A |\n| --- |\n| \`a\\|b\` [\`a1b2c3d\`](https://x/commit/${SHA}) \`@x\` &lt;b&gt; |\n\n<details><summary>D</summary>\n\n</details>`),
+      checkGfm(
+        `| A |\n| --- |\n| \`a\\|b\` [\`a1b2c3d\`](https://x/commit/${SHA}) \`@x\` &lt;b&gt; |\n\n<details><summary>D</summary>\n\n</details>`,
+      ),
       [],
     );
   });
