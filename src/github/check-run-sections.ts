@@ -13,6 +13,7 @@ import { approvalCounts } from "./headline.ts";
 import { commitLink, type Links, pullLink } from "./links.ts";
 import { clipChars, codeSpan, fenceFor, tableCell } from "./markdown.ts";
 import type { ApprovalWait, CheckRunOutputInput, DriftFightAlert } from "./summary.ts";
+import { byteLength, prefixByBytes } from "./truncate.ts";
 
 /** What a preview row says of a Secret whose values it did not compare (see preview.ts). */
 export const SECRET_NOT_COMPARED = "values are not compared in previews";
@@ -245,15 +246,23 @@ export function diffDetails(diff: string, summary = "Diff"): string {
   );
 }
 
-/** The diff cut at a line to fit `room`, saying so where the reader looks first. */
-export function diffWithin(diff: string, room: number, pointer: string): string | undefined {
-  const overhead = new TextEncoder().encode(diffDetails("", `Diff (cut: ${pointer})`)).length + 16;
+/**
+ * The diff cut at a line to fit `room`, saying so where the reader looks first; `shown` is how
+ * many characters of `diff` it holds (the text continues from there).
+ */
+export function diffWithin(
+  diff: string,
+  room: number,
+  pointer: string,
+  label = "Diff",
+): { text: string; shown: number } | undefined {
+  const summary = `${label} (cut: ${pointer})`;
+  const overhead = byteLength(diffDetails("", summary)) + 16;
   if (room - overhead < 256) return undefined;
-  const bytes = new TextEncoder().encode(diff);
-  let cut = new TextDecoder().decode(bytes.slice(0, room - overhead)).replace(/\uFFFD+$/, "");
+  let cut = prefixByBytes(diff, room - overhead);
   const nl = cut.lastIndexOf("\n");
-  if (nl > 0) cut = cut.slice(0, nl);
-  return diffDetails(cut, `Diff (cut: ${pointer})`);
+  if (nl > 0) cut = cut.slice(0, nl + 1);
+  return { text: diffDetails(cut, summary), shown: cut.length };
 }
 
 const HISTORY_HEADER = [

@@ -148,18 +148,22 @@ export function checkRunOutput(
 ): CheckRunOutput {
   const health = healthOf(input);
   const env = input.env.name;
-  const summary = summaryOf(input, health, maxBytes);
-  // The text continues the diff only when the summary could not hold all of it.
+  const { summary, diffShown } = summaryOf(input, health, maxBytes);
+  // The text continues the diff where the summary stopped; a diff shown whole is not repeated.
   const diff = input.diff?.trim() ? input.diff : undefined;
-  const diffWhole = diff !== undefined && summary.includes(diffDetails(diff));
+  const rest = diff === undefined || diffShown >= diff.length ? undefined : diff.slice(diffShown);
   return {
     title: titleOf(input, health),
     summary,
-    text: fitParts(textParts(input, env, diffWhole ? undefined : diff), maxBytes),
+    text: fitParts(textParts(input, env, rest, diffShown > 0), maxBytes),
   };
 }
 
-function summaryOf(input: CheckRunOutputInput, health: string, maxBytes: number): string {
+function summaryOf(
+  input: CheckRunOutputInput,
+  health: string,
+  maxBytes: number,
+): { summary: string; diffShown: number } {
   const { result } = input;
   const env = input.env.name;
   const resources = result?.resources ?? [];
@@ -193,6 +197,7 @@ function summaryOf(input: CheckRunOutputInput, health: string, maxBytes: number)
   const historyPointer = `_History: comment \`/history ${env}\` or run \`syncward app history ${env}\`._`;
   const diffPointer = `\`syncward app diff ${env}\` shows all of it`;
   const diff = input.diff?.trim() ? input.diff : undefined;
+  const cuts = new Map<string, number>();
   // By priority: what must be read first is placed first; history gives way first.
   const parts: Part[] = [
     { order: 0, text: firstLine(input), required: true },
@@ -221,7 +226,11 @@ function summaryOf(input: CheckRunOutputInput, health: string, maxBytes: number)
     {
       order: 8,
       text: diff === undefined ? "" : diffDetails(diff),
-      shrink: (room) => (diff === undefined ? undefined : diffWithin(diff, room, diffPointer)),
+      shrink: (room) => {
+        const cut = diff === undefined ? undefined : diffWithin(diff, room, diffPointer);
+        cuts.set(cut?.text ?? "", cut?.shown ?? 0);
+        return cut?.text;
+      },
       pointer: `_The diff (${byteLength(diff ?? "")} bytes) does not fit here: the details below continue it, and ${diffPointer}._`,
     },
     {
@@ -239,11 +248,20 @@ function summaryOf(input: CheckRunOutputInput, health: string, maxBytes: number)
       pointer: historyPointer,
     },
   ];
-  return fitParts(parts, maxBytes);
+  const summary = fitParts(parts, maxBytes);
+  // How much of the diff the summary holds: all, the cut that was placed, or none (a pointer).
+  const whole = diff !== undefined && summary.includes(diffDetails(diff));
+  const placed = [...cuts].find(([text]) => text !== "" && summary.includes(text));
+  return { summary, diffShown: whole ? (diff?.length ?? 0) : (placed?.[1] ?? 0) };
 }
 
 /** The check run's `text`: what a person digs into after the summary, ending with "Next:". */
-function textParts(input: CheckRunOutputInput, env: string, diff: string | undefined): Part[] {
+function textParts(
+  input: CheckRunOutputInput,
+  env: string,
+  diff: string | undefined,
+  continued: boolean,
+): Part[] {
   const { result } = input;
   const parts: Part[] = [{ order: 9, text: nextStep(input), required: true }];
   if (result !== undefined) {
@@ -283,14 +301,15 @@ function textParts(input: CheckRunOutputInput, env: string, diff: string | undef
     });
   if (diff !== undefined) {
     const pointer = `\`syncward app diff ${env}\` shows all of it`;
+    const heading = continued ? "### Diff, continued from the summary" : "### Diff";
     parts.push({
       order: 3,
-      text: `### Diff\n\n${diffDetails(diff)}`,
+      text: `${heading}\n\n${diffDetails(diff)}`,
       shrink: (room) => {
-        const cut = diffWithin(diff, room - 10, pointer);
-        return cut === undefined ? undefined : `### Diff\n\n${cut}`;
+        const cut = diffWithin(diff, room - byteLength(`${heading}\n\n`), pointer);
+        return cut === undefined ? undefined : `${heading}\n\n${cut.text}`;
       },
-      pointer: `_The diff does not fit here: ${pointer}._`,
+      pointer: `_The rest of the diff does not fit here: ${pointer}._`,
     });
   }
   const entries = input.state.history.slice().sort((a, b) => b.id - a.id);

@@ -320,7 +320,10 @@ describe("check runs at GitHub's limit", () => {
       /\n\n---\n\*\*Totals:\*\* 0 created, 500 configured, 1500 unchanged, 0 pruned, 2 failed, 0 skipped; 0 writes\.$/,
     );
     assert.doesNotMatch(out.summary, /… truncated \d+ bytes …/, "fitted by parts, never cut blindly");
-    assert.match(out.text, /### Diff/);
+    // The text picks the diff up where the summary stopped, so together they read on.
+    const body = (md: string) => /```diff\n([\s\S]*?)\n```/.exec(md)?.[1] ?? "";
+    assert.match(out.text, /### Diff, continued from the summary/);
+    assert.ok(diff.startsWith(`${body(out.summary)}\n${body(out.text)}`), "continuous");
     assert.match(out.text, /\n\*\*Next:\*\* [^\n]+$/);
   });
 });
