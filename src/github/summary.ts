@@ -353,7 +353,10 @@ export function conclusionFor(
 /** A deployment status's description: one clean line within GitHub's 140 characters. */
 export function deploymentDescription(outcome: SyncResult, running?: string): string {
   if (outcome.phase === "Succeeded") return oneLine(outcome.message);
-  const first = distinctErrors(outcome.resources)[0]?.message ?? outcome.message;
+  const first = (distinctErrors(outcome.resources)[0]?.message ?? outcome.message).replace(
+    /^(refused|failed|error):\s*/i,
+    "",
+  );
   const still =
     running === undefined
       ? ""

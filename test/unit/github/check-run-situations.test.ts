@@ -373,6 +373,11 @@ describe("deployment status descriptions", () => {
       resultOf({ phase: "Error", message: "cluster\nunreachable", resources: [] }),
       /^error: cluster unreachable$/,
     ],
+    [
+      "a refusal, said once",
+      resultOf({ phase: "Refused", message: "refused: frozen by @alice (release night)", resources: [] }),
+      /^refused: frozen by @alice \(release night\)$/,
+    ],
   ];
   for (const [name, outcome, want] of table)
     it(name, () => {
