@@ -138,6 +138,8 @@ function nextText(input: CheckRunOutputInput): string {
     return `merge the pull request to deploy it; \`syncward app diff ${e}\` shows the whole diff from a checkout.`;
   if (result?.phase === "Refused")
     return `fix what the refusal names, then comment \`/sync ${e}\`; syncing again unchanged is refused the same way.`;
+  if (result?.phase === "Error")
+    return `syncward tries again with backoff; if it keeps failing, check the cluster and its credentials (\`syncward app get ${e}\` shows what it sees).`;
   if (result !== undefined && (result.phase !== "Succeeded" || result.totals.failed > 0)) {
     const changed = result.writes > 0 && !result.dryRun ? "" : "Nothing was changed. ";
     return `${changed}Fix the error above in Git and push; \`/sync ${e}\` retries this same commit, which fails the same way unless the cause was in the cluster.`;

@@ -259,6 +259,7 @@ describe("check runs, situation by situation", () => {
       { reverted: INTRUSION, result: resultOf() },
       { awaitingApproval: { revision: SHA } },
       { effectivePolicy: "Frozen by @alice" },
+      { result: resultOf({ phase: "Error", message: "cluster unreachable", resources: [] }) },
     ] satisfies Array<Partial<CheckRunOutputInput>>) {
       const out = checkRunOutput(input(overrides));
       const all = `${out.summary}\n\n${out.text}`;
@@ -266,6 +267,31 @@ describe("check runs, situation by situation", () => {
       assert.match(out.text, /\n\*\*Next:\*\* [^\n]+$/);
     }
   });
+});
+
+describe("the Next line", () => {
+  const table: Array<[string, Partial<CheckRunOutputInput>, RegExp]> = [
+    ["synced", { result: resultOf() }, /nothing to do; comment `\/history prod`/],
+    [
+      "a cluster error is retried, not fixed in Git",
+      { result: resultOf({ phase: "Error", resources: [] }) },
+      /tries again with backoff/,
+    ],
+    ["frozen", { effectivePolicy: "Frozen by @alice since …" }, /`\/unfreeze prod`/],
+    [
+      "nothing to sync",
+      { result: resultOf({ resources: [] }) },
+      /`deploy\/prod` on `main` holds the manifests/,
+    ],
+    [
+      "out of sync",
+      { state: stateOf({ syncStatus: "OutOfSync" }), outOfSync: true },
+      /`\/sync prod`.*\*\*Sync\*\*/,
+    ],
+    ["the caller knows better", { next: "wait for ci." }, /^\*\*Next:\*\* wait for ci\.$/m],
+  ];
+  for (const [name, overrides, want] of table)
+    it(name, () => assert.match(checkRunOutput(input(overrides)).text.split("\n").at(-1) ?? "", want));
 });
 
 describe("check runs at GitHub's limit", () => {
