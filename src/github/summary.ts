@@ -1,6 +1,8 @@
 // Pure renderers from engine and state values to what GitHub shows: check-run output (reads like
 // `argocd app get`), its conclusion, annotations, and the one PR comment that sums up every
-// environment. No Octokit here: handlers send what these functions return.
+// environment. No Octokit here: handlers send what these functions return. The output opens with
+// what runs where (headline.ts), keeps each part inside one byte budget, most important first
+// (budget.ts), and ends with one "Next:" line.
 import type { EnvironmentConfig } from "../config/types.ts";
 import type { HealthStatus, SyncResult } from "../engine/result.ts";
 import type { RevertedChange } from "../engine/revert/trail.ts";
@@ -167,25 +169,8 @@ function summaryOf(
   const { result } = input;
   const env = input.env.name;
   const resources = result?.resources ?? [];
-  const head = [
-    // The operator's project, whose limits this environment deploys within (src/projects).
-    ...(input.env.project ? [`- **Project:** \`${input.env.project.name}\``] : []),
-    `- **Sync Policy:** ${inline(input.effectivePolicy)}`,
-    `- **Sync Status:** ${syncStatusLine(input)}`,
-    `- **Health Status:** ${health}`,
-    ...(result === undefined ? [] : [`- **Operation:** ${operationLine(result)}`]),
-    ...(input.state.stuck === undefined
-      ? []
-      : [
-          `- **Stuck:** at ${commitLink(input.state.stuck.revision, input.links)} since ${date(input.state.stuck.since)}: ${inline(input.state.stuck.reason)}`,
-        ]),
-  ].join("\n");
-  const alerts = [
-    ...(input.alert === undefined ? [] : [driftFightSection(input.alert)]),
-    ...(input.reverted?.length ? [revertedSection(input.reverted, env)] : []),
-    ...(input.awaitingApproval === undefined ? [] : [approvalSection(input, input.awaitingApproval)]),
-    ...(input.riskyOrphans?.some((o) => o.risk) ? [riskyOrphansSection(input.riskyOrphans)] : []),
-  ].join("\n\n");
+  const head = statusList(input, health);
+  const alerts = alertsOf(input);
   const rows = resourceRows(resources);
   const listed = `\`syncward app get ${env}\` lists every object`;
   const unchanged = resources.filter(isUnchanged).length;
@@ -253,6 +238,34 @@ function summaryOf(
   const whole = diff !== undefined && summary.includes(diffDetails(diff));
   const placed = [...cuts].find(([text]) => text !== "" && summary.includes(text));
   return { summary, diffShown: whole ? (diff?.length ?? 0) : (placed?.[1] ?? 0) };
+}
+
+/** The `argocd app get` lines: policy, sync and health status, the operation, a stuck revision. */
+function statusList(input: CheckRunOutputInput, health: string): string {
+  const { result, state } = input;
+  return [
+    // The operator's project, whose limits this environment deploys within (src/projects).
+    ...(input.env.project ? [`- **Project:** \`${input.env.project.name}\``] : []),
+    `- **Sync Policy:** ${inline(input.effectivePolicy)}`,
+    `- **Sync Status:** ${syncStatusLine(input)}`,
+    `- **Health Status:** ${health}`,
+    ...(result === undefined ? [] : [`- **Operation:** ${operationLine(result)}`]),
+    ...(state.stuck === undefined
+      ? []
+      : [
+          `- **Stuck:** at ${commitLink(state.stuck.revision, input.links)} since ${date(state.stuck.since)}: ${inline(state.stuck.reason)}`,
+        ]),
+  ].join("\n");
+}
+
+/** What needs someone: a drift fight, what a heal reverted, a wait for approval, risky objects. */
+function alertsOf(input: CheckRunOutputInput): string {
+  return [
+    ...(input.alert === undefined ? [] : [driftFightSection(input.alert)]),
+    ...(input.reverted?.length ? [revertedSection(input.reverted, input.env.name)] : []),
+    ...(input.awaitingApproval === undefined ? [] : [approvalSection(input, input.awaitingApproval)]),
+    ...(input.riskyOrphans?.some((o) => o.risk) ? [riskyOrphansSection(input.riskyOrphans)] : []),
+  ].join("\n\n");
 }
 
 /** The check run's `text`: what a person digs into after the summary, ending with "Next:". */
