@@ -8,6 +8,8 @@ export interface Links {
   repoUrl?: string;
   /** Commit titles by full SHA, where known (the approval range, the pull request). */
   titles?: Readonly<Record<string, string>>;
+  /** The pull request a commit was merged from, by full SHA, where known. */
+  pulls?: Readonly<Record<string, number>>;
 }
 
 const HEX_REVISION = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/i;
@@ -48,9 +50,11 @@ export function commitLink(
   const linked =
     base !== undefined && /^[0-9a-f]{7,64}$/i.test(sha) ? `[${label}](${base}/commit/${sha})` : label;
   const title = options.title ?? links?.titles?.[sha];
-  if (!options.withTitle || title === undefined || title.trim() === "") return linked;
+  const pull = options.withTitle ? links?.pulls?.[sha] : undefined;
+  const from = pull === undefined ? "" : ` (${pullLink(pull, links)})`;
+  if (!options.withTitle || title === undefined || title.trim() === "") return `${linked}${from}`;
   const first = title.split(/\r?\n/, 1)[0]!.trim();
-  return `${linked} ${options.cell ? tableCell(first, 60) : inertInline(clip(first, 72))}`;
+  return `${linked} ${options.cell ? tableCell(first, 60) : inertInline(clip(first, 72))}${from}`;
 }
 
 /** A pull request as a link: [#12](…/pull/12). */

@@ -592,7 +592,11 @@ export class GitHubReporter {
       awaitingApproval: what.awaitingApproval,
       reverted: what.reverted,
       riskyOrphans: what.riskyOrphans,
-      links: { repoUrl: this.o.htmlUrl, titles: titlesOf(what.awaitingApproval) },
+      links: {
+        repoUrl: this.o.htmlUrl,
+        titles: titlesOf(what.awaitingApproval),
+        pulls: this.pullsOf(state.lastSyncedRevision, sha),
+      },
       revision: sha,
       // Counted inside the output's budget, so a long note never pushes the totals out.
       ...(what.note ? { notes: [what.note] } : {}),
@@ -684,6 +688,16 @@ export class GitHubReporter {
       },
     });
     this.checkRuns.set(this.deploymentKey(envName, sha), data.id);
+  }
+
+  /** The merged pull requests of the commits a check run names, where this process saw the merge. */
+  private pullsOf(...shas: Array<string | undefined>): Record<string, number> {
+    const out: Record<string, number> = {};
+    for (const sha of shas) {
+      const pr = sha === undefined ? undefined : this.pulls.get(sha);
+      if (sha !== undefined && pr !== undefined) out[sha] = pr;
+    }
+    return out;
   }
 
   /** Where "Details" leads: the environment's own URL, else the commit's checks on GitHub. */

@@ -80,6 +80,11 @@ describe("links", () => {
     );
     assert.equal(commitLink("v1.2.3", links), "`v1.2.3`", "a tag is not a commit URL");
     assert.equal(pullLink(12, links), "[#12](https://github.com/acme/shop/pull/12)");
+    assert.equal(
+      commitLink(SHA, { ...links, pulls: { [SHA]: 7 } }, { withTitle: true }),
+      `[\`a1b2c3d\`](https://github.com/acme/shop/commit/${SHA}) ([#7](https://github.com/acme/shop/pull/7))`,
+      "the pull request it was merged from",
+    );
   });
 
   it("accepts only http(s) URLs, escaped so they cannot end the link", () => {
