@@ -380,6 +380,19 @@ describe("the PR comment", () => {
   });
 });
 
+describe("a note larger than the budget (a render error's output)", () => {
+  it("is cut inside its fence, which is closed; the status lines stay", () => {
+    const note = `Render failed; nothing was applied.\n\n\`\`\`\n${"error: line 漢字\n".repeat(10_000)}\`\`\``;
+    const out = checkRunOutput(input({ notes: [note] }));
+    assert.ok(byteLength(out.summary) <= CHECK_OUTPUT_MAX_BYTES, `${byteLength(out.summary)}`);
+    assert.ok(out.summary.startsWith("[**prod**]"), "the first line first");
+    assert.match(out.summary, /\n- \*\*Sync Status:\*\* Synced to main/);
+    assert.match(out.summary, /… truncated \d+ bytes …\n\n?```\n/);
+    assertWellFormed(out.summary);
+    assert.match(out.text, /\n\*\*Next:\*\* [^\n]+$/);
+  });
+});
+
 describe("deployment status descriptions", () => {
   const table: Array<[string, Parameters<typeof deploymentDescription>[0], RegExp]> = [
     ["a success", resultOf({ message: "synced 3 objects" }), /^synced 3 objects$/],
