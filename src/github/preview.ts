@@ -18,9 +18,11 @@ import { keyOf, kubectlName } from "../kube/object.ts";
 import type { Logger } from "../reconciler/environment-controller.ts";
 import { SourceError } from "../source/errors.ts";
 import { sleep } from "../util/sleep.ts";
+import { SECRET_NOT_COMPARED } from "./check-run-sections.ts";
 import { fenced, inertText } from "./markdown.ts";
 import type { Octokit, RepoRef } from "./octokit.ts";
 import type { RepoRuntime } from "./runtime.ts";
+import type { PreviewInfo } from "./summary.ts";
 
 export type ForkPreviews = "never" | "collaborators";
 
@@ -57,6 +59,8 @@ export interface PreviewTarget {
   note?: string;
   /** The head lives in another repository (see isForkPull). */
   fork: boolean;
+  /** The pull request as its check run names it: head and base, never the test merge. */
+  pull?: PreviewInfo;
 }
 
 /**
@@ -75,11 +79,23 @@ export async function previewTarget(
     const { data: pr } = await gh.rest.pulls.get({ ...repo, pull_number: pullNumber });
     const head = pr.head.sha;
     const fork = isForkPull(pr);
-    if (pr.mergeable === true && pr.merge_commit_sha) return { head, revision: pr.merge_commit_sha, fork };
+    const pull: PreviewInfo | undefined =
+      typeof pr.head.ref === "string" && typeof pr.base.ref === "string"
+        ? {
+            number: pullNumber,
+            headRef: pr.head.ref,
+            headSha: head,
+            baseRef: pr.base.ref,
+            ...(typeof pr.base.sha === "string" ? { baseSha: pr.base.sha } : {}),
+          }
+        : undefined;
+    if (pr.mergeable === true && pr.merge_commit_sha)
+      return { head, revision: pr.merge_commit_sha, fork, ...(pull ? { pull } : {}) };
     if (pr.mergeable === false)
       return {
         head,
         fork,
+        ...(pull ? { pull } : {}),
         revision: head,
         note: `:warning: This pull request has conflicts with \`${inertText(pr.base.ref)}\`: previewing its head commit as it is, which may show changes merged since it branched off as being reverted.`,
       };
@@ -88,6 +104,7 @@ export async function previewTarget(
       return {
         head,
         fork,
+        ...(pull ? { pull } : {}),
         revision: head,
         note: "GitHub has not computed the merge with the base branch yet: previewing the head commit as it is.",
       };
@@ -158,8 +175,6 @@ export class PreviewQueue {
   }
 }
 
-const SECRET_NOT_COMPARED = "values are not compared in previews";
-
 /**
  * Every Secret that exists live reads the same in a preview whether its values changed or not:
  * one "skipped" row each, no drifted paths, and totals and the message counted without them.
@@ -227,10 +242,13 @@ export async function preview(
 ): Promise<void> {
   const controller = rt.reconciler.controller(envName);
   const { head, revision } = target;
+  // The first line names the pull request's head and base; the test merge is only how it is computed.
   const what =
-    revision === head
-      ? `What merging this pull request would change in **${envName}** (its head commit \`${head.slice(0, 7)}\`).`
-      : `What merging this pull request would change in **${envName}** (GitHub's test merge \`${revision.slice(0, 7)}\` of its head \`${head.slice(0, 7)}\` into the base branch).`;
+    target.pull !== undefined
+      ? ""
+      : revision === head
+        ? `What merging this pull request would change in **${envName}** (its head commit \`${head.slice(0, 7)}\`).`
+        : `What merging this pull request would change in **${envName}** (its head \`${head.slice(0, 7)}\` merged into the base branch).`;
   const intro = [what, target.note ?? ""].filter(Boolean);
   try {
     const dryRun = await controller.sync({ trigger: "comment", actor: "preview", revision, dryRun: true });
@@ -246,6 +264,7 @@ export async function preview(
     ].filter(Boolean);
     await rt.reporter.check(gh, envName, head, {
       preview: true,
+      ...(target.pull ? { previewOf: target.pull } : {}),
       result,
       diff,
       title: previewTitle(result, plan),
@@ -256,6 +275,8 @@ export async function preview(
     if (err instanceof SourceError) {
       await rt.reporter.check(gh, envName, head, {
         preview: true,
+        ...(target.pull ? { previewOf: target.pull } : {}),
+        next: "fix the render error in the pull request and push; the preview runs again.",
         problems: err.problems,
         note: [
           ...intro,
@@ -267,6 +288,8 @@ export async function preview(
     if (err instanceof ValidationError) {
       await rt.reporter.check(gh, envName, head, {
         preview: true,
+        ...(target.pull ? { previewOf: target.pull } : {}),
+        next: "fix the policy violations above in the pull request and push; the preview runs again.",
         note: [
           ...intro,
           `Policy violations: nothing would be applied to **${envName}**.\n\n${err.problems.map((p) => `- ${inertText(p)}`).join("\n")}`,

@@ -16,22 +16,27 @@ import { effectivePolicy } from "../reconciler/policy.ts";
 import type { Reconciler } from "../reconciler/reconciler.ts";
 import { BoundedMap } from "../util/bounded-map.ts";
 import { approverMentions } from "./authorize.ts";
+import { fitMarkdown } from "./budget.ts";
 import { contributorsOf, unclaimedAddresses } from "./contributors.ts";
+import { oneLine } from "./format.ts";
 import { causes, gitHubWaitMs, isTransientGitHubError, statusOf } from "./github-errors.ts";
-import { fenced } from "./markdown.ts";
+import { codeSpan, fenced, inertInline } from "./markdown.ts";
 import type { Octokit, OctokitFactory, RepoRef } from "./octokit.ts";
 import { fetchRange } from "./range.ts";
 import { ReportQueue } from "./report-queue.ts";
 import {
   type ApprovalWait,
   annotationsFor,
+  CHECK_OUTPUT_MAX_BYTES,
   checkRunOutput,
   conclusionFor,
   type DriftFightAlert,
+  deploymentDescription,
   type PrCommentRow,
+  type PreviewInfo,
   prCommentBody,
 } from "./summary.ts";
-import { truncateBytes } from "./truncate.ts";
+import { byteLength, prefixByBytes } from "./truncate.ts";
 
 export const CHECK_PREFIX = "syncward / ";
 /** Previews carry a name of their own: they never deploy, so they never share a deploy check's name or buttons. */
@@ -237,22 +242,24 @@ export class GitHubReporter {
           needed: event.needed,
           ...(event.reason ? { reason: event.reason } : {}),
         };
-        await this.check(gh, event.env, event.revision, { awaitingApproval: wait, diff });
+        const url = await this.check(gh, event.env, event.revision, { awaitingApproval: wait, diff });
         const pr = this.pulls.get(event.revision);
         if (pr !== undefined) {
           const rule = this.env(event.env).approval;
-          const excluded = new Set((wait.excluded ?? []).map((l) => `@${l.toLowerCase()}`));
+          // Nobody who contributed or already approved is pinged: the count is the gate's, as on the check run.
+          const quiet = new Set(
+            [...(wait.excluded ?? []), ...event.approvals].map((l) => `@${l.toLowerCase()}`),
+          );
+          const missing = Math.max(0, event.needed - event.approvals.length);
           await this.updateComment(
             gh,
             pr,
             event.env,
             event.revision,
             "waiting for approval",
-            `comment /approve ${event.env} to deploy (${event.needed} approval(s) needed)`,
-            undefined,
-            rule
-              ? approverMentions(this.o.repo.owner, rule).filter((m) => !excluded.has(m.toLowerCase()))
-              : [],
+            `comment /approve ${event.env} to deploy (${event.approvals.length} of ${event.needed} approvals; ${missing} more needed)`,
+            url,
+            rule ? approverMentions(this.o.repo.owner, rule).filter((m) => !quiet.has(m.toLowerCase())) : [],
           );
         }
         return;
@@ -271,7 +278,7 @@ export class GitHubReporter {
             event.env,
             event.revision,
             event.outcome.phase,
-            event.outcome.message,
+            deploymentDescription(event.outcome),
             url,
           );
         return;
@@ -279,7 +286,10 @@ export class GitHubReporter {
       case "selfHealed":
         await this.check(gh, event.env, event.revision, {
           result: event.outcome,
-          note: `Self-heal reverted out-of-band changes: ${event.drifted.join(", ")}`,
+          // The reverted table says it all when there is one; else the paths, each inert.
+          ...(event.reverted?.length
+            ? {}
+            : { note: `Self-heal reverted out-of-band changes: ${listOf(event.drifted)}.` }),
           reverted: event.reverted,
         });
         return;
@@ -295,10 +305,9 @@ export class GitHubReporter {
         const controller = this.o.reconciler.controller(event.env);
         const { assessment } = await controller.inspect(event.revision);
         const diff = environmentDiff(assessment.plan, controller.env);
-        const how = `Comment \`/sync ${event.env}\` on a pull request, click **Sync** below, or run \`syncward app sync ${event.env}\`.`;
         await this.check(gh, event.env, event.revision, {
           diff,
-          note: `${event.reason}. ${how}`,
+          note: `${inertInline(event.reason)}.`,
           outOfSync: true,
         });
         return;
@@ -308,19 +317,22 @@ export class GitHubReporter {
         await this.check(gh, event.env, event.revision, {
           title: `Waiting: ${event.reason}`,
           conclusion: "neutral",
-          note: `Waiting: ${event.reason}${event.until ? ` (until ${event.until})` : ""}. Nothing was applied.`,
+          note: `Waiting: ${inertInline(event.reason)}${event.until ? ` (until ${inertInline(event.until)})` : ""}. Nothing was applied.`,
+          next: "nothing to do: it syncs by itself once what it waits for is there.",
         });
         return;
       case "renderError":
         await this.check(gh, event.env, event.revision, {
           problems: event.problems,
           note: `Render failed; nothing was applied.\n\n${fenced(event.message)}`,
+          next: `fix the render error above in Git and push; \`syncward app diff ${event.env}\` renders it locally.`,
         });
         return;
       case "clusterUnavailable":
         await this.check(gh, event.env, event.revision, {
           title: `Unknown: ${event.message}`,
-          note: `${event.message}. Nothing was read from or applied to that cluster.`,
+          note: `${inertInline(event.message)}. Nothing was read from or applied to that cluster.`,
+          next: "nothing to do if the cluster comes back by itself: syncward tries again; otherwise check its credentials and network.",
         });
         return;
       default:
@@ -432,7 +444,7 @@ export class GitHubReporter {
       required_contexts: [],
       production_environment: this.env(envName).production,
       transient_environment: false,
-      description: truncateBytes(`syncward: ${description}`, 140),
+      description: oneLine(`syncward: ${description}`),
       payload: { syncward: { environment: envName } },
     });
     if (!("id" in data))
@@ -469,14 +481,15 @@ export class GitHubReporter {
     let record = this.deployments.get(key);
     // No sync started for it: nothing changed, no deployment to finish. A start whose report was
     // lost to a GitHub outage still gets its deployment, made now.
-    if (!record && this.owed.has(key)) record = await this.deploymentFor(gh, envName, sha, outcome.message);
+    if (!record && this.owed.has(key))
+      record = await this.deploymentFor(gh, envName, sha, deploymentDescription(outcome));
     if (!record || record.status === "done") return;
     const state = outcome.phase === "Succeeded" ? "success" : outcome.phase === "Error" ? "error" : "failure";
     await this.deploymentStatus(
       gh,
       record.id,
       state,
-      outcome.message,
+      deploymentDescription(outcome),
       logUrl ?? this.checksUrl(sha),
       this.env(envName).environmentUrl,
     );
@@ -530,7 +543,8 @@ export class GitHubReporter {
       ...this.o.repo,
       deployment_id: id,
       state,
-      description: truncateBytes(description, 140),
+      // GitHub shows it on the environment page: one clean line within its 140 characters.
+      description: oneLine(description),
       log_url: logUrl,
       ...(environmentUrl ? { environment_url: environmentUrl } : {}),
       // A successful deployment marks earlier non-transient ones of the environment inactive.
@@ -552,11 +566,15 @@ export class GitHubReporter {
       riskyOrphans?: Array<{ object: string; risk?: string }>;
       problems?: Array<{ file?: string; line?: number; message: string }>;
       note?: string;
+      /** The "Next:" line, when the caller knows what to do better than the output does. */
+      next?: string;
       outOfSync?: boolean;
       title?: string;
       conclusion?: "success" | "failure" | "neutral" | "action_required";
       /** A pull-request preview: named `syncward preview / <env>`, with no buttons. */
       preview?: boolean;
+      /** The previewed pull request's head and base, named instead of GitHub's test merge. */
+      previewOf?: PreviewInfo;
     },
   ): Promise<string | undefined> {
     const controller = this.o.reconciler.controller(envName);
@@ -574,6 +592,17 @@ export class GitHubReporter {
       awaitingApproval: what.awaitingApproval,
       reverted: what.reverted,
       riskyOrphans: what.riskyOrphans,
+      links: {
+        repoUrl: this.o.htmlUrl,
+        titles: titlesOf(what.awaitingApproval),
+        pulls: this.pullsOf(state.lastSyncedRevision, sha),
+      },
+      revision: sha,
+      // Counted inside the output's budget, so a long note never pushes the totals out.
+      ...(what.note ? { notes: [what.note] } : {}),
+      ...(what.previewOf ? { preview: what.previewOf } : {}),
+      ...(what.outOfSync ? { outOfSync: true } : {}),
+      ...(what.next ? { next: what.next } : {}),
     });
     const chunks = annotationsFor(what.problems ?? []);
     const failed = (what.problems?.length ?? 0) > 0;
@@ -585,8 +614,8 @@ export class GitHubReporter {
         ? "failure"
         : what.outOfSync
           ? "neutral"
-          : conclusionFor(what.result, what.alert, what.awaitingApproval));
-    const summary = what.note ? truncateBytes(`${what.note}\n\n${output.summary}`, 65535) : output.summary;
+          : conclusionFor(what.result, what.alert, what.awaitingApproval, what.reverted));
+    const summary = output.summary;
     const params: CheckState = {
       ...this.o.repo,
       name: what.preview ? previewCheckName(envName) : checkName(envName),
@@ -596,10 +625,7 @@ export class GitHubReporter {
       completed_at: new Date().toISOString(),
       details_url: this.detailsUrl(env, sha),
       output: {
-        title: truncateBytes(
-          what.title ?? (failed ? "Render failed" : what.outOfSync ? "OutOfSync" : output.title),
-          255,
-        ),
+        title: titleLine(what.title ?? (failed ? "Render failed" : output.title)),
         summary,
         text: output.text,
         ...(chunks[0] ? { annotations: chunks[0] } : {}),
@@ -653,14 +679,25 @@ export class GitHubReporter {
       started_at: new Date().toISOString(),
       details_url: this.detailsUrl(env, sha),
       output: {
-        title: truncateBytes(`Syncing: ${description}`, 255),
-        summary: truncateBytes(
+        title: titleLine(`Syncing: ${description}`),
+        summary: fitMarkdown(
           `syncward is syncing **${envName}** to \`${sha.slice(0, 7)}\`; this run completes with the result.${list}`,
-          65535,
+          CHECK_OUTPUT_MAX_BYTES,
+          "",
         ),
       },
     });
     this.checkRuns.set(this.deploymentKey(envName, sha), data.id);
+  }
+
+  /** The merged pull requests of the commits a check run names, where this process saw the merge. */
+  private pullsOf(...shas: Array<string | undefined>): Record<string, number> {
+    const out: Record<string, number> = {};
+    for (const sha of shas) {
+      const pr = sha === undefined ? undefined : this.pulls.get(sha);
+      if (sha !== undefined && pr !== undefined) out[sha] = pr;
+    }
+    return out;
   }
 
   /** Where "Details" leads: the environment's own URL, else the commit's checks on GitHub. */
@@ -692,7 +729,7 @@ export class GitHubReporter {
       note,
       ...(approvers?.length ? { approvers } : {}),
     });
-    const body = prCommentBody([...entry.rows.values()], COMMENT_MARKER);
+    const body = prCommentBody([...entry.rows.values()], COMMENT_MARKER, { repoUrl: this.o.htmlUrl });
     if (entry.id === undefined) {
       const { data } = await gh.rest.issues.createComment({ ...this.o.repo, issue_number: pr, body });
       entry.id = data.id;
@@ -723,6 +760,25 @@ function safeJson(text: string): unknown {
   } catch {
     return undefined;
   }
+}
+
+/** A check run's title: one line within GitHub's 255 bytes, cut with an ellipsis (never a byte-count marker). */
+function titleLine(title: string): string {
+  const line = oneLine(title, 200);
+  return byteLength(line) <= 255 ? line : `${prefixByBytes(line, 252)}…`;
+}
+
+/** Commit titles the report already holds (the approval range), for links that name them. */
+function titlesOf(wait: ApprovalWait | undefined): Record<string, string> {
+  const titles: Record<string, string> = {};
+  for (const c of wait?.range?.commits ?? []) if (c.title) titles[c.sha] = c.title;
+  return titles;
+}
+
+/** Paths as code spans, at most ten, the rest counted. */
+function listOf(items: string[]): string {
+  const shown = items.slice(0, 10).map((i) => codeSpan(i, 200));
+  return `${shown.join(", ")}${items.length > 10 ? ` and ${items.length - 10} more` : ""}`;
 }
 
 function toAlert(f: DriftFight): DriftFightAlert {

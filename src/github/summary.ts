@@ -1,11 +1,37 @@
 // Pure renderers from engine and state values to what GitHub shows: check-run output (reads like
 // `argocd app get`), its conclusion, annotations, and the one PR comment that sums up every
-// environment. No Octokit here: handlers send what these functions return.
-import { destinationName, type EnvironmentConfig } from "../config/types.ts";
-import type { HealthStatus, ResourceResult, SyncResult } from "../engine/result.ts";
+// environment. No Octokit here: handlers send what these functions return. The output opens with
+// what runs where (headline.ts), keeps each part inside one byte budget, most important first
+// (budget.ts), and ends with one "Next:" line.
+import type { EnvironmentConfig } from "../config/types.ts";
+import type { HealthStatus, SyncResult } from "../engine/result.ts";
 import type { RevertedChange } from "../engine/revert/trail.ts";
-import type { EnvironmentState, HistoryEntry } from "../state/types.ts";
-import { clipChars, codeSpan, fenceFor, inertInline, tableCell } from "./markdown.ts";
+import type { EnvironmentState } from "../state/types.ts";
+import { fitParts, fitRows, type Part } from "./budget.ts";
+import {
+  approvalSection,
+  diffDetails,
+  diffWithin,
+  driftFightSection,
+  environmentSection,
+  fullHistory,
+  fullHistoryRows,
+  fullHistoryWithin,
+  historyRows,
+  historyTable,
+  isUnchanged,
+  resourceRows,
+  resourceTable,
+  resourceTableWithin,
+  revertedSection,
+  riskyOrphansSection,
+  secretsNotCompared,
+} from "./check-run-sections.ts";
+import { distinctErrors, errorsSection, shortMessage } from "./errors-section.ts";
+import { code, codeCell, date, duration, inline, kubectlName, oneLine, plural } from "./format.ts";
+import { changesIn, firstLine, nextStep, securityFinding, titleOf } from "./headline.ts";
+import { commitLink, type Links, shortSha } from "./links.ts";
+import { clipChars, tableCell } from "./markdown.ts";
 import { byteLength, truncateBytes } from "./truncate.ts";
 
 /** GitHub's cap on `output.summary` and `output.text`, in UTF-8 bytes. */
@@ -64,6 +90,15 @@ export interface CheckAnnotation {
   title?: string;
 }
 
+/** A pull-request preview: what it shows is named by the PR's head and base, never the test merge. */
+export interface PreviewInfo {
+  number: number;
+  headRef: string;
+  headSha: string;
+  baseRef: string;
+  baseSha?: string;
+}
+
 export interface CheckRunOutputInput {
   env: EnvironmentConfig;
   state: EnvironmentState;
@@ -81,6 +116,17 @@ export interface CheckRunOutputInput {
   reverted?: RevertedChange[];
   /** Objects Git does not declare in the environment's namespaces that look risky (left alone). */
   riskyOrphans?: Array<{ object: string; risk?: string }>;
+  /** Where commits and pull requests link to. */
+  links?: Links;
+  /** The commit the check run is on (the branch's head, for an out-of-sync report). */
+  revision?: string;
+  /** Markdown said right after the first line (a preview's target, why nothing was applied); counted in the budget. */
+  notes?: string[];
+  preview?: PreviewInfo;
+  /** The environment is out of sync with `revision` (no operation ran). */
+  outOfSync?: boolean;
+  /** The "Next:" line's text, when the caller knows better (a render error, a held revision). */
+  next?: string;
 }
 
 export interface CheckRunOutput {
@@ -90,87 +136,215 @@ export interface CheckRunOutput {
 }
 
 const HISTORY_ROWS = 5;
-const MAX_ERRORS_LISTED = 20;
-const MAX_CELL_CHARS = 300;
-const MAX_TITLE_CHARS = 120;
-/** Below this, a cut diff is not worth showing: point to the full one instead. */
-const MIN_DIFF_BYTES = 512;
 
 const SEVERITY: HealthStatus[] = ["Healthy", "Suspended", "Progressing", "Missing", "Degraded", "Unknown"];
 
-/** The check-run output for one environment. `summary` and `text` always fit GitHub's byte caps. */
+/**
+ * The check-run output for one environment. `summary` and `text` always fit GitHub's byte caps:
+ * every part is fitted into one budget each, most important first (see budget.ts), and the text
+ * ends with the one "Next:" line.
+ */
 export function checkRunOutput(
   input: CheckRunOutputInput,
   maxBytes = CHECK_OUTPUT_MAX_BYTES,
 ): CheckRunOutput {
-  const { result } = input;
   const health = healthOf(input);
-  const footer = footerOf(result, input.state);
+  const env = input.env.name;
+  const { summary, diffShown } = summaryOf(input, health, maxBytes);
+  // The text continues the diff where the summary stopped; a diff shown whole is not repeated.
+  const diff = input.diff?.trim() ? input.diff : undefined;
+  const rest = diff === undefined || diffShown >= diff.length ? undefined : diff.slice(diffShown);
+  return {
+    title: titleOf(input, health),
+    summary,
+    text: fitParts(textParts(input, env, rest, diffShown > 0), maxBytes),
+  };
+}
 
-  const head = [
+function summaryOf(
+  input: CheckRunOutputInput,
+  health: string,
+  maxBytes: number,
+): { summary: string; diffShown: number } {
+  const { result } = input;
+  const env = input.env.name;
+  const resources = result?.resources ?? [];
+  const head = statusList(input, health);
+  const alerts = alertsOf(input);
+  const rows = resourceRows(resources);
+  const listed = `\`syncward app get ${env}\` lists every object`;
+  const unchanged = resources.filter(isUnchanged).length;
+  const entries = input.state.history
+    .slice()
+    .sort((a, b) => b.id - a.id)
+    .slice(0, HISTORY_ROWS);
+  const historyHeading = `#### History (last ${HISTORY_ROWS})`;
+  const historyPointer = `_History: comment \`/history ${env}\` or run \`syncward app history ${env}\`._`;
+  const diffPointer = `\`syncward app diff ${env}\` shows all of it`;
+  const diff = input.diff?.trim() ? input.diff : undefined;
+  const cuts = new Map<string, number>();
+  // By priority: what must be read first is placed first; history gives way first.
+  const parts: Part[] = [
+    { order: 0, text: firstLine(input), required: true },
+    { order: 1, text: (input.notes ?? []).filter((n) => n.trim() !== "").join("\n\n"), required: true },
+    { order: 2, text: head, required: true },
+    { order: 3, text: errorsSection(result, input.state, listed), required: true },
+    { order: 4, text: alerts, required: true },
+    {
+      order: 6,
+      text: unchanged > 0 ? `_${plural(unchanged, "unchanged object")} not listed; ${listed}._` : "",
+      required: true,
+    },
+    { order: 7, text: secretsNotCompared(resources), required: true },
+    { order: 10, text: footerOf(result), required: true },
+    {
+      order: 5,
+      text: resourceTable(rows),
+      shrink: (room) =>
+        resourceTableWithin(
+          rows,
+          room,
+          (n) => `_and ${plural(n, "more changed object")} not shown here; ${listed}._`,
+        ),
+      pointer: `_${plural(rows.length, "changed object")} not shown here; ${listed}._`,
+    },
+    {
+      order: 8,
+      text: diff === undefined ? "" : diffDetails(diff),
+      shrink: (room) => {
+        const cut = diff === undefined ? undefined : diffWithin(diff, room, diffPointer);
+        cuts.set(cut?.text ?? "", cut?.shown ?? 0);
+        return cut?.text;
+      },
+      pointer: `_The diff (${byteLength(diff ?? "")} bytes) does not fit here: the details below continue it, and ${diffPointer}._`,
+    },
+    {
+      order: 9,
+      text:
+        entries.length === 0 ? "" : `${historyHeading}\n\n${historyTable(historyRows(entries, input.links))}`,
+      shrink: (room) => {
+        const table = historyTable(
+          historyRows(entries, input.links),
+          room - byteLength(`${historyHeading}\n\n`),
+          (n) => `_and ${n} more: comment \`/history ${env}\`._`,
+        );
+        return table === undefined ? undefined : `${historyHeading}\n\n${table}`;
+      },
+      pointer: historyPointer,
+    },
+  ];
+  const summary = fitParts(parts, maxBytes);
+  // How much of the diff the summary holds: all, the cut that was placed, or none (a pointer).
+  const whole = diff !== undefined && summary.includes(diffDetails(diff));
+  const placed = [...cuts].find(([text]) => text !== "" && summary.includes(text));
+  return { summary, diffShown: whole ? (diff?.length ?? 0) : (placed?.[1] ?? 0) };
+}
+
+/** The `argocd app get` lines: policy, sync and health status, the operation, a stuck revision. */
+function statusList(input: CheckRunOutputInput, health: string): string {
+  const { result, state } = input;
+  return [
     // The operator's project, whose limits this environment deploys within (src/projects).
     ...(input.env.project ? [`- **Project:** \`${input.env.project.name}\``] : []),
     `- **Sync Policy:** ${inline(input.effectivePolicy)}`,
     `- **Sync Status:** ${syncStatusLine(input)}`,
     `- **Health Status:** ${health}`,
     ...(result === undefined ? [] : [`- **Operation:** ${operationLine(result)}`]),
-    ...(input.state.stuck === undefined
+    ...(state.stuck === undefined
       ? []
       : [
-          `- **Stuck:** at \`${short(input.state.stuck.revision)}\` since ${date(input.state.stuck.since)}: ${inline(input.state.stuck.reason)}`,
+          `- **Stuck:** at ${commitLink(state.stuck.revision, input.links)} since ${date(state.stuck.since)}: ${inline(state.stuck.reason)}`,
         ]),
   ].join("\n");
-  const alerts = [
-    ...(input.alert === undefined ? [] : [driftFightSection(input.alert)]),
-    ...(input.awaitingApproval === undefined ? [] : [approvalSection(input, input.awaitingApproval)]),
-    ...(input.reverted?.length ? [revertedSection(input.reverted)] : []),
-    ...(input.riskyOrphans?.some((o) => o.risk) ? [riskyOrphansSection(input.riskyOrphans)] : []),
-  ];
-  const history = historyTable(
-    input.state.history
-      .slice()
-      .sort((a, b) => b.id - a.id)
-      .slice(0, HISTORY_ROWS),
-  );
-  const historySection = history === "" ? "" : `#### History (last ${HISTORY_ROWS})\n\n${history}`;
-
-  // Fit the summary: the diff gives way first, then unchanged rows of the table, then a plain cut
-  // that keeps the footer (totals and errors).
-  let table = resourceTable(result?.resources ?? [], false);
-  const assemble = (diffBlock: string) =>
-    joinSections([head, ...alerts, table, diffBlock, historySection, footer]);
-  let diffBlock = "";
-  let diffCut = false;
-  if (input.diff !== undefined && input.diff.trim() !== "") {
-    const full = diffDetails(input.diff);
-    if (byteLength(assemble(full)) <= maxBytes) {
-      diffBlock = full;
-    } else {
-      diffCut = true;
-      let room = maxBytes - byteLength(assemble(diffDetails("")));
-      if (room < MIN_DIFF_BYTES) {
-        table = resourceTable(result?.resources ?? [], true);
-        room = maxBytes - byteLength(assemble(diffDetails("")));
-      }
-      diffBlock =
-        room >= MIN_DIFF_BYTES
-          ? diffDetails(truncateBytes(input.diff, room))
-          : `_The diff (${byteLength(input.diff)} bytes) does not fit here; it continues in the details below._`;
-    }
-  } else if (byteLength(assemble("")) > maxBytes) {
-    table = resourceTable(result?.resources ?? [], true);
-  }
-  const summary = fitMarkdown(assemble(diffBlock), maxBytes, footer);
-
-  const text = fitMarkdown(detailsText(input, diffCut ? input.diff : undefined, footer), maxBytes, footer);
-  return { title: titleOf(input, health), summary, text };
 }
 
-/** The check-run conclusion: never green for nothing done, a refusal, or a fight. */
+/** What needs someone: a drift fight, what a heal reverted, a wait for approval, risky objects. */
+function alertsOf(input: CheckRunOutputInput): string {
+  return [
+    ...(input.alert === undefined ? [] : [driftFightSection(input.alert)]),
+    ...(input.reverted?.length ? [revertedSection(input.reverted, input.env.name)] : []),
+    ...(input.awaitingApproval === undefined ? [] : [approvalSection(input, input.awaitingApproval)]),
+    ...(input.riskyOrphans?.some((o) => o.risk) ? [riskyOrphansSection(input.riskyOrphans)] : []),
+  ].join("\n\n");
+}
+
+/** The check run's `text`: what a person digs into after the summary, ending with "Next:". */
+function textParts(
+  input: CheckRunOutputInput,
+  env: string,
+  diff: string | undefined,
+  continued: boolean,
+): Part[] {
+  const { result } = input;
+  const parts: Part[] = [{ order: 9, text: nextStep(input), required: true }];
+  if (result !== undefined) {
+    const ms = Date.parse(result.finishedAt) - Date.parse(result.startedAt);
+    parts.push({
+      order: 0,
+      required: true,
+      text: [
+        "### Operation",
+        "",
+        input.preview !== undefined
+          ? `- **Revision:** ${code(input.preview.headRef)} at ${commitLink(input.preview.headSha, input.links)} merged into ${code(input.preview.baseRef)} (GitHub's test merge, not a commit on ${code(input.preview.baseRef)})`
+          : `- **Revision:** ${commitLink(result.revision, input.links, { withTitle: true, full: true })}`,
+        `- **Phase:** ${result.phase}${result.dryRun ? " (dry run)" : ""}`,
+        `- **Started:** ${date(result.startedAt)}; **finished:** ${date(result.finishedAt)}${Number.isFinite(ms) && ms >= 0 ? ` (${duration(ms)})` : ""}`,
+        `- **Message:** ${inline(clipChars(result.message, 1000))}`,
+      ].join("\n"),
+    });
+  }
+  parts.push({ order: 2, text: environmentSection(input.env), required: true });
+  const drifted = (result?.resources ?? []).filter((r) => (r.drifted?.length ?? 0) > 0);
+  const driftedRows = drifted.map(
+    (r) =>
+      `- \`${kubectlName(r)}\`${r.namespace === "" ? "" : ` in \`${r.namespace}\``}: ${r.drifted!.map((d) => code(d)).join(", ")}`,
+  );
+  if (driftedRows.length > 0)
+    parts.push({
+      order: 1,
+      text: ["### Drifted fields", "", ...driftedRows].join("\n"),
+      shrink: (room) =>
+        fitRows(
+          ["### Drifted fields", ""],
+          driftedRows,
+          room,
+          (n) => `_and ${n} more: \`syncward app diff ${env}\`._`,
+        ),
+    });
+  if (diff !== undefined) {
+    const pointer = `\`syncward app diff ${env}\` shows all of it`;
+    const heading = continued ? "### Diff, continued from the summary" : "### Diff";
+    parts.push({
+      order: 3,
+      text: `${heading}\n\n${diffDetails(diff)}`,
+      shrink: (room) => {
+        const cut = diffWithin(diff, room - byteLength(`${heading}\n\n`), pointer);
+        return cut === undefined ? undefined : `${heading}\n\n${cut.text}`;
+      },
+      pointer: `_The rest of the diff does not fit here: ${pointer}._`,
+    });
+  }
+  const entries = input.state.history.slice().sort((a, b) => b.id - a.id);
+  const rows = fullHistoryRows(entries, input.links);
+  if (rows.length > 0)
+    parts.push({
+      order: 4,
+      text: fullHistory(rows),
+      shrink: (room) =>
+        fullHistoryWithin(rows, room, (n) => `_and ${n} older: \`syncward app history ${env}\`._`),
+      pointer: `_History: \`syncward app history ${env}\`._`,
+    });
+  // Priority: required first, then drifted fields, the diff, the history.
+  return parts.sort((a, b) => Number(Boolean(b.required)) - Number(Boolean(a.required)) || a.order - b.order);
+}
+
+/** The check-run conclusion: never green for nothing done, a refusal, a fight or a reverted intrusion. */
 export function conclusionFor(
   result?: SyncResult,
   alert?: DriftFightAlert,
   awaitingApproval?: ApprovalWait,
+  reverted?: RevertedChange[],
 ): CheckConclusion {
   if (alert !== undefined) return "failure";
   if (result !== undefined && result.phase !== "Succeeded") return "failure";
@@ -180,11 +354,29 @@ export function conclusionFor(
   ) {
     return "failure";
   }
+  // Someone changed what runs or with what rights: reverted, but a person must find out who.
+  if (securityFinding(reverted) !== undefined) return "action_required";
   if (awaitingApproval !== undefined) return "action_required";
   if (result === undefined) return "neutral";
   // 0/0 is not success: nothing rendered and nothing managed is worth a look, not a green tick.
   if (result.resources.length === 0) return "neutral";
   return "success";
+}
+
+/** A deployment status's description: one clean line within GitHub's 140 characters. */
+export function deploymentDescription(outcome: SyncResult, running?: string): string {
+  if (outcome.phase === "Succeeded") return oneLine(outcome.message);
+  const first = (distinctErrors(outcome.resources)[0]?.message ?? outcome.message).replace(
+    /^(refused|failed|error):\s*/i,
+    "",
+  );
+  const still =
+    running === undefined
+      ? ""
+      : outcome.writes > 0
+        ? "partly updated; "
+        : `still runs ${shortSha(running)}; `;
+  return oneLine(`${outcome.phase === "Error" ? "error" : outcome.phase.toLowerCase()}: ${still}${first}`);
 }
 
 /**
@@ -238,7 +430,7 @@ export interface PrCommentRow {
  * The PR comment summing up every environment. It starts with a hidden marker so the handler can
  * find its own comment (`body.includes(htmlMarker(marker))`) and edit it instead of adding another.
  */
-export function prCommentBody(rows: PrCommentRow[], marker: string): string {
+export function prCommentBody(rows: PrCommentRow[], marker: string, links?: Links): string {
   const lines = [htmlMarker(marker), "#### syncward", ""];
   if (rows.length === 0) {
     lines.push("_No environment is affected by this pull request._");
@@ -250,7 +442,7 @@ export function prCommentBody(rows: PrCommentRow[], marker: string): string {
           ? ""
           : `[details](${r.checkUrl.replaceAll(")", "%29").replaceAll(" ", "%20")})`;
       lines.push(
-        `| ${codeCell(r.env)} | ${tableCell(r.status)} | ${r.revision === "" ? "" : codeCell(short(r.revision))} | ${check} | ${noteCell(r.note ?? "", r.approvers ?? [])} |`,
+        `| ${codeCell(r.env)} | ${tableCell(r.status)} | ${r.revision === "" ? "" : commitLink(r.revision, links)} | ${check} | ${noteCell(r.note ?? "", r.approvers ?? [])} |`,
       );
     }
   }
@@ -269,50 +461,31 @@ function noteCell(note: string, approvers: string[]): string {
   return mentions.length === 0 ? cell : `${cell}${cell === "" ? "" : " "}approvers: ${mentions.join(" ")}`;
 }
 
-// ---- title, status, health ----
-
-function titleOf(input: CheckRunOutputInput, health: string): string {
-  const { result, state } = input;
-  let title: string;
-  if (input.alert !== undefined) {
-    title = `Drift fight on ${input.alert.object}`;
-  } else if (result !== undefined && result.phase === "Refused") {
-    title = /^refused: /i.test(result.message)
-      ? `Refused: ${result.message.slice(9)}`
-      : `Refused: ${result.message}`;
-  } else if (result !== undefined && (result.phase !== "Succeeded" || result.totals.failed > 0)) {
-    const failed = result.totals.failed;
-    title = `Sync ${result.phase === "Error" ? "error" : "failed"}${failed > 0 ? ` (${failed} failed)` : ""}`;
-  } else if (input.awaitingApproval !== undefined) {
-    title = "Waiting for approval";
-  } else if (result !== undefined && result.resources.length === 0) {
-    title = "Nothing to sync";
-  } else if (result?.dryRun) {
-    const changes = changesIn(result);
-    title = changes > 0 ? `OutOfSync (${plural(changes, "change")})` : `Synced, ${health}`;
-  } else if (result !== undefined) {
-    title = state.syncStatus === "OutOfSync" ? `OutOfSync, ${health}` : `Synced, ${health}`;
-  } else if (state.stuck !== undefined) {
-    title = `Stuck at ${short(state.stuck.revision)}`;
-  } else {
-    title = state.syncStatus === "Synced" ? `Synced, ${health}` : state.syncStatus;
-  }
-  const oneLine = title.replace(/\s+/g, " ").trim();
-  return oneLine.length <= MAX_TITLE_CHARS ? oneLine : `${oneLine.slice(0, MAX_TITLE_CHARS - 1)}…`;
-}
-
-/** Objects a dry run would change. */
-function changesIn(result: SyncResult): number {
-  return result.resources.filter((r) => r.status === "OutOfSync" || r.action === "would prune").length;
-}
+// ---- status and health ----
 
 function syncStatusLine(input: CheckRunOutputInput): string {
-  const { result, state, repoBranch } = input;
-  const revision = result?.revision ?? state.lastSyncedRevision;
-  const at = revision === undefined ? "" : ` (${short(revision)})`;
-  const status = result?.dryRun ? (changesIn(result) > 0 ? "OutOfSync" : "Synced") : state.syncStatus;
+  const { result, state, repoBranch, links } = input;
+  if (input.preview !== undefined && result !== undefined) {
+    const changes = changesIn(result.resources);
+    return changes > 0
+      ? `OutOfSync: merging would change ${plural(changes, "object")}`
+      : "Synced: merging would change nothing";
+  }
+  const runs = state.lastSyncedRevision;
+  const revision = result?.revision ?? input.revision ?? runs;
+  const at = revision === undefined ? "" : ` (${commitLink(revision, links)})`;
+  const status = result?.dryRun
+    ? changesIn(result.resources) > 0
+      ? "OutOfSync"
+      : "Synced"
+    : state.syncStatus;
   if (status === "Synced") return `Synced to ${inline(repoBranch)}${at}`;
-  if (status === "OutOfSync") return `OutOfSync from ${inline(repoBranch)}${at}`;
+  if (status === "OutOfSync") {
+    // Two commits when they differ: what runs and where the branch is, never one for the other.
+    if (runs !== undefined && revision !== undefined && runs !== revision && !result?.dryRun)
+      return `OutOfSync: runs ${commitLink(runs, links)}, ${inline(repoBranch)} is at ${commitLink(revision, links)}`;
+    return `OutOfSync from ${inline(repoBranch)}${at}`;
+  }
   return "Unknown";
 }
 
@@ -333,403 +506,16 @@ function operationLine(result: SyncResult): string {
   if (result.phase === "Succeeded" && result.resources.length === 0) {
     return `Succeeded${kind}, but **nothing to sync**: Git declares no objects for this environment and none are managed. ${inline(result.message)}`;
   }
-  return `${result.phase}${kind}: ${inline(result.message)}`;
+  return `${result.phase}${kind}: ${inline(shortMessage(result.message, 200))}`;
 }
 
-// ---- sections ----
-
-function driftFightSection(alert: DriftFightAlert): string {
-  const fence = fenceFor(alert.ignoreSnippet);
-  return [
-    `#### ⚠️ Drift fight on ${inline(alert.object)}`,
-    "",
-    `Self-heal re-applied it ${plural(alert.heals, "time")} in ${plural(alert.windowMinutes, "minute")}, ` +
-      "and something in the cluster keeps changing it back.",
-    "",
-    `- **Fields:** ${alert.fields.map(code).join(", ") || "unknown"}`,
-    `- **Changed by (field managers):** ${alert.managers.map(code).join(", ") || "unknown"}`,
-    "",
-    "If they should own these fields, add this to the environment in `.github/syncward.yml`:",
-    "",
-    `${fence}yaml`,
-    alert.ignoreSnippet.replace(/\n+$/, ""),
-    fence,
-  ].join("\n");
-}
-
-function revertedSection(reverted: RevertedChange[]): string {
-  const risky = reverted.filter((r) => r.security);
-  const rows = reverted.map((r) =>
-    [
-      r.security ? `⚠️ ${tableCell(r.security)}` : "",
-      codeCell(r.object),
-      codeCell(r.path),
-      r.manager ? `${codeCell(r.manager)} ${tableCell(r.operation ?? "")}` : "unknown",
-      r.at ? date(r.at) : "",
-      r.value === undefined ? "" : codeCell(clipChars(r.value, 80)),
-    ].join(" | "),
-  );
-  const spoofed = reverted.filter((r) => r.spoofing);
-  return [
-    ...(spoofed.length > 0 ? [spoofingSection(spoofed), ""] : []),
-    risky.length > 0
-      ? `#### ⚠️ Self-heal reverted ${plural(risky.length, "security-relevant change")}`
-      : "#### Self-heal reverted out-of-band changes",
-    "",
-    "| Security | Object | Path | Changed by | When | Live value |",
-    "|---|---|---|---|---|---|",
-    ...rows.map((r) => `| ${r} |`),
-  ].join("\n");
-}
-
-/** Changes made under a trusted manager's name (or syncward's) that the name is not trusted for. */
-function spoofingSection(spoofed: RevertedChange[]): string {
-  return [
-    `#### 🚨 Spoofing attempt: ${plural(spoofed.length, "change")} under a trusted manager's name`,
-    "",
-    "Field manager names are not authenticated: whoever made these used a trusted name for fields it is not trusted for. They were reverted; find who has write access to the object.",
-    "",
-    ...spoofed.map((r) => `- ${code(r.object)} ${code(r.path)}: ${inline(r.spoofing ?? "")}`),
-  ].join("\n");
-}
-
-function riskyOrphansSection(orphans: Array<{ object: string; risk?: string }>): string {
-  const risky = orphans.filter((o) => o.risk);
-  return [
-    `#### ⚠️ ${plural(risky.length, "risky object")} not declared in Git`,
-    "",
-    ...risky.map((o) => `- ${code(o.object)}: ${inline(o.risk ?? "")}`),
-    "",
-    "Left alone (self-heal is the reset button, not the lock): delete them if nobody should have created them, and prevent them with admission control.",
-  ].join("\n");
-}
-
-function approvalSection(input: CheckRunOutputInput, wait: ApprovalWait): string {
-  const rule = input.env.approval;
-  const have = wait.gate
-    ? wait.gate.approvers.map((by) => ({ by }))
-    : input.state.pendingApprovals.filter((a) => a.sha === wait.revision);
-  const need = wait.gate?.needed ?? rule?.minimum ?? 1;
-  const excluded = new Set((wait.excluded ?? []).map((l) => l.toLowerCase()));
-  const approvers = [
-    ...(rule?.users ?? []).filter((u) => !excluded.has(u.toLowerCase())).map((u) => `@${u}`),
-    ...(rule?.teams ?? []).map((t) => (t.includes("/") ? `@${t}` : `team \`${t}\``)),
-  ];
-  const missing = Math.max(0, need - have.length);
-  const paragraph = [
-    `\`${short(wait.revision)}\` needs ${plural(need, "approval")} before it is synced to \`${input.env.name}\`` +
-      ` (${have.length} so far${have.length > 0 ? `: ${have.map((a) => `@${a.by}`).join(", ")}` : ""}; **${missing} more** needed).`,
-    ...(wait.gate?.reason ? [`Held: ${inline(wait.gate.reason)}.`] : []),
-    ...(approvers.length > 0 ? [`Approvers: ${approvers.join(", ")}.`] : []),
-    ...(excluded.size > 0
-      ? [`Cannot approve it, having contributed to it: ${[...excluded].map(code).join(", ")}.`]
-      : []),
-    `An approver clicks **Approve** above or comments \`/approve ${input.env.name}\` on the pull request; nobody who contributed to what would be deployed may approve it. A new push needs new approvals.`,
-  ];
-  return ["#### Waiting for approval", "", ...paragraph, ...rangeSection(wait)].join("\n");
-}
-
-/** Most commits listed in the approval section; the rest are counted. */
-const MAX_RANGE_ROWS = 30;
-
-/** The commits and pull requests an approval would deploy; everything written by people is inert. */
-function rangeSection(wait: ApprovalWait): string[] {
-  if (wait.rangeError !== undefined)
-    return ["", `_What would be deployed could not be read: ${inline(wait.rangeError)}._`];
-  const range = wait.range;
-  if (range === undefined) return [];
-  const from = range.base === undefined ? "the first deployment" : `\`${short(range.base)}\``;
-  const rows = range.commits
-    .slice(0, MAX_RANGE_ROWS)
-    .map(
-      (c) =>
-        `| ${codeCell(short(c.sha))} | ${c.author ? codeCell(c.author) : ""} | ${tableCell(c.title ?? "", 120)} |`,
-    );
-  const more = range.commits.length - rows.length;
-  return [
-    "",
-    `#### What would be deployed (${plural(range.commits.length, "commit")} since ${from})`,
-    "",
-    "| COMMIT | AUTHOR | MESSAGE |",
-    "| --- | --- | --- |",
-    ...rows,
-    ...(more > 0 ? ["", `_and ${plural(more, "more commit")}_`] : []),
-    ...(range.pulls.length > 0
-      ? [
-          "",
-          `Pull requests: ${range.pulls
-            .map(
-              (p) =>
-                `#${p.number}${p.title ? ` ${inline(clipChars(p.title, 80))}` : ""}${p.author ? ` by ${code(p.author)}` : ""}`,
-            )
-            .join("; ")}.`,
-        ]
-      : []),
-    ...(range.unclaimed?.length
-      ? ["", `Commits by addresses no GitHub account claims: ${range.unclaimed.map(code).join(", ")}.`]
-      : []),
-  ];
-}
-
-/** The resource table; `compact` leaves out objects that were already in sync. */
-function resourceTable(resources: ResourceResult[], compact: boolean): string {
-  if (resources.length === 0) return "";
-  const shown = compact
-    ? resources.filter((r) => !(r.status === "Synced" && r.action === "unchanged"))
-    : resources;
-  const rows = shown.map(
-    (r) =>
-      `| ${tableCell(r.kind)} | ${tableCell(r.namespace)} | ${tableCell(r.name)} | ${tableCell(statusOf(r))} | ${tableCell(r.health?.status ?? "")} | ${tableCell(messageOf(r))} |`,
-  );
-  const omitted = resources.length - shown.length;
-  return [
-    "| KIND | NAMESPACE | NAME | STATUS | HEALTH | MESSAGE |",
-    "| --- | --- | --- | --- | --- | --- |",
-    ...rows,
-    ...(omitted > 0 ? ["", `_${plural(omitted, "unchanged object")} not shown._`] : []),
-  ].join("\n");
-}
-
-function statusOf(r: ResourceResult): string {
-  return r.action === "would prune" ? `${r.status} (requires pruning)` : r.status;
-}
-
-function messageOf(r: ResourceResult): string {
-  const health = r.health?.message;
-  return health !== undefined && health !== "" && !r.message.includes(health)
-    ? `${r.message} (${health})`
-    : r.message;
-}
-
-function diffDetails(diff: string): string {
-  const body = diff.replace(/\n+$/, "");
-  const fence = fenceFor(body);
-  return ["<details><summary>Diff</summary>", "", `${fence}diff`, body, fence, "", "</details>"].join("\n");
-}
-
-function historyTable(entries: HistoryEntry[]): string {
-  if (entries.length === 0) return "";
-  return [
-    "| ID | DATE | REVISION | TRIGGER | ACTOR | RESULT |",
-    "| --- | --- | --- | --- | --- | --- |",
-    ...entries.map(
-      (h) =>
-        `| ${h.id} | ${tableCell(date(h.startedAt))} | ${codeCell(short(h.revision))} | ${tableCell(h.trigger)} | ${tableCell(h.actor)} | ${tableCell(h.result)} |`,
-    ),
-  ].join("\n");
-}
-
-/** Totals and errors: the part of a report that must survive truncation. */
-function footerOf(result: SyncResult | undefined, state: EnvironmentState): string {
+/** Totals: with the errors, the part of a report that must survive truncation. */
+function footerOf(result: SyncResult | undefined): string {
   if (result === undefined) return "";
   const t = result.totals;
-  const lines = [
+  return [
     "---",
     `**Totals:** ${t.created} created, ${t.configured} configured, ${t.unchanged} unchanged, ${t.pruned} pruned, ` +
       `${t.failed} failed, ${t.skipped} skipped; ${plural(result.writes, "write")}${result.dryRun ? " (dry run)" : ""}.`,
-  ];
-  const failed = result.resources.filter((r) => r.status === "Failed" || r.action === "failed");
-  const errors: string[] = [];
-  if (result.phase !== "Succeeded") errors.push(`${result.phase}: ${inline(result.message)}`);
-  for (const r of failed.slice(0, MAX_ERRORS_LISTED)) {
-    errors.push(
-      `\`${kubectlName(r)}\`${r.namespace === "" ? "" : ` in \`${r.namespace}\``}: ${inline(r.message)}`,
-    );
-  }
-  if (failed.length > MAX_ERRORS_LISTED)
-    errors.push(`and ${failed.length - MAX_ERRORS_LISTED} more failed objects`);
-  if (state.stuck !== undefined && result.phase !== "Succeeded") {
-    errors.push(`stuck since ${date(state.stuck.since)}: ${inline(state.stuck.reason)}`);
-  }
-  // Each part was made inert above; inline() again would escape it twice.
-  if (errors.length > 0) lines.push("", "**Errors:**", ...errors.map((e) => `- ${clipChars(e, 1000)}`));
-  return lines.join("\n");
-}
-
-/** The check run's `text`: what a person digs into after the summary. */
-function detailsText(input: CheckRunOutputInput, diff: string | undefined, footer: string): string {
-  const { env, result } = input;
-  const sections: string[] = [];
-  if (result !== undefined) {
-    const ms = Date.parse(result.finishedAt) - Date.parse(result.startedAt);
-    sections.push(
-      [
-        "### Operation",
-        "",
-        `- **Revision:** \`${result.revision}\``,
-        `- **Phase:** ${result.phase}${result.dryRun ? " (dry run)" : ""}`,
-        `- **Started:** ${date(result.startedAt)}; **finished:** ${date(result.finishedAt)}${Number.isFinite(ms) && ms >= 0 ? ` (${duration(ms)})` : ""}`,
-        `- **Message:** ${inline(result.message)}`,
-      ].join("\n"),
-    );
-    const drifted = result.resources.filter((r) => (r.drifted?.length ?? 0) > 0);
-    if (drifted.length > 0) {
-      sections.push(
-        [
-          "### Drifted fields",
-          "",
-          ...drifted.map(
-            (r) =>
-              `- \`${kubectlName(r)}\`${r.namespace === "" ? "" : ` in \`${r.namespace}\``}: ${r.drifted!.map(code).join(", ")}`,
-          ),
-        ].join("\n"),
-      );
-    }
-  }
-  if (input.state.history.length > 0) {
-    const entries = input.state.history.slice().sort((a, b) => b.id - a.id);
-    sections.push(
-      [
-        "### History",
-        "",
-        "| ID | STARTED | FINISHED | REVISION | TRIGGER | ACTOR | RESULT | CHANGES | MESSAGE |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
-        ...entries.map((h) => {
-          const c = h.counts;
-          const changes = `+${c.created} ~${c.configured} -${c.pruned} !${c.failed}`;
-          const message = h.drifted?.length ? `${h.message} (drifted: ${h.drifted.join(", ")})` : h.message;
-          return `| ${h.id} | ${tableCell(date(h.startedAt))} | ${tableCell(date(h.finishedAt))} | ${codeCell(short(h.revision))} | ${tableCell(h.trigger)} | ${tableCell(h.actor)} | ${tableCell(h.result)} | ${changes} | ${tableCell(message)} |`;
-        }),
-      ].join("\n"),
-    );
-  }
-  sections.push(environmentSection(env));
-  // Last before the footer: the part that gives way when the text is too long.
-  if (diff !== undefined) sections.push(`### Diff\n\n${diffDetails(diff)}`);
-  return joinSections([...sections, footer]);
-}
-
-function environmentSection(env: EnvironmentConfig): string {
-  const p = env.syncPolicy;
-  const dest = env.destination;
-  const options = Object.entries(p.syncOptions)
-    .map(([k, v]) => `${k}=${String(v)}`)
-    .join(", ");
-  const r = p.retry;
-  const retry =
-    r.limit === 0
-      ? "none"
-      : `${r.limit < 0 ? "unlimited" : plural(r.limit, "retry", "retries")}, backoff ${duration(r.backoff.duration)} × ${r.backoff.factor} up to ${duration(r.backoff.maxDuration)}`;
-  const lines = [
-    `### Environment \`${env.name}\``,
-    "",
-    `- **Source:** ${code(env.source.path)} on ${code(env.source.branch)}`,
-    `- **Destination:** namespace \`${dest.namespace}\`, ${destinationName(dest) !== undefined ? `cluster \`${destinationName(dest)}\`` : dest.inCluster ? "in-cluster" : "current context"}`,
-    `- **Sync options:** ${options}`,
-    `- **Retry:** ${retry}`,
-  ];
-  if (env.commands !== undefined) {
-    const byLevel = new Map<string, string[]>();
-    for (const [command, level] of Object.entries(env.commands))
-      byLevel.set(level, [...(byLevel.get(level) ?? []), `/${command}`]);
-    lines.push(
-      `- **Commands:** ${[...byLevel].map(([level, commands]) => `${commands.map(code).join(", ")} need ${level}`).join("; ")}`,
-    );
-  }
-  if (p.pruneLimit !== undefined) lines.push(`- **Prune limit:** ${String(p.pruneLimit)}`);
-  if (env.syncWindows.length > 0) {
-    lines.push(
-      `- **Sync windows:** ${env.syncWindows.map((w) => `${w.kind} \`${w.schedule}\` for ${duration(w.duration)} (${w.timeZone})`).join("; ")}`,
-    );
-  }
-  if (env.approval !== undefined) {
-    const who = [
-      ...env.approval.users.map((u) => `@${u}`),
-      ...env.approval.teams.map((t) => `team \`${t}\``),
-    ];
-    lines.push(
-      `- **Approval:** ${plural(env.approval.minimum, "approval")} from ${who.join(", ") || "nobody configured"}`,
-    );
-  }
-  return lines.join("\n");
-}
-
-// ---- formatting helpers ----
-
-/**
- * `markdown` cut to `maxBytes` with `truncateBytes`, keeping `tail` (totals and errors) visible: a
- * code fence or `<details>` left open by the cut is closed before the tail, so the tail is neither
- * rendered as code nor folded away.
- */
-function fitMarkdown(markdown: string, maxBytes: number, tail: string): string {
-  if (byteLength(markdown) <= maxBytes) return markdown;
-  const body =
-    tail !== "" && markdown.endsWith(tail) ? markdown.slice(0, markdown.length - tail.length) : markdown;
-  const gap = tail === "" ? "" : "\n";
-  let reserve = 0;
-  for (let attempt = 0; attempt < 3; attempt++) {
-    const cut = truncateBytes(body, Math.max(0, maxBytes - byteLength(tail) - byteLength(gap) - reserve));
-    const closers = closersFor(cut);
-    const out = `${cut}${closers}${gap}${tail}`;
-    if (byteLength(out) <= maxBytes) return out;
-    reserve = byteLength(closers);
-  }
-  return truncateBytes(markdown, maxBytes, tail);
-}
-
-/** What closes the code fence and `<details>` blocks left open at the end of `markdown`. */
-function closersFor(markdown: string): string {
-  let fence: string | undefined;
-  let details = 0;
-  for (const line of markdown.split("\n")) {
-    const trimmed = line.trim();
-    if (fence !== undefined) {
-      if (trimmed.startsWith(fence[0]!) && /^(`+|~+)$/.test(trimmed) && trimmed.length >= fence.length)
-        fence = undefined;
-      continue;
-    }
-    const open = /^(`{3,}|~{3,})/.exec(trimmed);
-    if (open !== null) fence = open[1];
-    else if (trimmed.startsWith("<details>")) details++;
-    else if (trimmed.startsWith("</details>")) details = Math.max(0, details - 1);
-  }
-  return `${fence === undefined ? "" : `\n${fence}`}${"\n\n</details>".repeat(details)}\n`;
-}
-
-function joinSections(sections: string[]): string {
-  return sections.filter((s) => s !== "").join("\n\n");
-}
-
-/** A code span in a table cell: code spans show entities literally, so only pipes and newlines are escaped. */
-function codeCell(value: string): string {
-  return code(clipChars(value.replace(/\r?\n|\r/g, " "), MAX_CELL_CHARS)).replaceAll("|", "\\|");
-}
-
-/** Text inside a list item or paragraph: one line, no raw HTML. */
-function inline(value: string): string {
-  return inertInline(value).replace(/\s*(\r?\n|\r)\s*/g, " ");
-}
-
-function code(value: string): string {
-  return codeSpan(value, MAX_CELL_CHARS);
-}
-
-function short(revision: string): string {
-  return /^[0-9a-f]{40}$/i.test(revision) || /^[0-9a-f]{64}$/i.test(revision)
-    ? revision.slice(0, 7)
-    : revision;
-}
-
-function kubectlName(r: ResourceResult): string {
-  return `${r.kind.toLowerCase()}${r.group === "" ? "" : `.${r.group}`}/${r.name}`;
-}
-
-function date(iso: string): string {
-  const t = Date.parse(iso);
-  if (Number.isNaN(t)) return iso;
-  return `${new Date(t).toISOString().slice(0, 19).replace("T", " ")}Z`;
-}
-
-function duration(ms: number): string {
-  if (ms < 1000) return `${ms}ms`;
-  const s = Math.round(ms / 1000);
-  if (s < 60) return `${s}s`;
-  const m = Math.floor(s / 60);
-  if (m < 60) return s % 60 === 0 ? `${m}m` : `${m}m${s % 60}s`;
-  const h = Math.floor(m / 60);
-  return m % 60 === 0 ? `${h}h` : `${h}h${m % 60}m`;
-}
-
-function plural(n: number, one: string, many = `${one}s`): string {
-  return `${n} ${n === 1 ? one : many}`;
+  ].join("\n");
 }

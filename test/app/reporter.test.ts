@@ -215,7 +215,7 @@ describe("GitHub reporter", () => {
     assert.equal(seen[0]?.conclusion, "success");
     assert.match(
       seen[0]?.output.summary ?? "",
-      /Self-heal reverted out-of-band changes: apps\/Deployment:shop\/web \/spec\/replicas/,
+      /Self-heal reverted out-of-band changes: `apps\/Deployment:shop\/web \/spec\/replicas`\./,
     );
   });
 
@@ -273,8 +273,11 @@ describe("GitHub reporter", () => {
     assert.match(summary, /#### ⚠️ Self-heal reverted 1 security-relevant change/);
     assert.match(
       summary,
-      /⚠️ new container, image evil:1 \| `apps\/Deployment:shop\/web` \| `\/spec\/template\/spec\/containers\/1` \| `kubectl-patch` Update/,
+      /⚠️ new container, image evil:1 \| `deploy\/web` `…\/containers\/1` \| `kubectl-patch` Update/,
     );
+    // What matters most is the headline: not a green tick, but someone to find.
+    assert.equal(seen[0]?.conclusion, "action_required");
+    assert.equal(seen[0]?.output.title, "Reverted an intruder's changes to deploy/web: new container evil:1");
   });
 
   it("reports risky undeclared objects on a check run, and stays quiet about harmless ones", async () => {
@@ -594,7 +597,7 @@ describe("GitHub reporter: a live check run", () => {
 });
 
 describe("GitHub reporter: the PR comment of a merge waiting for approval", () => {
-  it("mentions the configured approvers who may approve it, not one who contributed", async () => {
+  it("mentions the configured approvers who may approve it, not one who contributed or already approved", async () => {
     const prod = envConfig("shop-prod", {
       name: "prod",
       production: true,
@@ -629,13 +632,17 @@ describe("GitHub reporter: the PR comment of a merge waiting for approval", () =
       type: "awaitingApproval",
       trigger: "merge",
       actor: "bob",
-      approvals: [],
-      needed: 1,
+      approvals: ["carol"],
+      needed: 2,
     });
     await r.idle();
     mock.assertDone();
     const row = comment.split("\n").find((l) => l.startsWith("| `prod`")) ?? "";
-    assert.match(row, / approvers: @carol @acme\/sre \|$/);
-    assert.doesNotMatch(row, /@alice/);
+    assert.match(row, / approvers: @acme\/sre \|$/);
+    assert.doesNotMatch(row, /@alice|@carol/);
+    // The gate's count, as the check run says it, and a link to that check run.
+    assert.match(row, /\(1 of 2 approvals; 1 more needed\)/);
+    assert.match(row, /\[details\]\(https:\/\/github\.com\/acme\/shop\/runs\/62\)/);
+    assert.match(row, /\[`ddddddd`\]\(https:\/\/github\.com\/acme\/shop\/commit\/d{40}\)/);
   });
 });

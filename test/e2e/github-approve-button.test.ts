@@ -97,7 +97,10 @@ describe("the Approve button", () => {
     assert.match(summary, /\*\*1 more\*\* needed/);
     assert.match(summary, /Approvers: @carol\./, "alice pushed it: she is not offered as an approver");
     assert.match(summary, /Cannot approve it, having contributed to it: `alice`\./);
-    assert.match(summary, new RegExp(`\\| \`${head.slice(0, 7)}\` \\| \`alice\` \\| change \\|`));
+    assert.match(
+      summary,
+      new RegExp(`\\| \\[\`${head.slice(0, 7)}\`\\]\\([^)]*/commit/${head}\\) \\| \`alice\` \\| change \\|`),
+    );
     assert.match(summary, /\n\+ {2}release: "1\.0"\n/, "the plan is shown");
     assert.deepEqual(statuses, ["queued"]);
   });

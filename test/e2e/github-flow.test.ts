@@ -535,7 +535,9 @@ describe("GitHub App end to end", () => {
     const dev = previews[0];
     assert.match(dev?.output?.title ?? "", /^Preview: 0 to create, 2 to change, 0 to prune$/);
     assert.match(dev?.output?.summary ?? "", /nginx:1\.29/);
-    assert.match(dev?.output?.summary ?? "", new RegExp(`test merge \`${merge.slice(0, 7)}\``));
+    // Named by the pull request's head, never by GitHub's test merge (which is on no branch).
+    assert.match(dev?.output?.summary ?? "", new RegExp(head.slice(0, 7)));
+    assert.doesNotMatch(dev?.output?.summary ?? "", new RegExp(merge.slice(0, 7)));
     assert.equal((dev as { actions?: unknown }).actions, undefined, "a preview has no Sync button");
     assert.equal(
       (

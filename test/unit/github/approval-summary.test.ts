@@ -46,7 +46,8 @@ describe("the waiting check run", () => {
       excluded: ["alice"],
     });
     assert.match(out.summary, /\(1 so far: @carol; \*\*1 more\*\* needed\)/);
-    assert.match(out.summary, /Approvers: @carol, @acme\/sre\./);
+    // carol approved already and alice contributed: neither is asked.
+    assert.match(out.summary, /Approvers: @acme\/sre\./);
     assert.match(out.summary, /Cannot approve it, having contributed to it: `alice`\./);
     assert.match(out.summary, /#### What would be deployed \(2 commits since `[0-9a-f]{7}`\)/);
     assert.match(out.summary, /\| `a1b2c3d` \| `bob` \| docs \|/);

@@ -58,9 +58,11 @@ describe("checkRunOutput: titles and status lines", () => {
     const out = checkRunOutput(input({ result: resultOf() }));
     assert.equal(out.title, "Synced, Healthy");
     const lines = out.summary.split("\n");
-    assert.deepEqual(lines.slice(0, 4), [
+    assert.deepEqual(lines.slice(0, 6), [
+      "**prod** runs `a1b2c3d` in namespace `shop` on `prod-eu`.",
+      "",
       "- **Sync Policy:** Automated (Prune, SelfHeal)",
-      "- **Sync Status:** Synced to main (a1b2c3d)",
+      "- **Sync Status:** Synced to main (`a1b2c3d`)",
       "- **Health Status:** Healthy",
       "- **Operation:** Succeeded: synced 3 objects",
     ]);
@@ -68,6 +70,8 @@ describe("checkRunOutput: titles and status lines", () => {
     assert.ok(
       lines.includes("| Deployment | shop | web | Synced | Healthy | deployment.apps/web configured |"),
     );
+    assert.ok(lines.includes("_1 unchanged object not listed; `syncward app get prod` lists every object._"));
+    assert.ok(!out.summary.includes("configmap/web-config"), "unchanged objects are counted, not listed");
     assert.ok(
       out.summary.endsWith(
         "**Totals:** 1 created, 1 configured, 1 unchanged, 0 pruned, 0 failed, 0 skipped; 2 writes.",
@@ -93,7 +97,7 @@ describe("checkRunOutput: titles and status lines", () => {
     });
     const out = checkRunOutput(input({ result, diff: DIFF }));
     assert.equal(out.title, "OutOfSync (3 changes)");
-    assert.match(out.summary, /^- \*\*Sync Status:\*\* OutOfSync from main \(a1b2c3d\)$/m);
+    assert.match(out.summary, /^- \*\*Sync Status:\*\* OutOfSync from main \(`a1b2c3d`\)$/m);
     assert.match(out.summary, /^- \*\*Operation:\*\* Succeeded \(dry run\): /m);
     assert.match(out.summary, /\| ConfigMap \| shop \| old \| OutOfSync \(requires pruning\) \|/);
     assert.equal(conclusionFor(result), "success");
@@ -145,9 +149,9 @@ describe("checkRunOutput: titles and status lines", () => {
     const out = checkRunOutput(
       input({ result, state: stateOf({ syncStatus: "OutOfSync", health: "Degraded" }) }),
     );
-    assert.equal(out.title, "Sync failed (1 failed)");
+    assert.equal(out.title, "Sync failed; prod partly updated from a1b2c3d");
     assert.match(out.summary, /^- \*\*Health Status:\*\* Degraded$/m);
-    assert.match(out.summary, /^- \*\*Sync Status:\*\* OutOfSync from main \(a1b2c3d\)$/m);
+    assert.match(out.summary, /^- \*\*Sync Status:\*\* OutOfSync from main \(`a1b2c3d`\)$/m);
     assert.match(
       out.summary,
       /\| Deployment \| shop \| api \| Failed \| Degraded \| .*field is immutable \(ProgressDeadlineExceeded\) \|/,
@@ -158,7 +162,7 @@ describe("checkRunOutput: titles and status lines", () => {
       checkRunOutput(
         input({ result: resultOf({ phase: "Error", message: "cluster unreachable", resources: [] }) }),
       ).title,
-      "Sync error",
+      "Sync error; prod still runs a1b2c3d",
     );
     golden("summary-failed.md", out.summary);
   });
@@ -181,14 +185,17 @@ describe("checkRunOutput: titles and status lines", () => {
       },
     });
     const out = checkRunOutput(input({ env, state, awaitingApproval: { revision: SHA } }));
-    assert.equal(out.title, "Waiting for approval");
+    assert.equal(out.title, "Waiting for approval: 1 more needed");
     assert.match(
       out.summary,
       /`a1b2c3d` needs 2 approvals before it is synced to `prod` \(1 so far: @carol; \*\*1 more\*\* needed\)\./,
     );
     assert.doesNotMatch(out.summary, /@dave/, "approvals of another commit do not count");
-    assert.match(out.summary, /Approvers: @carol, @erin, @acme\/sre\./);
-    assert.match(out.summary, /clicks \*\*Approve\*\* above or comments `\/approve prod`/);
+    assert.match(out.summary, /Approvers: @erin, @acme\/sre\./, "carol approved: not asked again");
+    assert.match(
+      out.text,
+      /\*\*Next:\*\* an approver clicks \*\*Approve\*\* above or comments `\/approve prod`/,
+    );
     assert.equal(conclusionFor(undefined, undefined, { revision: SHA }), "action_required");
     assert.match(out.text, /- \*\*Approval:\*\* 2 approvals from @carol, @erin, team `acme\/sre`/);
   });
@@ -231,14 +238,16 @@ describe("checkRunOutput: titles and status lines", () => {
       }),
     );
     assert.match(out.summary, /#### ⚠️ Self-heal reverted 1 security-relevant change\n/);
-    assert.match(
-      out.summary,
-      /\| ⚠️ privileged \| `apps\/Deployment:shop\/web` \| `\/spec\/template\/spec\/containers\/0\/securityContext` \| `kubectl-patch` Update \| 2026-12-01 09:20:36Z \| `\{"privileged":true\}` \|/,
+    assert.ok(
+      out.summary.includes(
+        "| ⚠️ privileged | `deploy/web` `…/containers/0/securityContext` | `kubectl-patch` Update, 2026-12-01 09:20:36Z |",
+      ),
     );
-    assert.match(
-      out.summary,
-      /\| {2}\| `apps\/Deployment:shop\/web` \| `\/spec\/template\/spec\/containers\/0\/env\/0\/value` \| `kubectl-set` Update \| {2}\| `\*{8}` \|/,
+    assert.ok(
+      out.summary.includes("| changed | `deploy/web` `…/containers/0/env/0/value` | `kubectl-set` Update |"),
     );
+    assert.ok(out.summary.includes('- `deploy/web` `…/containers/0/securityContext`: `{"privileged":true}`'));
+    assert.ok(out.summary.includes("- `deploy/web` `…/containers/0/env/0/value`: `********`"));
   });
 
   it("risky undeclared objects are listed, with the reset-button advice", () => {
@@ -315,12 +324,13 @@ describe("checkRunOutput: markdown safety", () => {
     });
     const out = checkRunOutput(input({ result: resultOf({ phase: "Failed", resources: [evil] }) }));
     const row = out.summary.split("\n").find((l) => l.startsWith("| Deployment | shop | web |"))!;
-    assert.equal(
-      row,
-      "| Deployment | shop | web | Failed | Healthy | admission webhook said: a\\|b second line &lt;!-- hidden --&gt; &lt;details&gt; |",
+    assert.equal(row, "| Deployment | shop | web | Failed | Healthy | admission webhook said: a\\|b … |");
+    // The whole message, once, with its line breaks, in Errors.
+    assert.ok(
+      out.summary.includes("```\nadmission webhook said: a|b\nsecond line <!-- hidden --> <details>\n```"),
     );
     assert.equal(row.replaceAll("\\|", "").split("|").length, 8, "six cells");
-    assert.doesNotMatch(out.summary, /<!--/);
+    assert.doesNotMatch(out.summary.replace(/```\n[\s\S]*?\n```/g, ""), /<!--/, "only inside the fence");
   });
 
   it("puts the diff in a details block, with a fence the diff cannot close", () => {
@@ -345,11 +355,12 @@ describe("checkRunOutput: markdown safety", () => {
       ["| 8", "| 7", "| 6", "| 5", "| 4"],
     );
     assert.equal(rows[0], "| 8 | 2024-05-08 10:00:00Z | `8888888` | selfHeal | syncward | Succeeded |");
+    assert.ok(out.summary.indexOf("| 8 |") < out.summary.indexOf("| 4 |"));
     assert.match(out.summary, /#### History \(last 5\)/);
     // The text has every entry, with messages and counts.
     assert.match(
       out.text,
-      /\| 1 \| 2024-05-01 10:00:00Z \| 2024-05-01 10:00:42Z \| `1111111` \| push \| alice \| Succeeded \| \+0 ~1 -0 !0 \| operation 1 \|/,
+      /\| 1 \| 2024-05-01 10:00:42Z \| `1111111` \| push \| alice \| Succeeded \| \+0 ~1 -0 !0 \| operation 1 \|/,
     );
   });
 
@@ -366,33 +377,55 @@ describe("checkRunOutput: markdown safety", () => {
     );
     assert.match(out.text, /- \*\*Source:\*\* `deploy\/prod` on `main`/);
     assert.match(out.text, /- \*\*Retry:\*\* 5 retries, backoff 5s × 2 up to 3m/);
-    assert.ok(out.text.endsWith("0 skipped; 1 write."));
+    assert.match(out.text, /- \*\*Sync options:\*\* defaults$/m, "defaults are not listed");
+    const custom = envConfig();
+    const validateOff = checkRunOutput(
+      input({
+        result,
+        env: envConfig({
+          syncPolicy: {
+            ...custom.syncPolicy,
+            syncOptions: { ...custom.syncPolicy.syncOptions, Validate: false },
+          },
+        }),
+      }),
+    );
+    assert.match(
+      validateOff.text,
+      /- \*\*Sync options:\*\* `Validate=false` \(the rest at their defaults\)$/m,
+    );
+    assert.match(out.text, /\n\n\*\*Next:\*\* nothing to do; comment `\/history prod` for earlier syncs\.$/);
   });
 });
 
 describe("checkRunOutput: sizes", () => {
   const MAX = 65535;
+  const TOTALS = /\n\n---\n\*\*Totals:\*\* [^\n]*$/;
 
-  it("cuts a huge diff first, keeping the table, history and totals", () => {
+  it("cuts a huge diff at a line, keeping the table and totals; the history gives way to a pointer", () => {
     const line = "+  description: 漢字かな交じり文 😀 emoji and CJK at every boundary\n";
     const diff = line.repeat(Math.ceil(200_000 / byteLength(line)));
     const out = checkRunOutput(input({ result: resultOf(), diff, state: stateOf({ history: history(8) }) }));
     assert.ok(byteLength(out.summary) <= MAX, `summary is ${byteLength(out.summary)} bytes`);
     assert.ok(byteLength(out.text) <= MAX, `text is ${byteLength(out.text)} bytes`);
-    assert.ok(byteLength(out.summary) > MAX - 200, "uses the room it has");
+    assert.ok(byteLength(out.summary) > MAX - 2000, "uses the room it has");
     assert.match(
       out.summary,
-      /… truncated \d+ bytes …\n\n?```\n\n<\/details>/,
-      "the cut is inside the diff block, which stays closed",
+      /<details><summary>Diff \(cut: `syncward app diff prod` shows all of it\)<\/summary>/,
     );
-    assert.match(out.summary, /#### History \(last 5\)/);
+    assert.match(
+      out.summary,
+      /emoji and CJK at every boundary\n```\n\n<\/details>/,
+      "cut at a line, block closed",
+    );
+    assert.match(out.summary, /_History: comment `\/history prod` or run `syncward app history prod`\._/);
     assert.ok(out.summary.endsWith("0 skipped; 2 writes."));
-    // The summary could not hold the whole diff: the text continues it.
+    // The summary could not hold the whole diff: the text continues it, and ends with what to do.
     assert.match(out.text, /### Diff/);
-    assert.ok(out.text.endsWith("0 skipped; 2 writes."));
+    assert.match(out.text, /\n\*\*Next:\*\* [^\n]+$/);
   });
 
-  it("drops unchanged rows, then cuts, but the totals and errors survive", () => {
+  it("counts unchanged objects instead of listing them; the totals and errors survive", () => {
     const resources = [
       ...Array.from({ length: 3000 }, (_, i) =>
         resource({
@@ -408,15 +441,19 @@ describe("checkRunOutput: sizes", () => {
     const result = resultOf({ phase: "Failed", message: "1 failed", resources });
     const out = checkRunOutput(input({ result, diff: DIFF }));
     assert.ok(byteLength(out.summary) <= MAX);
-    assert.match(out.summary, /_3000 unchanged objects not shown\._/);
+    assert.match(
+      out.summary,
+      /_3,000 unchanged objects not listed; `syncward app get prod` lists every object\._/,
+    );
     assert.match(out.summary, /\| Deployment \| shop \| api \| Failed \|/);
     assert.match(
       out.summary,
-      /\*\*Errors:\*\*\n- Failed: 1 failed\n- `deployment\.apps\/api` in `shop`: the error that must be seen$/,
+      /\*\*Errors:\*\*\n- Failed: 1 failed\n- `deployment\.apps\/api` in `shop`: the error that must be seen\n/,
     );
+    assert.match(out.summary, TOTALS);
   });
 
-  it("closes the diff's fence and details before the footer when the cut falls inside them", () => {
+  it("closes the diff's fence and details before what follows when the cut falls inside them", () => {
     const failed = resource({ name: "api", status: "Failed", action: "failed", message: "boom" });
     const result = resultOf({ phase: "Failed", message: "1 failed", resources: [failed] });
     const diff = "-a\n+b\n".repeat(20_000);
@@ -427,26 +464,21 @@ describe("checkRunOutput: sizes", () => {
         ["text", out.text],
       ] as const) {
         assert.ok(byteLength(md) <= max, `${name} at ${max}`);
-        const footerAt = md.indexOf("---\n**Totals:**");
-        assert.ok(footerAt > 0, `${name} at ${max} keeps the footer`);
-        const before = md.slice(0, footerAt);
-        const fences = before.split("\n").filter((l) => /^`{3,}/.test(l)).length;
-        assert.equal(fences % 2, 0, `${name} at ${max}: the footer is outside any code block`);
+        const fences = md.split("\n").filter((l) => /^`{3,}/.test(l)).length;
+        assert.equal(fences % 2, 0, `${name} at ${max}: every code block closed`);
         assert.equal(
-          before.split("<details>").length,
-          before.split("</details>").length,
+          md.split("<details>").length,
+          md.split("</details>").length,
           `${name} at ${max}: details closed`,
         );
-        assert.match(
-          before,
-          /\n\n$/,
-          `${name} at ${max}: a blank line before the rule (else it makes a heading)`,
-        );
       }
+      assert.match(out.summary, TOTALS, `totals last at ${max}`);
+      assert.match(out.summary, /- `deployment\.apps\/api` in `shop`: boom/, `errors at ${max}`);
+      assert.match(out.text, /\n\n\*\*Next:\*\* [^\n]+$/, `next at ${max}`);
     }
   });
 
-  it("keeps the footer even when the limit is tiny", () => {
+  it("keeps the first line, errors and totals even when the limit is tiny", () => {
     const failed = resource({ name: "api", status: "Failed", action: "failed", message: "boom" });
     const result = resultOf({
       phase: "Failed",
@@ -455,13 +487,15 @@ describe("checkRunOutput: sizes", () => {
     });
     const out = checkRunOutput(
       input({ result, diff: DIFF.repeat(50), state: stateOf({ history: history(5) }) }),
-      700,
+      900,
     );
-    assert.ok(byteLength(out.summary) <= 700);
-    assert.ok(byteLength(out.text) <= 700);
-    assert.match(out.summary, /… truncated \d+ bytes …/);
-    assert.ok(out.summary.endsWith("- `deployment.apps/api` in `shop`: boom"));
-    assert.ok(out.summary.startsWith("- **Sync Policy:**"));
+    assert.ok(byteLength(out.summary) <= 900, `${byteLength(out.summary)}`);
+    assert.ok(byteLength(out.text) <= 900);
+    assert.ok(out.summary.startsWith("**prod** runs `a1b2c3d`"));
+    assert.match(out.summary, /- `deployment\.apps\/api` in `shop`: boom/);
+    assert.match(out.summary, TOTALS);
+    assert.match(out.summary, /_History: comment `\/history prod`/, "a pointer where the history was");
+    assert.match(out.text, /\*\*Next:\*\*/);
   });
 });
 
