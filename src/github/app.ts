@@ -196,7 +196,7 @@ export const appWith =
     // Set below, once the destination clusters exist (metrics read them only at scrape time).
     let destinations: Clusters | undefined;
     const metrics = createMetrics({
-      kubernetesRequests: () => client.counts.byVerb,
+      kubernetesRequests: () => client.counts.byVerbAndCode,
       clusters: () => [
         [client.contextName, client.reachability.current],
         ...[...(destinations?.connected ?? [])]
@@ -249,7 +249,7 @@ export const appWith =
         bootstrap: true,
         log: probot.log,
         metrics,
-        onEvent: (e) => metrics.recordEvent(e),
+        onEvent: (e, placement) => metrics.recordEvent(e, placement),
         appStatus,
         stopping,
       },

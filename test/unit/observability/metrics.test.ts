@@ -199,15 +199,20 @@ describe("createMetrics", () => {
     assert.equal(sample(text, 'syncward_github_requests_total{method="GET",status="404"}'), 1);
   });
 
-  it("mirrors the Kubernetes client's request counts at scrape time", async () => {
-    const counts: Record<string, number> = { GET: 3 };
+  it("mirrors the Kubernetes client's request counts by verb and code at scrape time", async () => {
+    const counts: Record<string, Record<string, number>> = { GET: { "200": 3 } };
     const m = createMetrics({ defaultMetrics: false, kubernetesRequests: () => counts });
-    assert.equal(sample(await m.registry.metrics(), 'syncward_kubernetes_requests_total{verb="GET"}'), 3);
-    counts.GET = 5;
-    counts.PATCH = 1;
+    assert.equal(
+      sample(await m.registry.metrics(), 'syncward_kubernetes_requests_total{verb="GET",code="200"}'),
+      3,
+    );
+    counts.GET = { "200": 5, "404": 2 };
+    counts.PATCH = { "409": 1, error: 1 };
     const text = await m.registry.metrics();
-    assert.equal(sample(text, 'syncward_kubernetes_requests_total{verb="GET"}'), 5);
-    assert.equal(sample(text, 'syncward_kubernetes_requests_total{verb="PATCH"}'), 1);
+    assert.equal(sample(text, 'syncward_kubernetes_requests_total{verb="GET",code="200"}'), 5);
+    assert.equal(sample(text, 'syncward_kubernetes_requests_total{verb="GET",code="404"}'), 2);
+    assert.equal(sample(text, 'syncward_kubernetes_requests_total{verb="PATCH",code="409"}'), 1);
+    assert.equal(sample(text, 'syncward_kubernetes_requests_total{verb="PATCH",code="error"}'), 1);
   });
 
   it("says which clusters answer and since when one does not, at scrape time", async () => {
