@@ -57,8 +57,9 @@ export interface RequestCounts {
 
 /** One request ended with `code` (counted once, when it ends: its answer or its failure). */
 function countCode(counts: RequestCounts, verb: string, code: number | "error"): void {
-  const codes = (counts.byVerbAndCode[verb] ??= {});
+  const codes = counts.byVerbAndCode[verb] ?? {};
   codes[code] = (codes[code] ?? 0) + 1;
+  counts.byVerbAndCode[verb] = codes;
 }
 
 const FIELD_MANAGER = "syncward";
