@@ -74,7 +74,7 @@ describe("the metrics endpoint after a sync", () => {
           reportRetryMs: { initial: 10, max: 50 },
           log,
           metrics,
-          onEvent: (e) => metrics.recordEvent(e),
+          onEvent: (e, placement) => metrics.recordEvent(e, placement),
           appStatus: follower,
         },
         (p) => {
