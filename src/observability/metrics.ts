@@ -17,11 +17,13 @@ import type { Placement } from "./placement.ts";
 
 export interface MetricsOptions {
   /**
-   * Requests the Kubernetes client(s) answered or failed so far, by HTTP verb and then status code
-   * or "error" (`KubeClient.counts.byVerbAndCode`). Read at each scrape; without it
-   * `syncward_kubernetes_requests_total` stays empty.
+   * Requests the Kubernetes clients answered or failed so far, by cluster name, then HTTP verb,
+   * then status code or "error" (each client's `counts.byVerbAndCode`). Read at each scrape;
+   * without it `syncward_kubernetes_requests_total` stays empty.
    */
-  kubernetesRequests?: () => Record<string, Record<string, number>>;
+  kubernetesRequests?: () => Iterable<
+    [cluster: string, byVerbAndCode: Record<string, Record<string, number>>]
+  >;
   /**
    * The clusters syncward talks to, by name, with their current outage if any. Read at each
    * scrape for `syncward_cluster_reachable` and `syncward_cluster_unreachable_since_seconds`.
@@ -169,15 +171,16 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
   const readKube = options.kubernetesRequests;
   new Counter({
     name: "syncward_kubernetes_requests_total",
-    help: 'Requests to Kubernetes API servers by HTTP verb and response status code ("error" when no response came), counted when they end.',
-    labelNames: ["verb", "code"] as const,
+    help: 'Requests to Kubernetes API servers by cluster, HTTP verb and response status code ("error" when no response came), counted when they end.',
+    labelNames: ["cluster", "verb", "code"] as const,
     registers: [registry],
     collect() {
       if (!readKube) return;
       // The client keeps monotonic totals of its own; mirror them at scrape time.
       this.reset();
-      for (const [verb, codes] of Object.entries(readKube()))
-        for (const [code, n] of Object.entries(codes)) this.inc({ verb, code }, n);
+      for (const [cluster, byVerb] of readKube())
+        for (const [verb, codes] of Object.entries(byVerb))
+          for (const [code, n] of Object.entries(codes)) this.inc({ cluster, verb, code }, n);
     },
   });
   const stopDurations = options.durations === false ? () => {} : observeDurations(registry);

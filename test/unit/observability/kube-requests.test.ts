@@ -1,5 +1,5 @@
 // syncward_kubernetes_requests_total as a scrape shows it after real requests to an API server:
-// each request once, by verb and the status it ended with, "error" when no answer came.
+// each request once, by cluster, verb and the status it ended with, "error" when no answer came.
 import assert from "node:assert/strict";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
@@ -62,19 +62,22 @@ describe("syncward_kubernetes_requests_total", () => {
     await assert.rejects(client.request("GET", "/api/v1/namespaces/x/configmaps/missing"));
     await assert.rejects(client.request("DELETE", "/api/v1/namespaces/x/configmaps/c"));
     await assert.rejects(down.ping(1000));
-    // Both clients' counts on one scrape (the second one only ever failed).
-    const counts = () => {
-      const all = structuredClone(client.counts.byVerbAndCode);
-      for (const [verb, codes] of Object.entries(down.counts.byVerbAndCode))
-        all[verb] = { ...all[verb], ...codes };
-      return all;
-    };
-    const m = createMetrics({ defaultMetrics: false, durations: false, kubernetesRequests: counts });
+    const m = createMetrics({
+      defaultMetrics: false,
+      durations: false,
+      kubernetesRequests: () => [
+        ["main", client.counts.byVerbAndCode],
+        ["down", down.counts.byVerbAndCode],
+      ],
+    });
     const text = await m.registry.metrics();
-    assert.equal(sample(text, 'syncward_kubernetes_requests_total{verb="GET",code="200"}'), 2);
-    assert.equal(sample(text, 'syncward_kubernetes_requests_total{verb="GET",code="404"}'), 1);
-    assert.equal(sample(text, 'syncward_kubernetes_requests_total{verb="DELETE",code="409"}'), 1);
-    assert.equal(sample(text, 'syncward_kubernetes_requests_total{verb="GET",code="error"}'), 1);
+    const series = (cluster: string, verb: string, code: string) =>
+      sample(text, `syncward_kubernetes_requests_total{cluster="${cluster}",verb="${verb}",code="${code}"}`);
+    assert.equal(series("main", "GET", "200"), 2);
+    assert.equal(series("main", "GET", "404"), 1);
+    assert.equal(series("main", "DELETE", "409"), 1);
+    assert.equal(series("down", "GET", "error"), 1);
+    assert.equal(series("main", "GET", "error"), undefined);
     assert.equal(client.counts.requests, 4, "the request count itself is unchanged");
   });
 });
