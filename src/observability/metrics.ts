@@ -1,7 +1,7 @@
 // Prometheus metrics for syncward. A Registry of its own (not prom-client's global one), so that
 // tests and several Probot instances in one process never share or double-register series.
 // The reconciler's events feed it (`recordEvent`); the GitHub layer counts its requests
-// (`countGitHubRequest`); the Kubernetes client's own request counters are read at scrape time;
+// (`countGitHubRequest`); the Kubernetes clients' own request counters are read at scrape time;
 // the durations of passes, renders, fetches and webhooks come over a diagnostics channel
 // (durations.ts).
 // Every per-environment series carries `app` and `environment`, so two repositories with a `prod`
