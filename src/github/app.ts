@@ -195,14 +195,14 @@ export const appWith =
       join(process.env.XDG_CACHE_HOME ?? join(homedir(), ".cache"), "syncward", "trees");
     // Set below, once the destination clusters exist (metrics read them only at scrape time).
     let destinations: Clusters | undefined;
+    const connected = (): Array<[string, KubeClient]> => [
+      [client.contextName, client],
+      ...[...(destinations?.connected ?? [])].filter(([, c]) => c !== client),
+    ];
     const metrics = createMetrics({
-      kubernetesRequests: () => client.counts.byVerb,
-      clusters: () => [
-        [client.contextName, client.reachability.current],
-        ...[...(destinations?.connected ?? [])]
-          .filter(([, c]) => c !== client)
-          .map(([name, c]): [string, Outage | undefined] => [name, c.reachability.current]),
-      ],
+      kubernetesRequests: () => connected().map(([name, c]) => [name, c.counts.byVerbAndCode]),
+      clusters: () =>
+        connected().map(([name, c]): [string, Outage | undefined] => [name, c.reachability.current]),
     });
     // Ready once the cluster has answered; until then webhooks are accepted but nothing can sync.
     let clusterReachable = false;
@@ -249,7 +249,7 @@ export const appWith =
         bootstrap: true,
         log: probot.log,
         metrics,
-        onEvent: (e) => metrics.recordEvent(e),
+        onEvent: (e, placement) => metrics.recordEvent(e, placement),
         appStatus,
         stopping,
       },

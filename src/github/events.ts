@@ -1,6 +1,7 @@
 // Subscribing handlers to webhook events with the cross-cutting rules every handler needs:
 // duplicate deliveries are ignored, and the installation client is passed in.
 import type { Probot } from "probot";
+import { timed } from "../observability/durations.ts";
 import type { Octokit } from "./octokit.ts";
 
 export interface Metrics {
@@ -50,7 +51,7 @@ export function handleEvent(
     events: EventName,
     handler: (gh: Octokit, payload: Record<string, unknown>) => Promise<unknown>,
   ) => {
-    app.on(events, async (context) => {
+    const handle = async (context: Parameters<Parameters<Probot["on"]>[1]>[0]) => {
       // A stopping replica starts nothing new (its Leases are being released): the delivery fails,
       // GitHub shows it for redelivery, and the replica that takes the app over polls the branch.
       if (stopping())
@@ -61,6 +62,8 @@ export function handleEvent(
       }
       const gh = countRequests(context.octokit as unknown as Octokit, metrics);
       await handler(gh, context.payload as unknown as Record<string, unknown>);
-    });
+    };
+    // Timed whatever becomes of the delivery: refused, a duplicate, handled or failed.
+    app.on(events, (context) => timed({ kind: "webhook", event: context.name }, () => handle(context)));
   };
 }

@@ -2,10 +2,11 @@
 // cannot weaken its own policy), a reconciler over GitHub revisions, and the reporter that turns
 // the reconciler's events into check runs, deployments and comments.
 import { ConfigError, parseConfig } from "../config/load.ts";
-import type { ResourceCustomizations, SyncwardConfig } from "../config/types.ts";
+import type { EnvironmentConfig, ResourceCustomizations, SyncwardConfig } from "../config/types.ts";
 import type { KubeClient } from "../kube/client.ts";
 import type { KubeObject } from "../kube/object.ts";
 import { Notifier } from "../notify/notifier.ts";
+import { type Placement, placementOf } from "../observability/placement.ts";
 import { bindRepository } from "../projects/bind.ts";
 import { healthChecksOf } from "../projects/health-checks.ts";
 import { MembershipLookupError } from "../projects/match.ts";
@@ -13,7 +14,7 @@ import { narrowConfig } from "../projects/narrow.ts";
 import { configMapPins } from "../projects/pins-configmap.ts";
 import type { Project, ProjectsFile } from "../projects/types.ts";
 import type { Logger } from "../reconciler/environment-controller.ts";
-import type { Emit } from "../reconciler/events.ts";
+import type { ReconcilerEvent } from "../reconciler/events.ts";
 import { type ClusterResolver, Reconciler } from "../reconciler/reconciler.ts";
 import { Shard } from "../reconciler/shard.ts";
 import { githubAppId, legacyAppName } from "../state/identity.ts";
@@ -58,10 +59,13 @@ export interface AppDeps {
   pod?: { name: string; uid: string };
   watch: boolean;
   pollIntervalMs?: number;
-  /** Also told every reconciler event (metrics). */
-  onEvent?: Emit;
+  /** Also told every reconciler event, with where its environment deploys (metrics). */
+  onEvent?: (event: ReconcilerEvent, placement?: Placement) => void;
   /** Told each app's configured environments, for the state-backed `syncward_app_info` (AppStatusFollower). */
-  appStatus?: { track(app: string, environments: string[]): void; untrack(app: string): void };
+  appStatus?: {
+    track(app: string, environments: Array<{ name: string; placement: Placement }>): void;
+    untrack(app: string): void;
+  };
   /** Start each repository's reconcile loop when its runtime is created (default true). */
   autoStart?: boolean;
   /**
@@ -112,9 +116,10 @@ export class RepoRuntime {
     this.notifier = new Notifier({ log: deps.log, retryMs: deps.notifyRetryMs });
     this.source = new GitHubSource(repo, octokit, deps.cacheDir);
     let reporter: GitHubReporter | undefined;
+    const placement = (env: EnvironmentConfig) => placementOf(env, deps.client.contextName);
     deps.appStatus?.track(
       appIdOf(info),
-      config.environments.map((e) => e.name),
+      config.environments.map((e) => ({ name: e.name, placement: placement(e) })),
     );
     const repository = `${info.owner}/${info.repo}`;
     this.reconciler = new Reconciler({
@@ -131,7 +136,7 @@ export class RepoRuntime {
         reporter?.handle(e);
         const env = config.environments.find((x) => x.name === e.env);
         if (env) this.notifier.handle(e, env);
-        deps.onEvent?.(e);
+        deps.onEvent?.(e, env && placement(env));
       },
       log: deps.log,
       stateNamespace: deps.stateNamespace,

@@ -54,12 +54,21 @@ export interface RequestCounts {
   requests: number;
   writes: number;
   byVerb: Record<string, number>;
+  /** Requests that ended, by verb and then HTTP status code, or "error" when no response came. */
+  byVerbAndCode: Record<string, Record<string, number>>;
+}
+
+/** One request ended with `code` (counted once, when it ends: its answer or its failure). */
+function countCode(counts: RequestCounts, verb: string, code: number | "error"): void {
+  const codes = counts.byVerbAndCode[verb] ?? {};
+  codes[code] = (codes[code] ?? 0) + 1;
+  counts.byVerbAndCode[verb] = codes;
 }
 
 const FIELD_MANAGER = "syncward";
 
 export class KubeClient {
-  readonly counts: RequestCounts = { requests: 0, writes: 0, byVerb: {} };
+  readonly counts: RequestCounts = { requests: 0, writes: 0, byVerb: {}, byVerbAndCode: {} };
   /** Whether the API server answers (shared with writingAs() views, like the counts). */
   readonly reachability = new Reachability();
   private readonly discovery = new Map<string, Promise<ApiResource[] | undefined>>();
@@ -190,6 +199,7 @@ export class KubeClient {
     if (method !== "GET" && !url.searchParams.has("dryRun")) this.counts.writes++;
     const send = url.protocol === "http:" ? httpRequest : httpsRequest;
     return new Promise<T>((resolve, reject) => {
+      let answered = false;
       const req = send(
         url,
         {
@@ -211,6 +221,8 @@ export class KubeClient {
         },
         (res) => {
           const status = res.statusCode ?? 0;
+          answered = true;
+          countCode(this.counts, method, status);
           this.reachability.answered();
           if (options.discardBody && status >= 200 && status < 300) {
             res.on("end", () => resolve(undefined as T));
@@ -250,6 +262,7 @@ export class KubeClient {
         req.destroy(Object.assign(new Error(`${method} ${url.pathname} timed out`), { code: "ETIMEDOUT" })),
       );
       req.on("error", (err: NodeJS.ErrnoException) => {
+        if (!answered) countCode(this.counts, method, "error");
         const message = `cannot reach the API server at ${this.server.origin}: ${err.message}`;
         this.reachability.failed(message);
         reject(new KubeConnectionError(message, err.code));
@@ -520,7 +533,10 @@ export class KubeClient {
     // each listener left behind would keep its finished request alive.
     let onAbort: (() => void) | undefined;
     const watching = new Promise<string>((resolve, reject) => {
+      let answered = false;
       const req = this.openWatch(url, auth, (res) => {
+        answered = true;
+        countCode(this.counts, "WATCH", res.statusCode ?? 0);
         this.reachability.answered();
         if ((res.statusCode ?? 0) >= 300) {
           let text = "";
@@ -568,8 +584,9 @@ export class KubeClient {
         res.on("error", () => resolve(last));
       });
       req.on("error", (err: NodeJS.ErrnoException) => {
-        if (options.signal?.aborted) resolve(last);
-        else reject(new KubeConnectionError(`watch ${kind}: ${err.message}`, err.code));
+        if (options.signal?.aborted) return resolve(last);
+        if (!answered) countCode(this.counts, "WATCH", "error");
+        reject(new KubeConnectionError(`watch ${kind}: ${err.message}`, err.code));
       });
       onAbort = () => req.destroy();
       options.signal?.addEventListener("abort", onAbort, { once: true });

@@ -1,8 +1,8 @@
 // Keeps `syncward_app_info` equal to what the state store holds: it lists and then watches the
 // state ConfigMaps, so a status written by another replica or by the CLI shows on this replica's
 // gauge too, and the gauge is right from start (before any event). Which environments are
-// configured comes from the runtimes (`track`): only they have series, and one that leaves the
-// config loses its series.
+// configured, and where they deploy, comes from the runtimes (`track`): only they have series,
+// and one that leaves the config loses its series.
 import type { KubeClient } from "../kube/client.ts";
 import { KubeApiError } from "../kube/errors.ts";
 import type { KubeObject } from "../kube/object.ts";
@@ -12,6 +12,7 @@ import type { EnvironmentState } from "../state/types.ts";
 import { sleep } from "../util/sleep.ts";
 import { type AppStatus, statusOfState } from "./app-status.ts";
 import { appOf, type Metrics } from "./metrics.ts";
+import type { Placement } from "./placement.ts";
 
 const UNKNOWN: AppStatus = { sync: "Unknown", health: "Unknown" };
 
@@ -35,7 +36,11 @@ export function storedStatus(cm: KubeObject & { data?: Record<string, string> })
 interface Tracked {
   app: string;
   environment: string;
+  placement?: Placement;
 }
+
+/** A configured environment: its name, and where it deploys (the series' placement labels). */
+export type TrackedEnvironment = string | { name: string; placement?: Placement };
 
 export class AppStatusFollower {
   /** Configured environments by state instance name. */
@@ -57,14 +62,15 @@ export class AppStatusFollower {
   ) {}
 
   /** The app's configured environments (its config loaded or reloaded); others of the app lose their series. */
-  track(app: string, environments: string[]): void {
-    const instances = new Set(environments.map((env) => instanceName(app, env)));
+  track(app: string, environments: TrackedEnvironment[]): void {
+    const named = environments.map((e) => (typeof e === "string" ? { name: e } : e));
+    const instances = new Set(named.map((env) => instanceName(app, env.name)));
     for (const [instance, t] of this.tracked) {
       if (t.app === app && !instances.has(instance)) this.forget(instance);
     }
-    for (const environment of environments) {
+    for (const { name: environment, placement } of named) {
       const instance = instanceName(app, environment);
-      this.tracked.set(instance, { app, environment });
+      this.tracked.set(instance, { app, environment, ...(placement ? { placement } : {}) });
       this.show(instance);
     }
   }
@@ -84,7 +90,11 @@ export class AppStatusFollower {
   }
 
   private labels(instance: string, t: Tracked) {
-    return { app: appOf({ instance, env: t.environment }), environment: t.environment };
+    return {
+      app: appOf({ instance, env: t.environment }),
+      environment: t.environment,
+      placement: t.placement,
+    };
   }
 
   private forget(instance: string): void {

@@ -1,7 +1,9 @@
 // Prometheus metrics for syncward. A Registry of its own (not prom-client's global one), so that
 // tests and several Probot instances in one process never share or double-register series.
 // The reconciler's events feed it (`recordEvent`); the GitHub layer counts its requests
-// (`countGitHubRequest`); the Kubernetes client's own request counters are read at scrape time.
+// (`countGitHubRequest`); the Kubernetes clients' own request counters are read at scrape time;
+// the durations of passes, renders, fetches and webhooks come over a diagnostics channel
+// (durations.ts).
 // Every per-environment series carries `app` and `environment`, so two repositories with a `prod`
 // environment never share one; label values are names from configs and fixed vocabularies (no
 // revisions, no messages), so the series stay bounded.
@@ -10,13 +12,18 @@ import { buildInfo } from "../build-info.ts";
 import { worstHealth } from "../engine/health/index.ts";
 import type { ReconcilerEvent } from "../reconciler/events.ts";
 import { type AppStatus, appStatusAfter } from "./app-status.ts";
+import { onDuration, type Timing } from "./durations.ts";
+import type { Placement } from "./placement.ts";
 
 export interface MetricsOptions {
   /**
-   * Requests the Kubernetes client(s) made so far, by HTTP verb (e.g. summed `KubeClient.counts.byVerb`).
-   * Read at each scrape; without it `syncward_kubernetes_requests_total` stays empty.
+   * Requests the Kubernetes clients answered or failed so far, by cluster name, then HTTP verb,
+   * then status code or "error" (each client's `counts.byVerbAndCode`). Read at each scrape;
+   * without it `syncward_kubernetes_requests_total` stays empty.
    */
-  kubernetesRequests?: () => Record<string, number>;
+  kubernetesRequests?: () => Iterable<
+    [cluster: string, byVerbAndCode: Record<string, Record<string, number>>]
+  >;
   /**
    * The clusters syncward talks to, by name, with their current outage if any. Read at each
    * scrape for `syncward_cluster_reachable` and `syncward_cluster_unreachable_since_seconds`.
@@ -24,19 +31,28 @@ export interface MetricsOptions {
   clusters?: () => Iterable<[name: string, outage: { since: number } | undefined]>;
   /** Node.js process metrics (CPU, memory, event loop lag, GC, handles). Default true. */
   defaultMetrics?: boolean;
+  /** The process's reconcile, render, fetch and webhook durations (durations.ts). Default true. */
+  durations?: boolean;
 }
 
 export interface Metrics {
   registry: Registry;
-  recordEvent(event: ReconcilerEvent): void;
+  /** `placement`: where the event's environment deploys (its `syncward_app_info` labels). */
+  recordEvent(event: ReconcilerEvent, placement?: Placement): void;
   /** `status` is the HTTP status, or "error" when no response came (a network failure). */
   countGitHubRequest(method: string, status: number | string): void;
   githubRateLimit(remaining: number, limit: number): void;
   /**
-   * Sets an environment's `syncward_app_info` series to `status` (read from the stored state);
-   * undefined drops it (the environment left the config, or its app stopped here).
+   * Sets an environment's `syncward_app_info` series to `status` (read from the stored state),
+   * labelled with its placement when given (else the last one known); undefined drops it (the
+   * environment left the config, or its app stopped here).
    */
-  setAppStatus(labels: { app: string; environment: string }, status: AppStatus | undefined): void;
+  setAppStatus(
+    labels: { app: string; environment: string; placement?: Placement },
+    status: AppStatus | undefined,
+  ): void;
+  /** Stops observing the process's durations (a registry that is thrown away). */
+  close(): void;
 }
 
 /** The app of an event: its instance name (`app.env`, see instanceName) without the environment. */
@@ -50,6 +66,10 @@ export function appOf(event: { instance: string; env: string }): string {
 
 /** Sync durations run from a no-op (well under a second) to health waits of several minutes. */
 const DURATION_BUCKETS = [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800];
+/** A pass: an idle poll's few milliseconds up to a sync's health wait. */
+const PASS_BUCKETS = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800];
+/** Renders and fetches: a cached tree's milliseconds up to a large chart or a slow download. */
+const STEP_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
 
 export function createMetrics(options: MetricsOptions = {}): Metrics {
   const registry = new Registry();
@@ -112,8 +132,16 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
   });
   const appInfo = new Gauge({
     name: "syncward_app_info",
-    help: "One series per environment with its current sync and health status (value 1), like argocd_app_info.",
-    labelNames: ["app", "environment", "sync_status", "health_status"] as const,
+    help: "One series per environment with where it deploys (project, cluster, destination namespace) and its current sync and health status (value 1), like argocd_app_info.",
+    labelNames: [
+      "app",
+      "environment",
+      "project",
+      "cluster",
+      "destination_namespace",
+      "sync_status",
+      "health_status",
+    ] as const,
     registers: [registry],
   });
   const lastSync = new Gauge({
@@ -139,20 +167,23 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     help: "The GitHub API rate limit of the window, from the last response's x-ratelimit-limit.",
     registers: [registry],
   });
-  const statuses = new Map<string, AppStatus>();
+  const statuses = new Map<string, Shown>();
   const readKube = options.kubernetesRequests;
   new Counter({
     name: "syncward_kubernetes_requests_total",
-    help: "Requests to Kubernetes API servers by HTTP verb.",
-    labelNames: ["verb"] as const,
+    help: 'Requests to Kubernetes API servers by cluster, HTTP verb and response status code ("error" when no response came), counted when they end.',
+    labelNames: ["cluster", "verb", "code"] as const,
     registers: [registry],
     collect() {
       if (!readKube) return;
       // The client keeps monotonic totals of its own; mirror them at scrape time.
       this.reset();
-      for (const [verb, n] of Object.entries(readKube())) this.inc({ verb }, n);
+      for (const [cluster, byVerb] of readKube())
+        for (const [verb, codes] of Object.entries(byVerb))
+          for (const [code, n] of Object.entries(codes)) this.inc({ cluster, verb, code }, n);
     },
   });
+  const stopDurations = options.durations === false ? () => {} : observeDurations(registry);
 
   const readClusters = options.clusters;
   new Gauge({
@@ -185,32 +216,35 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
       lastSync.set(labels, Date.parse(outcome.finishedAt) / 1000);
   }
 
-  /** One series per environment: the old one goes when the status changes. */
-  function setStatus(labels: Labels, after: AppStatus | undefined): void {
+  /** One series per environment: the old one goes when its status or placement changes. */
+  function setStatus(labels: Labels, placement: Placement | undefined, after: AppStatus | undefined): void {
     const key = `${labels.app}\u0000${labels.environment}`;
     const before = statuses.get(key);
-    if (before && after && before.sync === after.sync && before.health === after.health) return;
-    if (before) appInfo.remove({ ...labels, sync_status: before.sync, health_status: before.health });
+    const where = placement ?? before?.placement;
+    if (before && after && sameShown(before, { status: after, placement: where })) return;
+    if (before) appInfo.remove(infoLabels(labels, before));
     if (after) {
-      appInfo.set({ ...labels, sync_status: after.sync, health_status: after.health }, 1);
-      statuses.set(key, after);
+      const shown = { status: after, placement: where };
+      appInfo.set(infoLabels(labels, shown), 1);
+      statuses.set(key, shown);
     } else statuses.delete(key);
   }
 
-  function updateStatus(labels: Labels, event: ReconcilerEvent): void {
+  function updateStatus(labels: Labels, placement: Placement | undefined, event: ReconcilerEvent): void {
     const key = `${labels.app}\u0000${labels.environment}`;
     setStatus(
       labels,
-      appStatusAfter(statuses.get(key), event, (resources) => worstHealth(resources)?.status),
+      placement,
+      appStatusAfter(statuses.get(key)?.status, event, (resources) => worstHealth(resources)?.status),
     );
   }
 
   return {
     registry,
-    recordEvent(event) {
+    recordEvent(event, placement) {
       const labels: Labels = { app: appOf(event), environment: event.env };
       events.inc({ ...labels, type: event.type });
-      updateStatus(labels, event);
+      updateStatus(labels, placement, event);
       switch (event.type) {
         case "synced":
           recordOperation(labels, event.trigger, event.outcome);
@@ -241,8 +275,9 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
       rateLimit.set(limit);
     },
     setAppStatus(labels, status) {
-      setStatus({ app: labels.app, environment: labels.environment }, status);
+      setStatus({ app: labels.app, environment: labels.environment }, labels.placement, status);
     },
+    close: stopDurations,
     countGitHubRequest(method, status) {
       github.inc({ method: method.toUpperCase(), status: String(status) });
     },
@@ -252,6 +287,76 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
 interface Labels {
   app: string;
   environment: string;
+}
+
+/** What an environment's `syncward_app_info` series shows. */
+interface Shown {
+  status: AppStatus;
+  placement: Placement | undefined;
+}
+
+function sameShown(a: Shown, b: Shown): boolean {
+  return (
+    a.status.sync === b.status.sync &&
+    a.status.health === b.status.health &&
+    a.placement?.project === b.placement?.project &&
+    a.placement?.cluster === b.placement?.cluster &&
+    a.placement?.namespace === b.placement?.namespace
+  );
+}
+
+/** Placement labels only when known; an environment without a project has an empty `project`. */
+function infoLabels(labels: Labels, shown: Shown): Record<string, string> {
+  const p = shown.placement;
+  return {
+    ...labels,
+    ...(p ? { project: p.project ?? "", cluster: p.cluster, destination_namespace: p.namespace } : {}),
+    sync_status: shown.status.sync,
+    health_status: shown.status.health,
+  };
+}
+
+/**
+ * The histograms of the process's durations (durations.ts). `app` comes from the instance as in
+ * every other per-environment series, so they join; webhooks by event name (a fixed vocabulary).
+ */
+function observeDurations(registry: Registry): () => void {
+  const perEnvironment = (name: string, help: string, buckets: number[]) =>
+    new Histogram({
+      name,
+      help,
+      labelNames: ["app", "environment"] as const,
+      buckets,
+      registers: [registry],
+    });
+  const histograms = {
+    reconcile: perEnvironment(
+      "syncward_reconcile_duration_seconds",
+      "Wall-clock duration of reconcile passes (read, render, compare, and any sync they run), failed ones included.",
+      PASS_BUCKETS,
+    ),
+    render: perEnvironment(
+      "syncward_render_duration_seconds",
+      "Duration of rendering an environment's manifests at a revision (plain YAML, Kustomize or Helm), failed renders included.",
+      STEP_BUCKETS,
+    ),
+    fetch: perEnvironment(
+      "syncward_source_fetch_duration_seconds",
+      "Duration of getting the repository tree at a revision for an environment (a download, or the tree cache).",
+      STEP_BUCKETS,
+    ),
+  };
+  const webhooks = new Histogram({
+    name: "syncward_webhook_duration_seconds",
+    help: "Duration of handling a GitHub webhook delivery, by event name, failed ones included.",
+    labelNames: ["event"] as const,
+    buckets: STEP_BUCKETS,
+    registers: [registry],
+  });
+  return onDuration((t: Timing) => {
+    if (t.kind === "webhook") webhooks.observe({ event: t.event }, t.seconds);
+    else histograms[t.kind].observe({ app: appOf(t), environment: t.env }, t.seconds);
+  });
 }
 
 /** The part of a SyncOutcome that metrics read. */

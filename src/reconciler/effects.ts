@@ -7,6 +7,7 @@ import type { EnvironmentConfig } from "../config/types.ts";
 import { outcomeWithoutWork, type SyncOutcome, type SyncRequest, type SyncTarget } from "../engine/sync.ts";
 import { clusterCapabilities } from "../kube/capabilities.ts";
 import type { KubeObject } from "../kube/object.ts";
+import { timed } from "../observability/durations.ts";
 import { SourceError } from "../source/errors.ts";
 import { type RenderedSource, type RenderOptions, render } from "../source/render.ts";
 import type { RemoteChart } from "../source/render-helm.ts";
@@ -60,7 +61,10 @@ export class EnvironmentEffects {
   desiredAt(sha: string): Promise<RenderedSource> {
     let r = this.rendered.get(sha);
     if (!r) {
-      r = this.o.source.tree(sha).then((dir) => render(dir, this.o.env.source.path, this.renderOptions()));
+      const where = { instance: this.instance, env: this.o.env.name };
+      r = timed({ kind: "fetch", ...where }, () => this.o.source.tree(sha)).then((dir) =>
+        timed({ kind: "render", ...where }, () => render(dir, this.o.env.source.path, this.renderOptions())),
+      );
       r.catch(() => this.rendered.delete(sha));
       this.rendered.set(sha, r);
       // Keep only recent revisions in memory.

@@ -12,6 +12,7 @@ import type { KubeClient } from "../kube/client.ts";
 import { UnknownDestinationError } from "../kube/clusters.ts";
 import { KubeConnectionError } from "../kube/errors.ts";
 import { keyOf, keyString } from "../kube/object.ts";
+import { timed } from "../observability/durations.ts";
 import type { RenderedSource } from "../source/render.ts";
 import { instanceName } from "../state/identity.ts";
 import type { StateStore } from "../state/store.ts";
@@ -377,7 +378,8 @@ export class EnvironmentController {
     try {
       if (!q || this.stopped) return;
       if (quiet && (await this.quiet())) return;
-      await this.pass(q.trigger, q.actor, named);
+      const where = { kind: "reconcile", instance: this.instance, env: this.o.env.name } as const;
+      await timed(where, () => this.pass(q.trigger, q.actor, named));
     } catch (err) {
       if (this.stopped)
         this.o.log.info(

@@ -1,5 +1,5 @@
 // /metrics as Prometheus scrapes it after a push synced an environment through the GitHub App:
-// the state gauge carries app, environment, sync and health status; a GitHub request that failed
+// the state gauge carries app, environment, where it deploys, sync and health status; a GitHub request that failed
 // (a 502 on the first check run, retried) is counted with its status; the build is named.
 import assert from "node:assert/strict";
 import { createServer, type Server } from "node:http";
@@ -37,9 +37,10 @@ describe("the metrics endpoint after a sync", () => {
   /** What a replica that ran none of the syncs shows: the gauge from the stored state only. */
   const fromState = createMetrics({ defaultMetrics: false });
   let follower: AppStatusFollower;
+  let ns = "";
 
   before(async () => {
-    const ns = await cluster.namespace("metrics");
+    ns = await cluster.namespace("metrics");
     const stateNs = await cluster.stateNamespace("metrics-state");
     const config = `environments:\n  - name: prod\n    source: {path: app}\n    destination: {namespace: ${ns}}\n    syncPolicy: {automated: {prune: true}}\n`;
     const repo = makeRepo({
@@ -73,7 +74,7 @@ describe("the metrics endpoint after a sync", () => {
           reportRetryMs: { initial: 10, max: 50 },
           log,
           metrics,
-          onEvent: (e) => metrics.recordEvent(e),
+          onEvent: (e, placement) => metrics.recordEvent(e, placement),
           appStatus: follower,
         },
         (p) => {
@@ -104,12 +105,13 @@ describe("the metrics endpoint after a sync", () => {
     mock.reset();
   });
 
-  it("shows the environment's state with app and environment labels", async () => {
+  it("shows the environment's state with app, environment and placement labels", async () => {
     const text = await scrape();
+    const where = `project="",cluster="${cluster.syncwardClient.contextName}",destination_namespace="${ns}"`;
     assert.match(
       text,
       new RegExp(
-        `^syncward_app_info\\{app="${APP}",environment="prod",sync_status="Synced",health_status="Healthy"\\} 1$`,
+        `^syncward_app_info\\{app="${APP}",environment="prod",${where},sync_status="Synced",health_status="Healthy"\\} 1$`,
         "m",
       ),
     );

@@ -194,12 +194,16 @@ describe("deploy/components", () => {
     };
     const alerts = rule.spec.groups.flatMap((g) => g.rules);
     assert.deepEqual(alerts.map((a) => a.alert).sort(), [
+      "SyncwardClusterUnreachable",
       "SyncwardDegraded",
+      "SyncwardDown",
       "SyncwardDriftFight",
       "SyncwardGitHubErrors",
       "SyncwardGitHubRateLimitLow",
+      "SyncwardKubernetesErrors",
       "SyncwardOutOfSync",
       "SyncwardSyncFailing",
+      "SyncwardWebhooksSlow",
     ]);
     const dashboard = JSON.parse(readFileSync(join(DEPLOY, "grafana", "syncward.json"), "utf8")) as {
       panels: Array<{ title: string; targets: Array<{ expr: string }> }>;

@@ -199,15 +199,28 @@ describe("createMetrics", () => {
     assert.equal(sample(text, 'syncward_github_requests_total{method="GET",status="404"}'), 1);
   });
 
-  it("mirrors the Kubernetes client's request counts at scrape time", async () => {
-    const counts: Record<string, number> = { GET: 3 };
-    const m = createMetrics({ defaultMetrics: false, kubernetesRequests: () => counts });
-    assert.equal(sample(await m.registry.metrics(), 'syncward_kubernetes_requests_total{verb="GET"}'), 3);
-    counts.GET = 5;
-    counts.PATCH = 1;
+  it("mirrors the Kubernetes clients' request counts by cluster, verb and code at scrape time", async () => {
+    const own: Record<string, Record<string, number>> = { GET: { "200": 3 } };
+    const edge: Record<string, Record<string, number>> = {};
+    const m = createMetrics({
+      defaultMetrics: false,
+      kubernetesRequests: () => [
+        ["kind-main", own],
+        ["edge", edge],
+      ],
+    });
+    const series = (cluster: string, verb: string, code: string) =>
+      `syncward_kubernetes_requests_total{cluster="${cluster}",verb="${verb}",code="${code}"}`;
+    assert.equal(sample(await m.registry.metrics(), series("kind-main", "GET", "200")), 3);
+    own.GET = { "200": 5, "404": 2 };
+    own.PATCH = { "409": 1 };
+    edge.GET = { error: 4 };
     const text = await m.registry.metrics();
-    assert.equal(sample(text, 'syncward_kubernetes_requests_total{verb="GET"}'), 5);
-    assert.equal(sample(text, 'syncward_kubernetes_requests_total{verb="PATCH"}'), 1);
+    assert.equal(sample(text, series("kind-main", "GET", "200")), 5);
+    assert.equal(sample(text, series("kind-main", "GET", "404")), 2);
+    assert.equal(sample(text, series("kind-main", "PATCH", "409")), 1);
+    assert.equal(sample(text, series("edge", "GET", "error")), 4);
+    assert.equal(sample(text, series("edge", "GET", "200")), undefined);
   });
 
   it("says which clusters answer and since when one does not, at scrape time", async () => {
