@@ -292,12 +292,16 @@ describe("faults of the control plane", () => {
   });
 
   it("heals drift made while its watch was down and the API server restarted, re-listing on 410", async () => {
-    const { t, heal } = await healAcrossCut("relist", async () => {
-      // A restarted API server's watch cache starts after the edit: syncward's resourceVersion is
-      // too old to resume from (410 Gone).
-      await plane.stop("kube-apiserver");
-      await plane.start("kube-apiserver");
-    }, "watch expired (410); re-listing");
+    const { t, heal } = await healAcrossCut(
+      "relist",
+      async () => {
+        // A restarted API server's watch cache starts after the edit: syncward's resourceVersion is
+        // too old to resume from (410 Gone).
+        await plane.stop("kube-apiserver");
+        await plane.start("kube-apiserver");
+      },
+      "watch expired (410); re-listing",
+    );
     assert.equal(heal.result, "Succeeded");
     assert.deepEqual(heal.drifted, [`/ConfigMap:${t.ns}/cm-1-3 /data/tag`]);
     assert.ok(t.messages.includes("watch expired (410); re-listing"));
