@@ -88,14 +88,17 @@ describe("forbidden requests", () => {
       effectivePolicy: "Automated (Prune, SelfHeal)",
       result,
     });
+    // The table's cell is short; the errors section has the whole message, once.
     const row = out.summary.split("\n").find((l) => l.startsWith("| ClusterRole "));
-    assert.match(
-      row ?? "",
-      /forbidden: cannot list clusterroles\.rbac\.authorization\.k8s\.io at the cluster scope/,
-    );
+    assert.match(row ?? "", /reader failed: forbidden: cannot list clusterroles/);
     assert.match(
       out.summary,
-      /^- `clusterrole\.rbac\.authorization\.k8s\.io\/reader`: .*forbidden: cannot list clusterroles\.rbac\.authorization\.k8s\.io at the cluster scope/m,
+      /forbidden: cannot list clusterroles\.rbac\.authorization\.k8s\.io at the cluster scope/,
+    );
+    assert.equal(out.summary.split("at the cluster scope").length - 1, 1, "the whole message appears once");
+    assert.match(
+      out.summary,
+      /^- `clusterrole\.rbac\.authorization\.k8s\.io\/reader`:\n```\n.*at the cluster scope/m,
     );
     assert.match(out.summary, /\| ConfigMap \|.*configmap\/settings created/);
   });
