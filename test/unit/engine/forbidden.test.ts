@@ -98,7 +98,7 @@ describe("forbidden requests", () => {
     assert.equal(out.summary.split("at the cluster scope").length - 1, 1, "the whole message appears once");
     assert.match(
       out.summary,
-      /^- `clusterrole\.rbac\.authorization\.k8s\.io\/reader`:\n```\n.*at the cluster scope/m,
+      /^- `clusterrole\.rbac\.authorization\.k8s\.io\/reader`:\s*\n`{3,}[^\n]*\n[^\n]*at the cluster scope/m,
     );
     assert.match(out.summary, /\| ConfigMap \|.*configmap\/settings created/);
   });
