@@ -185,7 +185,7 @@ describe("an environment renamed in the config is judged from the revision it in
     const reply = await approve("erin", "rocket", 2002);
     assert.equal(
       reply,
-      `Approved \`${bobDocs.slice(0, 7)}\` for **production** (1/2); waiting for more approvals.`,
+      `Approved \`${bobDocs.slice(0, 7)}\` for **production** (1/2); waiting for more approvals.\n\n**Next:** another approver comments \`/approve production\`; \`/help\` lists who may.`,
     );
     const state = await rt.reconciler.store.load(instance);
     assert.deepEqual(
@@ -345,7 +345,7 @@ describe("an environment tracking release, moved by a config commit on main", ()
     const reply = await approveOn(app, "prod", RELEASE_PR, "erin", "confused", 3003);
     assert.equal(
       reply,
-      `Sorry @erin, you cannot approve **prod**: cannot read who pushed to #10's branch acme/shop:feature-10 (repository activity: 403) (the config changes on \`main\` since ${configBefore.slice(0, 7)}), so nobody can be sure they did not contribute (or set approval.allowAuthor: true). Nothing was changed.`,
+      `Sorry @erin, you cannot approve **prod**: cannot read who pushed to #10's branch acme/shop:feature-10 (repository activity: 403) (the config changes on \`main\` since ${configBefore.slice(0, 7)}), so nobody can be sure they did not contribute (or set approval.allowAuthor: true). Nothing was changed.\n\n**Next:** someone else who may approve comments \`/approve prod\`; \`/help\` lists who may.`,
     );
     assert.deepEqual((await rt.reconciler.store.load(instance)).pendingApprovals, []);
     await rt.reconciler.store.update(instance, (s) => {
@@ -358,7 +358,7 @@ describe("an environment tracking release, moved by a config commit on main", ()
     const reply = await approveOn(app, "prod", RELEASE_PR, "erin", "rocket", 3002);
     assert.equal(
       reply,
-      `Approved \`${released.slice(0, 7)}\` for **prod** (1/2); waiting for more approvals.`,
+      `Approved \`${released.slice(0, 7)}\` for **prod** (1/2); waiting for more approvals.\n\n**Next:** another approver comments \`/approve prod\`; \`/help\` lists who may.`,
     );
   });
 });

@@ -173,7 +173,7 @@ describe("who may approve a production sync", () => {
     const reply = await approve("alice", { pull: BOB_PR });
     assert.equal(
       reply,
-      `Sorry @alice, you cannot approve **prod**: you authored ${aliceProd.slice(0, 7)}, opened #1, merged #1, 3 more in what would be deployed (\`${deployed.slice(0, 7)}..${bobDocs.slice(0, 7)}\`), and nobody who contributed to a change approves its deployment (approval.allowAuthor is false). Nothing was changed.`,
+      `Sorry @alice, you cannot approve **prod**: you authored ${aliceProd.slice(0, 7)}, opened #1, merged #1, 3 more in what would be deployed (\`${deployed.slice(0, 7)}..${bobDocs.slice(0, 7)}\`), and nobody who contributed to a change approves its deployment (approval.allowAuthor is false). Nothing was changed.\n\n**Next:** someone else who may approve comments \`/approve prod\`; \`/help\` lists who may.`,
     );
     const state = await rt.reconciler.store.load(instance);
     assert.deepEqual(state.pendingApprovals, [], "no approval was recorded");
@@ -226,7 +226,7 @@ describe("who may approve a production sync", () => {
     const reply = await approve("carol", { pull: BOB_PR, permission: "read", outcome: "rocket" });
     assert.equal(
       reply,
-      `Approved \`${bobDocs.slice(0, 7)}\` for **prod** (1/2); waiting for more approvals.`,
+      `Approved \`${bobDocs.slice(0, 7)}\` for **prod** (1/2); waiting for more approvals.\n\n**Next:** another approver comments \`/approve prod\`; \`/help\` lists who may.`,
     );
     const state = await rt.reconciler.store.load(instance);
     assert.deepEqual(
@@ -246,7 +246,7 @@ describe("who may approve a production sync", () => {
     });
     assert.equal(
       reply,
-      "Sorry @dave, you cannot approve **prod**: @dave is listed as an approver but is not a collaborator of acme/shop (on a public repository anyone can read it; a listed approver must be given access to the repository). Nothing was changed.",
+      `Sorry @dave, you cannot approve **prod**: @dave is listed as an approver but is not a collaborator of acme/shop (on a public repository anyone can read it; a listed approver must be given access to the repository). Nothing was changed.\n\n**Next:** someone else who may approve comments \`/approve prod\`; \`/help\` lists who may.`,
     );
     const state = await rt.reconciler.store.load(instance);
     assert.deepEqual(state.pendingApprovals, []);
@@ -353,7 +353,7 @@ describe("who may approve a production sync", () => {
     });
     assert.equal(
       reply,
-      `Sorry @erin, you cannot approve **prod**: @erin is listed as an approver but is now a different GitHub account (id 4242424; the listed one is id ${userIdOf("erin")}); update approval.users. Nothing was changed.`,
+      `Sorry @erin, you cannot approve **prod**: @erin is listed as an approver but is now a different GitHub account (id 4242424; the listed one is id ${userIdOf("erin")}); update approval.users. Nothing was changed.\n\n**Next:** someone else who may approve comments \`/approve prod\`; \`/help\` lists who may.`,
     );
     assert.deepEqual((await rt.reconciler.store.load(instance)).pendingApprovals, []);
   });
@@ -373,7 +373,7 @@ describe("who may approve a production sync", () => {
     });
     assert.equal(
       reply,
-      `Approved \`${bobDocs.slice(0, 7)}\` for **prod** (1/2); waiting for more approvals. (approval.users lists you as @erin, your login before a rename; the approval counts because it is the same GitHub account, but update approval.users to @erin-renamed.)`,
+      `Approved \`${bobDocs.slice(0, 7)}\` for **prod** (1/2); waiting for more approvals. (approval.users lists you as @erin, your login before a rename; the approval counts because it is the same GitHub account, but update approval.users to @erin-renamed.)\n\n**Next:** another approver comments \`/approve prod\`; \`/help\` lists who may.`,
     );
     const state = await rt.reconciler.store.load(instance);
     assert.deepEqual(
@@ -419,7 +419,7 @@ describe("who may approve a production sync", () => {
     const reply = await approve("erin", { pull: BOB_PR });
     assert.equal(
       reply,
-      `Sorry @erin, you cannot approve **prod**: cannot tell who pushed \`${bobDocs.slice(0, 7)}\`: GitHub does not show syncward the repository's activity in full (403) and no push event for it has arrived (syncward learned of it by polling), so nobody can be sure they did not push it; grant syncward's GitHub App read access to the repository's activity, or approve after the push event arrives (or set approval.allowAuthor: true). Nothing was changed.`,
+      `Sorry @erin, you cannot approve **prod**: cannot tell who pushed \`${bobDocs.slice(0, 7)}\`: GitHub does not show syncward the repository's activity in full (403) and no push event for it has arrived (syncward learned of it by polling), so nobody can be sure they did not push it; grant syncward's GitHub App read access to the repository's activity, or approve after the push event arrives (or set approval.allowAuthor: true). Nothing was changed.\n\n**Next:** someone else who may approve comments \`/approve prod\`; \`/help\` lists who may.`,
     );
     assert.deepEqual((await rt.reconciler.store.load(instance)).pendingApprovals, []);
   });
@@ -535,7 +535,7 @@ describe("who may approve a production sync", () => {
       const reply = await approve("bob", { pull: pr });
       assert.equal(
         reply,
-        `Sorry @bob, you cannot approve **prod**: you authored ${bobFix.slice(0, 7)} in #3, committed ${bobFix.slice(0, 7)} in #3, pushed to #3 in what would be deployed (\`${deployed.slice(0, 7)}..${squash.slice(0, 7)}\`), and nobody who contributed to a change approves its deployment (approval.allowAuthor is false). Nothing was changed.`,
+        `Sorry @bob, you cannot approve **prod**: you authored ${bobFix.slice(0, 7)} in #3, committed ${bobFix.slice(0, 7)} in #3, pushed to #3 in what would be deployed (\`${deployed.slice(0, 7)}..${squash.slice(0, 7)}\`), and nobody who contributed to a change approves its deployment (approval.allowAuthor is false). Nothing was changed.\n\n**Next:** someone else who may approve comments \`/approve prod\`; \`/help\` lists who may.`,
       );
       assert.deepEqual((await rt.reconciler.store.load(instance)).pendingApprovals, []);
     });
@@ -612,7 +612,7 @@ describe("who may approve a production sync", () => {
       const reply = await approve("erin", { pull: pr });
       assert.equal(
         reply,
-        "Sorry @erin, you cannot approve **prod**: cannot read who pushed to #3's branch acme/shop:feature-3 (repository activity: 403), so nobody can be sure they did not contribute (or set approval.allowAuthor: true). Nothing was changed.",
+        `Sorry @erin, you cannot approve **prod**: cannot read who pushed to #3's branch acme/shop:feature-3 (repository activity: 403), so nobody can be sure they did not contribute (or set approval.allowAuthor: true). Nothing was changed.\n\n**Next:** someone else who may approve comments \`/approve prod\`; \`/help\` lists who may.`,
       );
     });
   });
@@ -676,7 +676,7 @@ describe("who may approve a production sync", () => {
     const reply = await approve("mallory", { pull: BOB_PR });
     assert.equal(
       reply,
-      `Sorry @mallory, you cannot approve **prod**: cannot tell who pushed \`${bobDocs.slice(0, 7)}\`: GitHub does not show syncward the repository's activity in full (it does not reach the last synced revision ${deployed.slice(0, 7)} within 3 pages) and no push event for it has arrived (syncward learned of it by polling), so nobody can be sure they did not push it; grant syncward's GitHub App read access to the repository's activity, or approve after the push event arrives (or set approval.allowAuthor: true). Nothing was changed.`,
+      `Sorry @mallory, you cannot approve **prod**: cannot tell who pushed \`${bobDocs.slice(0, 7)}\`: GitHub does not show syncward the repository's activity in full (it does not reach the last synced revision ${deployed.slice(0, 7)} within 3 pages) and no push event for it has arrived (syncward learned of it by polling), so nobody can be sure they did not push it; grant syncward's GitHub App read access to the repository's activity, or approve after the push event arrives (or set approval.allowAuthor: true). Nothing was changed.\n\n**Next:** someone else who may approve comments \`/approve prod\`; \`/help\` lists who may.`,
     );
     assert.deepEqual((await rt.reconciler.store.load(instance)).pendingApprovals, []);
   });
@@ -703,7 +703,7 @@ describe("who may approve a production sync", () => {
       const reply = await approve("mallory", { pull: BOB_PR });
       assert.equal(
         reply,
-        `Sorry @mallory, you cannot approve **prod**: cannot tell who pushed every commit of \`${deployed.slice(0, 7)}..${bobDocs.slice(0, 7)}\`: GitHub does not show syncward the repository's activity in full (it does not reach the last synced revision ${deployed.slice(0, 7)} within 3 pages), and the push events syncward recorded do not lead back to the last synced revision (none moved the branch to \`${malloryDirect.slice(0, 7)}\`), so whoever pushed the commits before it could be approving them; grant syncward's GitHub App read access to the repository's activity (or set approval.allowAuthor: true). Nothing was changed.`,
+        `Sorry @mallory, you cannot approve **prod**: cannot tell who pushed every commit of \`${deployed.slice(0, 7)}..${bobDocs.slice(0, 7)}\`: GitHub does not show syncward the repository's activity in full (it does not reach the last synced revision ${deployed.slice(0, 7)} within 3 pages), and the push events syncward recorded do not lead back to the last synced revision (none moved the branch to \`${malloryDirect.slice(0, 7)}\`), so whoever pushed the commits before it could be approving them; grant syncward's GitHub App read access to the repository's activity (or set approval.allowAuthor: true). Nothing was changed.\n\n**Next:** someone else who may approve comments \`/approve prod\`; \`/help\` lists who may.`,
       );
       assert.deepEqual((await rt.reconciler.store.load(instance)).pendingApprovals, []);
     });
