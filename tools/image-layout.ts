@@ -8,7 +8,8 @@
 //
 // A runtime COPY this check cannot reproduce fails it: adding a file to the image means teaching
 // the check where it comes from. What still needs a real `docker build` is listed in the Dockerfile.
-import { execFileSync, spawnSync } from "node:child_process";
+import { execFileSync, spawn, spawnSync } from "node:child_process";
+import { generateKeyPairSync, randomBytes } from "node:crypto";
 import {
   cpSync,
   existsSync,
@@ -18,7 +19,9 @@ import {
   realpathSync,
   rmSync,
   symlinkSync,
+  writeFileSync,
 } from "node:fs";
+import { createServer } from "node:net";
 import { homedir, tmpdir } from "node:os";
 import { dirname, join, posix } from "node:path";
 
@@ -209,7 +212,65 @@ function checks(tree: string): Check[] {
   ];
 }
 
-function main(): void {
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/**
+ * The image's CMD: the app starts with a throwaway key and a cluster that does not answer, its
+ * /healthz answers, and SIGTERM stops it with exit code 0. Returns a problem or undefined.
+ */
+async function checkServer(
+  cwd: string,
+  env: Record<string, string>,
+  cmd: string[],
+): Promise<string | undefined> {
+  const port = await freePort();
+  const kubeconfig = join(env.TMPDIR ?? cwd, "kubeconfig");
+  writeFileSync(
+    kubeconfig,
+    "apiVersion: v1\nkind: Config\nclusters: [{name: none, cluster: {server: 'https://127.0.0.1:9'}}]\n" +
+      "users: [{name: none, user: {token: none}}]\ncontexts: [{name: none, context: {cluster: none, user: none}}]\ncurrent-context: none\n",
+  );
+  const { privateKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
+  const child = spawn(join(env.PATH ?? "", "node"), cmd.slice(1), {
+    cwd,
+    env: {
+      ...env,
+      APP_ID: "1",
+      PRIVATE_KEY: privateKey.export({ type: "pkcs1", format: "pem" }).toString(),
+      WEBHOOK_SECRET: randomBytes(24).toString("hex"),
+      HOST: "127.0.0.1",
+      PORT: String(port),
+      KUBECONFIG: kubeconfig,
+    },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let log = "";
+  child.stdout.on("data", (d) => (log += d));
+  child.stderr.on("data", (d) => (log += d));
+  const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+  let healthy = false;
+  for (let i = 0; i < 100 && !healthy && child.exitCode === null; i++) {
+    healthy = await fetch(`http://127.0.0.1:${port}/healthz`).then(
+      (r) => r.ok,
+      () => false,
+    );
+    if (!healthy) await new Promise((r) => setTimeout(r, 200));
+  }
+  child.kill("SIGTERM");
+  const timer = setTimeout(() => child.kill("SIGKILL"), 15_000);
+  const code = await exited;
+  clearTimeout(timer);
+  if (!healthy) return `/healthz never answered\n${log}`;
+  return code === 0 ? undefined : `exit code ${code} after SIGTERM\n${log}`;
+}
+
+async function main(): Promise<void> {
   const started = Date.now();
   const stages = parseStages(readFileSync(join(ROOT, "Dockerfile"), "utf8"));
   const runtime = stages.at(-1);
@@ -248,6 +309,15 @@ function main(): void {
         `${problem ? "FAIL" : "ok  "} ${check.what}${problem ? `: ${problem}\n${out}` : ""}\n`,
       );
     }
+    // The image's CMD (exec form), node from the PATH as in the image.
+    const cmd = JSON.parse(runtime.instructions.findLast((i) => i.op === "CMD")?.args ?? "[]") as string[];
+    if (cmd[0] !== "node")
+      throw new Error(`the runtime stage's CMD ${JSON.stringify(cmd)} does not run node`);
+    const serverProblem = await checkServer(join(root, "app"), imageEnv, cmd);
+    if (serverProblem) failed++;
+    process.stdout.write(
+      `${serverProblem ? "FAIL" : "ok  "} the app (CMD): /healthz answers, SIGTERM exits 0${serverProblem ? `: ${serverProblem}` : ""}\n`,
+    );
     for (const note of notes) process.stdout.write(`note: ${note}\n`);
     process.stdout.write(
       `image layout: ${copies.length} COPY instructions assembled, ${failed} failed (${Date.now() - started} ms)\n`,
@@ -258,4 +328,4 @@ function main(): void {
   }
 }
 
-if (import.meta.main || process.argv[1] === import.meta.filename) main();
+if (import.meta.main || process.argv[1] === import.meta.filename) await main();
