@@ -171,6 +171,21 @@ describe("the Helm chart", () => {
       );
   });
 
+  it("refuses values of the wrong shape before rendering anything", () => {
+    const table: Array<[string, RegExp]> = [
+      ["impersonation=true", /at '\/impersonation': got boolean, want object/],
+      ["replicas=three", /at '\/replicas': got string, want integer/],
+      ["networkPolicy.enable=true", /networkPolicy.*enable/s],
+      ["logLevel=verbose", /at '\/logLevel'/],
+    ];
+    for (const [set, message] of table)
+      assert.throws(
+        () => chart([set]),
+        (err: Error & { stderr?: Buffer }) => message.test(String(err.stderr)),
+        set,
+      );
+  });
+
   it("seeds the operator's projects in a ConfigMap that uninstalls and upgrades keep, and none by default", () => {
     assert.equal(parse(chart([])).filter((o) => o.metadata.name === "syncward-projects").length, 0);
     const doc =
