@@ -41,7 +41,7 @@ COPY tools/cluster/versions.env tools/cluster/build.sh ./tools/cluster/
 # GOPRIVATE, GOINSECURE empty; GOFLAGS carries no -insecure).
 ENV GOPROXY=https://proxy.golang.org GOSUMDB=sum.golang.org GONOSUMDB= GOPRIVATE= GOINSECURE= \
     GOFLAGS=-mod=mod GOTOOLCHAIN=local CGO_ENABLED=0
-RUN --mount=type=cache,target=/go/pkg/mod \
+RUN --mount=type=cache,target=/go/pkg/mod --mount=type=cache,target=/root/.cache/go-build \
     set -eux; \
     . tools/cluster/versions.env; \
     sum_of() { go mod download -json "$1" | sed -n 's/.*"Sum": "\(.*\)".*/\1/p'; }; \

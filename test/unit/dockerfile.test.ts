@@ -184,6 +184,13 @@ describe("Dockerfile downloads", () => {
   it("installs npm packages from the lockfile and the built helm and kubectl into the runtime", () => {
     for (const s of stages)
       for (const run of runs(s)) assert.doesNotMatch(run, /npm (install|i) /, `stage ${s.name}`);
+    assert.ok(runs(stage("deps")).some((r) => /npm ci --omit=dev/.test(r)));
+    // npm ci checks each tarball against the lockfile's hash: every package has one.
+    const lock = JSON.parse(readFileSync(join(ROOT, "package-lock.json"), "utf8")) as {
+      packages: Record<string, { integrity?: string; link?: boolean }>;
+    };
+    for (const [path, meta] of Object.entries(lock.packages))
+      if (path && !meta.link) assert.match(meta.integrity ?? "", /^sha512-/, `${path} has an integrity hash`);
     const { copies, env } = runtimeLayout(stages.at(-1)!);
     assert.deepEqual(
       copies.filter((c) => c.from === "tools"),
