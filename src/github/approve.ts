@@ -38,7 +38,7 @@ import type { Octokit } from "./octokit.ts";
 import { isForkPull } from "./preview.ts";
 import { chainBreak } from "./push-chain.ts";
 import { fetchRange, RangeTooLong } from "./range.ts";
-import { deployedCommitGone, rewrittenNote } from "./rewritten-history.ts";
+import { deployedCommitGone, earlierDeployed, noSharedHistory, rewrittenNote } from "./rewritten-history.ts";
 import type { RepoRuntime } from "./runtime.ts";
 
 export interface Approver extends GitHubUser {
@@ -161,8 +161,10 @@ export async function approveAs(
       // A force push took the deployed commit out of the branch's history: no range starts
       // there, and the pending commit is judged as a whole new release (rewritten-history.ts).
       if (!deployedCommitGone(err, from)) throw err;
-      rewritten = rewrittenNote(name, from ?? "", revision, branch);
-      range = await fetchRange(gh, rt.ref, undefined, revision, branch);
+      const found = await rangeFromEarlier(gh, rt.ref, state.history, from ?? "", revision, branch);
+      if (!found) return refuse(noSharedHistory(name, from ?? "", revision, branch), revision);
+      rewritten = rewrittenNote(name, from ?? "", found.base, revision, branch);
+      range = found.range;
     }
     range.pulls.push(...extraPulls);
     // Who pushed the revisions of the range: GitHub's repository activity, and the push webhooks
@@ -310,4 +312,27 @@ async function refusalUnder(
         note: `(approval.users lists you as @${listing.listedAs}, your login before a rename; the approval counts because it is the same GitHub account, but update approval.users to @${who.login}.)`,
       }
     : {};
+}
+
+/**
+ * The range from the newest commit the environment ran before the deployed one that GitHub can
+ * still compare with the pending commit; undefined when none can (an orphan history, or every
+ * earlier commit gone as well), so that nothing is approved without a range to judge.
+ */
+async function rangeFromEarlier(
+  gh: Octokit,
+  repo: RepoRuntime["ref"],
+  history: ReadonlyArray<{ revision: string; result: string; dryRun?: boolean }>,
+  gone: string,
+  revision: string,
+  branch: string,
+): Promise<{ base: string; range: Awaited<ReturnType<typeof fetchRange>> } | undefined> {
+  for (const base of earlierDeployed(history, gone)) {
+    try {
+      return { base, range: await fetchRange(gh, repo, base, revision, branch) };
+    } catch (err) {
+      if (!deployedCommitGone(err, base)) throw err;
+    }
+  }
+  return undefined;
 }

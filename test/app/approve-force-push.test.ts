@@ -1,8 +1,10 @@
 // `/approve` when the commit an environment runs is gone from its branch (a force push rewrote
-// `main`): GitHub's compare of the deployed commit with the pending one is a 404. The reply says
-// the deployed commit is gone and approves the pending commit as a whole new release, judged as a
-// first deployment is, instead of "could not be run: Not Found (404)". The state is the
-// environment's as the reconciler would hold it; every request goes to the OpenAPI-validated mock.
+// `main`): GitHub's compare of the deployed commit with the pending one is a 404. The range then
+// starts at the newest commit the environment ran before that still shares history with the
+// pending one, so the rewritten commits and whoever force-pushed them count; with none (an orphan
+// history) no approval is accepted. The reply says what happened instead of "could not be run: Not
+// Found (404)". The state is the environment's as the reconciler would hold it; every request goes
+// to the OpenAPI-validated mock.
 import assert from "node:assert/strict";
 import { afterEach, describe, it } from "node:test";
 import { parseConfig } from "../../src/config/load.ts";
@@ -24,7 +26,9 @@ const CONFIG = `environments:
     production: true
     approval: {minimum: 1}
 `;
+const EARLIER = fakeSha("deployed a week ago");
 const DEPLOYED = fakeSha("deployed before the force push");
+const REWRITTEN = fakeSha("the force-pushed commit");
 const PENDING = fakeSha("head after the force push");
 
 const mock = mockGitHub();
@@ -40,6 +44,16 @@ function runtime(): { rt: RepoRuntime; approved: Array<{ revision: string; base:
     ...defaultState(instance),
     lastSyncedRevision: DEPLOYED,
     deployedRules: { revision: DEPLOYED, ...guardsOf(env) },
+    history: [EARLIER, DEPLOYED].map((revision, i) => ({
+      id: i + 1,
+      revision,
+      trigger: "push",
+      actor: "dave",
+      startedAt: "2024-04-01T12:00:00Z",
+      finishedAt: "2024-04-01T12:00:05Z",
+      result: "Succeeded",
+      message: "synced",
+    })) as EnvironmentState["history"],
     pendingSync: {
       revision: PENDING,
       trigger: "push",
@@ -74,7 +88,7 @@ function runtime(): { rt: RepoRuntime; approved: Array<{ revision: string; base:
 const gh = () => new TestOctokit({ auth: "test-token" }) as unknown as Octokit;
 
 describe("/approve after a force push took the deployed commit out of main", () => {
-  it("says the deployed commit is gone and approves the pending commit as a whole new release", async () => {
+  it("counts from the commit prod ran before: the rewritten commits and the force push are in the range", async () => {
     const { rt, approved } = runtime();
     mockReactions(mock, 1001, "rocket");
     mockPermission(mock, "carol", "write");
@@ -82,32 +96,26 @@ describe("/approve after a force push took the deployed commit out of main", () 
       .get(`${REPO_PATH}/pulls/7`)
       .reply(
         200,
-        apiPull({ number: 7, author: "mallory", mergedBy: "mallory", commits: [], mergeCommit: PENDING }),
+        apiPull({ number: 7, author: "dave", mergedBy: "dave", commits: [], mergeCommit: PENDING }),
       );
     // GitHub's compare of the deployed commit with the pending one: the deployed one is gone.
-    mock.api
-      .get(`${REPO_PATH}/compare/${DEPLOYED}...${PENDING}`)
-      .query(true)
-      .reply(404, { message: "Not Found", documentation_url: "https://docs.github.com/rest" });
-    // Then the pending commit alone, with its pull request, and who force-pushed main to it.
+    gone(DEPLOYED);
+    // From the commit prod ran before: the force-pushed commit and the pending one, and who moved main.
     mockRange(mock, {
+      base: EARLIER,
       head: PENDING,
-      commits: [{ sha: PENDING, author: "mallory" }],
+      commits: [
+        { sha: REWRITTEN, author: "mallory" },
+        { sha: PENDING, author: "dave" },
+      ],
       pulls: [],
-      pushes: [{ after: PENDING, actor: "mallory", kind: "force_push" }],
+      pushes: [
+        { after: PENDING, actor: "dave" },
+        { after: REWRITTEN, actor: "mallory", kind: "force_push" },
+      ],
     });
     const reply = mockReply(mock, 7);
-    await handleCommentCommands(rt, gh(), {
-      commentId: 1001,
-      body: "/approve prod",
-      login: "carol",
-      userId: 3001,
-      senderType: "User",
-      pullNumber: 7,
-      author: "mallory",
-      authorId: 3002,
-      merged: true,
-    });
+    await handleCommentCommands(rt, gh(), command("carol", 3001));
     mock.assertDone();
     assert.deepEqual(approved, [{ revision: PENDING, base: DEPLOYED }]);
     const body = reply.body();
@@ -115,12 +123,12 @@ describe("/approve after a force push took the deployed commit out of main", () 
     assert.match(body, /^Approved `[0-9a-f]{7}` for \*\*prod\*\* \(1\/1\); deploying\./);
     assert.match(
       body,
-      /\*\*prod\*\* runs `[0-9a-f]{7}`, which is no longer in the history of `main` \(a force push rewrote the branch\), so there are no commits to count from it: an approval covers `[0-9a-f]{7}` as a whole new release \(everything it renders\)/,
+      /\*\*prod\*\* runs `[0-9a-f]{7}`, which is no longer in the history of `main` \(a force push rewrote the branch\), so the approval is judged on every commit since `[0-9a-f]{7}`/,
     );
     assert.match(body, /\n\n\*\*Next:\*\* the check run `syncward \/ prod` shows the deployment\.$/);
   });
 
-  it("the force-pusher still cannot approve what they pushed", async () => {
+  it("whoever force-pushed a commit of the range cannot approve it, even when someone else pushed on top", async () => {
     const { rt, approved } = runtime();
     mockReactions(mock, 1001, "confused");
     mockPermission(mock, "mallory", "write");
@@ -130,31 +138,70 @@ describe("/approve after a force push took the deployed commit out of main", () 
         200,
         apiPull({ number: 7, author: "dave", mergedBy: "dave", commits: [], mergeCommit: PENDING }),
       );
-    mock.api
-      .get(`${REPO_PATH}/compare/${DEPLOYED}...${PENDING}`)
-      .query(true)
-      .reply(404, { message: "Not Found", documentation_url: "https://docs.github.com/rest" });
+    gone(DEPLOYED);
     mockRange(mock, {
+      base: EARLIER,
       head: PENDING,
-      commits: [{ sha: PENDING, author: "dave" }],
+      commits: [
+        { sha: REWRITTEN, author: "dave" },
+        { sha: PENDING, author: "dave" },
+      ],
       pulls: [],
-      pushes: [{ after: PENDING, actor: "mallory", kind: "force_push" }],
+      pushes: [
+        { after: PENDING, actor: "dave" },
+        { after: REWRITTEN, actor: "mallory", kind: "force_push" },
+      ],
     });
     const reply = mockReply(mock, 7);
-    await handleCommentCommands(rt, gh(), {
-      commentId: 1001,
-      body: "/approve prod",
-      login: "mallory",
-      userId: userIdOf("mallory"),
-      senderType: "User",
-      pullNumber: 7,
-      author: "dave",
-      authorId: 3003,
-      merged: true,
-    });
+    await handleCommentCommands(rt, gh(), command("mallory", userIdOf("mallory")));
     mock.assertDone();
     assert.deepEqual(approved, []);
     assert.match(reply.body(), /^Sorry @mallory, you cannot approve \*\*prod\*\*: you .*pushed/);
     assert.match(reply.body(), /no longer in the history of `main`/);
   });
+
+  it("an orphan history (no commit prod ran shares history with it) is approved by nobody", async () => {
+    const { rt, approved } = runtime();
+    mockReactions(mock, 1001, "confused");
+    mockPermission(mock, "carol", "write");
+    mock.api
+      .get(`${REPO_PATH}/pulls/7`)
+      .reply(
+        200,
+        apiPull({ number: 7, author: "dave", mergedBy: "dave", commits: [], mergeCommit: PENDING }),
+      );
+    gone(DEPLOYED);
+    gone(EARLIER);
+    const reply = mockReply(mock, 7);
+    await handleCommentCommands(rt, gh(), command("carol", 3001));
+    mock.assertDone();
+    assert.deepEqual(approved, []);
+    assert.match(
+      reply.body(),
+      /^Sorry @carol, you cannot approve \*\*prod\*\*: .*no commit prod ran before shares history with `[0-9a-f]{7}`, so nobody can tell which commits are new/,
+    );
+    assert.match(reply.body(), /syncward app sync prod --revision/);
+  });
 });
+
+/** GitHub's compare of `base` with the pending commit: 404, `base` is gone from the history. */
+function gone(base: string): void {
+  mock.api
+    .get(`${REPO_PATH}/compare/${base}...${PENDING}`)
+    .query(true)
+    .reply(404, { message: "Not Found", documentation_url: "https://docs.github.com/rest" });
+}
+
+function command(login: string, userId: number) {
+  return {
+    commentId: 1001,
+    body: "/approve prod",
+    login,
+    userId,
+    senderType: "User" as const,
+    pullNumber: 7,
+    author: "dave",
+    authorId: 3003,
+    merged: true,
+  };
+}
