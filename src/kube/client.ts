@@ -83,12 +83,15 @@ export class KubeClient {
    * SOCKS5), used for every request and watch instead of the direct pools above.
    */
   private readonly proxyAgent?: HttpAgent;
+  /** The same for watches, uncapped: they hold their tunnel for minutes and would starve requests. */
+  private readonly watchProxyAgent?: HttpAgent;
   private readonly http2?: Http2Streams;
   /** Impersonate-User of every write; reads and watches keep the client's own identity. */
   private writeAs?: string;
   private origin?: KubeClient;
   private readonly timeoutMs: number;
   private probing?: NodeJS.Timeout;
+  private stopProbing?: () => void;
 
   private constructor(
     readonly kubeconfig: Kubeconfig,
@@ -98,11 +101,12 @@ export class KubeClient {
     const maxSockets = options.maxSockets ?? 32;
     this.timeoutMs = options.timeoutMs ?? 30_000;
     this.proxyAgent = kubeconfig.proxyAgent(maxSockets);
+    this.watchProxyAgent = kubeconfig.proxyAgent();
     if ((options.http2Watches ?? true) && server.protocol === "https:")
       this.http2 = new Http2Streams(server.origin, options.http2Liveness, (m) => this.reachability.failed(m));
     // During an outage the server is asked every few seconds whether it is back, so that its
     // environments resume within seconds whatever their watches' backoff and poll interval.
-    this.reachability.onChange((outage) => {
+    this.stopProbing = this.reachability.onChange((outage) => {
       clearInterval(this.probing);
       this.probing = undefined;
       if (!outage) return;
@@ -161,10 +165,13 @@ export class KubeClient {
   }
 
   close(): void {
+    // A request failing as the agents close must not start probing a closed client.
+    this.stopProbing?.();
     clearInterval(this.probing);
     this.agent.destroy();
     this.watchAgent.destroy();
     this.proxyAgent?.destroy();
+    this.watchProxyAgent?.destroy();
     this.http2?.close();
   }
 
@@ -493,7 +500,7 @@ export class KubeClient {
     const send = url.protocol === "http:" ? httpRequest : httpsRequest;
     return send(
       url,
-      { ...auth, method: "GET", agent: this.proxyAgent ?? this.watchAgent, headers },
+      { ...auth, method: "GET", agent: this.watchProxyAgent ?? this.watchAgent, headers },
       onResponse,
     );
   }

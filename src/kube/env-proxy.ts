@@ -1,8 +1,9 @@
 // HTTPS_PROXY, HTTP_PROXY and NO_PROXY for API servers, read as kubectl reads them (Go's
 // httpproxy.FromEnvironment): the upper-case name first, then the lower-case one; a value without
 // a scheme is an http:// proxy; localhost and loopback addresses are never proxied; NO_PROXY is a
-// comma-separated list of `*`, hosts, domains (`example.com` and `.example.com` both cover
-// subdomains), IP addresses and CIDR ranges, each optionally with a port. A kubeconfig's
+// comma-separated list of `*`, hosts, domains (`example.com` covers it and its subdomains,
+// `.example.com` and `*.example.com` its subdomains only), IP addresses and CIDR ranges, each
+// optionally with a port. A kubeconfig's
 // `proxy-url` takes precedence over all of it (the caller decides that).
 import { BlockList, isIP } from "node:net";
 import { parseProxyUrl } from "./proxy-agent.ts";
@@ -26,10 +27,24 @@ function defaultPort(url: URL): string {
   return url.port || (url.protocol === "https:" ? "443" : "80");
 }
 
+const LOOPBACK = new BlockList();
+LOOPBACK.addSubnet("127.0.0.0", 8, "ipv4");
+LOOPBACK.addAddress("::1", "ipv6");
+LOOPBACK.addSubnet("::ffff:127.0.0.0", 104, "ipv6");
+
 function isLoopback(host: string): boolean {
-  if (host === "localhost" || host.endsWith(".localhost")) return true;
-  if (isIP(host) === 4) return host.startsWith("127.");
-  return host === "::1";
+  if (host === "localhost") return true;
+  const family = isIP(host);
+  return family !== 0 && LOOPBACK.check(host, family === 4 ? "ipv4" : "ipv6");
+}
+
+/** Two IP addresses are one (`2001:db8::1` is `2001:db8:0:0::1`). */
+function sameIp(a: string, b: string): boolean {
+  const family = isIP(a);
+  if (family === 0 || family !== isIP(b)) return false;
+  const list = new BlockList();
+  list.addAddress(a, family === 4 ? "ipv4" : "ipv6");
+  return list.check(b, family === 4 ? "ipv4" : "ipv6");
 }
 
 /** One NO_PROXY entry against the server's host and port. */
@@ -61,9 +76,10 @@ function entryMatches(entry: string, host: string, port: string): boolean {
     }
   }
   if (wantPort && wantPort !== port) return false;
-  if (isIP(name)) return name === host;
-  const domain = name.replace(/^\*?\./, "");
-  return host === domain || host.endsWith(`.${domain}`);
+  if (isIP(name)) return sameIp(name, host);
+  // As Go: a leading dot (or `*.`) covers subdomains only; a bare name, itself and its subdomains.
+  if (name.startsWith("*.") || name.startsWith(".")) return host.endsWith(name.slice(name.indexOf(".")));
+  return host === name || host.endsWith(`.${name}`);
 }
 
 /** Whether NO_PROXY (or loopback) keeps `server` off the proxy. */

@@ -16,7 +16,8 @@ export function parseProxyUrl(value: string, at: string): URL {
   try {
     url = new URL(value);
   } catch {
-    throw new Error(`${at}: proxy-url "${value}" is not a URL`);
+    // Never the value itself: it may carry a password, and this message can reach a check run.
+    throw new Error(`${at}: proxy-url is not a URL`);
   }
   if (!PROXY_SCHEMES.includes(url.protocol)) {
     throw new Error(`${at}: proxy-url scheme "${url.protocol}" is not supported (use http, https or socks5)`);

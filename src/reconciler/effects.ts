@@ -189,7 +189,9 @@ export class EnvironmentEffects {
     message: string,
   ): Promise<SyncOutcome> {
     const outcome = outcomeWithoutWork(head, "Error", `${message}; nothing was applied`);
-    if (state.lastError?.revision === head && state.lastError.message === message) return outcome;
+    // One entry per problem, not per flap: an outage's start time is not part of what it is.
+    const gist = (m: string) => m.replace(/ unreachable since \S+ \(.*\)$/, " unreachable");
+    if (state.lastError?.revision === head && gist(state.lastError.message) === gist(message)) return outcome;
     const now = new Date().toISOString();
     await this.record(trigger, actor, outcome, (s) => {
       s.lastError = { revision: head, message, at: now };

@@ -23,6 +23,7 @@ import { EnvironmentEffects } from "./effects.ts";
 import type { Emit } from "./events.ts";
 import type { GateDecision } from "./gate-decision.ts";
 import { findOrphans, mayBeOrphan, type Orphan, RISKY_KINDS } from "./orphans.ts";
+import { OutageBackoff } from "./outage-backoff.ts";
 import type { PassSlots } from "./pass-slots.ts";
 import { effectivePolicy } from "./policy.ts";
 import { bindsRender, deployedRenderMoved, renderSeen } from "./render-binding.ts";
@@ -135,6 +136,10 @@ export class EnvironmentController {
   orphans: Orphan[] = [];
   /** The next nudge comes from the poll timer (see nudge). */
   private fromTimer = false;
+  /** A pass is running (an outage it meets is reported by its own failure). */
+  private passing = false;
+  /** Backoff of the machine's passes after passes that failed for want of answers. */
+  private readonly outageBackoff = new OutageBackoff();
   /** Only the poll timer asked for the queued pass: it may be a quiet one. */
   private queuedQuiet = false;
   /**
@@ -247,9 +252,12 @@ export class EnvironmentController {
     }
     const outage = client.reachability.current;
     if (!outage) return undefined;
+    return `cluster ${this.clusterName(client)} unreachable since ${new Date(outage.since).toISOString()} (${outage.error})`;
+  }
+
+  private clusterName(client: KubeClient): string {
     const d = this.o.env.destination;
-    const name = d.cluster ?? d.context ?? (d.inCluster ? "in-cluster" : client.contextName);
-    return `cluster ${name} unreachable since ${new Date(outage.since).toISOString()} (${outage.error})`;
+    return d.cluster ?? d.context ?? (d.inCluster ? "in-cluster" : client.contextName);
   }
 
   /**
@@ -260,8 +268,13 @@ export class EnvironmentController {
   private async reportOutage(trigger: Trigger, actor: string, err: unknown): Promise<boolean> {
     if (!(err instanceof KubeConnectionError)) return false;
     const found = this.destination();
-    const problem = "client" in found ? await this.unreachable(found.client) : undefined;
-    if (!problem) return false;
+    if (!("client" in found)) return false;
+    this.outageBackoff.failed();
+    // A server that answers /version but not every request (etcd down, an aggregated API, one bad
+    // backend) is no better known: the environment reads Unknown all the same.
+    const problem =
+      (await this.unreachable(found.client)) ??
+      `cluster ${this.clusterName(found.client)} did not answer every request of a pass (${err.code ?? "no answer"})`;
     try {
       const state = await this.o.store.load(this.instance);
       const head = await this.o.source.head(this.o.env.source.branch);
@@ -290,8 +303,9 @@ export class EnvironmentController {
     if (!("client" in found)) return;
     // The cluster stopped answering (a request, a watch's PING) or answers again (a watch
     // reconnected, a probe): a pass at once, which reports the outage, or reads everything afresh.
-    this.stopReachability = found.client.reachability.onChange(() => {
-      if (this.looping) this.nudge("poll", "syncward");
+    // (Not while a pass runs: its own failure reports the outage.)
+    this.stopReachability = found.client.reachability.onChange((outage) => {
+      if (this.looping && (!outage || !this.passing)) this.nudge("poll", "syncward");
     });
     this.watcher = new ManagedWatch(
       found.client,
@@ -323,6 +337,7 @@ export class EnvironmentController {
     this.watcher = this.undeclared = this.watchingOn = undefined;
     this.stopReachability?.();
     this.stopReachability = undefined;
+    this.outageBackoff.reset();
     this.stopStateWatch?.();
     this.stopStateWatch = undefined;
     this.settled = undefined;
@@ -338,6 +353,12 @@ export class EnvironmentController {
   /** Asks for a pass soon; passes never overlap and nudges during one coalesce into the next. */
   nudge(trigger: Trigger, actor: string, named?: ReadonlySet<string>): void {
     if (this.stopped || this.o.standby?.()) return;
+    // After passes that failed for want of answers, the machine's own passes wait their turn.
+    if (
+      (trigger === "poll" || trigger === "selfHeal") &&
+      this.outageBackoff.defer(() => this.nudge("poll", actor))
+    )
+      return;
     const first = !this.queued;
     this.queuedQuiet = this.fromTimer && (first || this.queuedQuiet);
     // A pass only watch events asked for may look at just what they named; anything else looks everywhere.
@@ -379,7 +400,9 @@ export class EnvironmentController {
       if (!q || this.stopped) return;
       if (quiet && (await this.quiet())) return;
       const where = { kind: "reconcile", instance: this.instance, env: this.o.env.name } as const;
+      this.passing = true;
       await timed(where, () => this.pass(q.trigger, q.actor, named));
+      this.outageBackoff.reset();
     } catch (err) {
       if (this.stopped)
         this.o.log.info(
@@ -389,6 +412,7 @@ export class EnvironmentController {
       else if (!(q && (await this.reportOutage(q.trigger, q.actor, err))))
         this.o.log.error({ err, instance: this.instance }, "reconcile pass failed");
     } finally {
+      this.passing = false;
       release?.();
     }
   }

@@ -2,6 +2,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { bypassesProxy, proxyFromEnvironment } from "../../../src/kube/env-proxy.ts";
+import { parseProxyUrl } from "../../../src/kube/proxy-agent.ts";
 
 const PROXY = "http://proxy.corp:3128";
 
@@ -48,6 +49,17 @@ describe("proxyFromEnvironment", () => {
     { name: "loopback is never proxied", server: "https://127.0.0.1:6443", env: { HTTPS_PROXY: PROXY } },
     { name: "localhost is never proxied", server: "https://localhost:6443", env: { HTTPS_PROXY: PROXY } },
     {
+      name: "an IPv4-mapped loopback address is loopback too",
+      server: "https://[::ffff:127.0.0.1]:6443",
+      env: { HTTPS_PROXY: PROXY },
+    },
+    {
+      name: "a name under .localhost is a name like any other (as in Go)",
+      server: "https://api.localhost:6443",
+      env: { HTTPS_PROXY: PROXY },
+      want: PROXY,
+    },
+    {
       name: "NO_PROXY=* turns it off",
       server: "https://k8s.corp",
       env: { HTTPS_PROXY: PROXY, NO_PROXY: "*" },
@@ -78,7 +90,9 @@ describe("bypassesProxy (NO_PROXY)", () => {
     ["https://api.prod.corp:6443", "corp", true],
     ["https://api.prod.corp:6443", ".corp", true],
     ["https://api.prod.corp:6443", "*.corp", true],
-    ["https://corp:6443", ".corp", true],
+    ["https://corp:6443", ".corp", false],
+    ["https://corp:6443", "*.corp", false],
+    ["https://corp:6443", "corp", true],
     ["https://notcorp:6443", "corp", false],
     ["https://api.prod.corp:6443", "prod.corp:6443", true],
     ["https://api.prod.corp:6443", "prod.corp:443", false],
@@ -89,6 +103,7 @@ describe("bypassesProxy (NO_PROXY)", () => {
     ["https://[fd00::1]:6443", "fd00::/8", true],
     ["https://[fd00::1]:6443", "[fd00::1]:6443", true],
     ["https://[fd00::1]:6443", "fd00::2", false],
+    ["https://[2001:db8::1]:6443", "2001:db8:0:0::1", true],
     ["https://k8s.corp", " other.example , K8S.corp ", true],
     ["https://k8s.corp", "", false],
     ["https://k8s.corp", "10.0.0.0/8", false],
@@ -98,4 +113,14 @@ describe("bypassesProxy (NO_PROXY)", () => {
       assert.equal(bypassesProxy(new URL(server), noProxy), bypass);
     });
   }
+});
+
+describe("parseProxyUrl (a kubeconfig's proxy-url)", () => {
+  it("names the field, never the value, which may carry a password", () => {
+    assert.throws(
+      () => parseProxyUrl("http://user:s3cret@proxy:999999", 'kubeconfig: cluster "prod"'),
+      (err: Error) =>
+        /cluster "prod": proxy-url is not a URL/.test(err.message) && !err.message.includes("s3cret"),
+    );
+  });
 });
