@@ -62,13 +62,16 @@ export function escapeHtml(text: string): string {
 const MENTION = /(?<![A-Za-z0-9_])@[A-Za-z0-9][A-Za-z0-9-]*(?:\/[A-Za-z0-9][\w.-]*)?/g;
 
 /**
- * `text` as plain inline text: `&`, `<` and `>` as entities, backticks escaped (so it opens no
- * code span of its own) and every would-be @-mention in a code span, where GitHub neither links
+ * `text` as plain inline text: `&`, `<` and `>` as entities, backslashes, backticks, brackets and
+ * emphasis marks escaped (so it opens no code span, link, image or emphasis of its own) and every
+ * would-be @-mention in a code span, where GitHub neither links
  * nor notifies it. (An entity such as `&#64;` is not enough: it is decoded before mentions are
  * looked for.)
  */
 export function inertInline(text: string): string {
-  const plain = (t: string) => escapeHtml(t).replaceAll("`", "\\`");
+  // The backslash first (or `\\\`` would leave a live backtick), then what opens a code span, a
+  // link or an image (`[text](url)` in a status message would be a live link), or emphasis.
+  const plain = (t: string) => escapeHtml(t).replace(/[\\`[\]*_~]/g, (c) => `\\${c}`);
   let out = "";
   let last = 0;
   for (const m of text.matchAll(MENTION)) {

@@ -7,6 +7,7 @@
 // orphan history, nothing tells what is new, and no approval is accepted. While GitHub still has
 // the old commit, the compare counts from the merge base of both.
 import { statusOf } from "./github-errors.ts";
+import { codeSpan } from "./markdown.ts";
 
 const short = (sha: string) => sha.slice(0, 7);
 
@@ -25,7 +26,7 @@ export function rewrittenNote(
   pending: string,
   branch: string,
 ): string {
-  return `**${env}** runs \`${short(deployed)}\`, which is no longer in the history of \`${branch}\` (a force push rewrote the branch), so the approval is judged on every commit since \`${short(earlier)}\`, which ${env} ran before and which shares history with \`${short(pending)}\`: whoever wrote, merged or pushed any of them, the force push included, does not approve.`;
+  return `**${env}** runs \`${short(deployed)}\`, which is no longer in the history of ${codeSpan(branch)} (a force push rewrote the branch), so the approval is judged on every commit since \`${short(earlier)}\`, which ${env} ran before and which shares history with \`${short(pending)}\`: whoever wrote, merged or pushed any of them, the force push included, does not approve.`;
 }
 
 /**
@@ -52,5 +53,5 @@ export function earlierDeployed(
 
 /** The refusal when no deployed commit shares history with the pending one: nothing tells what is new. */
 export function noSharedHistory(env: string, deployed: string, pending: string, branch: string): string {
-  return `**${env}** runs \`${short(deployed)}\`, which is no longer in the history of \`${branch}\` (a force push rewrote the branch), and no commit ${env} ran before shares history with \`${short(pending)}\`, so nobody can tell which commits are new or who contributed them; an operator deploys it with \`syncward app sync ${env} --revision ${short(pending)}\`, or the environment sets approval.allowAuthor: true`;
+  return `**${env}** runs \`${short(deployed)}\`, which is no longer in the history of ${codeSpan(branch)} (a force push rewrote the branch), and no commit ${env} ran before shares history with \`${short(pending)}\`, so nobody can tell which commits are new or who contributed them; an operator deploys it with \`syncward app sync ${env} --revision ${short(pending)}\`, or the environment sets approval.allowAuthor: true`;
 }
