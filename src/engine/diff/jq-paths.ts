@@ -12,7 +12,7 @@ import {
   pathProgram,
   readResult,
 } from "./jq-program.ts";
-import { resolveTokens } from "./json-pointer.ts";
+import { getAt, resolveTokens } from "./json-pointer.ts";
 import type { Path } from "./types.ts";
 
 /** Expressions known to compile, and the reason those that cannot run fail (newest 500 of each). */
@@ -81,25 +81,35 @@ function evaluate(expression: string, inputs: string[]): InputResult[] {
   return lines.map(readResult);
 }
 
-/** A jq path, slices expanded to the list positions they cover, resolved against `input`. */
+type Slice = { start: number | null; end: number | null };
+
+/**
+ * A jq path resolved against `input`. A slice is a list of its own in jq: an index after it counts
+ * from the slice's start; a slice at the end stands for every position it covers.
+ */
 function concrete(input: unknown, tokens: readonly PathToken[]): Path[] {
   const at = tokens.findIndex((t) => typeof t === "object");
   if (at < 0) {
     const path = resolveTokens(input, tokens as Array<string | number>);
     return path ? [path] : [];
   }
-  const head = resolveTokens(input, tokens.slice(0, at) as Array<string | number>);
-  if (!head) return [];
-  let list: unknown = input;
-  for (const t of head) list = (list as Record<string | number, unknown>)[t];
-  if (!Array.isArray(list)) return [];
-  const slice = tokens[at] as { start: number | null; end: number | null };
+  const head = tokens.slice(0, at) as Array<string | number>;
+  const list = getAt(input, resolveTokens(input, head) ?? []);
+  if (!resolveTokens(input, head) || !Array.isArray(list)) return [];
+  const slice = tokens[at] as Slice;
   const clamp = (n: number) => Math.max(0, Math.min(list.length, n < 0 ? list.length + n : n));
-  const out: Path[] = [];
-  for (let i = clamp(slice.start ?? 0); i < clamp(slice.end ?? list.length); i++) {
-    out.push(...concrete(input, [...head, i, ...tokens.slice(at + 1)]));
+  const start = clamp(slice.start ?? 0);
+  const end = Math.max(start, clamp(slice.end ?? list.length));
+  const next = tokens[at + 1];
+  if (next === undefined) {
+    const out: Path[] = [];
+    for (let i = start; i < end; i++) out.push(...concrete(input, [...head, i]));
+    return out;
   }
-  return out;
+  if (typeof next !== "number") return [];
+  const index = next < 0 ? end + next : start + next;
+  if (index < start || index >= end) return [];
+  return concrete(input, [...head, index, ...tokens.slice(at + 2)]);
 }
 
 /**

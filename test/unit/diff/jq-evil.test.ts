@@ -7,7 +7,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { compareObjects, IgnoreRuleError } from "../../../src/engine/diff/index.ts";
-import { fixture, FIXTURES, rule } from "./fixtures.ts";
+import { FIXTURES, fixture, rule } from "./fixtures.ts";
 
 const DIR = join(FIXTURES, "jq-evil");
 const desired = fixture("deployment.desired.yaml");
@@ -28,12 +28,17 @@ describe("hostile jqPathExpressions", () => {
   for (const c of cases) {
     it(`${c.name}: refused with a message naming the rule`, () => {
       const started = Date.now();
-      const rules = [rule({ group: "apps", kind: "Deployment", name: "web", jqPathExpressions: [c.expression] })];
+      const rules = [
+        rule({ group: "apps", kind: "Deployment", name: "web", jqPathExpressions: [c.expression] }),
+      ];
       assert.throws(
         () => compareObjects(desired, scaled, { ignoreDifferences: rules }),
         (err: unknown) => {
           assert.ok(err instanceof IgnoreRuleError, String(err));
-          assert.match(err.message, /^ignoreDifferences\[0\] \(group apps, kind Deployment, name web\): jqPathExpressions /);
+          assert.match(
+            err.message,
+            /^ignoreDifferences\[0\] \(group apps, kind Deployment, name web\): jqPathExpressions /,
+          );
           assert.match(err.message, c.expect);
           assert.ok(!err.message.includes(process.env.HOME ?? "\0"), "no environment value in the message");
           return true;
