@@ -11,7 +11,7 @@ export const JQ_DEADLINE_MS = 1000;
 const STARTUP_MS = 15_000;
 
 export type JqOutcome =
-  | { kind: "done"; status: number; stdout: string; stderr: string; overflow: boolean }
+  | { kind: "done"; status: number; stdout: string; stderr: string; overflow: boolean; retire: boolean }
   | { kind: "timeout" }
   | { kind: "crashed"; message: string };
 
@@ -79,5 +79,6 @@ export function runJq(program: string, input: string, deadlineMs = JQ_DEADLINE_M
     stop(e);
     return { kind: "crashed", message: answer.kind === "crashed" ? answer.message : "unexpected answer" };
   }
+  if (answer.retire) stop(e);
   return answer;
 }

@@ -17,17 +17,26 @@ export interface JqRequest {
 }
 export type JqResponse =
   | { kind: "ready" }
-  | { kind: "done"; status: number; stdout: string; stderr: string; overflow: boolean }
+  | { kind: "done"; status: number; stdout: string; stderr: string; overflow: boolean; retire: boolean }
   | { kind: "crashed"; message: string };
 
 /** Heap the evaluation may use (jq-wasm's own build allows 256 MB). */
 export const HEAP_BYTES = 128 * 1024 * 1024;
+/** A thread whose heap has grown past this is replaced after its answer. */
+const RETIRE_BYTES = 32 * 1024 * 1024;
 /** Output beyond this is not kept (the program prints one array of paths, capped in count). */
 const OUTPUT_BYTES = 16 * 1024 * 1024;
 const ERROR_BYTES = 64 * 1024;
 
 const IO_GLOBAL = "__syncwardJqIo";
 export const PATCHES: Array<[from: string, to: string]> = [
+  // callMain is meant to run once: it leaves argv on the stack. Put the stack pointer back after
+  // each run (the build exports no stackRestore; stackAlloc(negative) moves the pointer up), and
+  // say how large the heap has grown, so that a thread jq's allocations have grown is retired.
+  [
+    'Module["callMain"] = callMain;',
+    'Module["callMain"] = (args) => { var sp = stackAlloc(0); try { return callMain(args); } finally { stackAlloc(stackAlloc(0) - sp); } }; Module["heapBytes"] = () => HEAPU8.length;',
+  ],
   ["var getHeapMax = () => 268435456;", `var getHeapMax = () => ${HEAP_BYTES};`],
   // Its messages (an abort's) stay in the thread instead of the app's log; the three per-byte stream callbacks.
   [
@@ -56,6 +65,7 @@ export interface WorkerSettings {
   ioGlobal: string;
   outputBytes: number;
   errorBytes: number;
+  retireBytes: number;
   port: unknown;
   flag: SharedArrayBuffer;
 }
@@ -108,6 +118,7 @@ function workerMain(require: NodeJS.Require): void {
 
   interface JqModule {
     callMain(args: string[]): number;
+    heapBytes(): number;
   }
 
   const reply = (response: JqResponse) => {
@@ -141,7 +152,15 @@ function workerMain(require: NodeJS.Require): void {
     stdout = new Sink(settings.outputBytes);
     stderr = new Sink(settings.errorBytes);
     const status = jq.callMain(["-c", "-M", request.program, "/dev/stdin"]);
-    return { kind: "done", status, stdout: stdout.text(), stderr: stderr.text(), overflow: stdout.overflow };
+    const retire = jq.heapBytes() > settings.retireBytes;
+    return {
+      kind: "done",
+      status,
+      stdout: stdout.text(),
+      stderr: stderr.text(),
+      overflow: stdout.overflow,
+      retire,
+    };
   }
 
   load().then(
@@ -172,6 +191,7 @@ export function workerScript(): { source: string; settings: Omit<WorkerSettings,
       ioGlobal: IO_GLOBAL,
       outputBytes: OUTPUT_BYTES,
       errorBytes: ERROR_BYTES,
+      retireBytes: RETIRE_BYTES,
     },
   };
 }
