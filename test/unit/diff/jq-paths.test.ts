@@ -116,6 +116,13 @@ describe("jqPathExpressions (jq semantics)", () => {
     it(c.name, () => assert.deepEqual(jqPaths(c.expression, c.input), c.paths));
   }
 
+  it("hundreds of evaluations on distinct objects all answer (no state leaks from one run to the next)", () => {
+    for (let i = 0; i < 400; i++) {
+      const input = { spec: { containers: [{ name: `c${i}` }, { name: "istio-proxy" }] } };
+      assert.deepEqual(jqPaths('.spec.containers[] | select(.name == "istio-proxy")', input), [["spec", "containers", 1]]);
+    }
+  });
+
   it("the istio-proxy rule imported from Argo CD ignores the injected sidecar", () => {
     const withProxy = (image: string) => (o: Any) => {
       o.spec.template.spec.containers.push({ name: "istio-proxy", image });
