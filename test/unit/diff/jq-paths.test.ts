@@ -119,7 +119,9 @@ describe("jqPathExpressions (jq semantics)", () => {
   it("hundreds of evaluations on distinct objects all answer (no state leaks from one run to the next)", () => {
     for (let i = 0; i < 400; i++) {
       const input = { spec: { containers: [{ name: `c${i}` }, { name: "istio-proxy" }] } };
-      assert.deepEqual(jqPaths('.spec.containers[] | select(.name == "istio-proxy")', input), [["spec", "containers", 1]]);
+      assert.deepEqual(jqPaths('.spec.containers[] | select(.name == "istio-proxy")', input), [
+        ["spec", "containers", 1],
+      ]);
     }
   });
 
