@@ -34,8 +34,15 @@ export interface ParsedDocuments {
   lineAt: (offset: number) => number;
 }
 
-/** Parses YAML (or JSON) text into documents with their start lines; problems name `file` and a line. */
-export function parseYamlDocuments(text: string, file: string): ParsedDocuments {
+/**
+ * Parses YAML (or JSON) text into documents with their start lines; problems name `file` and a line.
+ * A key repeated in one mapping is an error unless `repeatedKeys` is "last-wins".
+ */
+export function parseYamlDocuments(
+  text: string,
+  file: string,
+  repeatedKeys: "error" | "last-wins" = "error",
+): ParsedDocuments {
   const lineCounter = new LineCounter();
   const docs = parseAllDocuments(text, {
     version: "1.2",
@@ -43,7 +50,7 @@ export function parseYamlDocuments(text: string, file: string): ParsedDocuments 
     customTags: [],
     resolveKnownTags: false, // no !!binary, !!set, !!omap, !!timestamp: they do not survive as JSON
     merge: true, // `<<: *base` means what kubectl makes of it, not a key named "<<"
-    uniqueKeys: true,
+    uniqueKeys: repeatedKeys === "error",
     strict: true,
     prettyErrors: true,
     lineCounter,
@@ -114,9 +121,13 @@ function parseManifestsFast(text: string, file: string): ParsedManifests | undef
   return { objects, problems };
 }
 
-/** The precise parser's reading: `yaml`'s Document model, with a line for every problem. */
+/**
+ * The precise parser's reading: `yaml`'s Document model, with a line for every problem. A key
+ * repeated in a mapping takes its last value, as in Argo CD (gitops-engine reads manifests with
+ * sigs.k8s.io/yaml, which does not refuse repeated keys) and kubectl's client-side decoding.
+ */
 export function parseManifestsPrecisely(text: string, file: string): ParsedManifests {
-  const { documents, problems, lineAt } = parseYamlDocuments(text, file);
+  const { documents, problems, lineAt } = parseYamlDocuments(text, file, "last-wins");
   const objects: ParsedObject[] = [];
   for (const { value, line, doc } of documents) {
     if (isPlainObject(value) && value.kind === "List" && "items" in value) {

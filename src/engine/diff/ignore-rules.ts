@@ -6,7 +6,7 @@ import { groupOf } from "../../kube/object.ts";
 import { fieldsV1Paths, managedEntries } from "./fields-v1.ts";
 import { globMatch } from "./glob.ts";
 import { IgnoreRuleError } from "./ignore-rule-error.ts";
-import { jqPaths } from "./jq-paths.ts";
+import { jqPathsOf } from "./jq-paths.ts";
 import { getAt, isPlainObject, type JsonPointerError, parsePointer, resolveTokens } from "./json-pointer.ts";
 import { counterpartPath } from "./list-match.ts";
 import { isSecurityField } from "./security-fields.ts";
@@ -16,12 +16,25 @@ import type { Path } from "./types.ts";
  * Rules that apply to the object: group and kind are globs (`*`, `apps`, `*.cert-manager.io`),
  * name and namespace match exactly when given (as in Argo CD).
  */
+/** Each rule's position in the list it came from, so an error can name the entry. */
+const positions = new WeakMap<IgnoreDifference, number>();
+
+/** How an error names a rule: its entry in ignoreDifferences and what it matches. */
+export function describeRule(rule: IgnoreDifference): string {
+  const at = positions.get(rule);
+  const what = [`group ${rule.group || '""'}`, `kind ${rule.kind || '""'}`];
+  if (rule.name) what.push(`name ${rule.name}`);
+  if (rule.namespace) what.push(`namespace ${rule.namespace}`);
+  return `ignoreDifferences${at === undefined ? "" : `[${at}]`} (${what.join(", ")})`;
+}
+
 export function rulesFor(
   rules: readonly IgnoreDifference[],
   desired: KubeObject,
   live?: KubeObject,
 ): IgnoreDifference[] {
   if (rules.length === 0) return [];
+  for (const [i, rule] of rules.entries()) positions.set(rule, i);
   const group = groupOf(desired.apiVersion ?? "");
   const name = desired.metadata?.name ?? live?.metadata?.name ?? "";
   const namespace = desired.metadata?.namespace ?? live?.metadata?.namespace ?? "";
@@ -56,38 +69,54 @@ export function ignoredLocations(
     if (path && path.length > 0) out.push({ side, path, itemOnly });
   };
   for (const rule of rules) {
-    for (const pointer of rule.jsonPointers ?? []) {
-      let tokens: string[];
-      try {
-        tokens = parsePointer(pointer);
-      } catch (err) {
-        throw new IgnoreRuleError(`ignoreDifferences jsonPointers: ${(err as JsonPointerError).message}`);
-      }
-      push("desired", resolveTokens(desired, tokens));
-      push("live", resolveTokens(live, tokens));
-    }
-    for (const expression of rule.jqPathExpressions ?? []) {
-      for (const path of jqPaths(expression, desired)) push("desired", path);
-      for (const path of jqPaths(expression, live)) push("live", path);
-    }
-    const managers = rule.managedFieldsManagers ?? [];
-    const kind = isPlainObject(live) && typeof live.kind === "string" ? live.kind : "";
-    if (managers.length > 0) {
-      for (const entry of managedEntries(managedFields)) {
-        if (!managers.some((m) => globMatch(m, entry.manager ?? ""))) continue;
-        for (const field of fieldsV1Paths(entry.fieldsV1, live)) {
-          // fieldsV1 also lists fields normalization took out (status, the revision annotation).
-          if (getAt(live, field.path) === undefined) continue;
-          // A manager's name proves nothing (anyone can write under it): security-relevant
-          // fields are ignored only where a jsonPointer or jq expression names them.
-          if (isSecurityField(field.path, kind)) continue;
-          if (field.leaf) push("live", field.path);
-          else if (field.item) push("live", field.path, true);
-        }
-      }
+    try {
+      locationsOf(rule, desired, live, managedFields, push);
+    } catch (err) {
+      if (err instanceof IgnoreRuleError) throw new IgnoreRuleError(`${describeRule(rule)}: ${err.message}`);
+      throw err;
     }
   }
   return out;
+}
+
+function locationsOf(
+  rule: IgnoreDifference,
+  desired: unknown,
+  live: unknown,
+  managedFields: unknown,
+  push: (side: "desired" | "live", path: Path | undefined, itemOnly?: boolean) => void,
+): void {
+  for (const pointer of rule.jsonPointers ?? []) {
+    let tokens: string[];
+    try {
+      tokens = parsePointer(pointer);
+    } catch (err) {
+      throw new IgnoreRuleError(`jsonPointers: ${(err as JsonPointerError).message}`);
+    }
+    push("desired", resolveTokens(desired, tokens));
+    push("live", resolveTokens(live, tokens));
+  }
+  for (const expression of rule.jqPathExpressions ?? []) {
+    const [inDesired, inLive] = jqPathsOf(expression, [desired, live]) as [Path[], Path[]];
+    for (const path of inDesired) push("desired", path);
+    for (const path of inLive) push("live", path);
+  }
+  const managers = rule.managedFieldsManagers ?? [];
+  const kind = isPlainObject(live) && typeof live.kind === "string" ? live.kind : "";
+  if (managers.length > 0) {
+    for (const entry of managedEntries(managedFields)) {
+      if (!managers.some((m) => globMatch(m, entry.manager ?? ""))) continue;
+      for (const field of fieldsV1Paths(entry.fieldsV1, live)) {
+        // fieldsV1 also lists fields normalization took out (status, the revision annotation).
+        if (getAt(live, field.path) === undefined) continue;
+        // A manager's name proves nothing (anyone can write under it): security-relevant
+        // fields are ignored only where a jsonPointer or jq expression names them.
+        if (isSecurityField(field.path, kind)) continue;
+        if (field.leaf) push("live", field.path);
+        else if (field.item) push("live", field.path, true);
+      }
+    }
+  }
 }
 
 /**

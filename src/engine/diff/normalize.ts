@@ -75,3 +75,25 @@ export function normalizeObject(obj: KubeObject, ignoreMetadataKeys: readonly st
   }
   return out;
 }
+
+/**
+ * A Secret value that is `null` in Git (`data.x: null`, `stringData.x: null`, as Helm charts render
+ * an unset password) is the empty value, as in gitops-engine, which reads Secret data as bytes: so
+ * a live value that is not empty is drift. Where live has no such key the field stays absent (a
+ * server-side apply of null leaves it unset, and that is in sync). Mutates `normalized`.
+ */
+export function secretNullsAsEmpty(desired: KubeObject, normalized: KubeObject, live: KubeObject): void {
+  if (!isSecret(desired)) return;
+  const liveData = isPlainObject(live.data) ? live.data : {};
+  for (const field of ["data", "stringData"] as const) {
+    const raw = (desired as Record<string, unknown>)[field];
+    if (!isPlainObject(raw)) continue;
+    for (const [key, value] of Object.entries(raw)) {
+      const current = liveData[key];
+      if (value !== null || current === undefined || current === null || current === "") continue;
+      const data = isPlainObject(normalized.data) ? normalized.data : {};
+      if (!(key in data)) data[key] = "";
+      normalized.data = data;
+    }
+  }
+}

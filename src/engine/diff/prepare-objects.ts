@@ -3,7 +3,7 @@
 import type { KubeObject } from "../../kube/object.ts";
 import { redactSecrets } from "../redact.ts";
 import { ignoredLocations, type Origins, removeIgnored, rulesFor } from "./ignore-rules.ts";
-import { isSecret, normalizeObject } from "./normalize.ts";
+import { isSecret, normalizeObject, secretNullsAsEmpty } from "./normalize.ts";
 import type { CompareOptions } from "./types.ts";
 
 export interface PreparedObjects {
@@ -22,6 +22,7 @@ export function prepareObjects(
   const keys = options.ignoreMetadataKeys ?? [];
   let d = normalizeObject(desired, keys);
   let l = normalizeObject(live, keys);
+  secretNullsAsEmpty(desired, d, l);
   // Masks keep "same vs different" per key, so comparing masked Secrets gives the same answer as
   // comparing the values, and no difference carries a secret.
   if (isSecret(desired) || isSecret(live)) ({ desired: d, live: l } = redactSecrets(d, l));

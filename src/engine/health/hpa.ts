@@ -24,10 +24,9 @@ const HEALTHY = new Set([
   "ScalingLimited/DesiredWithinRange",
   "ScalingLimited/TooFewReplicas",
   "ScalingLimited/TooManyReplicas",
-  // Not in gitops-engine (there it is "Waiting to Autoscale" for good): the target was scaled to
-  // zero on purpose and the HPA steps aside; Progressing would hold the wave until its timeout.
-  "ScalingActive/ScalingDisabled",
 ]);
+// `ScalingActive: ScalingDisabled` (the target is at zero replicas) is none of them: "Waiting to
+// Autoscale", as gitops-engine's hpa-v2-progressing case.
 
 const WAITING: Health = { status: "Progressing", message: "Waiting to Autoscale" };
 

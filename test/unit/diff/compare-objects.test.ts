@@ -300,3 +300,54 @@ describe("compareObjects", () => {
     );
   });
 });
+
+describe("gitops-engine's Secret cases: a value that is null in Git is the empty value", () => {
+  const secret = (fields: Record<string, unknown>) =>
+    ({
+      apiVersion: "v1",
+      kind: "Secret",
+      metadata: { name: "wordpress", namespace: "blog" },
+      type: "Opaque",
+      ...fields,
+    }) as KubeObject;
+  const cases: Array<[string, Record<string, unknown>, Record<string, unknown>, boolean]> = [
+    // TestNullSecretData: the chart renders an unset password as null, the cluster holds "".
+    [
+      "null in Git, empty in the cluster",
+      { data: { "smtp-password": null, "wordpress-password": "cGFzcw==" } },
+      { data: { "smtp-password": "", "wordpress-password": "cGFzcw==" } },
+      true,
+    ],
+    [
+      "null in Git, absent in the cluster (a server-side apply of null)",
+      { data: { "smtp-password": null } },
+      { data: {} },
+      true,
+    ],
+    [
+      "null in Git, a value in the cluster: drift",
+      { data: { "smtp-password": null } },
+      { data: { "smtp-password": "c2VjcmV0" } },
+      false,
+    ],
+    [
+      "null in stringData, a value in the cluster: drift",
+      { stringData: { "smtp-password": null } },
+      { data: { "smtp-password": "c2VjcmV0" } },
+      false,
+    ],
+  ];
+  for (const [name, desired, live, inSync] of cases) {
+    it(name, () => {
+      const result = compareObjects(secret(desired), secret(live));
+      assert.equal(result.inSync, inSync);
+      if (!inSync) {
+        assert.deepEqual(
+          result.differences.map((d) => [d.path, d.kind]),
+          [["/data/smtp-password", "changed"]],
+        );
+        assert.ok(!JSON.stringify(result).includes("c2VjcmV0"), "the live value is masked");
+      }
+    });
+  }
+});

@@ -267,9 +267,9 @@ describe("ignoreDifferences", () => {
       /not a path expression/,
     ],
     [
-      "a jq slice",
-      rule({ group: "apps", kind: "Deployment", jqPathExpressions: [".spec.template.spec.containers[1:]"] }),
-      /slice/,
+      "jq reading the environment, named by its entry and what it matches",
+      rule({ group: "apps", kind: "Deployment", name: "web", jqPathExpressions: ["env | .spec"] }),
+      /^ignoreDifferences\[0\] \(group apps, kind Deployment, name web\): jqPathExpressions "env \| \.spec" uses env \(reads the environment\)/,
     ],
   ];
   for (const [name, r, message] of broken) {

@@ -330,11 +330,9 @@ const CASES: Case[] = [
     status: "Healthy",
     message: "the HPA controller was able to update the target scale to 2",
   },
-  {
-    fixture: "hpa-v2-scaling-disabled.yaml",
-    status: "Healthy",
-    message: "scaling is disabled since the replica count of the target is zero",
-  },
+  // gitops-engine's hpa-v2-progressing: the target is at zero, so the HPA is waiting to autoscale.
+  { fixture: "hpa-v2-progressing.yaml", status: "Progressing", message: "Waiting to Autoscale" },
+  { fixture: "hpa-v2-scaling-disabled.yaml", status: "Progressing", message: "Waiting to Autoscale" },
   { fixture: "hpa-v2-no-conditions.yaml", status: "Progressing", message: "Waiting to Autoscale" },
   { fixture: "hpa-v2-just-created.yaml", status: "Progressing", message: "Waiting to Autoscale" },
   { fixture: "hpa-v2-scaling-active-unknown.yaml", status: "Progressing", message: "Waiting to Autoscale" },

@@ -128,20 +128,48 @@ describe("the fast YAML path", () => {
       "kind: ConfigMap",
       "metadata:",
       "  name: a",
-      "  name: b",
       "---",
       "kind: [unclosed",
     ].join("\n");
     assert.equal(fastParseDocuments(text), undefined);
     const got = parseManifests(text, "team/app.yaml");
-    assert.deepEqual(got.objects, []);
+    assert.deepEqual(
+      got.objects.map((o) => o.object.metadata.name),
+      ["a"],
+    );
     assert.deepEqual(
       got.problems.map((p) => `${p.file}:${p.line}: ${p.message}`),
       [
-        "team/app.yaml:5: invalid YAML: Map keys must be unique (column 3)",
-        "team/app.yaml:7: invalid YAML: Flow sequence in block collection must be sufficiently indented and end with a ] (column 16)",
+        "team/app.yaml:6: invalid YAML: Flow sequence in block collection must be sufficiently indented and end with a ] (column 16)",
       ],
     );
+  });
+
+  it("a key repeated in a mapping takes its last value, as in Argo CD (gitops-engine's StatefulSet case)", () => {
+    const text = [
+      "apiVersion: apps/v1",
+      "kind: StatefulSet",
+      "metadata:",
+      "  name: db",
+      "spec:",
+      "  replicas: 1",
+      "  serviceName: db",
+      "  replicas: 3",
+      "  template:",
+      "    spec:",
+      "      containers:",
+      "      - name: db",
+      "        image: postgres:15",
+      "        image: postgres:16",
+    ].join("\n");
+    const got = parseManifests(text, "db.yaml");
+    assert.deepEqual(got.problems, []);
+    const spec = got.objects[0]?.object.spec as {
+      replicas: number;
+      template: { spec: { containers: Array<{ image: string }> } };
+    };
+    assert.equal(spec.replicas, 3);
+    assert.equal(spec.template.spec.containers[0]?.image, "postgres:16");
   });
 
   it("names the line of each document it reads, past comments and separators", () => {

@@ -139,7 +139,7 @@ describe("render: validation names file and line, and collects every problem", (
       tree: "invalid/all",
       path: "",
       problems: [
-        "1-broken.yaml:5: invalid YAML: Map keys must be unique (column 3)",
+        "1-broken.yaml:5: invalid YAML: Flow sequence in block collection must be sufficiently indented and end with a ] (column 26)",
         "2-nameless.yaml:1: document is missing metadata.name",
         "3-scalar.yaml:1: document is not a Kubernetes object: expected a mapping, found a string",
         "4-twice.json:3: duplicate object /ConfigMap:/twice: also defined at 4-twice.json:2",
