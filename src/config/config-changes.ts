@@ -17,6 +17,8 @@ export interface EnvironmentChange {
   fields: string[];
   /** Changes that loosen a guard; reviewers should look twice. */
   weakens: string[];
+  /** It now writes where a production or gated environment deploys: its loosening is that one's. */
+  intoGuarded?: string[];
 }
 
 /** The fields a reviewer cares about, in the order they are listed. */
@@ -82,6 +84,9 @@ export function weakenedGuards(before: EnvironmentConfig, after: EnvironmentConf
   out.push(...weakerChecks(before.requireChecks, after.requireChecks));
   out.push(...weakerWindows(before.syncWindows, after.syncWindows));
   if (before.production && !after.production) out.push("no longer marked production");
+  // Previews of a guarded environment are opt-in: they dry-run pull requests against its cluster.
+  if ((before.production || gated) && before.previews !== true && after.previews === true)
+    out.push("previews turned on: pull requests are dry-run against this environment's cluster");
   if (!before.syncPolicy.automated && after.syncPolicy.automated && (before.production || gated))
     out.push("automated sync turned on");
   if (after.syncPolicy.automated?.allowEmpty && !before.syncPolicy.automated?.allowEmpty)
@@ -241,6 +246,7 @@ export function configChanges(
     if (fields.length > 0)
       changes.push({ env: env.name, kind: "changed", fields, weakens: weakenedGuards(was, env) });
   }
+  intoGuardedPlaces(before, after, changes);
   const kept = new Set(after.environments.map((e) => e.name));
   for (const env of before?.environments ?? []) {
     if (!kept.has(env.name))
@@ -252,4 +258,44 @@ export function configChanges(
       });
   }
   return changes;
+}
+
+const isGuarded = (e: EnvironmentConfig) => Boolean(e.production || e.approval);
+
+/** Where an environment may write: its destination and its allowed namespaces, on its cluster. */
+function places(e: EnvironmentConfig): string[] {
+  const cluster = e.destination.inCluster ? "(in-cluster)" : (destinationName(e.destination) ?? "");
+  return [...new Set([e.destination.namespace, ...e.policy.namespaces])].map((ns) => `${cluster}\u0000${ns}`);
+}
+
+/**
+ * An environment without guards that now writes where a guarded one deploys (added there, or
+ * moved there): it can change the guarded environment's objects without its approval, so the
+ * change is a loosening of the guarded one.
+ */
+function intoGuardedPlaces(
+  before: SyncwardConfig | undefined,
+  after: SyncwardConfig,
+  changes: EnvironmentChange[],
+): void {
+  const owners = new Map<string, string>();
+  for (const e of [...(before?.environments ?? []), ...after.environments])
+    if (isGuarded(e)) owners.set(`${places(e)[0]}`, e.name);
+  const old = new Map((before?.environments ?? []).map((e) => [e.name, e]));
+  for (const env of after.environments) {
+    if (isGuarded(env)) continue;
+    const had = new Set(old.has(env.name) ? places(old.get(env.name) as EnvironmentConfig) : []);
+    const hit = places(env)
+      .filter((p) => !had.has(p) && owners.has(p) && owners.get(p) !== env.name)
+      .map((p) => ({ guarded: owners.get(p) as string, ns: p.split("\u0000")[1] ?? "" }));
+    if (hit.length === 0) continue;
+    let change = changes.find((c) => c.env === env.name);
+    if (!change) {
+      change = { env: env.name, kind: "changed", fields: [], weakens: [] };
+      changes.push(change);
+    }
+    for (const h of hit)
+      change.weakens.push(`writes into ${h.guarded}'s namespace ${h.ns} without ${h.guarded}'s guards`);
+    change.intoGuarded = [...new Set(hit.map((h) => h.guarded))];
+  }
 }

@@ -92,7 +92,10 @@ export function productionLoosened(
   const was = byName(before);
   const now = byName(after);
   return changes
-    .filter((c) => c.weakens.length > 0 && guarded(was.get(c.env), now.get(c.env)))
+    .filter(
+      (c) =>
+        c.weakens.length > 0 && (guarded(was.get(c.env), now.get(c.env)) || (c.intoGuarded?.length ?? 0) > 0),
+    )
     .map((c) => c.env);
 }
 

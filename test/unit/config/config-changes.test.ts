@@ -32,6 +32,7 @@ describe("configChanges: guards a change loosens", () => {
     ],
     ["authors may approve", { approval: { ...prod.approval, allowAuthor: true } }, /allowAuthor turned on/],
     ["no longer production", { production: false }, /no longer marked production/],
+    ["previews on a production environment", { previews: true }, /previews turned on/],
     ["allowEmpty", { syncPolicy: { automated: { prune: true, allowEmpty: true } } }, /allowEmpty turned on/],
     [
       "a namespace allowed",
@@ -243,6 +244,39 @@ describe("configChanges: environments added and removed", () => {
     assert.deepEqual(
       configChanges(undefined, before).map((c) => [c.env, c.kind]),
       [["prod", "added"]],
+    );
+  });
+});
+
+describe("configChanges: another environment writing where a guarded one deploys", () => {
+  const dev = { name: "dev", source: { path: "dev" }, destination: { namespace: "shop-dev" } };
+  it("a new environment whose destination is prod's namespace loosens prod", () => {
+    const [added] = configChanges(before, config(prod, { ...dev, destination: { namespace: "shop-prod" } }));
+    assert.equal(added?.kind, "added");
+    assert.deepEqual(added?.weakens, ["writes into prod's namespace shop-prod without prod's guards"]);
+    assert.deepEqual(added?.intoGuarded, ["prod"]);
+  });
+
+  it("an environment that now lists prod's namespace in policy.namespaces loosens prod", () => {
+    const was = config(prod, dev);
+    const [changed] = configChanges(
+      was,
+      config(prod, { ...dev, policy: { namespaces: ["shop-dev", "shop-prod"] } }),
+    );
+    assert.match(changed?.weakens.join("; ") ?? "", /writes into prod's namespace shop-prod/);
+    assert.deepEqual(changed?.intoGuarded, ["prod"]);
+  });
+
+  it("the same namespace on another cluster, or a place it already had, is no loosening", () => {
+    const otherCluster = { ...dev, destination: { namespace: "shop-prod", cluster: "dev-eu" } };
+    assert.deepEqual(
+      configChanges(before, config(prod, otherCluster)).flatMap((c) => c.intoGuarded ?? []),
+      [],
+    );
+    const already = config(prod, { ...dev, policy: { namespaces: ["shop-dev", "shop-prod"] } });
+    assert.deepEqual(
+      configChanges(already, already).flatMap((c) => c.intoGuarded ?? []),
+      [],
     );
   });
 });
