@@ -191,7 +191,13 @@ export class EnvironmentEffects {
     const outcome = outcomeWithoutWork(head, "Error", `${message}; nothing was applied`);
     // One entry per problem, not per flap: an outage's start time is not part of what it is.
     const gist = (m: string) => m.replace(/ unreachable since \S+ \(.*\)$/, " unreachable");
-    if (state.lastError?.revision === head && gist(state.lastError.message) === gist(message)) return outcome;
+    // (While it still reads Unknown: after a pass that read the cluster again, a new outage is news.)
+    if (
+      state.syncStatus === "Unknown" &&
+      state.lastError?.revision === head &&
+      gist(state.lastError.message) === gist(message)
+    )
+      return outcome;
     const now = new Date().toISOString();
     await this.record(trigger, actor, outcome, (s) => {
       s.lastError = { revision: head, message, at: now };

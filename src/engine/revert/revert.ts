@@ -6,9 +6,13 @@ import type { EnvironmentConfig } from "../../config/types.ts";
 import type { KubeClient } from "../../kube/client.ts";
 import { KubeApiError } from "../../kube/errors.ts";
 import { type KubeObject, keyOf, kubectlName } from "../../kube/object.ts";
+import { sleep } from "../../util/sleep.ts";
 import { type CompareOptions, compareObjects, type Difference } from "../diff/index.ts";
 import { OWN_MANAGER } from "../diff/trusted-managers.ts";
 import { isRemoval, removalPatch } from "./removal-patch.ts";
+
+/** Reads and removals of one object before giving up for this pass (each re-read decides again). */
+const REMOVAL_TRIES = 5;
 
 /** A change syncward saw and could not undo (an immutable field): the object stays OutOfSync. */
 export class RevertError extends Error {
@@ -68,10 +72,12 @@ export async function removeForeignAdditions(
       const stale = current?.metadata.resourceVersion !== metadata.resourceVersion;
       const name = kubectlName(keyOf(before));
       if (!stale) throw new RevertError(`${name}: cannot remove ${describe(removals)}: ${err.message}`);
-      if (attempt >= 3)
+      if (attempt >= REMOVAL_TRIES)
         throw new RevertError(
-          `${name} kept changing while ${describe(removals)} was being removed (3 tries); the next pass tries again`,
+          `${name} kept changing while ${describe(removals)} was being removed (${REMOVAL_TRIES} tries); the next pass tries again`,
         );
+      // A workload's controller writes its status a few times after each change: let it settle.
+      await sleep(50 * attempt);
     }
   }
   return undefined;
