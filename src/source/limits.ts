@@ -51,10 +51,7 @@ function wholeNumber(variable: string, raw: string | undefined): number | undefi
 
 /** The defaults, overridden by the environment variables that are set; a malformed one is an error. */
 export function limitsFromEnv(env: NodeJS.ProcessEnv = process.env): RenderLimits {
-  const limits = { ...DEFAULT_LIMITS };
-  for (const [key, variable] of Object.entries(LIMIT_VARIABLES) as Array<[keyof RenderLimits, string]>) {
-    limits[key] = wholeNumber(variable, env[variable]) ?? limits[key];
-  }
+  const limits = fromEnv(DEFAULT_LIMITS, LIMIT_VARIABLES, env);
   maxTarballBytesFromEnv(env); // said at start, with the others
   treeLimitsFromEnv(env);
   cacheLimitsFromEnv(env);
