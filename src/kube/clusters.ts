@@ -34,6 +34,11 @@ export function destinationKey(d: Destination): string | undefined {
   return d.cluster ?? d.context;
 }
 
+/** The name a destination's cluster goes by in messages and metrics; `own` names syncward's own. */
+export function clusterNameOf(d: Destination, own: string): string {
+  return d.cluster ?? d.context ?? (d.inCluster ? IN_CLUSTER_CONTEXT : own);
+}
+
 /** The sentence an unknown name fails with: it names the destination and the clusters that exist. */
 export function unknownDestinationMessage(name: string, registry: string[], contexts: string[]): string {
   const known = [

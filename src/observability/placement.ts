@@ -1,7 +1,7 @@
 // Where an environment deploys, as `syncward_app_info` labels it (after argocd_app_info's
 // project, dest_server and namespace): names from the config and the operator's projects only,
 // so the series stay as few as the environments.
-import { IN_CLUSTER_CONTEXT } from "../kube/kubeconfig.ts";
+import { clusterNameOf } from "../kube/clusters.ts";
 
 export interface Placement {
   /** The operator's project the environment deploys under; undefined without projects. */
@@ -26,7 +26,7 @@ export function placementOf(env: PlacedEnvironment, ownCluster: string): Placeme
   const d = env.destination;
   return {
     ...(env.project ? { project: env.project.name } : {}),
-    cluster: d.cluster ?? d.context ?? (d.inCluster ? IN_CLUSTER_CONTEXT : ownCluster),
+    cluster: clusterNameOf(d, ownCluster),
     namespace: d.namespace,
   };
 }

@@ -9,7 +9,7 @@ import type { EnvironmentConfig } from "../config/types.ts";
 import { assessHealth, type HealthChecks, worstHealth } from "../engine/health/index.ts";
 import { assess, outcomeWithoutWork, type SyncOutcome, type SyncRequest } from "../engine/sync.ts";
 import type { KubeClient } from "../kube/client.ts";
-import { UnknownDestinationError } from "../kube/clusters.ts";
+import { clusterNameOf, UnknownDestinationError } from "../kube/clusters.ts";
 import { KubeConnectionError } from "../kube/errors.ts";
 import { keyOf, keyString } from "../kube/object.ts";
 import { timed } from "../observability/durations.ts";
@@ -256,8 +256,7 @@ export class EnvironmentController {
   }
 
   private clusterName(client: KubeClient): string {
-    const d = this.o.env.destination;
-    return d.cluster ?? d.context ?? (d.inCluster ? "in-cluster" : client.contextName);
+    return clusterNameOf(this.o.env.destination, client.contextName);
   }
 
   /**
