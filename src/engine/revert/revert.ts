@@ -6,12 +6,14 @@ import type { EnvironmentConfig } from "../../config/types.ts";
 import type { KubeClient } from "../../kube/client.ts";
 import { KubeApiError } from "../../kube/errors.ts";
 import { type KubeObject, keyOf, kubectlName } from "../../kube/object.ts";
-import { sleep } from "../../util/sleep.ts";
 import { type CompareOptions, compareObjects, type Difference } from "../diff/index.ts";
 import { OWN_MANAGER } from "../diff/trusted-managers.ts";
 import { isRemoval, removalPatch } from "./removal-patch.ts";
 
-/** Reads and removals of one object before giving up for this pass (each re-read decides again). */
+/**
+ * Reads and removals of one object before giving up for this pass (each re-read decides again): a
+ * workload's controller writes its status a few times after each change, each a new resourceVersion.
+ */
 const REMOVAL_TRIES = 5;
 
 /** A change syncward saw and could not undo (an immutable field): the object stays OutOfSync. */
@@ -76,8 +78,7 @@ export async function removeForeignAdditions(
         throw new RevertError(
           `${name} kept changing while ${describe(removals)} was being removed (${REMOVAL_TRIES} tries); the next pass tries again`,
         );
-      // A workload's controller writes its status a few times after each change: let it settle.
-      await sleep(50 * attempt);
+
     }
   }
   return undefined;
