@@ -78,7 +78,6 @@ export async function removeForeignAdditions(
         throw new RevertError(
           `${name} kept changing while ${describe(removals)} was being removed (${REMOVAL_TRIES} tries); the next pass tries again`,
         );
-
     }
   }
   return undefined;
