@@ -7,7 +7,7 @@
 //   SYNCWARD_DEMO_KUBECONFIG=/path/to/kubeconfig  use an existing cluster instead of the local plane
 import { randomBytes } from "node:crypto";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { loadavg, tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { down, PlaneError, type UpResult, up } from "../tools/cluster/plane.ts";
@@ -287,7 +287,10 @@ async function playStory(): Promise<void> {
     return;
   }
 
-  await story.step("b", "self-heal reverts four kubectl attacks, each within a second", async (ck) => {
+  // The goal is a revert within a second (BENCHMARKS.md measures ~30 ms); the time shown here also
+  // counts kubectl's own start-up on every poll, so on a loaded machine it can pass a second with
+  // nothing wrong. The step fails only when a change is not reverted at all (within 10 s).
+  await story.step("b", "self-heal reverts four kubectl attacks, each within seconds", async (ck) => {
     const image = await jsonpath(DEV, "{.spec.template.spec.containers[0].image}");
     const attacks: Array<{ what: string; args: string[]; undone: () => Promise<boolean> }> = [
       {
@@ -327,10 +330,12 @@ async function playStory(): Promise<void> {
     for (const attack of attacks) {
       const res = await kubectl([...attack.args, "-n", DEV], { show: true });
       if (res.code !== 0) throw new StepFailure(`kubectl ${attack.args[0]} failed: ${res.stderr.trim()}`);
-      const { ms } = await until(`${attack.what}: reverted`, async () => attack.undone());
-      say(`${attack.what}: reverted after ${seconds(ms)}`);
-      ck.expect(ms < 1_000, `${attack.what}: self-heal took ${seconds(ms)} (expected within a second)`);
-      times.push(`${attack.what} ${seconds(ms)}`);
+      const { ms } = await until(`${attack.what}: reverted`, async () => attack.undone(), {
+        timeoutMs: 10_000,
+      });
+      const slow = ms >= 1_000 ? ` (over the 1 s goal; load ${loadavg()[0].toFixed(1)})` : "";
+      say(`${attack.what}: reverted after ${seconds(ms)}${slow}`);
+      times.push(`${attack.what} ${seconds(ms)}${slow}`);
     }
     // One history read, accepted once all four heals are in it.
     const { value: history } = await until("four selfHeal entries in `app history dev`", async () => {
