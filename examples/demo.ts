@@ -333,7 +333,7 @@ async function playStory(): Promise<void> {
       const { ms } = await until(`${attack.what}: reverted`, async () => attack.undone(), {
         timeoutMs: 10_000,
       });
-      const slow = ms >= 1_000 ? ` (over the 1 s goal; load ${loadavg()[0].toFixed(1)})` : "";
+      const slow = ms >= 1_000 ? ` (over the 1 s goal; load ${(loadavg()[0] ?? 0).toFixed(1)})` : "";
       say(`${attack.what}: reverted after ${seconds(ms)}${slow}`);
       times.push(`${attack.what} ${seconds(ms)}${slow}`);
     }
