@@ -11,6 +11,11 @@
 import { z } from "zod";
 import { luaSyntaxProblem } from "../lua/syntax.ts";
 import { didYouMeanHint } from "./did-you-mean.ts";
+import {
+  previewEnvironmentsSchema,
+  previewTemplateIssues,
+  type previewTemplateSchema,
+} from "./preview-schema.ts";
 import { scheduleProblem, timeZoneProblem } from "./schedule.ts";
 import { dnsLabel, duration, integer, LABEL_RE, nonEmpty, strictObject } from "./schema-parts.ts";
 import type {
@@ -18,6 +23,7 @@ import type {
   EnvironmentConfig,
   HelmSource,
   IgnoreDifference,
+  PreviewTemplate,
   RetryPolicy,
   SyncOptions,
   SyncPolicy,
@@ -713,6 +719,7 @@ export const configSchema = strictObject({
     .array(environment)
     .min(1, { error: "must list at least one environment" })
     .describe("The environments this repository deploys to."),
+  previewEnvironments: previewEnvironmentsSchema,
   // Lua runs inside syncward, which holds the App's key: a repository never supplies it.
   resourceCustomizations: z
     .never({
@@ -745,6 +752,9 @@ export function safeParseConfig(data: unknown): SafeParseConfigResult {
   // Checked on the raw input rather than as a zod refinement: refinements are skipped once a
   // field has failed, and a duplicate name is worth reporting alongside other problems.
   issues.push(...duplicateNames(data));
+  if (result.success) {
+    issues.push(...previewTemplateIssues(result.data).map((i) => ({ ...i, code: "custom" })));
+  }
   if (issues.length > 0) return { success: false, issues: sortByPath(issues) };
   return { success: true, data: (result as { data: SyncwardConfig }).data };
 }
@@ -877,6 +887,7 @@ export type SchemaMatchesTypes = [
   Assert<Same<z.output<typeof syncWindow>, SyncWindow>>,
   Assert<Same<z.output<typeof approval>, ApprovalRule>>,
   Assert<Same<z.output<typeof helm>, HelmSource>>,
+  Assert<Same<z.output<typeof previewTemplateSchema>, PreviewTemplate>>,
 ];
 
 /** `resourceCustomizations` alone, for the argocd-cm import's check of what it produced. */

@@ -5,6 +5,21 @@
 
 export interface SyncwardConfig {
   environments: EnvironmentConfig[];
+  /** Templates of live copies of an environment for pull requests (preview-schema.ts). */
+  previewEnvironments?: PreviewTemplate[];
+}
+
+/** One `previewEnvironments:` entry: which environment a pull request's preview copies, and how. */
+export interface PreviewTemplate {
+  from: string;
+  /** With {number}, {branch} and {sha7}. */
+  namespace: string;
+  url?: string;
+  trigger: "label" | "comment" | "always";
+  label: string;
+  /** Milliseconds after the pull request last moved. */
+  ttl: number;
+  permission: "write" | "maintain" | "admin";
 }
 
 /**
