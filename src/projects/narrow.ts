@@ -93,6 +93,12 @@ export function narrowEnvironment(
   );
 }
 
+/** The operator marks the environment's destination production (whether or not the project allows it). */
+export function operatorProduction(project: Project, env: EnvironmentConfig, fullName?: string): boolean {
+  const onCluster = destinationsFor(project, fullName).filter((d) => clusterMatches(d, env));
+  return productionHere(project, onCluster, env);
+}
+
 /** The operator marks the environment's destination production: the project, or the destination that allows it. */
 function productionHere(
   project: Project,

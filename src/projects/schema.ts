@@ -18,6 +18,7 @@ import type {
   ProjectDestination,
   ProjectFloors,
   ProjectGrants,
+  ProjectPreviews,
   ProjectsFile,
 } from "./types.ts";
 
@@ -125,6 +126,53 @@ const destination = strictObject({
   })
   .describe("A cluster and namespaces the project's repositories may deploy to.");
 
+// ---- Previews: where pull requests' live copies may run, and how many (src/projects/previews.ts) ----
+const quantities = z
+  .record(z.string().min(1), z.union([z.string().min(1), z.number()]).transform(String))
+  .describe('Kubernetes quantities by resource name, e.g. {pods: "20", "limits.memory": "4Gi"}.');
+const previews = strictObject({
+  allowed: z
+    .boolean()
+    .default(false)
+    .describe("true: the project's repositories may run previews of pull requests (default false)."),
+  destinations: z
+    .array(destination)
+    .default([])
+    .describe(
+      'Where previews may run: a cluster and a namespace glob each (e.g. {cluster: dev, namespace: "*-pr-*"}); never a production destination.',
+    ),
+  resourceQuota: strictObject({ hard: quantities })
+    .optional()
+    .describe("A ResourceQuota syncward puts into every preview namespace before anything else."),
+  limitRange: strictObject({
+    limits: z.array(z.record(z.string(), z.unknown())).min(1, { error: "must list at least one limit" }),
+  })
+    .optional()
+    .describe("A LimitRange syncward puts into every preview namespace (its spec: limits)."),
+  maxPerRepository: z
+    .int()
+    .min(1)
+    .max(100)
+    .default(3)
+    .describe("Live previews one repository may have at once; more wait in a queue (default 3)."),
+  maxPerInstallation: z
+    .int()
+    .min(1)
+    .max(1000)
+    .default(20)
+    .describe("Live previews of all the project's repositories of one installation at once (default 20)."),
+})
+  .refine((p) => !p.allowed || p.destinations.length > 0, {
+    path: ["destinations"],
+    error: "must list where previews may run when allowed is true",
+  })
+  .refine((p) => !p.destinations.some((d) => d.production), {
+    path: ["destinations"],
+    error: "a preview destination cannot be production: previews deploy without an approval",
+  })
+  .describe("Preview environments of pull requests: off unless allowed, and only where listed.");
+// ---- end previews ----
+
 const floors = strictObject({
   productionApprovals: z
     .int()
@@ -216,6 +264,7 @@ const project = strictObject({
     .describe("Windows that hold every environment of the project, on top of the repository's own."),
   floors,
   grants,
+  previews: previews.optional(),
   // Custom health checks: the operator's, run sandboxed (src/lua/sandbox.ts).
   resourceCustomizations: resourceCustomizationsSchema
     .optional()
@@ -282,5 +331,6 @@ export type ProjectsSchemaMatchesTypes = [
   Assert<Same<z.output<typeof destination>, ProjectDestination>>,
   Assert<Same<z.output<typeof floors>, ProjectFloors>>,
   Assert<Same<z.output<typeof grants>, ProjectGrants>>,
+  Assert<Same<z.output<typeof previews>, ProjectPreviews>>,
   Assert<Same<z.output<typeof kindSchema>, KindRule>>,
 ];

@@ -31,6 +31,18 @@ export interface Project {
   /** This project's custom health checks (Argo CD's `resource.customizations`). */
   resourceCustomizations?: ResourceCustomizations;
   grants: ProjectGrants;
+  /** Preview environments of pull requests (absent: none). */
+  previews?: ProjectPreviews;
+}
+
+/** Where and how many previews of pull requests the project's repositories may run. */
+export interface ProjectPreviews {
+  allowed: boolean;
+  destinations: ProjectDestination[];
+  resourceQuota?: { hard: Record<string, string> };
+  limitRange?: { limits: Array<Record<string, unknown>> };
+  maxPerRepository: number;
+  maxPerInstallation: number;
 }
 
 /** Operator-held credentials a project's repositories may name (grants.ts); nothing else. */
