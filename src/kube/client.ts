@@ -441,15 +441,25 @@ export class KubeClient {
     return { items, resourceVersion };
   }
 
+  /**
+   * `uid`: delete only that object (a precondition), never another one of the same name: a 409
+   * when the name now belongs to another.
+   */
   async delete(
     key: ResourceKey & { apiVersion: string },
     propagation: Propagation = "foreground",
+    uid?: string,
   ): Promise<boolean> {
     const r = await this.mustResource(key.apiVersion, key.kind);
     const policy = { foreground: "Foreground", background: "Background", orphan: "Orphan" }[propagation];
     try {
       await this.request("DELETE", this.objectPath(r, key.namespace || undefined, key.name), {
-        body: { kind: "DeleteOptions", apiVersion: "v1", propagationPolicy: policy },
+        body: {
+          kind: "DeleteOptions",
+          apiVersion: "v1",
+          propagationPolicy: policy,
+          ...(uid ? { preconditions: { uid } } : {}),
+        },
       });
       return true;
     } catch (err) {

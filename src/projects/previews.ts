@@ -8,6 +8,11 @@ import type { EnvironmentConfig } from "../config/types.ts";
 import { narrowEnvironment, operatorProduction } from "./narrow.ts";
 import type { Project, ProjectPreviews } from "./types.ts";
 
+const PREVIEW_GUARDS = [
+  { group: "", kind: "ResourceQuota" },
+  { group: "", kind: "LimitRange" },
+];
+
 export type PreviewPlacement =
   | { allowed: true; env: EnvironmentConfig; limits: ProjectPreviews }
   | { allowed: false; reason: string };
@@ -50,5 +55,11 @@ export function placePreview(
       reason: "its destination is production: a preview never deploys where approvals are needed",
     };
   }
-  return { allowed: true, env, limits };
+  // The operator's quota and limits in the preview's namespace are syncward's: the pull request's
+  // manifests may not bring their own over them.
+  const guarded = env.project && {
+    ...env.project,
+    namespaceResourceBlacklist: [...env.project.namespaceResourceBlacklist, ...PREVIEW_GUARDS],
+  };
+  return { allowed: true, env: { ...env, project: guarded }, limits };
 }
