@@ -89,16 +89,18 @@ describe("a preview namespace", () => {
     const ready = await preparePreviewNamespace(client(), ns, "acme/payments#7:dev", {});
     assert.ok(ready.ok);
     kubectl(["create", "configmap", "held", "-n", ns, "--from-literal=a=b"]);
-    kubectl([
-      "patch",
-      "configmap",
-      "held",
-      "-n",
-      ns,
-      "--type=merge",
-      "-p",
-      '{"metadata":{"finalizers":["example.com/hold"]}}',
-    ]);
+    const finalizers = (list: string[] | null) =>
+      kubectl([
+        "patch",
+        "configmap",
+        "held",
+        "-n",
+        ns,
+        "--type=merge",
+        "-p",
+        JSON.stringify({ metadata: { finalizers: list } }),
+      ]);
+    finalizers(["example.com/hold"]);
     const waiting = await eventually(
       "the finalizer reported",
       async () => {
@@ -108,16 +110,7 @@ describe("a preview namespace", () => {
       60_000,
     );
     assert.match(waiting, /example.com\/hold|finalizer/i);
-    kubectl([
-      "patch",
-      "configmap",
-      "held",
-      "-n",
-      ns,
-      "--type=merge",
-      "-p",
-      '{"metadata":{"finalizers":null}}',
-    ]);
+    finalizers(null);
     await eventually(
       "the namespace gone once the finalizer is removed",
       async () => (await teardownPreviewNamespace(client(), ns, ready.uid)).done,
