@@ -79,7 +79,8 @@ export class GitHubSource implements RevisionSource {
     // put the branch back where it was (a merge's payload carries no `before` to guard it).
     const meanwhile = this.hints.get(branch);
     if (meanwhile && meanwhile !== hint) return meanwhile.sha;
-    this.learnHead(branch, data.commit.sha, undefined, data.commit.commit.message);
+    // (Fakes and older GitHub Enterprise answers may leave the message out: it is only a label.)
+    this.learnHead(branch, data.commit.sha, undefined, data.commit.commit?.message);
     return data.commit.sha;
   }
 
@@ -98,7 +99,7 @@ export class GitHubSource implements RevisionSource {
     if (FULL_SHA.test(ref)) return ref;
     const gh = await this.octokit();
     const { data } = await gh.rest.repos.getCommit({ ...this.ref, ref });
-    this.learnTitle(data.sha, data.commit.message);
+    this.learnTitle(data.sha, data.commit?.message);
     return data.sha;
   }
 
@@ -117,7 +118,7 @@ export class GitHubSource implements RevisionSource {
   private async verify(sha: string): Promise<string | undefined> {
     const gh = await this.octokit();
     const { data } = await gh.rest.repos.getCommit({ ...this.ref, ref: sha });
-    this.learnTitle(sha, data.commit.message);
+    this.learnTitle(sha, data.commit?.message);
     const v = data.commit.verification;
     if (v?.verified) return undefined;
     // Thrown, so neither cached nor recorded as a refusal: the next pass or retry asks again.
