@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { historyReply } from "../../../src/github/history-reply.ts";
 import { checkGfm } from "./gfm-check.ts";
-import { history } from "./summary-fixtures.ts";
+import { history } from "../../support/summary-fixtures.ts";
 
 const links = { repoUrl: "https://github.com/acme/shop" };
 

@@ -1,8 +1,8 @@
 // Values for the summary tests: an environment, its state and sync results, as the engine and
 // the state layer produce them.
-import type { EnvironmentConfig } from "../../../src/config/types.ts";
-import type { ResourceResult, SyncResult } from "../../../src/engine/result.ts";
-import type { EnvironmentState, HistoryEntry } from "../../../src/state/types.ts";
+import type { EnvironmentConfig } from "../../src/config/types.ts";
+import type { ResourceResult, SyncResult } from "../../src/engine/result.ts";
+import type { EnvironmentState, HistoryEntry } from "../../src/state/types.ts";
 
 export const SHA = "a1b2c3d4e5f60718293a4b5c6d7e8f9012345678";
 export const OLD_SHA = "0f1e2d3c4b5a69788796a5b4c3d2e1f001234567";
