@@ -24,7 +24,11 @@ const EMOJI: Record<string, string> = {
 };
 
 export function escapeHtml(text: string): string {
-  return text.replaceAll("&", "&amp;").replaceAll("<", "&lt;").replaceAll(">", "&gt;").replaceAll('"', "&quot;");
+  return text
+    .replaceAll("&", "&amp;")
+    .replaceAll("<", "&lt;")
+    .replaceAll(">", "&gt;")
+    .replaceAll('"', "&quot;");
 }
 
 /** The HTML of `markdown`, to be placed inside `<article class="markdown-body">`. */
@@ -51,7 +55,9 @@ function blocks(lines: string[]): string[] {
       i++;
       const lang = info!.trim().split(/\s+/)[0] ?? "";
       const cls = lang === "" ? "" : ` class="language-${escapeHtml(lang)}"`;
-      out.push(`<pre${cls}><code>${body.map(escapeHtml).join("\n")}${body.length > 0 ? "\n" : ""}</code></pre>`);
+      out.push(
+        `<pre${cls}><code>${body.map(escapeHtml).join("\n")}${body.length > 0 ? "\n" : ""}</code></pre>`,
+      );
       continue;
     }
     if (HTML_BLOCK.test(line)) {
@@ -81,14 +87,20 @@ function blocks(lines: string[]): string[] {
       const header = cells(line);
       const rows: string[][] = [];
       i += 2;
-      while (i < lines.length && lines[i]!.trim() !== "" && lines[i]!.includes("|") && !startsBlock(lines[i]!))
+      while (
+        i < lines.length &&
+        lines[i]!.trim() !== "" &&
+        lines[i]!.includes("|") &&
+        !startsBlock(lines[i]!)
+      )
         rows.push(cells(lines[i++]!));
       out.push(table(header, rows));
       continue;
     }
     if (/^ {0,3}>/.test(line)) {
       const quoted: string[] = [];
-      while (i < lines.length && /^ {0,3}>/.test(lines[i]!)) quoted.push(lines[i++]!.replace(/^ {0,3}> ?/, ""));
+      while (i < lines.length && /^ {0,3}>/.test(lines[i]!))
+        quoted.push(lines[i++]!.replace(/^ {0,3}> ?/, ""));
       out.push(`<blockquote>\n${blocks(quoted).join("\n")}\n</blockquote>`);
       continue;
     }
@@ -140,12 +152,15 @@ function listItem(line: string): { ordered: boolean; text: string } | undefined 
 
 /** Lines of one paragraph: each line break kept, as GitHub shows comments and check runs. */
 function paragraphText(lines: string[]): string {
-  return lines.map(inline).join("<br>\n");
+  return lines.map((line) => inline(line)).join("<br>\n");
 }
 
 /** A row's cells, split on pipes that no backslash escapes (inside code spans too, as in GFM). */
 export function cells(row: string): string[] {
-  const inner = row.trim().replace(/^\|/, "").replace(/(?<!\\)\|$/, "");
+  const inner = row
+    .trim()
+    .replace(/^\|/, "")
+    .replace(/(?<!\\)\|$/, "");
   return inner.split(/(?<!\\)\|/).map((c) => c.trim().replaceAll("\\|", "|"));
 }
 
@@ -193,7 +208,7 @@ export function inline(text: string, inHtmlBlock = false): string {
       i = close + run.length;
       continue;
     }
-    if (c === "[" ) {
+    if (c === "[") {
       const link = linkAt(text, i);
       if (link) {
         out += `<a href="${escapeHtml(link.url)}">${inline(link.label)}</a>`;
@@ -283,7 +298,10 @@ function linkAt(text: string, start: number): { label: string; url: string; end:
  * `**strong**`, `*em*` or `_em_` at `start`: the delimiter opens before a non-space and closes after
  * one, and an underscore neither opens nor closes inside a word (GFM's flanking rules, simplified).
  */
-function emphasisAt(text: string, start: number): { strong: boolean; inner: string; end: number } | undefined {
+function emphasisAt(
+  text: string,
+  start: number,
+): { strong: boolean; inner: string; end: number } | undefined {
   const mark = text[start]!;
   const strong = text[start + 1] === mark;
   const delim = strong ? mark + mark : mark;

@@ -16,7 +16,7 @@ import { COMMANDS, defaultEnvironment, type ParsedCommand, parseCommands } from 
 import { explainFailure } from "./explain-error.ts";
 import { helpNext, helpText } from "./help.ts";
 import { historyReply } from "./history-reply.ts";
-import { codeSpan, fenced, inertText, tableCell } from "./markdown.ts";
+import { codeSpan, fenced, inertText } from "./markdown.ts";
 import { withNext } from "./next-step.ts";
 import type { Octokit } from "./octokit.ts";
 import { forkPreviews, previewTarget } from "./preview.ts";

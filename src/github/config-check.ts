@@ -243,7 +243,12 @@ export async function checkPullRequestConfig(
   // A listed login no account has, or whose account is no collaborator, would bind whoever
   // registers it or is given access later: the check fails until the list names real approvers.
   const userProblems = await unknownUsers(gh, added, repo);
-  await sendCheck(gh, repo, pull.head, configCheckReport(proposed.path, base, after, teamProblems, userProblems));
+  await sendCheck(
+    gh,
+    repo,
+    pull.head,
+    configCheckReport(proposed.path, base, after, teamProblems, userProblems),
+  );
 }
 
 /**

@@ -107,7 +107,9 @@ export async function onPush(
   if (configChanged) await pinListedApprovers(gh, rt).catch(() => []);
   // The payload carries each commit's message: history labels them without asking GitHub.
   for (const c of payload.commits) if (c.id) rt.source.learnTitle(c.id, c.message);
-  const title = commitTitle(payload.head_commit?.id === payload.after ? payload.head_commit.message : undefined);
+  const title = commitTitle(
+    payload.head_commit?.id === payload.after ? payload.head_commit.message : undefined,
+  );
   rt.source.learnHead(branch, payload.after, payload.before, title);
   const pr = mergedPulls.get(payload.after);
   if (pr !== undefined) rt.reporter.linkPullRequest(payload.after, pr);

@@ -8,10 +8,10 @@ import { outcomeWithoutWork, type SyncOutcome, type SyncRequest, type SyncTarget
 import { clusterCapabilities } from "../kube/capabilities.ts";
 import type { KubeObject } from "../kube/object.ts";
 import { timed } from "../observability/durations.ts";
+import { commitTitle } from "../source/commit-title.ts";
 import { SourceError } from "../source/errors.ts";
 import { type RenderedSource, type RenderOptions, render } from "../source/render.ts";
 import type { RemoteChart } from "../source/render-helm.ts";
-import { commitTitle } from "../source/commit-title.ts";
 import { appendHistory } from "../state/history.ts";
 import { healthAfter } from "../state/recorded-health.ts";
 import type { RetriedAttempts } from "../state/retried.ts";

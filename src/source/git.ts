@@ -3,8 +3,8 @@
 import { resolve } from "node:path";
 import { pipeline } from "node:stream";
 import { BoundedMap } from "../util/bounded-map.ts";
-import { SourceError } from "./errors.ts";
 import { commitTitle } from "./commit-title.ts";
+import { SourceError } from "./errors.ts";
 import { branchHeadFromFiles } from "./git-refs.ts";
 import { type TreeLimits, treeLimitsFromEnv } from "./limits.ts";
 import { failureText, type RunResult, run, runProducer, runWithStream } from "./run.ts";

@@ -160,7 +160,9 @@ export async function appCommand(
               ),
             );
           else
-            io.out(table(["ID", "DATE", "REVISION", "TRIGGER", "ACTOR", "RESULT", "TITLE"], historyRows(state)));
+            io.out(
+              table(["ID", "DATE", "REVISION", "TRIGGER", "ACTOR", "RESULT", "TITLE"], historyRows(state)),
+            );
           const reverts = revertLines(state);
           if (reverts.length > 0) io.out(`\nREVERTED\n${reverts.join("\n")}`);
         }

@@ -3,8 +3,8 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { historyReply } from "../../../src/github/history-reply.ts";
-import { checkGfm } from "./gfm-check.ts";
 import { history } from "../../support/summary-fixtures.ts";
+import { checkGfm } from "./gfm-check.ts";
 
 const links = { repoUrl: "https://github.com/acme/shop" };
 

@@ -12,7 +12,15 @@ import {
   prCommentBody,
 } from "../../../src/github/summary.ts";
 import { byteLength } from "../../../src/github/truncate.ts";
-import { envConfig, history, OLD_SHA, resource, resultOf, SHA, stateOf } from "../../support/summary-fixtures.ts";
+import {
+  envConfig,
+  history,
+  OLD_SHA,
+  resource,
+  resultOf,
+  SHA,
+  stateOf,
+} from "../../support/summary-fixtures.ts";
 
 const fixtures = join(import.meta.dirname, "../../fixtures/github");
 
