@@ -270,10 +270,11 @@ const HISTORY_HEADER = [
   "| --- | --- | --- | --- | --- | --- |",
 ];
 
+/** The revision cell names the commit's title next to its SHA, when history recorded it. */
 export function historyRows(entries: HistoryEntry[], links: Links | undefined): string[] {
   return entries.map(
     (h) =>
-      `| ${h.id} | ${tableCell(date(h.startedAt))} | ${commitLink(h.revision, links, { withTitle: true, cell: true })} | ${tableCell(h.trigger)} | ${tableCell(h.actor, 40)} | ${tableCell(h.result)} |`,
+      `| ${h.id} | ${tableCell(date(h.startedAt))} | ${commitLink(h.revision, links, { withTitle: true, cell: true, title: h.title })} | ${tableCell(h.trigger)} | ${tableCell(h.actor, 40)} | ${tableCell(h.result)} |`,
   );
 }
 
@@ -299,7 +300,7 @@ export function fullHistoryRows(entries: HistoryEntry[], links: Links | undefine
     const c = h.counts;
     const changes = `+${c.created} ~${c.configured} -${c.pruned} !${c.failed}`;
     const message = h.drifted?.length ? `${h.message} (drifted: ${h.drifted.join(", ")})` : h.message;
-    return `| ${h.id} | ${tableCell(date(h.finishedAt))} | ${commitLink(h.revision, links)} | ${tableCell(h.trigger)} | ${tableCell(h.actor, 40)} | ${tableCell(h.result)} | ${changes} | ${tableCell(shortMessage(message), 100)} |`;
+    return `| ${h.id} | ${tableCell(date(h.finishedAt))} | ${commitLink(h.revision, links, { withTitle: true, cell: true, title: h.title })} | ${tableCell(h.trigger)} | ${tableCell(h.actor, 40)} | ${tableCell(h.result)} | ${changes} | ${tableCell(shortMessage(message), 100)} |`;
   });
 }
 

@@ -15,7 +15,8 @@ import { allows, type Permission, permissionOf } from "./authorize.ts";
 import { COMMANDS, defaultEnvironment, type ParsedCommand, parseCommands } from "./commands.ts";
 import { explainFailure } from "./explain-error.ts";
 import { helpNext, helpText } from "./help.ts";
-import { codeSpan, fenced, inertText, tableCell } from "./markdown.ts";
+import { historyReply } from "./history-reply.ts";
+import { codeSpan, fenced, inertText } from "./markdown.ts";
 import { withNext } from "./next-step.ts";
 import type { Octokit } from "./octokit.ts";
 import { forkPreviews, previewTarget } from "./preview.ts";
@@ -432,22 +433,9 @@ async function history(rt: RepoRuntime, controller: EnvironmentController): Prom
       reply: `**${controller.env.name}** has no history yet.`,
       next: `comment ${cmd(`/sync ${controller.env.name}`)} for its first sync.`,
     };
-  const rows = state.history
-    .slice()
-    .reverse()
-    .map(
-      (h) =>
-        `| ${h.id} | ${h.finishedAt.replace(/\.\d+Z$/, "Z")} | \`${short(h.revision)}\` | ${tableCell(h.trigger)} | ${tableCell(h.actor)} | ${tableCell(h.result)} |`,
-    );
   return {
     ok: true,
-    reply: [
-      `**${controller.env.name}** history:`,
-      "",
-      "| ID | DATE | REVISION | TRIGGER | ACTOR | RESULT |",
-      "| --- | --- | --- | --- | --- | --- |",
-      ...rows,
-    ].join("\n"),
+    reply: historyReply(controller.env.name, state.history, { repoUrl: rt.info.htmlUrl }),
     next: `comment ${cmd(`/diff ${controller.env.name}`)} to compare the live cluster with Git now.`,
   };
 }

@@ -230,8 +230,6 @@ export async function checkPullRequestConfig(
     });
     return;
   }
-  const changes = configChanges(base, after);
-  const loosened = changes.filter((c) => c.weakens.length > 0).map((c) => c.env);
   // An approver team syncward cannot read, or a newly listed login no GitHub account has,
   // approves nothing: say so before it is relied on.
   const teams = after.environments.flatMap((e) => e.approval?.teams ?? []);
@@ -245,6 +243,27 @@ export async function checkPullRequestConfig(
   // A listed login no account has, or whose account is no collaborator, would bind whoever
   // registers it or is given access later: the check fails until the list names real approvers.
   const userProblems = await unknownUsers(gh, added, repo);
+  await sendCheck(
+    gh,
+    repo,
+    pull.head,
+    configCheckReport(proposed.path, base, after, teamProblems, userProblems),
+  );
+}
+
+/**
+ * The config check of a valid proposed configuration against the default branch's: what changes
+ * per environment, loosenings first, and the approvers syncward could not resolve.
+ */
+export function configCheckReport(
+  file: string,
+  base: SyncwardConfig | undefined,
+  after: SyncwardConfig,
+  teamProblems: string[],
+  userProblems: string[],
+): { conclusion: Conclusion; title: string; summary: string } {
+  const changes = configChanges(base, after);
+  const loosened = changes.filter((c) => c.weakens.length > 0).map((c) => c.env);
   const unreadable = [...teamProblems, ...userProblems];
   const teamText =
     unreadable.length > 0
@@ -257,11 +276,11 @@ export async function checkPullRequestConfig(
     production: productionLoosened(changes, base, after),
     changed: changes.length,
   });
-  await sendCheck(gh, repo, pull.head, {
+  return {
     conclusion: verdict.conclusion,
     title: verdict.title,
-    summary: withNext(`${configChangesText(proposed.path, changes, base, after)}${teamText}`, verdict.next),
-  });
+    summary: withNext(`${configChangesText(file, changes, base, after)}${teamText}`, verdict.next),
+  };
 }
 
 /**

@@ -2,6 +2,7 @@
 // a push costs no extra call), and trees from the repository tarball, cached by SHA.
 
 import type { RevisionSource } from "../reconciler/revision-source.ts";
+import { commitTitle } from "../source/commit-title.ts";
 import { SourceError } from "../source/errors.ts";
 import { fetchGitHubTree } from "../source/github-tarball.ts";
 import { BoundedMap } from "../util/bounded-map.ts";
@@ -15,6 +16,8 @@ const HINT_TTL_MS = 60_000;
 const LEFT_REMEMBERED = 1000;
 /** Commits whose verification is remembered (asked before the approval gate, again before syncing, per environment). */
 const VERIFIED_CACHE = 256;
+/** Commit titles remembered from push payloads and the API's answers (history labels them). */
+const TITLES_REMEMBERED = 1000;
 
 // GitHub's `commit.verification.reason` values (REST docs, "Signature verification object"), in
 // words a person acts on; a reason not listed is shown as GitHub gives it.
@@ -40,6 +43,7 @@ export class GitHubSource implements RevisionSource {
   /** `branch@sha` that a push moved a branch away from. */
   private readonly left = new BoundedMap<string, true>(LEFT_REMEMBERED);
   private readonly verification = new BoundedMap<string, Promise<string | undefined>>(VERIFIED_CACHE);
+  private readonly titles = new BoundedMap<string, string>(TITLES_REMEMBERED);
 
   constructor(
     private readonly ref: RepoRef,
@@ -56,7 +60,8 @@ export class GitHubSource implements RevisionSource {
    * to deliver pushes in order: a push to a commit that a later push already moved the branch
    * away from is stale, or a force push back; either way only the API knows, so it is asked.
    */
-  learnHead(branch: string, sha: string, before?: string): void {
+  learnHead(branch: string, sha: string, before?: string, title?: string): void {
+    this.learnTitle(sha, title);
     if (before !== undefined) this.left.set(`${branch}@${before}`, true);
     if (this.left.has(`${branch}@${sha}`)) {
       this.hints.delete(branch);
@@ -74,14 +79,27 @@ export class GitHubSource implements RevisionSource {
     // put the branch back where it was (a merge's payload carries no `before` to guard it).
     const meanwhile = this.hints.get(branch);
     if (meanwhile && meanwhile !== hint) return meanwhile.sha;
-    this.learnHead(branch, data.commit.sha);
+    // (Fakes and older GitHub Enterprise answers may leave the message out: it is only a label.)
+    this.learnHead(branch, data.commit.sha, undefined, data.commit.commit?.message);
     return data.commit.sha;
+  }
+
+  /** A commit's message seen in a payload or an answer: its title labels history, at no request. */
+  learnTitle(sha: string, message: string | undefined | null): void {
+    const title = commitTitle(message);
+    if (title !== undefined && FULL_SHA.test(sha)) this.titles.set(sha, title);
+  }
+
+  /** The title of `sha` if a push payload or an earlier answer carried it; GitHub is not asked. */
+  async commitTitle(sha: string): Promise<string | undefined> {
+    return this.titles.get(sha);
   }
 
   async resolve(ref: string): Promise<string> {
     if (FULL_SHA.test(ref)) return ref;
     const gh = await this.octokit();
     const { data } = await gh.rest.repos.getCommit({ ...this.ref, ref });
+    this.learnTitle(data.sha, data.commit?.message);
     return data.sha;
   }
 
@@ -100,6 +118,7 @@ export class GitHubSource implements RevisionSource {
   private async verify(sha: string): Promise<string | undefined> {
     const gh = await this.octokit();
     const { data } = await gh.rest.repos.getCommit({ ...this.ref, ref: sha });
+    this.learnTitle(sha, data.commit?.message);
     const v = data.commit.verification;
     if (v?.verified) return undefined;
     // Thrown, so neither cached nor recorded as a refusal: the next pass or retry asks again.

@@ -4,6 +4,7 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { ConfigError } from "../config/load.ts";
+import { commitTitle } from "../source/commit-title.ts";
 import { helmInputs, includedDirs } from "../source/includes.ts";
 import { approveAs } from "./approve.ts";
 import { pinListedApprovers } from "./approver-pins.ts";
@@ -72,7 +73,14 @@ export interface PushPayload extends RepoPayload {
   before: string;
   after: string;
   deleted: boolean;
-  commits: Array<{ added?: string[]; modified?: string[]; removed?: string[] }>;
+  commits: Array<{
+    id?: string;
+    message?: string;
+    added?: string[];
+    modified?: string[];
+    removed?: string[];
+  }>;
+  head_commit?: { id: string; message?: string } | null;
   pusher: { name?: string };
   sender?: { login: string; id?: number };
 }
@@ -97,7 +105,12 @@ export async function onPush(
   // A config that lists approvers binds their logins to the accounts that have them now; a
   // failure is not the push's: they are pinned at first use then.
   if (configChanged) await pinListedApprovers(gh, rt).catch(() => []);
-  rt.source.learnHead(branch, payload.after, payload.before);
+  // The payload carries each commit's message: history labels them without asking GitHub.
+  for (const c of payload.commits) if (c.id) rt.source.learnTitle(c.id, c.message);
+  const title = commitTitle(
+    payload.head_commit?.id === payload.after ? payload.head_commit.message : undefined,
+  );
+  rt.source.learnHead(branch, payload.after, payload.before, title);
   const pr = mergedPulls.get(payload.after);
   if (pr !== undefined) rt.reporter.linkPullRequest(payload.after, pr);
   const actor = payload.sender?.login ?? payload.pusher.name ?? "unknown";
@@ -107,6 +120,7 @@ export async function onPush(
   const pushed = {
     revision: payload.after,
     before: payload.before,
+    ...(title === undefined ? {} : { title }),
     ...(payload.sender?.id === undefined ? {} : { actorId: payload.sender.id }),
     ...(configChanged ? { config: true } : {}),
   };

@@ -1,7 +1,7 @@
 // Links a reader follows from a check run or comment: commits (with their titles when known),
 // pull requests, history revisions and the environment's own URL. Without the repository's web
 // URL (a test, the CLI) they degrade to code spans, so the text reads the same either way.
-import { codeSpan, inertInline, tableCell } from "./markdown.ts";
+import { codeSpan, inertInline, showInvisible, tableCell } from "./markdown.ts";
 
 export interface Links {
   /** The repository's web URL, e.g. `https://github.com/acme/shop` (from webhook payloads). */
@@ -53,7 +53,8 @@ export function commitLink(
   const pull = options.withTitle ? links?.pulls?.[sha] : undefined;
   const from = pull === undefined ? "" : ` (${pullLink(pull, links)})`;
   if (!options.withTitle || title === undefined || title.trim() === "") return `${linked}${from}`;
-  const first = title.split(/\r?\n/, 1)[0]!.trim();
+  // Written by whoever committed: a right-to-left override or zero-width character is shown, not obeyed.
+  const first = showInvisible(title.split(/\r?\n/, 1)[0]!.trim());
   return `${linked} ${options.cell ? tableCell(first, 60) : inertInline(clip(first, 72))}${from}`;
 }
 

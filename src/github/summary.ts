@@ -145,9 +145,10 @@ const SEVERITY: HealthStatus[] = ["Healthy", "Suspended", "Progressing", "Missin
  * ends with the one "Next:" line.
  */
 export function checkRunOutput(
-  input: CheckRunOutputInput,
+  given: CheckRunOutputInput,
   maxBytes = CHECK_OUTPUT_MAX_BYTES,
 ): CheckRunOutput {
+  const input = { ...given, links: withHistoryTitles(given.links, given.state.history) };
   const health = healthOf(input);
   const env = input.env.name;
   const { summary, diffShown } = summaryOf(input, health, maxBytes);
@@ -159,6 +160,13 @@ export function checkRunOutput(
     summary,
     text: fitParts(textParts(input, env, rest, diffShown > 0), maxBytes),
   };
+}
+
+/** The titles history recorded, so a commit is named wherever it is linked (the caller's win). */
+function withHistoryTitles(links: Links | undefined, history: EnvironmentState["history"]): Links {
+  const titles: Record<string, string> = {};
+  for (const h of history) if (h.title) titles[h.revision] = h.title;
+  return { ...links, titles: { ...titles, ...links?.titles } };
 }
 
 function summaryOf(

@@ -8,6 +8,7 @@ import { outcomeWithoutWork, type SyncOutcome, type SyncRequest, type SyncTarget
 import { clusterCapabilities } from "../kube/capabilities.ts";
 import type { KubeObject } from "../kube/object.ts";
 import { timed } from "../observability/durations.ts";
+import { commitTitle } from "../source/commit-title.ts";
 import { SourceError } from "../source/errors.ts";
 import { type RenderedSource, type RenderOptions, render } from "../source/render.ts";
 import type { RemoteChart } from "../source/render-helm.ts";
@@ -124,11 +125,13 @@ export class EnvironmentEffects {
     extra: Partial<HistoryEntry> = {},
   ): Promise<{ state: EnvironmentState; entry: HistoryEntry }> {
     let entry!: HistoryEntry;
+    const title = await this.titleOf(outcome.revision);
     const state = await this.o.store.update(this.instance, (s) => {
       entry = appendHistory(
         s,
         {
           ...historyEntryOf(trigger, actor, outcome, drifted),
+          ...(title === undefined ? {} : { title }),
           ...(retried.length > 0 ? { retried } : {}),
           ...(omitted > 0 ? { retriedOmitted: omitted } : {}),
           ...extra,
@@ -140,6 +143,15 @@ export class EnvironmentEffects {
       mutate(s);
     });
     return { state, entry };
+  }
+
+  /** The commit's title as the source knows it; a label only, so never a reason to fail. */
+  private async titleOf(revision: string): Promise<string | undefined> {
+    try {
+      return commitTitle(await this.o.source.commitTitle?.(revision));
+    } catch {
+      return undefined;
+    }
   }
 
   async renderOrReport(

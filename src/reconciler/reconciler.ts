@@ -516,7 +516,7 @@ export class Reconciler implements ShardedApp {
   private actOnPush(controller: EnvironmentController, push: HandedOverPush): boolean {
     if (this.pushesSeen.get(controller.instance) === push.at) return false;
     this.pushesSeen.set(controller.instance, push.at);
-    if (push.revision) this.o.source.learnHead?.(push.branch, push.revision, push.before);
+    if (push.revision) this.o.source.learnHead?.(push.branch, push.revision, push.before, push.title);
     // A config change recorded in every environment's state concerns only those on its branch.
     if (push.revision && push.branch === controller.env.source.branch)
       controller.pushedBy({ after: push.revision, before: push.before, login: push.actor, id: push.actorId });
@@ -600,10 +600,10 @@ export class Reconciler implements ShardedApp {
     trigger: Trigger,
     actor: string,
     changed?: { files: string[]; includes: (env: string) => string[] },
-    pushed?: { revision: string; before?: string; config?: boolean; actorId?: number },
+    pushed?: { revision: string; before?: string; title?: string; config?: boolean; actorId?: number },
   ): string[] {
     const nudged: string[] = [];
-    if (pushed) this.o.source.learnHead?.(branch, pushed.revision, pushed.before);
+    if (pushed) this.o.source.learnHead?.(branch, pushed.revision, pushed.before, pushed.title);
     // One record per push, the same in every environment it is handed to.
     const record: HandedOverPush = { branch, trigger, actor, ...pushed, at: new Date().toISOString() };
     // A config change is recorded in every environment's state, whichever replica holds the app:

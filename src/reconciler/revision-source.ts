@@ -1,6 +1,7 @@
 // Where revisions come from: a local git repository (the controller command, the CLI, the demo)
 // or GitHub (the app). The reconciler only needs a branch head and the tree at a SHA.
-import { checkoutTree, headOf, resolveRevision } from "../source/git.ts";
+import { checkoutTree, commitTitleOf, headOf, resolveRevision } from "../source/git.ts";
+import { BoundedMap } from "../util/bounded-map.ts";
 
 export interface RevisionSource {
   /** A human-readable name of the repository for `app get`. */
@@ -17,8 +18,16 @@ export interface RevisionSource {
    * are refused.
    */
   signatureProblem?(sha: string): Promise<string | undefined>;
-  /** A push told another replica where `branch` now is (sources that cache heads take the hint). */
-  learnHead?(branch: string, sha: string, before?: string): void;
+  /**
+   * A push told another replica where `branch` now is (sources that cache heads take the hint),
+   * and the title of that commit when the push named it.
+   */
+  learnHead?(branch: string, sha: string, before?: string, title?: string): void;
+  /**
+   * The title (first line of the message) of commit `sha`, for history. Only what the source
+   * already knows or reads without asking a remote: undefined when it does not know.
+   */
+  commitTitle?(sha: string): Promise<string | undefined>;
 }
 
 export class LocalGitSource implements RevisionSource {
@@ -42,4 +51,14 @@ export class LocalGitSource implements RevisionSource {
   tree(sha: string): Promise<string> {
     return checkoutTree(this.repoDir, sha, this.cacheDir);
   }
+
+  /** One `git log` per commit: a commit's message never changes, so it is remembered. */
+  async commitTitle(sha: string): Promise<string | undefined> {
+    if (this.titles.has(sha)) return this.titles.get(sha);
+    const title = await commitTitleOf(this.repoDir, sha);
+    this.titles.set(sha, title);
+    return title;
+  }
+
+  private readonly titles = new BoundedMap<string, string | undefined>(256);
 }

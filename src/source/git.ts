@@ -3,6 +3,7 @@
 import { resolve } from "node:path";
 import { pipeline } from "node:stream";
 import { BoundedMap } from "../util/bounded-map.ts";
+import { commitTitle } from "./commit-title.ts";
 import { SourceError } from "./errors.ts";
 import { branchHeadFromFiles } from "./git-refs.ts";
 import { type TreeLimits, treeLimitsFromEnv } from "./limits.ts";
@@ -56,6 +57,26 @@ export async function resolveRevision(repoDir: string, ref: string): Promise<str
   const sha = await commitOf(repoDir, ref);
   if (sha === undefined) throw new SourceError(`revision '${ref}' not found in ${repoDir}`);
   return sha;
+}
+
+/** Bytes of a commit message read for its title: a title never needs more. */
+const MESSAGE_BYTES = 64 * 1024;
+
+/**
+ * The title (first line of the message) of commit `sha`, or undefined when git cannot tell. It
+ * only labels history, so any failure leaves it out instead of failing the sync.
+ */
+export async function commitTitleOf(repoDir: string, sha: string): Promise<string | undefined> {
+  if (!isFullSha(sha)) return undefined;
+  const result = await run({
+    file: "git",
+    args: ["log", "-1", "--format=%B", "--end-of-options", sha],
+    cwd: repoDir,
+    timeoutMs: GIT_TIMEOUT_MS,
+    maxOutputBytes: MESSAGE_BYTES,
+    isolate: true,
+  });
+  return result.ok ? commitTitle(result.stdout) : undefined;
 }
 
 /**

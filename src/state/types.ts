@@ -13,6 +13,11 @@ export interface HistoryEntry {
   actor: string;
   result: OperationPhase;
   message: string;
+  /**
+   * The title (first line of the message, bounded) of `revision`, when the source knew it at sync
+   * time. Absent in entries written before titles were kept, or when the source could not tell.
+   */
+  title?: string;
   counts: { created: number; configured: number; pruned: number; failed: number };
   /** For self-heals: `apps/Deployment:shop/web /spec/replicas`. */
   drifted?: string[];
@@ -168,6 +173,8 @@ export interface HandedOverPush {
   /** Where the push moved the branch (and from), when the webhook said so. */
   revision?: string;
   before?: string;
+  /** The title of `revision`, when the webhook carried its message (history labels it). */
+  title?: string;
   /** The push changed the repository's syncward config: every replica reads it again. */
   config?: boolean;
 }

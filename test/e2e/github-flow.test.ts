@@ -324,14 +324,17 @@ describe("GitHub App end to end", () => {
     );
     mockTarball(app.mock, repo, docs);
     const before = app.mock.requests.length;
-    await app.probot.receive(
-      pushEvent({
-        after: docs,
-        before: first,
-        modified: ["prod/app.yaml", "prod/NOTES.md"],
-        sender: { login: "alice" },
-      }),
-    );
+    const push = pushEvent({
+      after: docs,
+      before: first,
+      modified: ["prod/app.yaml", "prod/NOTES.md"],
+      sender: { login: "alice" },
+    });
+    // The payload carries the commit's message: history keeps its title without asking GitHub.
+    const payload = push.payload as { head_commit: { message: string }; commits: Array<{ message: string }> };
+    payload.head_commit.message = "docs: prod notes\n\nWhere the runbook lives.";
+    payload.commits[0]!.message = payload.head_commit.message;
+    await app.probot.receive(push);
     await app.settle();
     app.mock.assertDone();
     const made = app.mock.requests.slice(before).map((r) => `${r.method} ${r.url}`);
@@ -344,6 +347,7 @@ describe("GitHub App end to end", () => {
     const state = await rt.reconciler.store.load(rt.reconciler.controller("prod").instance);
     assert.equal(state.lastSyncedRevision, docs);
     assert.equal(state.history.at(-1)?.message, "no change for prod");
+    assert.equal(state.history.at(-1)?.title, "docs: prod notes");
     assert.equal(state.pendingSync, undefined);
   });
 

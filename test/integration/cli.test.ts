@@ -106,10 +106,11 @@ describe("syncward app", () => {
     assert.match(waited.out, /^dev: Synced, Healthy at [0-9a-f]{7}$/m);
 
     const history = await run(["app", "history", "dev", ...common]);
-    assert.match(history.out, /^ID\s+DATE\s+REVISION\s+TRIGGER\s+ACTOR\s+RESULT$/m);
+    assert.match(history.out, /^ID\s+DATE\s+REVISION\s+TRIGGER\s+ACTOR\s+RESULT\s+TITLE$/m);
+    // The commit's title, recorded at sync time, beside its SHA.
     assert.match(
       history.out,
-      new RegExp(`^1\\s+\\S+Z\\s+${repo.head().slice(0, 7)}\\s+cli\\s+\\S+\\s+Succeeded$`, "m"),
+      new RegExp(`^1\\s+\\S+Z\\s+${repo.head().slice(0, 7)}\\s+cli\\s+\\S+\\s+Succeeded\\s+initial$`, "m"),
     );
 
     repo.commit({ "app/deploy.yaml": deployment("nginx:1.28") });

@@ -50,6 +50,8 @@ function historyRows(state: EnvironmentState): string[][] {
     h.trigger,
     h.actor,
     h.result,
+    // Entries written before titles were kept have none.
+    h.title ?? "",
   ]);
 }
 
@@ -149,7 +151,7 @@ export async function appCommand(
           if (output.wide)
             io.out(
               table(
-                ["ID", "DATE", "REVISION", "TRIGGER", "ACTOR", "RESULT", "STARTED", "MESSAGE"],
+                ["ID", "DATE", "REVISION", "TRIGGER", "ACTOR", "RESULT", "TITLE", "STARTED", "MESSAGE"],
                 historyRows(state).map((row, i) => [
                   ...row,
                   state.history[i]?.startedAt.replace(/\.\d+Z$/, "Z") ?? "",
@@ -157,7 +159,10 @@ export async function appCommand(
                 ]),
               ),
             );
-          else io.out(table(["ID", "DATE", "REVISION", "TRIGGER", "ACTOR", "RESULT"], historyRows(state)));
+          else
+            io.out(
+              table(["ID", "DATE", "REVISION", "TRIGGER", "ACTOR", "RESULT", "TITLE"], historyRows(state)),
+            );
           const reverts = revertLines(state);
           if (reverts.length > 0) io.out(`\nREVERTED\n${reverts.join("\n")}`);
         }

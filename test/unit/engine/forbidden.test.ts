@@ -5,7 +5,7 @@ import { describe, it } from "node:test";
 import { errorMessage } from "../../../src/engine/resource-results.ts";
 import { checkRunOutput } from "../../../src/github/summary.ts";
 import { describeForbidden, isTransient, KubeApiError } from "../../../src/kube/errors.ts";
-import { envConfig, resource, resultOf, stateOf } from "../github/summary-fixtures.ts";
+import { envConfig, resource, resultOf, stateOf } from "../../support/summary-fixtures.ts";
 
 const SA = "system:serviceaccount:syncward:syncward";
 // The API server's words, as the local control plane answered them.

@@ -5,7 +5,7 @@ import { describe, it } from "node:test";
 import { approverMentions } from "../../../src/github/authorize.ts";
 import { checkActions } from "../../../src/github/reporter.ts";
 import { checkRunOutput, prCommentBody } from "../../../src/github/summary.ts";
-import { envConfig, OLD_SHA, SHA, stateOf } from "./summary-fixtures.ts";
+import { envConfig, OLD_SHA, SHA, stateOf } from "../../support/summary-fixtures.ts";
 
 const env = envConfig({
   approval: {

@@ -5,7 +5,6 @@ import assert from "node:assert/strict";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import type { RevertedChange } from "../../../src/engine/revert/trail.ts";
 import {
   CHECK_OUTPUT_MAX_BYTES,
   type CheckRunOutputInput,
@@ -15,26 +14,11 @@ import {
   prCommentBody,
 } from "../../../src/github/summary.ts";
 import { byteLength } from "../../../src/github/truncate.ts";
+import { CHECK_RUNS, INTRUSION, input, links, WEBHOOK } from "../../support/check-run-situations.ts";
+import { history, resource, resultOf, SHA, stateOf } from "../../support/summary-fixtures.ts";
 import { checkGfm } from "./gfm-check.ts";
-import { envConfig, history, resource, resultOf, SHA, stateOf } from "./summary-fixtures.ts";
 
 const fixtures = join(import.meta.dirname, "../../fixtures/github/check-runs");
-const links = { repoUrl: "https://github.com/acme/shop", titles: { [SHA]: "web: bump to 1.29" } };
-const HEAD = "4f9c2e1a0b1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e";
-const BASE = "9e8d7c6b5a4f3e2d1c0b9a8f7e6d5c4b3a291807";
-
-function input(overrides: Partial<CheckRunOutputInput> = {}): CheckRunOutputInput {
-  return {
-    env: envConfig({ environmentUrl: "https://shop.example.com" }),
-    state: stateOf(),
-    repoBranch: "main",
-    effectivePolicy: "Automated (Prune, SelfHeal)",
-    links,
-    revision: SHA,
-    ...overrides,
-  };
-}
-
 function golden(name: string, input: CheckRunOutputInput): string {
   const out = checkRunOutput(input);
   // A preview's conclusion is the preview's own (neutral, or failure when refused).
@@ -54,49 +38,9 @@ function assertWellFormed(markdown: string, mentions: string[] = []) {
   assert.deepEqual(checkGfm(rendered, mentions), []);
 }
 
-const WEBHOOK = [
-  'admission webhook "policy.acme.io" denied the request:',
-  "- container web: image must come from registry.acme.io/",
-  "- securityContext.runAsNonRoot must be true (see ```policy.md```)",
-].join("\n");
-
-const INTRUSION: RevertedChange[] = [
-  {
-    object: "apps/Deployment:shop/web",
-    path: "/spec/template/spec/containers/1",
-    kind: "extra",
-    manager: "kubectl-patch",
-    operation: "Update",
-    at: "2026-12-01T03:02:11Z",
-    value: '{"name":"miner","image":"evil:1","securityContext":{"privileged":true}}',
-    trusted: false,
-    security: "new container, image evil:1, privileged",
-  },
-  {
-    object: "apps/Deployment:shop/web",
-    path: "/spec/template/spec/serviceAccountName",
-    kind: "changed",
-    manager: "kubectl-patch",
-    operation: "Update",
-    value: "cluster-admin|<b>@mallory</b>`",
-    trusted: false,
-    security: "ServiceAccount changed",
-  },
-  {
-    object: "apps/Deployment:shop/web",
-    path: "/spec/template/spec/volumes/3",
-    kind: "extra",
-    manager: "kubectl-patch",
-    operation: "Update",
-    value: '{"name":"root","hostPath":{"path":"/"}}',
-    trusted: false,
-    security: "hostPath volume",
-  },
-];
-
 describe("check runs, situation by situation", () => {
   it("a successful sync: what runs where, linked, and nothing to do", () => {
-    const md = golden("synced", input({ result: resultOf() }));
+    const md = golden("synced", CHECK_RUNS.synced());
     assert.match(md, /^title: Synced, Healthy$/m);
     assert.match(
       md,
@@ -107,22 +51,7 @@ describe("check runs, situation by situation", () => {
   });
 
   it("a failed sync: says what still runs, each error once with its line breaks, and why a retry fails", () => {
-    const failed = Array.from({ length: 8 }, (_, i) =>
-      resource({ name: `api-${i}`, status: "Failed", action: "failed", message: WEBHOOK, health: undefined }),
-    );
-    const result = resultOf({
-      phase: "Failed",
-      message: "8 of 9 objects failed",
-      writes: 0,
-      resources: [resultOf().resources[0]!, ...failed],
-    });
-    const md = golden(
-      "failed",
-      input({
-        result,
-        state: stateOf({ lastSyncedRevision: BASE, syncStatus: "OutOfSync", history: history(2) }),
-      }),
-    );
+    const md = golden("failed", CHECK_RUNS.failed());
     assert.match(md, /^title: Sync failed; prod still runs 9e8d7c6$/m);
     assert.match(md, /^conclusion: failure$/m);
     assert.equal(
@@ -144,7 +73,7 @@ describe("check runs, situation by situation", () => {
   });
 
   it("a self-heal that reverted an intrusion: action required, titled after the finding", () => {
-    const md = golden("intrusion", input({ result: resultOf({ writes: 1 }), reverted: INTRUSION }));
+    const md = golden("intrusion", CHECK_RUNS.intrusion());
     assert.match(
       md,
       /^title: Reverted an intruder's changes to deploy\/web: new container evil:1, privileged, ServiceAccount changed, hostPath volume$/m,
@@ -164,31 +93,7 @@ describe("check runs, situation by situation", () => {
   });
 
   it("waiting for approval: one count, approvers who already approved not asked, commits linked", () => {
-    const env = envConfig({
-      approval: {
-        users: ["carol", "erin"],
-        teams: ["acme/sre"],
-        minimum: 2,
-        allowAuthor: false,
-        trustedBots: [],
-      },
-    });
-    const md = golden(
-      "approval",
-      input({
-        env,
-        state: stateOf({ syncStatus: "OutOfSync", lastSyncedRevision: BASE }),
-        awaitingApproval: {
-          revision: SHA,
-          range: {
-            base: BASE,
-            commits: [{ sha: SHA, title: "web: bump to 1.29 | @everyone <b>", author: "bob" }],
-            pulls: [{ number: 12, title: "Bump web", author: "bob" }],
-          },
-          gate: { approvers: ["carol"], needed: 2 },
-        },
-      }),
-    );
+    const md = golden("approval", CHECK_RUNS.approval());
     assert.match(md, /^title: Waiting for approval: 1 more needed$/m);
     assert.match(md, /\(1 so far: @carol; \*\*1 more\*\* needed\)/);
     assert.match(md, /Approvers: @erin, @acme\/sre\./);
@@ -197,36 +102,7 @@ describe("check runs, situation by situation", () => {
   });
 
   it("a preview: names the pull request's head and base, and the Secrets it did not compare", () => {
-    const result = resultOf({
-      dryRun: true,
-      revision: "7777777aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
-      writes: 0,
-      resources: [
-        resource({
-          status: "OutOfSync",
-          action: "configured",
-          message: "deployment.apps/web configured (dry run)",
-        }),
-        resource({
-          kind: "Secret",
-          group: "",
-          name: "db",
-          status: "Skipped",
-          action: "skipped",
-          health: undefined,
-          message: "secret/db: values are not compared in previews",
-        }),
-      ],
-    });
-    const md = golden(
-      "preview",
-      input({
-        result,
-        diff: "--- live\n+++ git\n-  image: web:1.28\n+  image: web:1.29\n",
-        notes: [":information_source: 1 object(s) would require pruning (prune is off)"],
-        preview: { number: 12, headRef: "bump-web", headSha: HEAD, baseRef: "main", baseSha: BASE },
-      }),
-    );
+    const md = golden("preview", CHECK_RUNS.preview());
     assert.doesNotMatch(md, /7777777/, "GitHub's test merge is never named as a commit");
     assert.match(md, /merging \[#12\]\([^)]*\/pull\/12\) \(`bump-web` at \[`4f9c2e1`\]/);
     assert.match(md, /into `main` \(at \[`9e8d7c6`\]/);
@@ -236,15 +112,7 @@ describe("check runs, situation by situation", () => {
   });
 
   it("out of sync with no operation: what runs and where the branch is are two commits", () => {
-    const md = golden(
-      "out-of-sync",
-      input({
-        state: stateOf({ lastSyncedRevision: BASE, syncStatus: "OutOfSync" }),
-        revision: HEAD,
-        outOfSync: true,
-        notes: ["spec.replicas differs from Git."],
-      }),
-    );
+    const md = golden("out-of-sync", CHECK_RUNS["out-of-sync"]());
     assert.match(md, /^title: OutOfSync: prod runs 9e8d7c6, main is at 4f9c2e1$/m);
     assert.match(md, /OutOfSync: runs \[`9e8d7c6`\]\([^)]*\), main is at \[`4f9c2e1`\]/);
     assertWellFormed(md);

@@ -165,3 +165,30 @@ describe("GitHubSource trees", () => {
     });
   }
 });
+
+describe("GitHubSource commit titles", () => {
+  it("come from the push payload and GitHub's answers already made, never from a request of their own", async () => {
+    const calls = { asked: 0 };
+    const octokit = {
+      rest: {
+        repos: {
+          getBranch: async () => {
+            calls.asked++;
+            return { data: { commit: { sha: sha(7), commit: { message: "api: retry on 503\n\nbody" } } } };
+          },
+        },
+      },
+    } as unknown as Octokit;
+    const src = new GitHubSource({ owner: "acme", repo: "shop" }, async () => octokit, "/tmp");
+    src.learnTitle(sha(1), "web: bump to 1.29\n\nWhy.");
+    src.learnHead("main", sha(2), sha(1), "handed over by another replica");
+    assert.equal(await src.commitTitle(sha(1)), "web: bump to 1.29");
+    assert.equal(await src.commitTitle(sha(2)), "handed over by another replica");
+    assert.equal(await src.commitTitle(sha(3)), undefined, "unknown: GitHub is not asked");
+    assert.equal(calls.asked, 0);
+    // The branch's answer carries its head commit's message.
+    assert.equal(await src.head("release"), sha(7));
+    assert.equal(await src.commitTitle(sha(7)), "api: retry on 503");
+    assert.equal(calls.asked, 1);
+  });
+});

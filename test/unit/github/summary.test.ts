@@ -12,7 +12,15 @@ import {
   prCommentBody,
 } from "../../../src/github/summary.ts";
 import { byteLength } from "../../../src/github/truncate.ts";
-import { envConfig, history, OLD_SHA, resource, resultOf, SHA, stateOf } from "./summary-fixtures.ts";
+import {
+  envConfig,
+  history,
+  OLD_SHA,
+  resource,
+  resultOf,
+  SHA,
+  stateOf,
+} from "../../support/summary-fixtures.ts";
 
 const fixtures = join(import.meta.dirname, "../../fixtures/github");
 
@@ -354,10 +362,22 @@ describe("checkRunOutput: markdown safety", () => {
       rows.map((r) => r.split(" | ")[0]),
       ["| 8", "| 7", "| 6", "| 5", "| 4"],
     );
-    assert.equal(rows[0], "| 8 | 2024-05-08 10:00:00Z | `8888888` | selfHeal | syncward | Succeeded |");
+    // The commit's title recorded at sync time, next to its SHA.
+    assert.equal(
+      rows[0],
+      "| 8 | 2024-05-08 10:00:00Z | `8888888` api: retry on 503 | selfHeal | syncward | Succeeded |",
+    );
+    // Written by a committer: its pipe, mention, HTML and backticks are inert in the cell.
+    assert.ok(
+      rows.includes(
+        "| 6 | 2024-05-06 10:00:00Z | `6666666` fix \\| `@mallory` &lt;b&gt;checkout&lt;/b&gt; \\`x\\` | selfHeal | syncward | Succeeded |",
+      ),
+      rows.join("\n"),
+    );
     assert.ok(out.summary.indexOf("| 8 |") < out.summary.indexOf("| 4 |"));
     assert.match(out.summary, /#### History \(last 5\)/);
-    // The text has every entry, with messages and counts.
+    // The text has every entry, with messages and counts; one written before titles were kept
+    // shows its SHA alone.
     assert.match(
       out.text,
       /\| 1 \| 2024-05-01 10:00:42Z \| `1111111` \| push \| alice \| Succeeded \| \+0 ~1 -0 !0 \| operation 1 \|/,

@@ -8,7 +8,7 @@ import { after, before, describe, it } from "node:test";
 import { ConfigError, parseConfig } from "../../../src/config/load.ts";
 import { checkRunOutput } from "../../../src/github/summary.ts";
 import { changedFiles, checkoutTree, headOf } from "../../../src/source/git.ts";
-import { envConfig, stateOf } from "../github/summary-fixtures.ts";
+import { envConfig, stateOf } from "../../support/summary-fixtures.ts";
 import { cleanup, TestRepo, tempDir } from "./helpers.ts";
 
 describe("branch names with shell metacharacters", () => {

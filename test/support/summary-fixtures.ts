@@ -1,8 +1,8 @@
 // Values for the summary tests: an environment, its state and sync results, as the engine and
 // the state layer produce them.
-import type { EnvironmentConfig } from "../../../src/config/types.ts";
-import type { ResourceResult, SyncResult } from "../../../src/engine/result.ts";
-import type { EnvironmentState, HistoryEntry } from "../../../src/state/types.ts";
+import type { EnvironmentConfig } from "../../src/config/types.ts";
+import type { ResourceResult, SyncResult } from "../../src/engine/result.ts";
+import type { EnvironmentState, HistoryEntry } from "../../src/state/types.ts";
 
 export const SHA = "a1b2c3d4e5f60718293a4b5c6d7e8f9012345678";
 export const OLD_SHA = "0f1e2d3c4b5a69788796a5b4c3d2e1f001234567";
@@ -47,6 +47,9 @@ export function envConfig(overrides: Partial<EnvironmentConfig> = {}): Environme
   };
 }
 
+/** Commit titles as committers write them: plain, with a table pipe, a mention and HTML. */
+const TITLES = ["web: bump to 1.28", "api: retry on 503", "fix | @mallory <b>checkout</b> `x`"];
+
 export function history(n: number): HistoryEntry[] {
   return Array.from({ length: n }, (_, i) => ({
     id: i + 1,
@@ -59,6 +62,8 @@ export function history(n: number): HistoryEntry[] {
     actor: i % 2 === 0 ? "alice" : "syncward",
     result: "Succeeded" as const,
     message: `operation ${i + 1}`,
+    // The oldest entry was written before titles were kept; one title is hostile.
+    ...(i === 0 ? {} : { title: TITLES[i % TITLES.length]! }),
     counts: { created: 0, configured: 1, pruned: 0, failed: 0 },
   }));
 }

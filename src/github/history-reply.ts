@@ -1,0 +1,23 @@
+// The `/history` reply: an environment's operations, newest first, each revision linked and named
+// by its commit's title where history recorded one (entries written before titles were kept show
+// the SHA alone).
+import type { HistoryEntry } from "../state/types.ts";
+import { commitLink, type Links } from "./links.ts";
+import { tableCell } from "./markdown.ts";
+
+export function historyReply(envName: string, history: HistoryEntry[], links: Links | undefined): string {
+  const rows = history
+    .slice()
+    .reverse()
+    .map(
+      (h) =>
+        `| ${h.id} | ${h.finishedAt.replace(/\.\d+Z$/, "Z")} | ${commitLink(h.revision, links, { withTitle: true, cell: true, title: h.title })} | ${tableCell(h.trigger)} | ${tableCell(h.actor)} | ${tableCell(h.result)} |`,
+    );
+  return [
+    `**${envName}** history:`,
+    "",
+    "| ID | DATE | REVISION | TRIGGER | ACTOR | RESULT |",
+    "| --- | --- | --- | --- | --- | --- |",
+    ...rows,
+  ].join("\n");
+}
