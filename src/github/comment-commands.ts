@@ -19,6 +19,7 @@ import { codeSpan, fenced, inertText, tableCell } from "./markdown.ts";
 import { withNext } from "./next-step.ts";
 import type { Octokit } from "./octokit.ts";
 import { forkPreviews, previewTarget } from "./preview.ts";
+import { promoteCommand } from "./promote-command.ts";
 import { checkName } from "./reporter.ts";
 import type { RepoRuntime } from "./runtime.ts";
 import { truncateBytes } from "./truncate.ts";
@@ -167,7 +168,7 @@ async function runCommand(
   if (command.type === "approve") return approve(rt, gh, controller, event, permission);
   // /unapprove withdraws only the commenter's own approvals, which approve.ts let them give.
   if (command.type !== "unapprove") {
-    const need: Permission = controller.env.commands[command.type];
+    const need: Permission = controller.env.commands[command.type === "promote" ? "sync" : command.type];
     if (!allows(permission, need)) return lacks(event, `/${command.type} ${picked}`, need, permission);
   }
   switch (command.type) {
@@ -221,6 +222,10 @@ async function runCommand(
       return diff(rt, gh, controller, event, permission);
     case "history":
       return history(rt, controller);
+    case "promote": {
+      const held = await heldToStricter(controller, "sync", event, permission);
+      return held ?? promoteCommand(controller, { login: event.login, id: event.userId });
+    }
   }
 }
 
@@ -437,15 +442,19 @@ async function history(rt: RepoRuntime, controller: EnvironmentController): Prom
     .reverse()
     .map(
       (h) =>
-        `| ${h.id} | ${h.finishedAt.replace(/\.\d+Z$/, "Z")} | \`${short(h.revision)}\` | ${tableCell(h.trigger)} | ${tableCell(h.actor)} | ${tableCell(h.result)} |`,
+        `| ${h.id} | ${h.finishedAt.replace(/\.\d+Z$/, "Z")} | \`${short(h.revision)}\` | ${tableCell(h.trigger)} | ${tableCell(h.actor)} | ${tableCell(h.result)} |${h.promotion ? ` ${tableCell(`${h.promotion.reason}: ${h.promotion.evidence.join(", ")}`)} |` : ""}`,
     );
   return {
     ok: true,
     reply: [
       `**${controller.env.name}** history:`,
       "",
-      "| ID | DATE | REVISION | TRIGGER | ACTOR | RESULT |",
-      "| --- | --- | --- | --- | --- | --- |",
+      ...(state.history.some((h) => h.promotion)
+        ? [
+            "| ID | DATE | REVISION | TRIGGER | ACTOR | RESULT | PROMOTION |",
+            "| --- | --- | --- | --- | --- | --- | --- |",
+          ]
+        : ["| ID | DATE | REVISION | TRIGGER | ACTOR | RESULT |", "| --- | --- | --- | --- | --- | --- |"]),
       ...rows,
     ].join("\n"),
     next: `comment ${cmd(`/diff ${controller.env.name}`)} to compare the live cluster with Git now.`,
