@@ -12,8 +12,8 @@ import { z } from "zod";
 import { luaSyntaxProblem } from "../lua/syntax.ts";
 import { didYouMeanHint } from "./did-you-mean.ts";
 import { DURATION_PATTERN, formatDuration, parseDuration } from "./duration.ts";
-import { scheduleProblem, timeZoneProblem } from "./schedule.ts";
 import { promotionIssues } from "./promotion-graph.ts";
+import { scheduleProblem, timeZoneProblem } from "./schedule.ts";
 import type {
   ApprovalRule,
   EnvironmentConfig,

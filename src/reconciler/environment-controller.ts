@@ -32,8 +32,8 @@ import { findOrphans, mayBeOrphan, type Orphan, RISKY_KINDS } from "./orphans.ts
 import { OutageBackoff } from "./outage-backoff.ts";
 import type { PassSlots } from "./pass-slots.ts";
 import { effectivePolicy } from "./policy.ts";
-import { Promotion, type PromotionLinks } from "./promotion/promotion.ts";
 import { type PromoteResult, promoteWith } from "./promotion/promote.ts";
+import { Promotion, type PromotionLinks } from "./promotion/promotion.ts";
 import { revisionToTake } from "./release/choose-revision.ts";
 import { bindsRender, deployedRenderMoved, renderSeen } from "./render-binding.ts";
 import type { RequiredChecks } from "./required-checks.ts";

@@ -88,9 +88,22 @@ export interface Choice {
   proofs: Proof[];
 }
 
+/** The candidates every upstream has proven, newest first, each with its proofs. */
+export function provenCandidates(
+  upstreams: readonly Upstream[],
+  branch: string,
+  head: string,
+  healthyFor: number,
+  now: Date,
+): Array<{ revision: string; proofs: Proof[] }> {
+  return candidatesOf(upstreams, branch, head)
+    .map((revision) => ({ revision, proofs: upstreams.map((u) => proofOf(u, revision, healthyFor, now)) }))
+    .filter((c) => c.proofs.every((p) => p.proven));
+}
+
 /**
- * The revision rule: the newest candidate every upstream has proven. (The named checks are asked
- * of it afterwards, promotion.ts.) With none, the proofs are those of the head: what it waits for.
+ * The revision rule: the newest candidate every upstream has proven (the named checks are asked
+ * of it afterwards, promotion.ts). With none, the proofs are those of the head: what it waits for.
  */
 export function chooseProven(
   upstreams: readonly Upstream[],
@@ -99,11 +112,8 @@ export function chooseProven(
   healthyFor: number,
   now: Date,
 ): Choice {
-  for (const revision of candidatesOf(upstreams, branch, head)) {
-    const proofs = upstreams.map((u) => proofOf(u, revision, healthyFor, now));
-    if (proofs.every((p) => p.proven)) return { revision, proofs };
-  }
-  return { proofs: upstreams.map((u) => proofOf(u, head, healthyFor, now)) };
+  const newest = provenCandidates(upstreams, branch, head, healthyFor, now)[0];
+  return newest ?? { proofs: upstreams.map((u) => proofOf(u, head, healthyFor, now)) };
 }
 
 /**

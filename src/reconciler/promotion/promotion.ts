@@ -11,7 +11,7 @@ import type { EnvironmentState, PromotionNote } from "../../state/types.ts";
 import type { Emit } from "../events.ts";
 import { checkLabel, type RequiredChecks } from "../required-checks.ts";
 import { watchStates } from "../state-watch.ts";
-import { candidatesOf, nextWake, type Proof, proofOf, type Upstream } from "./evidence.ts";
+import { nextWake, type Proof, proofOf, provenCandidates, type Upstream } from "./evidence.ts";
 
 const SHORT = (sha: string) => sha.slice(0, 7);
 
@@ -96,10 +96,8 @@ export class Promotion {
   async target(head: string, now = new Date()): Promise<Target> {
     const upstreams = await this.upstreams();
     this.arm(upstreams, now);
-    const { healthyFor, checks } = this.rule;
-    const proven = candidatesOf(upstreams, this.o.env.source.branch, head)
-      .map((revision) => ({ revision, proofs: upstreams.map((u) => proofOf(u, revision, healthyFor, now)) }))
-      .filter((c) => c.proofs.every((p) => p.proven));
+    const { healthyFor } = this.rule;
+    const proven = provenCandidates(upstreams, this.o.env.source.branch, head, healthyFor, now);
     const headProofs = upstreams.map((u) => proofOf(u, head, healthyFor, now));
     let waitingChecks: string | undefined;
     for (const c of proven.slice(0, CHECKED_CANDIDATES)) {
