@@ -70,6 +70,7 @@ export class Promotion {
       this.o.store.namespace,
       [...this.instances.keys()],
       (cm) => this.changed(cm),
+      { added: true },
     );
   }
 
