@@ -38,7 +38,7 @@ export function promoteReply(name: string, result: PromoteResult): PromoteReply 
       next: `${cmd(`/history ${name}`)} shows what ${name} runs; once its upstream has proven a commit, comment ${cmd(`/promote ${name}`)} again.`,
     };
   const sha = `\`${short(result.revision)}\``;
-  const evidence = result.note.evidence.map((e) => inertText(e)).join(", ");
+  const evidence = inertText(result.note.evidence.join(", "));
   const waits = result.headWaits
     ? `\n\nStill waiting: the branch head \`${short(result.headWaits.head)}\` (${inertText(result.headWaits.waiting)}).`
     : "";

@@ -15,6 +15,7 @@ import pino from "pino";
 import { stringify } from "yaml";
 import { parseConfig } from "../../src/config/load.ts";
 import type { KubeObject } from "../../src/kube/object.ts";
+import type { ReconcilerEvent } from "../../src/reconciler/events.ts";
 import { Reconciler } from "../../src/reconciler/reconciler.ts";
 import { LocalGitSource } from "../../src/reconciler/revision-source.ts";
 import type { EnvironmentState } from "../../src/state/types.ts";
@@ -71,6 +72,8 @@ interface Setup {
   reconciler: Reconciler;
   ns: { staging: string; prod: string; live: string };
   state(env: string): Promise<EnvironmentState>;
+  /** Every event the reconciler emitted. */
+  events: ReconcilerEvent[];
   /** staging's Deployment reads Degraded (past its progress deadline) from now on, or Healthy again. */
   setBroken(broken: boolean): void;
   stop(): Promise<void>;
@@ -84,6 +87,7 @@ async function setUp(): Promise<Setup> {
   };
   const stateNs = await cluster.stateNamespace("promo-state");
   const repo = makeRepo(files("1"));
+  const events: ReconcilerEvent[] = [];
   const automated = { automated: { prune: true, selfHeal: true } };
   const promotion = { after: "staging", healthyFor: `${HEALTHY_FOR}ms` };
   const reconciler = new Reconciler({
@@ -117,7 +121,7 @@ async function setUp(): Promise<Setup> {
     client: account(),
     healthChecks: { [`${group}/Web`]: { "health.lua": HEALTH_LUA } },
     source: new LocalGitSource(repo.dir, mkdtempSync(join(tmpdir(), "syncward-trees-"))),
-    emit: () => undefined,
+    emit: (e) => events.push(e),
     log: pino({ level: process.env.SYNCWARD_TEST_LOG ?? "silent" }),
     stateNamespace: stateNs,
     identity: "promotion-test",
@@ -152,6 +156,7 @@ async function setUp(): Promise<Setup> {
     repo,
     reconciler,
     ns,
+    events,
     state: (env) => reconciler.store.load(reconciler.controller(env).instance),
     setBroken: (b) => {
       broken = b;
@@ -257,6 +262,11 @@ describe("promotion staging -> prod (healthyFor 2s)", () => {
     await new Promise((r) => setTimeout(r, HEALTHY_FOR + 1_000));
     const prod = await t.state("prod");
     assert.notEqual(prod.lastSyncedRevision, bad);
+    const held = t.events.filter((e) => e.type === "waiting" && e.env === "prod" && e.revision === bad);
+    assert.match(
+      (held.at(-1) as { reason?: string } | undefined)?.reason ?? "",
+      /^promotion: staging: turned Degraded at this commit after \d+s Healthy$/,
+    );
     assert.equal(await valueIn(t.ns.prod), "1");
 
     t.setBroken(false);
@@ -316,6 +326,14 @@ describe("promotion staging -> prod (healthyFor 2s)", () => {
     assert.equal(waiting.pendingSync?.revision, next);
     assert.equal(waiting.lastSyncedRevision, undefined);
 
+    // The approval's check run shows the upstream's evidence.
+    const wait = t.events.find(
+      (e) => e.type === "awaitingApproval" && e.env === "live" && e.revision === next,
+    );
+    assert.match(
+      (wait as { reason?: string } | undefined)?.reason ?? "",
+      /^waiting for approval \(0\/1\); promotion: staging: Healthy for \d+s at this commit$/,
+    );
     const approved = await live.approve(next, "alice", 1, "");
     assert.equal(approved.released, true, JSON.stringify(approved));
     const done = await eventually("live at the promoted commit", async () => {
