@@ -223,8 +223,11 @@ async function runCommand(
     case "history":
       return history(rt, controller);
     case "promote": {
+      const who = { login: event.login, id: event.userId };
+      // Without promotion there is nothing to promote: refused before any state is read.
+      if (!controller.env.promotion) return promoteCommand(controller, who);
       const held = await heldToStricter(controller, "sync", event, permission);
-      return held ?? promoteCommand(controller, { login: event.login, id: event.userId });
+      return held ?? promoteCommand(controller, who);
     }
   }
 }
