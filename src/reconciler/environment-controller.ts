@@ -500,7 +500,7 @@ export class EnvironmentController {
     const policy = effectivePolicy(env, state);
     const branchHead = await this.o.source.head(env.source.branch);
     // A promotion takes the newest commit its upstreams proved, or holds where it is.
-    const taken = await revisionToTake(this.fx.promotion, branchHead);
+    const taken = await revisionToTake(this.fx.promotion, branchHead, state.lastSyncedRevision);
     this.fx.promotion?.announce(branchHead, taken.waiting);
     const head = taken.revision ?? state.lastSyncedRevision;
     if (!head) return;
@@ -794,7 +794,7 @@ export class EnvironmentController {
     { revision: string } | { revision?: undefined; head: string; refusal: GateDecision & { allowed: false } }
   > {
     const head = await this.o.source.head(this.o.env.source.branch);
-    const taken = await revisionToTake(this.fx.promotion, head);
+    const taken = await revisionToTake(this.fx.promotion, head, state.lastSyncedRevision);
     const revision = taken.revision ?? state.lastSyncedRevision;
     if (revision) return { revision };
     return {

@@ -80,6 +80,21 @@ export function candidatesOf(upstreams: readonly Upstream[], branch: string, hea
   return out;
 }
 
+/**
+ * Whether the downstream, at `current`, would move back to the older `chosen`: it never does (a
+ * commit it took stays until a newer one is proven, even when the upstream's proof of it ended
+ * since; going back is a rollback, a person's decision). Older means later in `candidates`.
+ */
+export function movesBack(
+  candidates: readonly string[],
+  chosen: string,
+  current: string | undefined,
+): boolean {
+  if (!current || current === chosen) return false;
+  const at = candidates.indexOf(current);
+  return at >= 0 && at < candidates.indexOf(chosen);
+}
+
 /** The outcome of the revision rule for one downstream. */
 export interface Choice {
   /** The newest commit every upstream proved; undefined: none, the downstream holds. */

@@ -11,7 +11,15 @@ import type { EnvironmentState, PromotionNote } from "../../state/types.ts";
 import type { Emit } from "../events.ts";
 import { checkLabel, type RequiredChecks } from "../required-checks.ts";
 import { watchStates } from "../state-watch.ts";
-import { nextWake, type Proof, proofOf, provenCandidates, type Upstream } from "./evidence.ts";
+import {
+  candidatesOf,
+  movesBack,
+  nextWake,
+  type Proof,
+  proofOf,
+  provenCandidates,
+  type Upstream,
+} from "./evidence.ts";
 
 const SHORT = (sha: string) => sha.slice(0, 7);
 
@@ -94,11 +102,16 @@ export class Promotion {
    * The revision rule for the branch head `head`: the newest commit of the branch every upstream
    * has proven and whose named checks passed. Arms the wake-up for the next proof to come.
    */
-  async target(head: string, now = new Date()): Promise<Target> {
+  async target(head: string, current?: string, now = new Date()): Promise<Target> {
     const upstreams = await this.upstreams();
     this.arm(upstreams, now);
     const { healthyFor } = this.rule;
-    const proven = provenCandidates(upstreams, this.o.env.source.branch, head, healthyFor, now);
+    const branch = this.o.env.source.branch;
+    const proven = provenCandidates(upstreams, branch, head, healthyFor, now);
+    // Never back to an older commit than the one it runs: it holds there instead.
+    const candidates = candidatesOf(upstreams, branch, head);
+    if (proven[0] && movesBack(candidates, proven[0].revision, current))
+      return { waiting: `${SHORT(current ?? "")} stays until a newer commit is proven` };
     const headProofs = upstreams.map((u) => proofOf(u, head, healthyFor, now));
     let waitingChecks: string | undefined;
     for (const c of proven.slice(0, CHECKED_CANDIDATES)) {

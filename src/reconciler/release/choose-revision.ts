@@ -34,8 +34,12 @@ export function chosenRevision(
  * The commit an environment takes from its branch's head: with `promotion`, the newest one its
  * upstreams have proven (none: it holds where it is); otherwise the head itself.
  */
-export async function revisionToTake(promotion: Promotion | undefined, head: string): Promise<Target> {
-  return promotion ? promotion.target(head) : { revision: head };
+export async function revisionToTake(
+  promotion: Promotion | undefined,
+  head: string,
+  current?: string,
+): Promise<Target> {
+  return promotion ? promotion.target(head, current) : { revision: head };
 }
 
 export async function chooseRevision(r: Release, n: number): Promise<{ revision: string; moves: boolean }> {
@@ -43,8 +47,13 @@ export async function chooseRevision(r: Release, n: number): Promise<{ revision:
   const newest =
     revisionSourceOf(n, r.opts.pinned, env.syncPolicy.retry.refresh) === "operation"
       ? r.head
-      : ((await revisionToTake(r.fx.promotion, await r.fx.o.source.head(env.source.branch))).revision ??
-        r.head);
+      : ((
+          await revisionToTake(
+            r.fx.promotion,
+            await r.fx.o.source.head(env.source.branch),
+            r.state.lastSyncedRevision,
+          )
+        ).revision ?? r.head);
   const allowed =
     newest !== r.head && (await ask(r, "refresh", newest, { manual: false, prune: r.opts.prune })).allowed;
   return chosenRevision(r.head, newest, allowed);

@@ -4,6 +4,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import {
   chooseProven,
+  movesBack,
   nextWake,
   proofOf,
   readableSpan,
@@ -183,6 +184,19 @@ describe("promotion evidence", () => {
     const release = upstream([{ revision: A, since: ago(30) }], "staging", "release");
     assert.equal(chooseProven([release], "main", B, TEN_MIN, NOW).revision, undefined);
     assert.equal(chooseProven([release], "main", A, TEN_MIN, NOW).revision, A);
+  });
+
+  it("never moves a downstream back to an older commit", () => {
+    const newestFirst = [C, B, A];
+    const cases: Array<[string, string, string | undefined, boolean]> = [
+      ["runs nothing yet", B, undefined, false],
+      ["runs the chosen one", B, B, false],
+      ["runs an older one: moves forward", B, A, false],
+      ["runs a newer one whose proof ended since: holds", B, C, true],
+      ["runs one the upstream never ran (a CLI --revision): takes the proven one", B, "d".repeat(40), false],
+    ];
+    for (const [name, chosen, current, back] of cases)
+      assert.equal(movesBack(newestFirst, chosen, current), back, name);
   });
 
   it("wakes exactly when the first open window closes", () => {
