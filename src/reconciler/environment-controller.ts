@@ -749,6 +749,7 @@ export class EnvironmentController {
     if ("refusal" in requested)
       return this.fx.refuseManual(requested.refusal, requested.head, request.trigger, request.actor);
     const revision = requested.revision;
+    const promotion = request.promotion ?? ("promotion" in requested ? requested.promotion : undefined);
     const needsApproval = request.needsApproval ?? request.trigger !== "cli";
     const found = this.destination();
     if ("problem" in found)
@@ -780,7 +781,7 @@ export class EnvironmentController {
       path: "manual",
       ignoreFreeze: request.ignoreFreeze,
       needsApproval,
-      ...(request.promotion ? { promotion: request.promotion } : {}),
+      ...(promotion ? { promotion } : {}),
     });
   }
 
@@ -791,12 +792,13 @@ export class EnvironmentController {
   private async revisionFor(
     state: EnvironmentState,
   ): Promise<
-    { revision: string } | { revision?: undefined; head: string; refusal: GateDecision & { allowed: false } }
+    | { revision: string; promotion?: PromotionNote }
+    | { revision?: undefined; head: string; refusal: GateDecision & { allowed: false } }
   > {
     const head = await this.o.source.head(this.o.env.source.branch);
     const taken = await revisionToTake(this.fx.promotion, head, state.lastSyncedRevision);
-    const revision = taken.revision ?? state.lastSyncedRevision;
-    if (revision) return { revision };
+    if (taken.revision) return { revision: taken.revision, ...(taken.note ? { promotion: taken.note } : {}) };
+    if (state.lastSyncedRevision) return { revision: state.lastSyncedRevision };
     return {
       head,
       refusal: {
