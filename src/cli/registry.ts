@@ -190,6 +190,12 @@ export const COMMANDS: Record<string, CommandSpec> = {
         pick(APP_OPTIONS, "health", "sync", "timeout", "output"),
         "With neither --health nor --sync, waits for both.",
       ),
+      promote: appVerb(
+        "promote",
+        "deploy the commit the upstream (promotion.after) runs now, once it has proven it",
+        ["<ENV>"],
+        output,
+      ),
       history: appVerb("history", "past operations", ["<ENV>"], output),
       set: appVerb(
         "set",

@@ -16,6 +16,7 @@ import {
   previewTemplateIssues,
   type previewTemplateSchema,
 } from "./preview-schema.ts";
+import { promotionIssues } from "./promotion-graph.ts";
 import { scheduleProblem, timeZoneProblem } from "./schedule.ts";
 import { dnsLabel, duration, integer, LABEL_RE, nonEmpty, strictObject } from "./schema-parts.ts";
 import type {
@@ -24,6 +25,7 @@ import type {
   HelmSource,
   IgnoreDifference,
   PreviewTemplate,
+  PromotionRule,
   RetryPolicy,
   SyncOptions,
   SyncPolicy,
@@ -329,6 +331,28 @@ const requiredCheck = z.union(
   { error: "must be a check name or {name: ci, app: github-actions}" },
 );
 
+const promotion = strictObject({
+  after: z
+    .union([nonEmpty(), z.array(nonEmpty()).min(1)], {
+      error: "must be an environment's name or a list of them, e.g. staging or [staging, canary]",
+    })
+    .transform((after) => (typeof after === "string" ? [after] : after))
+    .describe(
+      "The upstream environment(s), by name in this file: this environment deploys only commits every one of them has synced and kept Healthy for healthyFor (a list: all must hold). Unknown names and cycles are errors.",
+    ),
+  healthyFor: duration(0).describe(
+    'How long each upstream must have kept the commit synced and Healthy without a break before it is promoted here (Go-style duration, e.g. "10m"; "0s": as soon as it is Healthy).',
+  ),
+  checks: z
+    .array(requiredCheck)
+    .default([])
+    .describe(
+      "Checks that must have passed on the commit as well, named as in requireChecks: a name (any source) or {name, app} (default none).",
+    ),
+}).describe(
+  "Ordering between environments: the commits this environment takes are those its upstream(s) have proven. It takes the newest commit of its branch they have proven, even when its branch head is newer, or holds at its current one; a gated environment still waits for approval. `/promote <env>` deploys the commit the upstream runs now.",
+);
+
 const BOT_LOGIN_RE = /^[A-Za-z0-9][A-Za-z0-9-]*\[bot\]$/;
 /** Bots whose token acts for whoever triggered them: anyone with write could launder a change through them. */
 const ACTS_FOR_ITS_TRIGGER = ["github-actions[bot]"];
@@ -623,6 +647,7 @@ const environment = strictObject({
     .describe(
       "Deploy a revision only when these checks passed on it: a name (any source, as branch protection's \"any source\": green only when no run or status of that name is failing or pending) or {name, app} (only that GitHub App's check run counts); true: the tracked branch's required status checks.",
     ),
+  promotion: promotion.optional(),
   previews: z
     .boolean()
     .optional()
@@ -752,6 +777,7 @@ export function safeParseConfig(data: unknown): SafeParseConfigResult {
   // Checked on the raw input rather than as a zod refinement: refinements are skipped once a
   // field has failed, and a duplicate name is worth reporting alongside other problems.
   issues.push(...duplicateNames(data));
+  issues.push(...promotionIssues(data));
   if (result.success) {
     issues.push(...previewTemplateIssues(result.data).map((i) => ({ ...i, code: "custom" })));
   }
@@ -888,6 +914,7 @@ export type SchemaMatchesTypes = [
   Assert<Same<z.output<typeof approval>, ApprovalRule>>,
   Assert<Same<z.output<typeof helm>, HelmSource>>,
   Assert<Same<z.output<typeof previewTemplateSchema>, PreviewTemplate>>,
+  Assert<Same<z.output<typeof promotion>, PromotionRule>>,
 ];
 
 /** `resourceCustomizations` alone, for the argocd-cm import's check of what it produced. */

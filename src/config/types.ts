@@ -90,6 +90,8 @@ export interface EnvironmentConfig {
    * status checks. Undefined: none.
    */
   requireChecks?: RequiredCheck[] | true;
+  /** Deploy only commits the upstream environments have kept Healthy (promotion/); undefined: none. */
+  promotion?: PromotionRule;
   /**
    * The default-branch commit this config was read at, when the loader knows it (a push that
    * changed the config): never read from the file. Kept with the deployed rules, so an approval of
@@ -107,6 +109,16 @@ export interface OperatorFloor {
   sources: string[];
   /** The least repository permission of any approver, listed or not. */
   approverPermission: "write" | "maintain" | "admin";
+}
+
+/** `promotion`: the commits an environment may take are those its upstreams have proven. */
+export interface PromotionRule {
+  /** The upstream environments (names in this file), every one of which must have proven a commit. */
+  after: string[];
+  /** Milliseconds each upstream must have kept the commit synced and Healthy, without a break. */
+  healthyFor: number;
+  /** Checks that must have passed on the commit (as requireChecks' entries). */
+  checks: RequiredCheck[];
 }
 
 /** A check by name (any app's run or a commit status), or pinned to one GitHub App by its slug. */

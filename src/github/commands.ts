@@ -42,6 +42,7 @@ export type ParsedCommand =
   | { type: "unapprove"; env?: string }
   | { type: "diff"; env?: string }
   | { type: "history"; env?: string }
+  | { type: "promote"; env?: string }
   | { type: "help" }
   | { type: "invalid"; line: string; error: string; suggestion?: string };
 
@@ -110,6 +111,12 @@ export const COMMANDS: Readonly<Record<CommandName, CommandSpec>> = {
     flags: {},
     does: "List the last sync operations: revision, trigger, who, result.",
     permission: "history",
+  },
+  promote: {
+    env: true,
+    flags: {},
+    does: "Deploy to the environment the commit its upstream (`promotion.after`) runs now, once the upstream has kept it Healthy for `promotion.healthyFor`; an environment with an `approval` rule waits for an approval of it.",
+    permission: "sync",
   },
   help: { env: false, flags: {}, does: "Show this help.", who: "anyone" },
 };

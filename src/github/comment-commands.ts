@@ -20,6 +20,7 @@ import { codeSpan, fenced, inertText } from "./markdown.ts";
 import { withNext } from "./next-step.ts";
 import type { Octokit } from "./octokit.ts";
 import { forkPreviews, previewTarget } from "./preview.ts";
+import { promoteCommand } from "./promote-command.ts";
 import { checkName } from "./reporter.ts";
 import type { RepoRuntime } from "./runtime.ts";
 import { truncateBytes } from "./truncate.ts";
@@ -168,7 +169,7 @@ async function runCommand(
   if (command.type === "approve") return approve(rt, gh, controller, event, permission);
   // /unapprove withdraws only the commenter's own approvals, which approve.ts let them give.
   if (command.type !== "unapprove") {
-    const need: Permission = controller.env.commands[command.type];
+    const need: Permission = controller.env.commands[command.type === "promote" ? "sync" : command.type];
     if (!allows(permission, need)) return lacks(event, `/${command.type} ${picked}`, need, permission);
   }
   switch (command.type) {
@@ -222,6 +223,13 @@ async function runCommand(
       return diff(rt, gh, controller, event, permission);
     case "history":
       return history(rt, controller);
+    case "promote": {
+      const who = { login: event.login, id: event.userId };
+      // Without promotion there is nothing to promote: refused before any state is read.
+      if (!controller.env.promotion) return promoteCommand(controller, who);
+      const held = await heldToStricter(controller, "sync", event, permission);
+      return held ?? promoteCommand(controller, who);
+    }
   }
 }
 

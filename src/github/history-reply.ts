@@ -6,18 +6,20 @@ import { commitLink, type Links } from "./links.ts";
 import { tableCell } from "./markdown.ts";
 
 export function historyReply(envName: string, history: HistoryEntry[], links: Links | undefined): string {
+  // The promotion column only where some entry was a promotion, with the evidence it used.
+  const promoted = history.some((h) => h.promotion);
   const rows = history
     .slice()
     .reverse()
     .map(
       (h) =>
-        `| ${h.id} | ${h.finishedAt.replace(/\.\d+Z$/, "Z")} | ${commitLink(h.revision, links, { withTitle: true, cell: true, title: h.title })} | ${tableCell(h.trigger)} | ${tableCell(h.actor)} | ${tableCell(h.result)} |`,
+        `| ${h.id} | ${h.finishedAt.replace(/\.\d+Z$/, "Z")} | ${commitLink(h.revision, links, { withTitle: true, cell: true, title: h.title })} | ${tableCell(h.trigger)} | ${tableCell(h.actor)} | ${tableCell(h.result)} |${promoted ? ` ${h.promotion ? tableCell(`${h.promotion.reason}: ${h.promotion.evidence.join(", ")}`) : ""} |` : ""}`,
     );
   return [
     `**${envName}** history:`,
     "",
-    "| ID | DATE | REVISION | TRIGGER | ACTOR | RESULT |",
-    "| --- | --- | --- | --- | --- | --- |",
+    `| ID | DATE | REVISION | TRIGGER | ACTOR | RESULT |${promoted ? " PROMOTION |" : ""}`,
+    `| --- | --- | --- | --- | --- | --- |${promoted ? " --- |" : ""}`,
     ...rows,
   ].join("\n");
 }

@@ -21,6 +21,7 @@ import type { ControllerOptions } from "./environment-controller.ts";
 import { Gate } from "./gate.ts";
 import type { GateDecision, WritePath } from "./gate-decision.ts";
 import { historyEntryOf } from "./history-entry.ts";
+import type { Promotion } from "./promotion/promotion.ts";
 import { renderSeen } from "./render-binding.ts";
 
 export class EnvironmentEffects {
@@ -34,6 +35,8 @@ export class EnvironmentEffects {
   readonly writing = new Set<AbortController>();
   /** The last wait announced (revision and reason), so a poll does not announce it again. */
   private lastWaiting = "";
+  /** The environment's promotion (promotion/), when it has upstreams: it decides the revision to take. */
+  promotion?: Promotion;
 
   constructor(
     readonly o: ControllerOptions,
@@ -56,6 +59,7 @@ export class EnvironmentEffects {
       log: o.log,
       renderOf: (sha) =>
         this.desiredAt(sha).then((r) => renderSeen(r.objects, this.o.env.destination.namespace)),
+      evidenceOf: async (sha) => (await this.promotion?.evidenceOf(sha))?.text,
     });
   }
 

@@ -16,7 +16,13 @@ import { timed } from "../observability/durations.ts";
 import type { RenderedSource } from "../source/render.ts";
 import { instanceName } from "../state/identity.ts";
 import type { StateStore } from "../state/store.ts";
-import type { EnvironmentState, HandedOverSync, RecordedPush, Trigger } from "../state/types.ts";
+import type {
+  EnvironmentState,
+  HandedOverSync,
+  PromotionNote,
+  RecordedPush,
+  Trigger,
+} from "../state/types.ts";
 import { addApproval, approvalsOf, withdrawApproval } from "./approvals.ts";
 import { nextAction } from "./decide.ts";
 import { EnvironmentEffects } from "./effects.ts";
@@ -26,6 +32,9 @@ import { findOrphans, mayBeOrphan, type Orphan, RISKY_KINDS } from "./orphans.ts
 import { OutageBackoff } from "./outage-backoff.ts";
 import type { PassSlots } from "./pass-slots.ts";
 import { effectivePolicy } from "./policy.ts";
+import { type PromoteResult, promoteWith } from "./promotion/promote.ts";
+import { Promotion, type PromotionLinks } from "./promotion/promotion.ts";
+import { revisionToTake } from "./release/choose-revision.ts";
 import { bindsRender, deployedRenderMoved, renderSeen } from "./render-binding.ts";
 import type { RequiredChecks } from "./required-checks.ts";
 import { resyncIntervalMs } from "./resync.ts";
@@ -86,6 +95,13 @@ export interface ControllerOptions {
   resyncIntervalMs?: number;
   /** Namespaces no sync writes besides the built-in reserved ones: the state namespace. */
   reservedNamespaces?: readonly string[];
+  /** `promotion`: the upstream environments and their branches (promotion/promotion.ts). */
+  promotion?: PromotionLinks;
+  /**
+   * Another environment is promoted after this one: its recorded health follows the live objects
+   * on every pass (the evidence a promotion reads), and watch events run full passes.
+   */
+  tracksHealth?: boolean;
 }
 
 export interface ManualSync {
@@ -108,6 +124,8 @@ export interface ManualSync {
    */
   needsApproval?: boolean;
   onProgress?: SyncRequest["onProgress"];
+  /** A promotion: the upstreams' evidence, kept with the history entry. */
+  promotion?: PromotionNote;
 }
 
 /** An environment's instance name (state/identity.ts builds every name from the app's identity). */
@@ -165,6 +183,18 @@ export class EnvironmentController {
       wakeAt: (when) => this.wakeAt(when),
       stopped: () => this.stopped,
     });
+    const env = o.env;
+    if (env.promotion && o.promotion)
+      this.fx.promotion = new Promotion({
+        app: o.app,
+        env: { ...env, promotion: env.promotion },
+        links: o.promotion,
+        store: o.store,
+        stateClient: o.stateClient ?? o.client,
+        checks: o.checks,
+        wake: () => this.nudge("promotion", "syncward"),
+        emit: o.emit,
+      });
   }
 
   /**
@@ -218,6 +248,8 @@ export class EnvironmentController {
       });
       this.watchDestination();
     }
+    // The upstreams' states, wherever they run: a window closing wakes this environment.
+    this.fx.promotion?.start();
     this.nudge("poll", "syncward");
   }
 
@@ -339,6 +371,7 @@ export class EnvironmentController {
     this.outageBackoff.reset();
     this.stopStateWatch?.();
     this.stopStateWatch = undefined;
+    this.fx.promotion?.stop();
     this.settled = undefined;
     for (const sync of this.fx.writing) sync.abort();
     await this.chain.catch(() => undefined);
@@ -465,7 +498,12 @@ export class EnvironmentController {
       state = await this.o.store.load(this.instance);
     }
     const policy = effectivePolicy(env, state);
-    const head = await this.o.source.head(env.source.branch);
+    const branchHead = await this.o.source.head(env.source.branch);
+    // A promotion takes the newest commit its upstreams proved, or holds where it is.
+    const taken = await revisionToTake(this.fx.promotion, branchHead, state.lastSyncedRevision);
+    this.fx.promotion?.announce(branchHead, taken.waiting);
+    const head = taken.revision ?? state.lastSyncedRevision;
+    if (!head) return;
     const found = this.destination();
     // Watches first: on a cluster that is down they retry, and the first answer brings a pass.
     this.watchDestination();
@@ -534,11 +572,12 @@ export class EnvironmentController {
         prune: policy.prune,
         loop: true,
         path: "automated",
+        ...(taken.note && taken.revision === head ? { promotion: taken.note } : {}),
       });
       return;
     }
 
-    if (named && action.kind === "assess" && mayHealNamed(input)) {
+    if (named && action.kind === "assess" && mayHealNamed(input) && !this.o.tracksHealth) {
       if (await healNamed(this.fx, head, rendered, named, state)) return;
     }
     const assessment = await assess(
@@ -554,15 +593,15 @@ export class EnvironmentController {
       this.lastDriftSignature = "";
       if (marks && head === state.lastSyncedRevision && !moved)
         this.settled = { head, env, marks, at: this.lastFullPoll };
-      // After an outage (health Unknown: nothing could be read) the objects just read say it again.
+      // After an outage (health Unknown: nothing could be read) the objects just read say it again;
+      // an upstream of a promotion records every change (its health is a downstream's evidence).
+      const now = this.liveHealth(live);
       const health =
-        state.health === "Unknown"
-          ? (worstHealth([...live.values()].map((o) => assessHealth(o, this.health)))?.status ?? "Healthy")
-          : undefined;
+        state.health === "Unknown" || (this.o.tracksHealth && state.health !== now) ? now : undefined;
       if (action.markSynced || health)
         await this.o.store.update(this.instance, (s) => {
           if (action.markSynced) s.syncStatus = "Synced";
-          if (health && s.health === "Unknown") s.health = health;
+          if (health && (s.health === "Unknown" || this.o.tracksHealth)) s.health = health;
         });
       return;
     }
@@ -579,6 +618,12 @@ export class EnvironmentController {
       return;
     }
     if (action.kind !== "outOfSync") return;
+    if (this.o.tracksHealth && state.health !== this.liveHealth(live)) {
+      const health = this.liveHealth(live);
+      await this.o.store.update(this.instance, (s) => {
+        s.health = health;
+      });
+    }
 
     const driftedFields = drifted.flatMap((t) =>
       t.drifted.length > 0
@@ -608,6 +653,11 @@ export class EnvironmentController {
         reason,
       });
     }
+  }
+
+  /** The worst health of the objects just read (none with a health: Healthy). */
+  private liveHealth(live: ReadonlyMap<string, import("../kube/object.ts").KubeObject>): string {
+    return worstHealth([...live.values()].map((o) => assessHealth(o, this.health)))?.status ?? "Healthy";
   }
 
   /** A gated environment's deployed revision now renders otherwise than what it applied (render-binding.ts). */
@@ -693,9 +743,13 @@ export class EnvironmentController {
     const env = this.o.env;
     const state = await this.o.store.load(this.instance);
     const policy = effectivePolicy(env, state);
-    const revision = request.revision
-      ? await this.o.source.resolve(request.revision)
-      : await this.o.source.head(env.source.branch);
+    const requested = request.revision
+      ? { revision: await this.o.source.resolve(request.revision) }
+      : await this.revisionFor(state);
+    if ("refusal" in requested)
+      return this.fx.refuseManual(requested.refusal, requested.head, request.trigger, request.actor);
+    const revision = requested.revision;
+    const promotion = request.promotion ?? ("promotion" in requested ? requested.promotion : undefined);
     const needsApproval = request.needsApproval ?? request.trigger !== "cli";
     const found = this.destination();
     if ("problem" in found)
@@ -727,7 +781,48 @@ export class EnvironmentController {
       path: "manual",
       ignoreFreeze: request.ignoreFreeze,
       needsApproval,
+      ...(promotion ? { promotion } : {}),
     });
+  }
+
+  /**
+   * The revision a request that names none syncs: the branch head; for a promoted environment the
+   * commit its rule takes, else the one it runs (a re-sync), else none (refused, saying why).
+   */
+  private async revisionFor(
+    state: EnvironmentState,
+  ): Promise<
+    | { revision: string; promotion?: PromotionNote }
+    | { revision?: undefined; head: string; refusal: GateDecision & { allowed: false } }
+  > {
+    const head = await this.o.source.head(this.o.env.source.branch);
+    const taken = await revisionToTake(this.fx.promotion, head, state.lastSyncedRevision);
+    if (taken.revision) return { revision: taken.revision, ...(taken.note ? { promotion: taken.note } : {}) };
+    if (state.lastSyncedRevision) return { revision: state.lastSyncedRevision };
+    return {
+      head,
+      refusal: {
+        allowed: false,
+        check: "checks",
+        reason: `refused: ${this.o.env.name} deploys only commits its upstreams have proven, and none is yet (${taken.waiting ?? "no evidence"})`,
+      },
+    };
+  }
+
+  /**
+   * `/promote`, `app promote`: deploys the commit the upstream runs now, once proven, through the
+   * same gate as any release (a gated environment waits for approval). promotion/promote.ts.
+   */
+  promote(request: {
+    trigger: Trigger;
+    actor: string;
+    actorId?: number;
+    /** "/promote prod by @alice" */
+    reason: string;
+    /** A request from GitHub (not the CLI): a gated environment's approval applies. */
+    fromGitHub: boolean;
+  }): Promise<PromoteResult> {
+    return promoteWith(this.fx.promotion, this, this.o.source, this.o.env, request);
   }
 
   /** Writes the request for the lease holder (its state watch runs it); this replica applies nothing. */
@@ -812,8 +907,18 @@ export class EnvironmentController {
     force?: boolean;
     allowEmpty?: boolean;
     confirmPrune?: boolean;
+    /** The revision to sync (a promotion's); absent: what revisionFor takes. */
+    revision?: string;
+    promotion?: PromotionNote;
   }): Promise<{ revision: string; held: boolean; refused?: string }> {
-    const revision = await this.o.source.head(this.o.env.source.branch);
+    const requested = request.revision
+      ? { revision: request.revision }
+      : await this.revisionFor(await this.o.store.load(this.instance));
+    if ("refusal" in requested) {
+      await this.fx.refuseManual(requested.refusal, requested.head, request.trigger, request.actor);
+      return { revision: requested.head, held: false, refused: requested.refusal.reason };
+    }
+    const revision = requested.revision;
     const flags = {
       prune: request.prune,
       force: request.force,
@@ -844,6 +949,7 @@ export class EnvironmentController {
       ...flags,
       ignoreFreeze: false,
       needsApproval: true,
+      ...(request.promotion ? { promotion: request.promotion } : {}),
     });
     return { revision, held: false };
   }
@@ -892,6 +998,16 @@ export class EnvironmentController {
     );
     const released = approvers.length >= needed;
     if (!released) return { approvers, needed, released, expired };
+    // A promoted environment deploys only what its upstreams proved: the approval waits until then.
+    const evidence = await this.fx.promotion?.evidenceOf(revision, `approved by @${by}`);
+    if (evidence && !evidence.proven)
+      return {
+        approvers,
+        needed,
+        released: false,
+        refused: `waiting for its upstreams to prove it (${evidence.text}); it deploys once they have`,
+        expired,
+      };
     const pending = state.pendingSync;
     const manual = Boolean(pending?.manual && pending.revision === revision);
     const trigger = manual && pending ? pending.trigger : "comment";
@@ -916,6 +1032,7 @@ export class EnvironmentController {
         allowEmpty: pending.allowEmpty,
         confirmPrune: pending.confirmPrune,
         needsApproval: true,
+        ...(evidence ? { promotion: evidence.note } : {}),
       });
     } else {
       this.nudge("comment", by);

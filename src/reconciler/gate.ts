@@ -59,6 +59,8 @@ export interface GateOptions {
   configFile?: string;
   /** What a revision renders now (the environment's render cache): what an approval binds. */
   renderOf?: (sha: string) => Promise<RenderSeen>;
+  /** A promotion's evidence for a revision, shown with its wait for approval (promotion/). */
+  evidenceOf?: (sha: string) => Promise<string | undefined>;
 }
 
 /** Pushes remembered per gate: a wait is announced within a pass or two of its push. */
@@ -194,6 +196,11 @@ export class Gate {
           ? await this.missingChecks(request.revision, rules.requireChecks)
           : undefined,
     });
+    // Approvers of a promoted commit see what its upstreams proved ("staging: Healthy for 34m ...").
+    if (!decision.allowed && decision.check === "approval") {
+      const evidence = await this.o.evidenceOf?.(request.revision);
+      if (evidence) decision.reason = `${decision.reason}; promotion: ${evidence}`;
+    }
     const missing = !decision.allowed && (decision.approvals?.length ?? 0) < (decision.needed ?? 0);
     if (!decision.allowed && decision.check === "approval" && missing && request.wait && !deployed)
       await this.announceWait(

@@ -26,6 +26,7 @@ import type { Emit } from "./events.ts";
 import { awaitsSync, handedOverOf } from "./handed-over-push.ts";
 import { type LegacyName, upgradeIdentity } from "./identity-upgrade.ts";
 import { type PassSlots, processPassSlots } from "./pass-slots.ts";
+import { promotionOptions } from "./promotion/promotion.ts";
 import type { RequiredChecks } from "./required-checks.ts";
 import type { RevisionSource } from "./revision-source.ts";
 import { Shard, type ShardedApp } from "./shard.ts";
@@ -138,6 +139,7 @@ export class Reconciler implements ShardedApp {
           passes,
           standby: () => this.standby(env.name),
           reservedNamespaces: [o.stateNamespace],
+          ...promotionOptions(o.config.environments, env.name),
         }),
       );
     }

@@ -7,8 +7,8 @@ import type { KubeObject } from "../kube/object.ts";
 import { INSTANCE_ANNOTATION, STATE_LABEL } from "../state/store.ts";
 import { sleep } from "../util/sleep.ts";
 
-/** Called with each modified state ConfigMap of one environment instance. */
-export type StateListener = (obj: KubeObject) => void;
+/** Called with each modified (or, for those who ask, created) state ConfigMap of one environment instance. */
+export type StateListener = (obj: KubeObject, type?: "ADDED" | "MODIFIED") => void;
 
 /** How long to wait before watching again after the watch failed. */
 const RETRY_MS = 2000;
@@ -71,9 +71,9 @@ class SharedStateWatch {
           "ConfigMap",
           { namespace: this.namespace, labelSelector: selector, resourceVersion: rv, signal },
           (type, obj) => {
-            if (type !== "MODIFIED") return;
+            if (type !== "MODIFIED" && type !== "ADDED") return;
             const instance = obj.metadata.annotations?.[INSTANCE_ANNOTATION] ?? "";
-            for (const listener of this.listeners.get(instance) ?? []) listener(obj);
+            for (const listener of this.listeners.get(instance) ?? []) listener(obj, type);
           },
         );
       } catch {
@@ -97,6 +97,8 @@ export function watchStates(
   namespace: string,
   instances: readonly string[],
   listener: StateListener,
+  /** Hear a state's creation too (its first write: a promotion's upstream may record health in it). */
+  options: { added?: boolean } = {},
 ): () => void {
   const root = client.root;
   const byNamespace = shared.get(root) ?? new Map<string, SharedStateWatch>();
@@ -104,7 +106,12 @@ export function watchStates(
   const watch =
     byNamespace.get(namespace) ?? new SharedStateWatch(root, namespace, () => byNamespace.delete(namespace));
   byNamespace.set(namespace, watch);
-  return watch.add(instances, listener);
+  const heard: StateListener = options.added
+    ? listener
+    : (obj, type) => {
+        if (type === "MODIFIED") listener(obj);
+      };
+  return watch.add(instances, heard);
 }
 
 /**

@@ -11,6 +11,7 @@ import { createHash } from "node:crypto";
 import type { KubeClient } from "../kube/client.ts";
 import { KubeApiError } from "../kube/errors.ts";
 import type { KubeObject } from "../kube/object.ts";
+import { nextHealthRecords } from "./health-records.ts";
 import type { EnvironmentState } from "./types.ts";
 
 export const STATE_LABEL = "syncward.dev/state";
@@ -188,6 +189,9 @@ export class StateStore {
       const current = cm ? this.parse(instance, cm) : defaultState(instance);
       const before = JSON.stringify(current);
       const next = mutate(current) ?? current;
+      // Whoever wrote the health or the revision, the evidence of promotions follows it.
+      const records = nextHealthRecords(next.healthRecords ?? [], next, new Date());
+      if (records.length > 0) next.healthRecords = records;
       if (this.repository !== undefined && (!cm || JSON.stringify(next) !== before))
         next.repository = this.repository;
       const text = JSON.stringify(next);

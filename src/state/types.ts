@@ -1,8 +1,19 @@
 // Durable per-environment state, as stored in the cluster and shown by the CLI and GitHub.
 import type { OperationPhase } from "../engine/result.ts";
 import type { RevertedChange } from "../engine/revert/trail.ts";
+import type { HealthRecord } from "./health-records.ts";
 
-export type Trigger = "push" | "merge" | "comment" | "selfHeal" | "retry" | "poll" | "cli";
+export type Trigger = "push" | "merge" | "comment" | "selfHeal" | "retry" | "poll" | "cli" | "promotion";
+
+/** What a promotion deployed on: its upstreams, why, and the evidence as people read it. */
+export interface PromotionNote {
+  /** The upstream environments whose evidence was used. */
+  from: string[];
+  /** "continuous promotion", "/promote prod by @alice", "syncward app promote prod". */
+  reason: string;
+  /** One line per upstream and check: "staging: Healthy for 34m at this commit", "e2e passed". */
+  evidence: string[];
+}
 
 export interface HistoryEntry {
   id: number;
@@ -32,6 +43,8 @@ export interface HistoryEntry {
   retriedOmitted?: number;
   /** Hooks the operation ran, in order: PreSync, Sync, PostSync, SyncFail. */
   hooks?: Array<{ kind: string; name: string; phase: string; wave: number; outcome: string }>;
+  /** A promotion: the upstreams' evidence it deployed on. */
+  promotion?: PromotionNote;
 }
 
 export interface FailedAttempt {
@@ -263,6 +276,8 @@ export interface EnvironmentState {
    * again) is refused. Never replaced; removing the login from approval.users is how it ends.
    */
   approverIds?: Record<string, number>;
+  /** When it was synced and Healthy at which commit, without a break (newest last): a promotion's evidence. */
+  healthRecords?: HealthRecord[];
   /** Self-heal counters per object key at the current revision, for drift-fight detection. */
   selfHeals: Record<string, { revision: string; times: string[] }>;
 }

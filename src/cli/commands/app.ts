@@ -1,4 +1,4 @@
-// `syncward app list|get|diff|sync|history|set|freeze|unfreeze`: the argocd CLI's verbs over a
+// `syncward app list|get|diff|sync|promote|history|set|freeze|unfreeze`: the argocd CLI's verbs over a
 // local checkout and the current kubeconfig context.
 import { userInfo } from "node:os";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -19,6 +19,7 @@ import { fields, short, table } from "../format.ts";
 import { type CliIO, EXIT } from "../io.ts";
 import { printStructured, type Structured, structured } from "../output.ts";
 import type { AppValues } from "../registry.ts";
+import { promoteVerb, promotionLines } from "./app-promote.ts";
 
 const actor = () => process.env.SYNCWARD_ACTOR ?? userInfo().username;
 
@@ -165,9 +166,13 @@ export async function appCommand(
             );
           const reverts = revertLines(state);
           if (reverts.length > 0) io.out(`\nREVERTED\n${reverts.join("\n")}`);
+          const promotions = promotionLines(state.history);
+          if (promotions.length > 0) io.out(`\nPROMOTED\n${promotions.join("\n")}`);
         }
         return EXIT.ok;
       }
+      case "promote":
+        return await promoteVerb(controller, actor(), io, asJson ? print : undefined);
       case "set": {
         const mode = values["sync-policy"];
         if (mode !== "automated" && mode !== "none" && mode !== "config") {

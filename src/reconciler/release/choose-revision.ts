@@ -2,8 +2,9 @@
 // was started for (the branch head, or the one a person named), which a retry keeps (Argo CD);
 // with retry.refresh a retry moves to the branch's newest revision, only if that passes every gate
 // a new revision must pass (a gated environment's retry never moves: what was approved is what it
-// retries). A pin or a promotion would decide here, before anything is rendered or asked.
+// retries). A promotion decides here (revisionToTake), before anything is rendered or asked.
 
+import type { Promotion, Target } from "../promotion/promotion.ts";
 import { ask } from "./ask-gate.ts";
 import type { Release } from "./release.ts";
 
@@ -29,12 +30,30 @@ export function chosenRevision(
   return { revision: moves ? newest : head, moves };
 }
 
+/**
+ * The commit an environment takes from its branch's head: with `promotion`, the newest one its
+ * upstreams have proven (none: it holds where it is); otherwise the head itself.
+ */
+export async function revisionToTake(
+  promotion: Promotion | undefined,
+  head: string,
+  current?: string,
+): Promise<Target> {
+  return promotion ? promotion.target(head, current) : { revision: head };
+}
+
 export async function chooseRevision(r: Release, n: number): Promise<{ revision: string; moves: boolean }> {
   const env = r.env;
   const newest =
     revisionSourceOf(n, r.opts.pinned, env.syncPolicy.retry.refresh) === "operation"
       ? r.head
-      : await r.fx.o.source.head(env.source.branch);
+      : ((
+          await revisionToTake(
+            r.fx.promotion,
+            await r.fx.o.source.head(env.source.branch),
+            r.state.lastSyncedRevision,
+          )
+        ).revision ?? r.head);
   const allowed =
     newest !== r.head && (await ask(r, "refresh", newest, { manual: false, prune: r.opts.prune })).allowed;
   return chosenRevision(r.head, newest, allowed);

@@ -106,6 +106,7 @@ export async function recordRelease<O extends SyncOutcome>(r: Release, outcome: 
     (s) => applyOutcome(s, outcome, facts, env, r.digest),
     undefined,
     r.retried,
+    r.opts.promotion ? { promotion: r.opts.promotion } : {},
   );
   fx.o.log.info(
     {

@@ -5,7 +5,7 @@ import type { EnvironmentConfig } from "../../config/types.ts";
 import type { SyncRequest } from "../../engine/sync.ts";
 import type { RenderedSource } from "../../source/render.ts";
 import type { RetriedAttempts } from "../../state/retried.ts";
-import type { EnvironmentState, Trigger } from "../../state/types.ts";
+import type { EnvironmentState, PromotionNote, Trigger } from "../../state/types.ts";
 import type { EnvironmentEffects } from "../effects.ts";
 import type { GateDecision, WritePath } from "../gate-decision.ts";
 import type { RenderSeen } from "../render-binding.ts";
@@ -26,6 +26,8 @@ export interface ReleaseOptions {
   path: Extract<WritePath, "automated" | "manual">;
   ignoreFreeze?: boolean;
   needsApproval?: boolean;
+  /** A promotion: the upstreams' evidence, kept with the history entry. */
+  promotion?: PromotionNote;
 }
 
 export interface Release {

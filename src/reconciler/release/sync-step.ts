@@ -9,8 +9,8 @@ import type { Trigger } from "../../state/types.ts";
 import { plannedLines } from "../history-entry.ts";
 import type { Release } from "./release.ts";
 
-/** Triggers of a sync nobody asked for: a new revision found by a push, a merge or a poll. */
-const AUTOMATIC = new Set<Trigger>(["push", "merge", "poll"]);
+/** Triggers of a sync nobody asked for: a new revision found by a push, a merge, a poll or a promotion. */
+const AUTOMATIC = new Set<Trigger>(["push", "merge", "poll", "promotion"]);
 
 /** Hooks run on every sync someone asked for; a new revision runs them when it changes something. */
 export function hookModeOf(trigger: Trigger): HookMode {

@@ -1,0 +1,348 @@
+// Promotion on the real control plane: staging -> prod with healthyFor 2s. prod deploys a commit
+// only once staging has kept it synced and Healthy for 2s without a break (staging deploys another
+// path than prod: what is promoted is the commit), is woken by staging's state change alone (no
+// polls here), never takes a commit whose staging release turned Degraded within the window, and
+// `promote` on a gated environment goes through its approval.
+//
+// staging's release is a custom resource whose health an operator's Lua check reads from its
+// status, which the test writes as its controller would: Ready (Healthy) or Broken (Degraded).
+import assert from "node:assert/strict";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import pino from "pino";
+import { stringify } from "yaml";
+import { parseConfig } from "../../src/config/load.ts";
+import type { KubeObject } from "../../src/kube/object.ts";
+import type { ReconcilerEvent } from "../../src/reconciler/events.ts";
+import { Reconciler } from "../../src/reconciler/reconciler.ts";
+import { LocalGitSource } from "../../src/reconciler/revision-source.ts";
+import type { EnvironmentState } from "../../src/state/types.ts";
+import { eventually, useCluster } from "../support/cluster.ts";
+import { makeRepo, type TestRepo } from "../support/git-repo.ts";
+import { type PolicyRule, stateRbacFor } from "../support/syncward-account.ts";
+
+const cluster = useCluster();
+const HEALTHY_FOR = 2_000;
+
+const group = `p${Math.random().toString(36).slice(2, 8)}.example.com`;
+const HEALTH_LUA = `hs = {}
+local phase = (obj.status or {}).phase
+if phase == "Ready" then hs.status = "Healthy" elseif phase == "Broken" then hs.status = "Degraded" else hs.status = "Progressing" end
+hs.message = phase or "new"
+return hs
+`;
+const crd: KubeObject = {
+  apiVersion: "apiextensions.k8s.io/v1",
+  kind: "CustomResourceDefinition",
+  metadata: { name: `webs.${group}` },
+  spec: {
+    group,
+    scope: "Namespaced",
+    names: { plural: "webs", singular: "web", kind: "Web", listKind: "WebList" },
+    versions: [
+      {
+        name: "v1",
+        served: true,
+        storage: true,
+        subresources: { status: {} },
+        schema: { openAPIV3Schema: { type: "object", "x-kubernetes-preserve-unknown-fields": true } },
+      },
+    ],
+  },
+};
+const web = (version: string) => `apiVersion: ${group}/v1
+kind: Web
+metadata: {name: web}
+spec: {image: "example.com/web:${version}"}
+`;
+const configMap = (version: string) => `apiVersion: v1
+kind: ConfigMap
+metadata: {name: settings}
+data: {version: "${version}"}
+`;
+const files = (version: string) => ({
+  "overlays/staging/web.yaml": web(version),
+  "overlays/prod/settings.yaml": configMap(version),
+});
+
+interface Setup {
+  repo: TestRepo;
+  reconciler: Reconciler;
+  ns: { staging: string; prod: string; live: string };
+  state(env: string): Promise<EnvironmentState>;
+  /** Every event the reconciler emitted. */
+  events: ReconcilerEvent[];
+  /** staging's Deployment reads Degraded (past its progress deadline) from now on, or Healthy again. */
+  setBroken(broken: boolean): void;
+  stop(): Promise<void>;
+}
+
+async function setUp(): Promise<Setup> {
+  const ns = {
+    staging: await cluster.namespace("promo-stg"),
+    prod: await cluster.namespace("promo-prod"),
+    live: await cluster.namespace("promo-live"),
+  };
+  const stateNs = await cluster.stateNamespace("promo-state");
+  const repo = makeRepo(files("1"));
+  const events: ReconcilerEvent[] = [];
+  const automated = { automated: { prune: true, selfHeal: true } };
+  const promotion = { after: "staging", healthyFor: `${HEALTHY_FOR}ms` };
+  const reconciler = new Reconciler({
+    app: `promo-${ns.prod}`,
+    config: parseConfig(
+      stringify({
+        environments: [
+          {
+            name: "staging",
+            source: { path: "overlays/staging" },
+            destination: { namespace: ns.staging },
+            syncPolicy: { ...automated, healthTimeout: "30s" },
+          },
+          {
+            name: "prod",
+            source: { path: "overlays/prod" },
+            destination: { namespace: ns.prod },
+            syncPolicy: automated,
+            promotion,
+          },
+          {
+            name: "live",
+            source: { path: "overlays/prod" },
+            destination: { namespace: ns.live },
+            approval: { users: ["alice"] },
+            promotion,
+          },
+        ],
+      }),
+    ),
+    client: account(),
+    healthChecks: { [`${group}/Web`]: { "health.lua": HEALTH_LUA } },
+    source: new LocalGitSource(repo.dir, mkdtempSync(join(tmpdir(), "syncward-trees-"))),
+    emit: (e) => events.push(e),
+    log: pino({ level: process.env.SYNCWARD_TEST_LOG ?? "silent" }),
+    stateNamespace: stateNs,
+    identity: "promotion-test",
+    leases: false,
+    watch: true,
+    // No polls: prod hears of staging only through staging's state.
+    pollIntervalMs: 0,
+  });
+  // The controller of staging's Web: its status says Ready, or Broken while `broken`.
+  let broken = false;
+  let running = true;
+  const statusPath = `/apis/${group}/v1/namespaces/${ns.staging}/webs/web/status`;
+  const play = (async () => {
+    while (running) {
+      try {
+        const obj = await cluster.client.get(`${group}/v1`, "Web", ns.staging, "web");
+        const phase = (obj as { status?: { phase?: string } } | undefined)?.status?.phase;
+        const want = broken ? "Broken" : "Ready";
+        if (obj && phase !== want)
+          await cluster.client.request("PATCH", statusPath, {
+            contentType: "application/merge-patch+json",
+            body: { status: { phase: want } },
+          });
+      } catch {
+        // The next round tries again.
+      }
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  })();
+  reconciler.start();
+  return {
+    repo,
+    reconciler,
+    ns,
+    events,
+    state: (env) => reconciler.store.load(reconciler.controller(env).instance),
+    setBroken: (b) => {
+      broken = b;
+    },
+    stop: async () => {
+      running = false;
+      await play;
+      await reconciler.stop();
+    },
+  };
+}
+
+const valueIn = async (namespace: string) =>
+  ((await cluster.client.get("v1", "ConfigMap", namespace, "settings")) as { data?: { version?: string } })
+    ?.data?.version;
+
+/** deploy/'s grants, the Web rules, and (cluster-wide) deploy/'s state Role's rules. */
+function account() {
+  const stateRole = stateRbacFor("any").find((o) => o.kind === "Role") as unknown as { rules: PolicyRule[] };
+  return cluster.syncwardClientWith([
+    {
+      apiGroups: [group],
+      resources: ["webs"],
+      verbs: ["get", "list", "watch", "patch", "create", "update", "delete"],
+    },
+    ...stateRole.rules,
+  ]).client;
+}
+
+describe("promotion staging -> prod (healthyFor 2s)", () => {
+  let t: Setup;
+  before(async () => {
+    await cluster.client.apply(crd);
+    await eventually("the Web CRD to be served", async () => {
+      const list = await cluster.client.request<{ resources: Array<{ name: string }> }>(
+        "GET",
+        `/apis/${group}/v1`,
+      );
+      return list.resources.some((r) => r.name === "webs");
+    });
+    t = await setUp();
+  });
+  after(async () => {
+    await t?.stop();
+    await cluster.client.delete(
+      {
+        group: "apiextensions.k8s.io",
+        kind: "CustomResourceDefinition",
+        namespace: "",
+        name: crd.metadata.name,
+        apiVersion: "apiextensions.k8s.io/v1",
+      },
+      "background",
+    );
+  });
+
+  it("takes a commit only once staging has kept it Healthy for 2s, woken by staging's state", async () => {
+    const first = t.repo.head();
+    const staged = await eventually("staging Healthy at the first commit", async () => {
+      const s = await t.state("staging");
+      const open = s.healthRecords?.at(-1);
+      return open?.revision === first && open.until === undefined ? open : undefined;
+    });
+    const since = Date.parse(staged.since);
+    // Before the window closes prod has deployed nothing.
+    const early = HEALTHY_FOR - (Date.now() - since) - 300;
+    if (early > 0) await new Promise((r) => setTimeout(r, early));
+    assert.equal((await t.state("prod")).lastSyncedRevision, undefined, "prod waits for the window");
+    assert.equal(await valueIn(t.ns.prod), undefined);
+
+    const prod = await eventually("prod at the first commit", async () => {
+      const s = await t.state("prod");
+      return s.lastSyncedRevision === first ? s : undefined;
+    });
+    const entry = prod.history.at(-1);
+    assert.equal(entry?.trigger, "promotion");
+    assert.ok(
+      Date.parse(entry?.startedAt ?? "") >= since + HEALTHY_FOR,
+      `prod started ${entry?.startedAt}, staging Healthy since ${staged.since}`,
+    );
+    assert.deepEqual(entry?.promotion?.from, ["staging"]);
+    assert.match(entry?.promotion?.evidence[0] ?? "", /^staging: Healthy for 2s at this commit$/);
+    assert.equal(await valueIn(t.ns.prod), "1");
+  });
+
+  it("never takes a commit whose staging release turned Degraded within the window; takes the fix", async () => {
+    const bad = t.repo.commit(files("2"), "bad release");
+    t.reconciler.controller("staging").nudge("push", "tester");
+    await eventually("staging Healthy at the bad commit", async () => {
+      const open = (await t.state("staging")).healthRecords?.at(-1);
+      return open?.revision === bad && open.until === undefined;
+    });
+    t.setBroken(true);
+    const ended = await eventually("staging Degraded at the bad commit", async () => {
+      const last = (await t.state("staging")).healthRecords?.at(-1);
+      return last?.revision === bad && last.ended === "Degraded" ? last : undefined;
+    });
+    assert.ok(
+      Date.parse(ended.until ?? "") - Date.parse(ended.since) < HEALTHY_FOR,
+      "Degraded within the window",
+    );
+    // Well past the window: prod stays where it was.
+    await new Promise((r) => setTimeout(r, HEALTHY_FOR + 1_000));
+    const prod = await t.state("prod");
+    assert.notEqual(prod.lastSyncedRevision, bad);
+    const held = t.events.filter((e) => e.type === "waiting" && e.env === "prod" && e.revision === bad);
+    assert.match(
+      (held.at(-1) as { reason?: string } | undefined)?.reason ?? "",
+      /^promotion: staging: turned Degraded at this commit after \d+s Healthy$/,
+    );
+    assert.equal(await valueIn(t.ns.prod), "1");
+
+    t.setBroken(false);
+    const fix = t.repo.commit(files("3"), "fix");
+    t.reconciler.controller("staging").nudge("push", "tester");
+    await eventually(
+      "prod at the fix",
+      async () => (await t.state("prod")).lastSyncedRevision === fix,
+      HEALTHY_FOR + 20_000,
+    );
+    assert.equal(await valueIn(t.ns.prod), "3");
+    assert.ok(
+      !(await t.state("prod")).history.some((h) => h.revision === bad),
+      "the bad commit never reached prod",
+    );
+  });
+
+  it("promote: refuses what is not proven, and a gated environment waits for its approval", async () => {
+    const fix = (await t.state("staging")).lastSyncedRevision as string;
+    const live = t.reconciler.controller("live");
+    const staging = t.reconciler.controller("staging");
+    const request = {
+      trigger: "comment" as const,
+      actor: "bob",
+      reason: "/promote live by @bob",
+      fromGitHub: true,
+    };
+
+    assert.match(
+      "refusal" in (await staging.promote(request))
+        ? ((await staging.promote(request)) as { refusal: string }).refusal
+        : "",
+      /^staging has no promotion configured/,
+    );
+
+    // A new commit staging has not proven yet: refused, saying how long it has been Healthy.
+    const next = t.repo.commit(files("4"), "next");
+    staging.nudge("push", "tester");
+    await eventually("staging Healthy at the next commit", async () => {
+      const open = (await t.state("staging")).healthRecords?.at(-1);
+      return open?.revision === next && open.until === undefined;
+    });
+    const early = await live.promote(request);
+    assert.ok("refusal" in early, JSON.stringify(early));
+    assert.match(
+      early.refusal,
+      /staging runs [0-9a-f]{7}, which is not proven yet \(staging: Healthy for \d+s of 2s at this commit\)/,
+    );
+
+    await new Promise((r) => setTimeout(r, HEALTHY_FOR));
+    const asked = await live.promote(request);
+    assert.ok(!("refusal" in asked), JSON.stringify(asked));
+    assert.equal(asked.revision, next);
+    assert.equal(asked.held, true, "live needs an approval");
+    assert.notEqual(fix, next);
+    const waiting = await t.state("live");
+    assert.equal(waiting.pendingSync?.revision, next);
+    assert.equal(waiting.lastSyncedRevision, undefined);
+
+    // The approval's check run shows the upstream's evidence.
+    const wait = t.events.find(
+      (e) => e.type === "awaitingApproval" && e.env === "live" && e.revision === next,
+    );
+    assert.match(
+      (wait as { reason?: string } | undefined)?.reason ?? "",
+      /^waiting for approval \(0\/1\); promotion: staging: Healthy for \d+s at this commit$/,
+    );
+    const approved = await live.approve(next, "alice", 1, "");
+    assert.equal(approved.released, true, JSON.stringify(approved));
+    const done = await eventually("live at the promoted commit", async () => {
+      const s = await t.state("live");
+      return s.lastSyncedRevision === next ? s : undefined;
+    });
+    assert.equal(await valueIn(t.ns.live), "4");
+    const entry = done.history.at(-1);
+    assert.deepEqual(entry?.promotion?.from, ["staging"]);
+    assert.match(entry?.promotion?.evidence.join(", ") ?? "", /^staging: Healthy for \d+s at this commit$/);
+  });
+});
