@@ -67,14 +67,20 @@ function leaf(rnd: () => number): Json {
   const base: Json = { description: description(rnd) };
   if (r < 0.45) return { ...base, type: "string" };
   if (r < 0.55) return { ...base, enum: ["Always", "Never", "IfNotPresent"], type: "string" };
-  if (r < 0.62) return { ...base, pattern: "^(0|(([0-9]+)y)?(([0-9]+)w)?(([0-9]+)d)?(([0-9]+)h)?(([0-9]+)m)?(([0-9]+)s)?(([0-9]+)ms)?)$", type: "string" };
+  if (r < 0.62)
+    return {
+      ...base,
+      pattern: "^(0|(([0-9]+)y)?(([0-9]+)w)?(([0-9]+)d)?(([0-9]+)h)?(([0-9]+)m)?(([0-9]+)s)?(([0-9]+)ms)?)$",
+      type: "string",
+    };
   if (r < 0.72) return { ...base, format: "int32", type: "integer" };
   if (r < 0.8) return { ...base, type: "boolean" };
   if (r < 0.88)
     return {
       ...base,
       anyOf: [{ type: "integer" }, { type: "string" }],
-      pattern: "^(\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$",
+      pattern:
+        "^(\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$",
       "x-kubernetes-int-or-string": true,
     };
   if (r < 0.94) return { ...base, additionalProperties: { type: "string" }, type: "object" };
@@ -117,13 +123,31 @@ function objectSchema(rnd: () => number, depth: number, width: number): Json {
 }
 
 /** prometheus-operator's ten kinds, with the share of the 5 MB each one's schema takes. */
-export const CRD_KINDS: Array<{ kind: string; plural: string; short: string; weight: number; versions: string[] }> = [
+export const CRD_KINDS: Array<{
+  kind: string;
+  plural: string;
+  short: string;
+  weight: number;
+  versions: string[];
+}> = [
   { kind: "Alertmanager", plural: "alertmanagers", short: "am", weight: 12, versions: ["v1"] },
-  { kind: "AlertmanagerConfig", plural: "alertmanagerconfigs", short: "amcfg", weight: 12, versions: ["v1alpha1", "v1beta1"] },
+  {
+    kind: "AlertmanagerConfig",
+    plural: "alertmanagerconfigs",
+    short: "amcfg",
+    weight: 12,
+    versions: ["v1alpha1", "v1beta1"],
+  },
   { kind: "PodMonitor", plural: "podmonitors", short: "pmon", weight: 4, versions: ["v1"] },
   { kind: "Probe", plural: "probes", short: "prb", weight: 4, versions: ["v1"] },
   { kind: "Prometheus", plural: "prometheuses", short: "prom", weight: 22, versions: ["v1"] },
-  { kind: "PrometheusAgent", plural: "prometheusagents", short: "promagent", weight: 16, versions: ["v1alpha1"] },
+  {
+    kind: "PrometheusAgent",
+    plural: "prometheusagents",
+    short: "promagent",
+    weight: 16,
+    versions: ["v1alpha1"],
+  },
   { kind: "PrometheusRule", plural: "prometheusrules", short: "promrule", weight: 1, versions: ["v1"] },
   { kind: "ScrapeConfig", plural: "scrapeconfigs", short: "scfg", weight: 10, versions: ["v1alpha1"] },
   { kind: "ServiceMonitor", plural: "servicemonitors", short: "smon", weight: 4, versions: ["v1"] },
@@ -170,7 +194,10 @@ export function crd(group: string, i: number, totalBytes: number): Json {
     apiVersion: "apiextensions.k8s.io/v1",
     kind: "CustomResourceDefinition",
     metadata: {
-      annotations: { "controller-gen.kubebuilder.io/version": "v0.16.4", "operator.prometheus.io/version": "0.79.2" },
+      annotations: {
+        "controller-gen.kubebuilder.io/version": "v0.16.4",
+        "operator.prometheus.io/version": "0.79.2",
+      },
       name: `${k.plural}.${group}`,
     },
     spec: {
@@ -186,7 +213,12 @@ export function crd(group: string, i: number, totalBytes: number): Json {
       scope: "Namespaced",
       versions: k.versions.map((name, v) => ({
         additionalPrinterColumns: [
-          { description: "The version of the deployed component", jsonPath: ".spec.version", name: "Version", type: "string" },
+          {
+            description: "The version of the deployed component",
+            jsonPath: ".spec.version",
+            name: "Version",
+            type: "string",
+          },
           { jsonPath: ".metadata.creationTimestamp", name: "Age", type: "date" },
         ],
         name,
@@ -222,6 +254,9 @@ export function writeCrdSet(
     files.push(name);
     bytes += text.length;
   }
-  writeFileSync(join(dir, "setup", "kustomization.yaml"), `resources:\n${files.map((f) => `- ${f}\n`).join("")}`);
+  writeFileSync(
+    join(dir, "setup", "kustomization.yaml"),
+    `resources:\n${files.map((f) => `- ${f}\n`).join("")}`,
+  );
   return { dir: join(dir, "setup"), objects, bytes };
 }

@@ -68,7 +68,10 @@ function liveCrd(obj: KubeObject, index: number): KubeObject {
         apiVersion: "apiextensions.k8s.io/v1",
         time: "2026-11-29T20:00:00Z",
         fieldsType: "FieldsV1",
-        fieldsV1: fieldsOf({ metadata: { annotations: obj.metadata.annotations, labels: obj.metadata.labels }, spec }),
+        fieldsV1: fieldsOf({
+          metadata: { annotations: obj.metadata.annotations, labels: obj.metadata.labels },
+          spec,
+        }),
       },
       {
         manager: "kube-apiserver",
@@ -85,8 +88,18 @@ function liveCrd(obj: KubeObject, index: number): KubeObject {
   live.status = {
     acceptedNames: spec.names,
     conditions: [
-      { type: "NamesAccepted", status: "True", reason: "NoConflicts", lastTransitionTime: "2026-11-29T20:00:01Z" },
-      { type: "Established", status: "True", reason: "InitialNamesAccepted", lastTransitionTime: "2026-11-29T20:00:01Z" },
+      {
+        type: "NamesAccepted",
+        status: "True",
+        reason: "NoConflicts",
+        lastTransitionTime: "2026-11-29T20:00:01Z",
+      },
+      {
+        type: "Established",
+        status: "True",
+        reason: "InitialNamesAccepted",
+        lastTransitionTime: "2026-11-29T20:00:01Z",
+      },
     ],
     storedVersions: versions.filter((v) => v.storage).map((v) => v.name),
   };
@@ -156,7 +169,9 @@ export async function crdRender(ctx: BenchContext): Promise<BenchResult> {
       throw new Error(
         `unexpected outcome: ${desired.length} objects, ${updates.length} to update, diff of ${first.text.length} characters`,
       );
-    progress(`crd-render: ${desired.length} CRDs, ${(set.bytes / 1e6).toFixed(1)} MB of YAML, ${pairs} pairs`);
+    progress(
+      `crd-render: ${desired.length} CRDs, ${(set.bytes / 1e6).toFixed(1)} MB of YAML, ${pairs} pairs`,
+    );
     const trials: Trial[] = [];
     const kustomize: number[] = [];
     for (let i = 0; i < pairs; i++) {

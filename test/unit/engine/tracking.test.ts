@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import type { KubeObject } from "../../../src/kube/object.ts";
 import { canonical, desiredHash } from "../../../src/engine/tracking.ts";
+import type { KubeObject } from "../../../src/kube/object.ts";
 
 // The applied hash is stored on every live object syncward manages: were it spelled differently
 // for the same manifest, every object would look changed in Git and be applied again.
