@@ -10,6 +10,7 @@ import { dirname, join } from "node:path";
 import { down, PlaneError, up } from "../tools/cluster/plane.ts";
 import { coldSync } from "./cold-sync.ts";
 import { controllerMemory } from "./controller-memory.ts";
+import { crdRender } from "./crd-render.ts";
 import { diffPlanCpu } from "./diff-plan-cpu.ts";
 import { githubRequests } from "./github-requests.ts";
 import { healthLuaCpu, healthLuaResync } from "./health-lua.ts";
@@ -39,6 +40,7 @@ const BENCHMARKS: Record<
   plane: { needsCluster: false, run: () => planeBench() },
   build: { needsCluster: false, run: () => coldBuildBench() },
   helm: { needsCluster: false, run: helmRender },
+  "crd-render": { needsCluster: false, run: crdRender },
   peers: { needsCluster: true, run: peers },
   scale: { needsCluster: true, run: scale },
   replicas: { needsCluster: true, run: replicas },

@@ -73,12 +73,18 @@ export function isFoundational(obj: KubeObject): boolean {
   return obj.kind === "Namespace" || obj.kind === "CustomResourceDefinition";
 }
 
+/**
+ * The order `localeCompare` gives, from one collator: `localeCompare` looks its collator up on
+ * every call, which was most of the CPU a plan's sort of a few hundred objects took.
+ */
+const byLocale = new Intl.Collator().compare;
+
 export function compareForSync(a: KubeObject, b: KubeObject): number {
   return (
     phaseOf(a) - phaseOf(b) ||
     waveOf(a) - waveOf(b) ||
     kindRank(a.kind) - kindRank(b.kind) ||
-    (a.metadata.namespace ?? "").localeCompare(b.metadata.namespace ?? "") ||
-    a.metadata.name.localeCompare(b.metadata.name)
+    byLocale(a.metadata.namespace ?? "", b.metadata.namespace ?? "") ||
+    byLocale(a.metadata.name, b.metadata.name)
   );
 }

@@ -42,13 +42,31 @@ export function managingInstance(obj: KubeObject): string | undefined {
   return parsed && sameKey(parsed.key, keyOf(obj)) ? parsed.instance : undefined;
 }
 
-function canonical(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonical).join(",")}]`;
+/**
+ * JSON with every object's keys sorted (undefined values left out), built in one pass: a CRD's
+ * schema has hundreds of thousands of keys. Array items that JSON cannot spell become "", as
+ * `join` spells them.
+ */
+export function canonical(value: unknown): string {
+  if (Array.isArray(value)) {
+    let out = "[";
+    for (let i = 0; i < value.length; i++) {
+      if (i > 0) out += ",";
+      out += canonical(value[i]) ?? "";
+    }
+    return `${out}]`;
+  }
   if (value && typeof value === "object") {
-    const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, v]) => v !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(",")}}`;
+    const object = value as Record<string, unknown>;
+    let out = "{";
+    let first = true;
+    for (const key of Object.keys(object).sort()) {
+      const v = object[key];
+      if (v === undefined) continue;
+      out += `${first ? "" : ","}${JSON.stringify(key)}:${canonical(v)}`;
+      first = false;
+    }
+    return `${out}}`;
   }
   return JSON.stringify(value);
 }

@@ -65,11 +65,31 @@ const CORE_12 = jsyaml.FAILSAFE_SCHEMA.extend({
  * - an alias as a mapping key (`*k : v`): the libraries spell a collection key differently;
  * - `__proto__`: each library guards it its own way.
  */
-const PRECISE_ONLY =
-  /(?:^|[\s[\]{},:?-])!|<<|^%|(?:^|[\s{,?-])(?:~|[Nn]ull|NULL)?\s*:(?:\s|$)|\*[^\s,[\]{}]+[ \t]+:|__proto__/m;
+const PRECISE_ONLY: Array<[literal: string, pattern: RegExp]> = [
+  ["!", /(?:^|[\s[\]{},:?-])!/m],
+  ["<<", /<</],
+  ["%", /^%/m],
+  ["~", /(?:^|[\s{,?-])~\s*:(?:\s|$)/m],
+  ["ull", /(?:^|[\s{,?-])[Nn]ull\s*:(?:\s|$)/m],
+  ["NULL", /(?:^|[\s{,?-])NULL\s*:(?:\s|$)/m],
+  // The empty key (`: v`) on its own: inside one alternation with the others, `(?:^|\s)\s*:`
+  // rescans every run of indentation from each of its spaces (quadratic in deep documents).
+  [":", /(?:^|[\s{,?-]):(?:\s|$)/m],
+  ["*", /\*[^\s,[\]{}]+[ \t]+:/],
+  ["__proto__", /__proto__/],
+];
 
-/** Where an alias (`*name`) may start; anything else with a `*` is part of a scalar. */
-const ALIAS = /(?:^|[\s[\]{},:])\*/gm;
+/** Whether the cheap scan leaves `text` to the precise parser; a pattern runs only where its literal occurs. */
+function preciseOnly(text: string): boolean {
+  return PRECISE_ONLY.some(([literal, pattern]) => text.includes(literal) && pattern.test(text));
+}
+
+/**
+ * Where an alias (`*name`) may start: where a node may, at a line's start or after a space, `[`,
+ * `{`, `,` or `:`. Not after `]` or `}`, where no node starts: `[0-9]*` is a scalar (a CRD's
+ * quantity pattern), not an alias.
+ */
+const ALIAS = /(?:^|[\s[{,:])\*/gm;
 
 /**
  * Both libraries share one object between an anchor and its aliases, but only `yaml` refuses a
@@ -88,7 +108,7 @@ export interface FastDocument {
 
 /** The text's documents (nulls included), or undefined: the precise parser must read it. */
 export function fastParseDocuments(text: string): FastDocument[] | undefined {
-  if (PRECISE_ONLY.test(text) || (text.match(ALIAS)?.length ?? 0) > MAX_FAST_ALIASES) return undefined;
+  if (preciseOnly(text) || (text.match(ALIAS)?.length ?? 0) > MAX_FAST_ALIASES) return undefined;
   const lines: number[] = [];
   const values: unknown[] = [];
   try {

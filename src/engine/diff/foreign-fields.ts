@@ -85,7 +85,12 @@ export function foreignAdditions(
   const isProtected = (at: Path) => protectedPaths.some((p) => startsWith(p, at));
   const found = new Map<string, ForeignAddition>();
   for (const { entry, fields, untrusted } of foreign) {
-    const listed = new Set(fields.map((f) => pointerOf(f.path)));
+    // Built on first need: most untrusted fields (Git declares them) never ask.
+    let listedPointers: Set<string> | undefined;
+    const listed = () => {
+      listedPointers ??= new Set(fields.map((f) => pointerOf(f.path)));
+      return listedPointers;
+    };
     const left = (p: Path) => isBookkeeping(p) || isTrustedPath(p) || isMirror(p) || skip(p);
     // Removing a location must not take along anything left out of the comparison.
     const holdsLeftOut = (at: Path) => fields.some((f) => startsWith(f.path, at) && left(f.path));
@@ -99,7 +104,7 @@ export function foreignAdditions(
       let point: Path | undefined;
       for (let n = matched + 1; n <= path.length; n++) {
         const candidate = path.slice(0, n);
-        if (n < path.length && !listed.has(pointerOf(candidate))) continue;
+        if (n < path.length && !listed().has(pointerOf(candidate))) continue;
         // A security-relevant addition (a container) goes whole, whatever is trusted or ignored inside.
         const whole = isSecurityField(candidate, kind);
         if (!whole && (isProtected(candidate) || holdsLeftOut(candidate))) continue;

@@ -25,7 +25,10 @@ export function parsePointer(pointer: string): string[] {
 }
 
 export function escapeToken(token: string | number): string {
-  return String(token).replace(/~/g, "~0").replace(/\//g, "~1");
+  const s = String(token);
+  // Most tokens need no escape; the diff of a large object formats hundreds of thousands.
+  if (!s.includes("~") && !s.includes("/")) return s;
+  return s.replace(/~/g, "~0").replace(/\//g, "~1");
 }
 
 /**

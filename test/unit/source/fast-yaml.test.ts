@@ -88,6 +88,30 @@ describe("the fast YAML path", () => {
       fast: false,
     },
     {
+      name: "a CRD's quantity pattern, whose `]*` are no aliases, repeated past the alias bound",
+      yaml: `  patterns: |\n${"    ^(\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))$\n".repeat(13)}`.trimEnd(),
+      data: { patterns: "^(\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))$\n".repeat(13) },
+      fast: true,
+    },
+    {
+      name: "more aliases in flow sequences than the fast path's bound",
+      yaml: `  a: &v x\n  b: [${Array(13).fill("*v").join(",")}]`,
+      data: { a: "x", b: Array(13).fill("x") },
+      fast: false,
+    },
+    {
+      name: "an empty key below deep indentation",
+      yaml: `  deep:\n${"  ".repeat(20)}: v`,
+      data: { deep: { "": "v" } },
+      fast: false,
+    },
+    {
+      name: "a null-like key spelled NULL",
+      yaml: "  NULL: a",
+      data: { "": "a" },
+      fast: false,
+    },
+    {
       name: "a shell script with a here-document and a tag-like `!`",
       yaml: "  run.sh: |\n    cat <<EOF\n    [ ! -f x ] && echo hi\n    EOF",
       data: { "run.sh": "cat <<EOF\n[ ! -f x ] && echo hi\nEOF\n" },
