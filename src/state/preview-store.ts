@@ -113,7 +113,13 @@ export class PreviewStore {
   /** Deletes the record; false when it was already gone. */
   async delete(key: string): Promise<boolean> {
     return this.client.delete(
-      { apiVersion: "v1", group: "", kind: "ConfigMap", name: previewConfigMapName(key), namespace: this.namespace },
+      {
+        apiVersion: "v1",
+        group: "",
+        kind: "ConfigMap",
+        name: previewConfigMapName(key),
+        namespace: this.namespace,
+      },
       "background",
     );
   }

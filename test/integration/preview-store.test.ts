@@ -46,7 +46,10 @@ describe("PreviewStore", () => {
     assert.deepEqual((await store.get(live.key))?.record, live);
     assert.equal(await store.delete(live.key), true);
     assert.equal(await store.delete(live.key), false);
-    assert.deepEqual((await store.list()).map((s) => s.record.pull), [2]);
+    assert.deepEqual(
+      (await store.list()).map((s) => s.record.pull),
+      [2],
+    );
   });
 
   it("refuses a second create and a replace from a stale read: no update is lost", async () => {
