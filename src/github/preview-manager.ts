@@ -98,6 +98,12 @@ export class PreviewManager {
     return next;
   }
 
+  private later(key: string, work: () => Promise<void>): void {
+    void this.serial(key, work).catch((err) =>
+      this.deps.log.warn({ err, preview: key }, "a preview's teardown failed"),
+    );
+  }
+
   /** A pull_request webhook (labeled, unlabeled, opened, reopened, synchronize, closed). */
   async onPullRequest(
     rt: RepoRuntime,
@@ -151,7 +157,10 @@ export class PreviewManager {
             if (event.kind !== "synchronize") await this.reply(gh, rt.ref, pr.number, decision.reason);
             return;
           case "stop":
-            if (stored) await this.teardown(gh, stored, decision.reason ?? whyStopped(event));
+            // After this step, not inside it: a namespace can take minutes to go, and the
+            // webhook's delivery must not wait for it.
+            if (stored)
+              this.later(key, () => this.teardown(gh, stored, decision.reason ?? whyStopped(event)));
             return;
           case "resync":
             if (stored) await this.move(stored, pr);
@@ -306,7 +315,7 @@ export class PreviewManager {
             : undefined;
     if (!state) return;
     const gh = await this.deps.auth(stored.record.installation);
-    const repo = stored.record.repository;
+    const repo = refOf(stored.record);
     let record = stored.record;
     // A preview that moved to a new head gets a deployment of that commit.
     if (record.deploymentId === undefined || running.deployedSha !== e.revision) {
@@ -355,7 +364,7 @@ export class PreviewManager {
     const running = this.running.get(record.key);
     this.running.delete(record.key);
     await running?.reconciler.stop();
-    const repo = record.repository;
+    const repo = refOf(record);
     const envName = previewName(record.pull, record.from);
     const say = async (state: PreviewState) => {
       record = {
@@ -436,7 +445,7 @@ export class PreviewManager {
       const { record } = stored;
       if (record.phase === "tearingDown") continue;
       const gh = await this.deps.auth(record.installation);
-      const pr = await readPull(gh, record.repository, record.pull).catch(() => undefined);
+      const pr = await readPull(gh, refOf(record), record.pull).catch(() => undefined);
       const rt = await this.runtimeOf(record).catch(() => undefined);
       const ttl = rt?.config.previewEnvironments?.find((t) => t.from === record.from)?.ttl;
       const why =
@@ -490,6 +499,11 @@ export class PreviewManager {
       body: `No live preview for this pull request: ${reason}.`,
     });
   }
+}
+
+/** The repository as GitHub's API names it (its id is the record's, never a parameter). */
+function refOf(record: PreviewRecord): RepoRef {
+  return { owner: record.repository.owner, repo: record.repository.repo };
 }
 
 function queued(stored: StoredPreview): QueuedPreview {
