@@ -15,6 +15,7 @@ import { makeRepo } from "../support/git-repo.ts";
 import { takeOpenApiViolations } from "../support/github.ts";
 import { answerEverything } from "../support/permissive-github.ts";
 import { configMap } from "../support/projects.ts";
+import { optionalRules } from "../support/syncward-account.ts";
 import { issueCommentEvent, pullRequestEvent, repoIdOf } from "../support/webhooks.ts";
 
 const cluster = useCluster();
@@ -28,11 +29,8 @@ const until = (what: string, check: () => Promise<void>, timeoutMs?: number) =>
     },
     timeoutMs,
   );
-// What syncward needs for previews beyond deploy/'s defaults: namespaces of its own, and their guards.
-const previewRules = [
-  { apiGroups: [""], resources: ["namespaces"], verbs: ["get", "create", "delete"] },
-  { apiGroups: [""], resources: ["resourcequotas", "limitranges"], verbs: ["get", "create", "patch"] },
-];
+// What syncward needs for previews beyond deploy/'s defaults: the opt-in component's grants.
+const previewRules = optionalRules("previews.yaml", "previews");
 const stateRules = [
   {
     apiGroups: [""],
