@@ -27,7 +27,11 @@ export async function onPullRequestPreviewEnvironment(
   gh: Octokit,
   payload: RepoPayload & { action: string; pull_request: unknown; label?: { name: string } },
 ): Promise<void> {
-  const rt = await runtime(runtimes, payload);
+  // opened/synchronize/reopened: the config check and the diff preview just loaded the runtime
+  // (or reported why not); asking again would read the config a second time.
+  const loaded = ["opened", "synchronize", "reopened"].includes(payload.action);
+  const info = repoInfo(payload);
+  const rt = loaded ? runtimes.running(info.owner, info.repo) : await runtime(runtimes, payload);
   if (!rt?.config.previewEnvironments?.length) return;
   const pr = pullViewOf(payload.pull_request as Parameters<typeof pullViewOf>[0]);
   await previews
