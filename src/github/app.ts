@@ -46,6 +46,8 @@ import {
 } from "./installation-events.ts";
 import type { Octokit } from "./octokit.ts";
 import { forkPreviews } from "./preview.ts";
+import { onPreviewComment, onPullRequestPreviewEnvironment } from "./preview-events.ts";
+import { PreviewManager } from "./preview-manager.ts";
 import { type AppDeps, Runtimes } from "./runtime.ts";
 
 /** Delivery ids seen recently: a redelivery keeps its X-GitHub-Delivery, so it is ignored. */
@@ -69,6 +71,8 @@ export class RecentDeliveries {
 
 export interface SyncwardApp {
   runtimes: Runtimes;
+  /** Preview environments of pull requests (preview-manager.ts). */
+  previews: PreviewManager;
   deliveries: RecentDeliveries;
 }
 
@@ -83,6 +87,10 @@ export function syncwardApp(
     stopping?: () => boolean;
     /** The bootstrap waits for it: the cluster registry's first read. */
     clustersReady?: Promise<void>;
+    /** How often preview records are checked against their pull requests (ms; default 5 min). */
+    previewSweepMs?: number;
+    /** Waits between teardown attempts of a preview namespace (ms). */
+    previewTeardownRetryMs?: { initial: number; max: number };
   },
   onReady?: (parts: SyncwardApp) => void,
 ): ApplicationFunction {
@@ -93,9 +101,15 @@ export function syncwardApp(
     const auth = async (installationId: number) =>
       countRequests((await app.auth(installationId)) as unknown as Octokit, deps.metrics);
     const runtimes = new Runtimes({ ...deps, auth });
+    const previews = new PreviewManager(runtimes, runtimes.shared, {
+      sweepMs: deps.previewSweepMs,
+      teardownRetryMs: deps.previewTeardownRetryMs,
+    });
     const deliveries = new RecentDeliveries();
     const mergedPulls = new Map<string, number>();
-    onReady?.({ runtimes, deliveries });
+    onReady?.({ runtimes, deliveries, previews });
+    // Recorded previews resume (and the sweep starts) with the reconcile loops.
+    if (deps.autoStart ?? true) previews.start();
     if (deps.bootstrap) void Promise.resolve(deps.clustersReady).then(() => bootstrap(app, runtimes, auth));
     // The operator edited the projects: every repository is loaded again under them.
     deps.followProjects?.(() => bootstrap(app, runtimes, auth, true));
@@ -104,16 +118,32 @@ export function syncwardApp(
     on("push", (gh, payload) =>
       onPush(runtimes, gh, payload as unknown as PushPayload, deps.cacheDir, mergedPulls),
     );
+    const previewEnvironment = (gh: Octokit, payload: unknown) =>
+      onPullRequestPreviewEnvironment(
+        runtimes,
+        previews,
+        gh,
+        payload as Parameters<typeof onPullRequestPreviewEnvironment>[3],
+      );
     on(["pull_request.opened", "pull_request.synchronize", "pull_request.reopened"], async (gh, payload) => {
       await onPullRequestConfig(runtimes, gh, payload as unknown as PullRequestPayload);
       await onPullRequestPreview(runtimes, gh, payload as unknown as PullRequestPayload);
+      await previewEnvironment(gh, payload);
     });
-    on("pull_request.closed", (gh, payload) =>
-      onPullRequestMerged(runtimes, gh, payload as unknown as PullRequestPayload, mergedPulls),
-    );
-    on("issue_comment.created", (gh, payload) =>
-      onIssueComment(runtimes, gh, payload as unknown as CommentPayload),
-    );
+    on(["pull_request.labeled", "pull_request.unlabeled"], (gh, payload) => previewEnvironment(gh, payload));
+    on("pull_request.closed", async (gh, payload) => {
+      await previewEnvironment(gh, payload);
+      await onPullRequestMerged(runtimes, gh, payload as unknown as PullRequestPayload, mergedPulls);
+    });
+    on("issue_comment.created", async (gh, payload) => {
+      await onIssueComment(runtimes, gh, payload as unknown as CommentPayload);
+      await onPreviewComment(
+        runtimes,
+        previews,
+        gh,
+        payload as unknown as Parameters<typeof onPreviewComment>[3],
+      );
+    });
     on(["check_run.requested_action", "check_run.rerequested"], (gh, payload) =>
       onCheckRun(runtimes, gh, payload as unknown as CheckRunPayload, app.log),
     );
@@ -253,8 +283,12 @@ export const appWith =
         appStatus,
         stopping,
       },
-      ({ runtimes }) => {
-        shutdown?.add("stopping the reconcile loops and releasing every Lease", () => runtimes.stop());
+      (parts) => {
+        const { runtimes } = parts;
+        shutdown?.add("stopping the reconcile loops and releasing every Lease", async () => {
+          await parts.previews.stop();
+          await runtimes.stop();
+        });
         shutdown?.add("closing the cluster connection", async () => {
           await appStatus.stop();
           client.close();

@@ -43,6 +43,7 @@ export type ParsedCommand =
   | { type: "diff"; env?: string }
   | { type: "history"; env?: string }
   | { type: "promote"; env?: string }
+  | { type: "preview"; stop: boolean }
   | { type: "help" }
   | { type: "invalid"; line: string; error: string; suggestion?: string };
 
@@ -117,6 +118,13 @@ export const COMMANDS: Readonly<Record<CommandName, CommandSpec>> = {
     flags: {},
     does: "Deploy to the environment the commit its upstream (`promotion.after`) runs now, once the upstream has kept it Healthy for `promotion.healthyFor`; an environment with an `approval` rule waits for an approval of it.",
     permission: "sync",
+  },
+  preview: {
+    env: false,
+    flags: {},
+    text: "stop",
+    does: "Start a live preview environment of this pull request (its `previewEnvironments` template), or end it with `/preview stop`. Never for a pull request from a fork.",
+    who: "the template's `permission` (default **write**), for whoever asks, the author and everyone who pushed to the branch",
   },
   help: { env: false, flags: {}, does: "Show this help.", who: "anyone" },
 };
@@ -271,6 +279,12 @@ function parseLine(line: string, environments: string[]): ParsedCommand | undefi
   }
 
   switch (name) {
+    case "preview": {
+      const words = args.map((t) => t.value.toLowerCase());
+      if (words.length === 0) return { type: "preview", stop: false };
+      if (words.length === 1 && words[0] === "stop") return { type: "preview", stop: true };
+      return invalid(line, "`/preview` takes nothing, or `stop`", "/preview stop");
+    }
     case "freeze": {
       const first = args[0];
       const env = first === undefined ? undefined : matchEnvironment(first, environments);

@@ -162,6 +162,8 @@ async function runCommand(
   if (command.type === "invalid") return refuseComment([command], 1);
   if (command.type === "help")
     return { ok: true, reply: helpText(rt.config.environments), next: helpNext(rt.config.environments) };
+  // The preview manager answers /preview (in the pull request's preview comment, or a reply).
+  if (command.type === "preview") return { ok: true };
   const picked = pickEnvironment(command, envNames, `/${command.type}`);
   if (typeof picked !== "string") return picked;
   const controller = rt.reconciler.controller(picked);

@@ -485,6 +485,16 @@ export class Runtimes {
 
   /** The project each running repository deploys under (none without projects). */
   private readonly projectOf = new Map<string, { project: Project; others: readonly Project[] }>();
+  /** The operator's project a running repository deploys under, if any (previews are placed under it). */
+  projectFor(owner: string, repo: string): Project | undefined {
+    return this.projectOf.get(keyOf(owner, repo))?.project;
+  }
+
+  /** What every runtime is built with (the preview manager runs its reconcilers with the same). */
+  get shared(): AppDeps {
+    return this.deps;
+  }
+
   /** The operator's custom health checks each running repository is judged by (projects/health-checks.ts). */
   private readonly healthOf = new Map<string, ResourceCustomizations | undefined>();
 

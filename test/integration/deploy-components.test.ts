@@ -99,6 +99,30 @@ describe("deploy/components", () => {
     ]);
   });
 
+  it("previews adds only its ClusterRole and binding: namespaces and their guards, nothing else", () => {
+    const base = overlay([]);
+    const withIt = overlay(["previews"]);
+    const added = withIt.filter(
+      (o) => !base.some((b) => b.kind === o.kind && b.metadata.name === o.metadata.name),
+    );
+    assert.deepEqual(added.map((o) => `${o.kind}/${o.metadata.name}`).sort(), [
+      "ClusterRole/syncward-previews",
+      "ClusterRoleBinding/syncward-previews",
+    ]);
+    const role = find(withIt, "ClusterRole", "syncward-previews") as unknown as { rules: Rules };
+    assert.deepEqual(grants(role.rules).sort(), [
+      "create limitranges",
+      "create namespaces",
+      "create resourcequotas",
+      "delete namespaces",
+      "get limitranges",
+      "get namespaces",
+      "get resourcequotas",
+      "patch limitranges",
+      "patch resourcequotas",
+    ]);
+  });
+
   it("narrow-secrets leaves no cluster-wide Secret access and a per-namespace role to bind", () => {
     const base = grants(find(overlay([]), "ClusterRole", "syncward-manager").rules as unknown as Rules);
     assert.ok(base.includes("list secrets"), "the base grants Secrets cluster-wide");

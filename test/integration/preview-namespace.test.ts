@@ -11,17 +11,15 @@ import {
   teardownPreviewNamespace,
 } from "../../src/reconciler/preview-namespace.ts";
 import { eventually, kubectl, useCluster } from "../support/cluster.ts";
+import { optionalRules } from "../support/syncward-account.ts";
 
 const cluster = useCluster();
 const LIMITS = {
   resourceQuota: { hard: { pods: "5", "limits.memory": "1Gi" } },
   limitRange: { limits: [{ type: "Container", default: { memory: "128Mi" } }] },
 };
-// What syncward needs for previews beyond deploy/'s defaults: namespaces of its own, and their guards.
-const previewRules = [
-  { apiGroups: [""], resources: ["namespaces"], verbs: ["get", "create", "delete"] },
-  { apiGroups: [""], resources: ["resourcequotas", "limitranges"], verbs: ["get", "create", "patch"] },
-];
+// What syncward needs for previews beyond deploy/'s defaults: the opt-in component's grants.
+const previewRules = optionalRules("previews.yaml", "previews");
 const made: string[] = [];
 const fresh = () => {
   const name = `pv-${randomBytes(3).toString("hex")}-pr-7`;

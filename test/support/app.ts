@@ -60,6 +60,9 @@ export async function startApp(options: {
   projects?: string;
   /** One of several replicas: app Leases on, shared out among the replicas by this identity. */
   replica?: { identity: string; watch?: boolean };
+  /** Preview environments: the sweep's interval and the teardown's retries (ms). */
+  previewSweepMs?: number;
+  previewTeardownRetryMs?: { initial: number; max: number };
 }): Promise<TestApp> {
   const mock = mockGitHub();
   let parts: SyncwardApp | undefined;
@@ -75,6 +78,8 @@ export async function startApp(options: {
         pollIntervalMs: 0,
         autoStart: options.autoStart ?? false,
         reportRetryMs: options.reportRetryMs,
+        previewSweepMs: options.previewSweepMs,
+        previewTeardownRetryMs: options.previewTeardownRetryMs,
         ...(options.projects === undefined
           ? {}
           : { projects: async () => parseProjects(options.projects as string, "projects.yaml") }),

@@ -181,13 +181,13 @@ export interface PolicyRule {
   verbs: string[];
 }
 
-/** The ClusterRole rules of an opt-in file of deploy/components/cluster-resources/. */
-export function optionalRules(file: string): PolicyRule[] {
-  const docs = parseAllDocuments(
-    readFileSync(join(DEPLOY, "components", "cluster-resources", file), "utf8"),
-  ).map((d) => d.toJS() as KubeObject & { rules?: PolicyRule[] });
+/** The ClusterRole rules of an opt-in file of deploy/components/<component>/ (default cluster-resources). */
+export function optionalRules(file: string, component = "cluster-resources"): PolicyRule[] {
+  const docs = parseAllDocuments(readFileSync(join(DEPLOY, "components", component, file), "utf8")).map(
+    (d) => d.toJS() as KubeObject & { rules?: PolicyRule[] },
+  );
   const role = docs.find((d) => d.kind === "ClusterRole");
-  if (!role?.rules) throw new Error(`deploy/components/cluster-resources/${file} has no ClusterRole`);
+  if (!role?.rules) throw new Error(`deploy/components/${component}/${file} has no ClusterRole`);
   return role.rules;
 }
 

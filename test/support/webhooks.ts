@@ -184,11 +184,14 @@ export interface PullRequestOptions extends EventOptions {
   draft?: boolean;
   /** The head lives in a fork (another repository, another owner). */
   fork?: boolean;
+  /** The pull request's labels; with `labeled`/`unlabeled` the event's label is the first one (or `label`). */
+  labels?: string[];
+  label?: string;
 }
 
 /** A pull_request event. `closed` is a merge unless `merged: false`. */
 export function pullRequestEvent(
-  action: "opened" | "synchronize" | "reopened" | "closed",
+  action: "opened" | "synchronize" | "reopened" | "closed" | "labeled" | "unlabeled",
   o: PullRequestOptions = {},
 ): EmitterWebhookEvent<"pull_request"> {
   const p = patch(
@@ -217,6 +220,12 @@ export function pullRequestEvent(
   base.ref = o.baseRef ?? DEFAULT_BRANCH;
   const author = o.author ?? o.sender?.login;
   if (author !== undefined) obj(pr.user).login = author;
+  if (o.labels !== undefined || o.label !== undefined) {
+    const template = obj(p.label ?? (pr.labels as unknown[] | undefined)?.[0] ?? { name: "x" });
+    const named = (name: string) => ({ ...structuredClone(template), name });
+    pr.labels = (o.labels ?? []).map(named);
+    if (action === "labeled" || action === "unlabeled") p.label = named(o.label ?? o.labels?.[0] ?? "");
+  }
   if (o.authorType !== undefined) obj(pr.user).type = o.authorType;
   if (action === "synchronize") {
     p.before = fakeSha(`pr ${number} before ${headSha}`);

@@ -293,3 +293,22 @@ describe("/unapprove", () => {
     assert.equal(parseCommands("/unaprove prod", ["prod"])[0]?.type, "invalid");
   });
 });
+
+describe("/preview", () => {
+  const ENVS = ["dev", "prod"];
+  const cases: Array<[string, ParsedCommand["type"], boolean | undefined]> = [
+    ["/preview", "preview", false],
+    ["/preview stop", "preview", true],
+    ["/PREVIEW Stop", "preview", true],
+    ["/preview dev", "invalid", undefined],
+    ["/preview stop now", "invalid", undefined],
+    ["/preveiw", "invalid", undefined],
+  ];
+  for (const [line, type, stop] of cases) {
+    it(`${line} -> ${type}${stop === undefined ? "" : ` stop=${stop}`}`, () => {
+      const [parsed] = parseCommands(line, ENVS);
+      assert.equal(parsed?.type, type);
+      if (parsed?.type === "preview") assert.equal(parsed.stop, stop);
+    });
+  }
+});

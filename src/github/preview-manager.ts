@@ -1,0 +1,525 @@
+// Preview environments of pull requests: the lifecycle. Events (label, /preview, pushes, close)
+// go through previewDecision; a preview that may start is placed under the repository's project,
+// admitted by the queue, recorded, given a namespace of its own and run by a Reconciler of its own
+// (its app identity is the repository's plus the preview's name, so its instances never meet the
+// repository's environments). A stop tears it down until its namespace is gone. The records in
+// the state namespace are the truth: a restart resumes them, and a sweep catches lost close
+// webhooks and expired TTLs. One replica runs them (the one that hears the events).
+import { previewEnvironmentOf, previewName } from "../config/preview.ts";
+import type { EnvironmentConfig, PreviewTemplate } from "../config/types.ts";
+import type { KubeClient } from "../kube/client.ts";
+import { placePreview } from "../projects/previews.ts";
+import type { ProjectPreviews } from "../projects/types.ts";
+import type { ReconcilerEvent } from "../reconciler/events.ts";
+import { preparePreviewNamespace, teardownPreviewNamespace } from "../reconciler/preview-namespace.ts";
+import { admit, type QueuedPreview, startable } from "../reconciler/preview-queue.ts";
+import { Reconciler } from "../reconciler/reconciler.ts";
+import { type PreviewRecord, PreviewStore, previewKey, type StoredPreview } from "../state/preview-store.ts";
+import { permissionOf } from "./authorize.ts";
+import { GitHubSource } from "./github-source.ts";
+import type { Octokit, RepoRef } from "./octokit.ts";
+import { type PreviewEvent, previewDecision } from "./preview-eligibility.ts";
+import { type PullView, previewFactsOf, readPull } from "./preview-facts.ts";
+import {
+  createPreviewDeployment,
+  type PreviewState,
+  previewCommentBody,
+  previewDeploymentStatus,
+  upsertPreviewComment,
+} from "./preview-report.ts";
+import { type AppDeps, appIdOf, type RepoInfo, type RepoRuntime, type Runtimes } from "./runtime.ts";
+
+export interface PreviewManagerOptions {
+  /** How often records are checked against their pull requests (ms; default 5 min; 0: never). */
+  sweepMs?: number;
+  /** Waits between teardown attempts while the namespace terminates (ms; default 2 s doubling to 1 min). */
+  teardownRetryMs?: { initial: number; max: number };
+}
+
+interface Running {
+  reconciler: Reconciler;
+  source: GitHubSource;
+  env: EnvironmentConfig;
+  /** The sha the current deployment is of. */
+  deployedSha?: string;
+}
+
+export class PreviewManager {
+  private readonly store: PreviewStore;
+  private readonly running = new Map<string, Running>();
+  /** Work on one preview runs one step at a time: events, reports and teardown never interleave. */
+  private readonly chains = new Map<string, Promise<unknown>>();
+  private sweepTimer: NodeJS.Timeout | undefined;
+  private stopped = false;
+
+  constructor(
+    private readonly runtimes: Runtimes,
+    private readonly deps: AppDeps,
+    private readonly options: PreviewManagerOptions = {},
+  ) {
+    this.store = new PreviewStore(deps.client, deps.stateNamespace);
+  }
+
+  /** Resumes every recorded preview and starts the sweep. */
+  start(): void {
+    void this.resume().catch((err) => this.deps.log.warn({ err }, "could not resume the previews"));
+    const every = this.options.sweepMs ?? 300_000;
+    if (every > 0) {
+      this.sweepTimer = setInterval(() => void this.sweep().catch(() => undefined), every);
+      this.sweepTimer.unref();
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.sweepTimer);
+    await Promise.all([...this.running.values()].map((r) => r.reconciler.stop()));
+    this.running.clear();
+  }
+
+  /** Every preview's passes and reports have finished (tests). */
+  async idle(): Promise<void> {
+    for (let i = 0; i < 3; i++) {
+      await Promise.all([...this.chains.values()].map((c) => c.catch(() => undefined)));
+      for (const r of this.running.values())
+        await Promise.all(r.reconciler.environments.map((c) => c.idle()));
+    }
+  }
+
+  private serial<T>(key: string, work: () => Promise<T>): Promise<T> {
+    const before = this.chains.get(key) ?? Promise.resolve();
+    const next = before.catch(() => undefined).then(work);
+    this.chains.set(key, next);
+    void next
+      .finally(() => {
+        if (this.chains.get(key) === next) this.chains.delete(key);
+      })
+      .catch(() => undefined);
+    return next;
+  }
+
+  private later(key: string, work: () => Promise<void>): void {
+    void this.serial(key, work).catch((err) =>
+      this.deps.log.warn({ err, preview: key }, "a preview's teardown failed"),
+    );
+  }
+
+  /** A pull_request webhook (labeled, unlabeled, opened, reopened, synchronize, closed). */
+  async onPullRequest(
+    rt: RepoRuntime,
+    gh: Octokit,
+    action: string,
+    pr: PullView,
+    label?: string,
+  ): Promise<void> {
+    const event: PreviewEvent | undefined =
+      action === "labeled" || action === "unlabeled"
+        ? { kind: action, label: label ?? "" }
+        : action === "opened" || action === "reopened" || action === "synchronize" || action === "closed"
+          ? { kind: action }
+          : undefined;
+    if (event) await this.handle(rt, gh, pr, event);
+  }
+
+  /** `/preview` or `/preview stop` on a pull request. */
+  async onCommand(rt: RepoRuntime, gh: Octokit, number: number, by: string, stop: boolean): Promise<void> {
+    const permission = await permissionOf(gh, rt.ref, by);
+    const pr = await readPull(gh, rt.ref, number);
+    await this.handle(rt, gh, pr, { kind: "command", stop, by, permission });
+  }
+
+  private async handle(rt: RepoRuntime, gh: Octokit, pr: PullView, event: PreviewEvent): Promise<void> {
+    const templates = rt.config.previewEnvironments ?? [];
+    if (templates.length === 0) {
+      if (event.kind === "command")
+        await this.reply(
+          gh,
+          rt.ref,
+          pr.number,
+          "this repository's `.github/syncward.yml` has no `previewEnvironments`.",
+        );
+      return;
+    }
+    const fullName = `${rt.info.owner}/${rt.info.repo}`;
+    for (const template of templates) {
+      const key = previewKey(fullName, pr.number, template.from);
+      await this.serial(key, async () => {
+        const stored = await this.store.get(key);
+        const live = stored !== undefined && stored.record.phase !== "tearingDown";
+        if (stored?.record.phase === "tearingDown") return;
+        const facts = await previewFactsOf(gh, rt.ref, pr, live);
+        const decision = previewDecision(template, event, facts);
+        switch (decision.action) {
+          case "none":
+            return;
+          case "refuse":
+            // A push to a refused pull request is not answered each time: the ask was.
+            if (event.kind !== "synchronize") await this.reply(gh, rt.ref, pr.number, decision.reason);
+            return;
+          case "stop":
+            // After this step, not inside it: a namespace can take minutes to go, and the
+            // webhook's delivery must not wait for it.
+            if (stored)
+              this.later(key, () => this.teardown(gh, stored, decision.reason ?? whyStopped(event)));
+            return;
+          case "resync":
+            if (stored) await this.move(stored, pr);
+            return;
+          case "start":
+            await this.begin(rt, gh, template, pr);
+        }
+      });
+    }
+  }
+
+  /** The preview's environment and limits, or why it may not run. */
+  private placed(
+    rt: RepoRuntime,
+    template: PreviewTemplate,
+    pr: { number: number; branch: string; sha: string },
+  ) {
+    const from = rt.config.environments.find((e) => e.name === template.from);
+    if (!from) return { allowed: false as const, reason: `no environment ${template.from}` };
+    const { project: _bound, ...source } = from;
+    const env = previewEnvironmentOf(template, source, pr);
+    return placePreview(
+      this.runtimes.projectFor(rt.info.owner, rt.info.repo),
+      env,
+      [],
+      `${rt.info.owner}/${rt.info.repo}`,
+    );
+  }
+
+  private async begin(rt: RepoRuntime, gh: Octokit, template: PreviewTemplate, pr: PullView): Promise<void> {
+    const head = { branch: pr.head.ref, sha: pr.head.sha };
+    const placement = this.placed(rt, template, { number: pr.number, ...head });
+    if (!placement.allowed) return this.reply(gh, rt.ref, pr.number, placement.reason);
+    const now = new Date().toISOString();
+    const record: PreviewRecord = {
+      key: previewKey(`${rt.info.owner}/${rt.info.repo}`, pr.number, template.from),
+      repository: { owner: rt.info.owner, repo: rt.info.repo, id: rt.info.id ?? 0 },
+      installation: rt.info.installationId,
+      pull: pr.number,
+      from: template.from,
+      namespace: placement.env.destination.namespace,
+      head,
+      phase: "queued",
+      requestedAt: now,
+      lastMovedAt: now,
+      attempts: 0,
+    };
+    const stored = await this.store.put(record);
+    const all = (await this.store.list()).map(queued);
+    const admission = admit(all, queued(stored), placement.limits);
+    if (!admission.start) {
+      const commentId = await upsertPreviewComment(
+        gh,
+        rt.ref,
+        record,
+        this.body(record, placement.env, {
+          kind: "queued",
+          position: admission.position,
+          reason: admission.reason,
+        }),
+      );
+      await this.store.put({ ...record, commentId }, stored.resourceVersion);
+      return;
+    }
+    await this.launch(rt, gh, stored, placement.env, placement.limits);
+  }
+
+  /** Namespace, record, deployment and the preview's Reconciler. */
+  private async launch(
+    rt: RepoRuntime,
+    gh: Octokit,
+    stored: StoredPreview,
+    env: EnvironmentConfig,
+    limits: ProjectPreviews,
+  ): Promise<void> {
+    let record = stored.record;
+    const ready = await preparePreviewNamespace(
+      this.clientOf(env),
+      record.namespace,
+      record.key,
+      limits,
+      record.namespaceUid,
+    );
+    if (!ready.ok) {
+      await this.reply(gh, rt.ref, record.pull, ready.reason);
+      await this.store.delete(record.key);
+      return;
+    }
+    const name = env.name;
+    const deploymentId = await createPreviewDeployment(gh, rt.ref, name, record.head.sha);
+    await previewDeploymentStatus(
+      gh,
+      rt.ref,
+      deploymentId,
+      "in_progress",
+      `deploying ${record.head.sha.slice(0, 7)}`,
+      env.environmentUrl,
+    );
+    record = { ...record, phase: "live", namespaceUid: ready.uid, deploymentId };
+    const commentId = await upsertPreviewComment(
+      gh,
+      rt.ref,
+      record,
+      this.body(record, env, { kind: "deploying" }),
+    );
+    record = { ...record, commentId };
+    await this.store.put(record, stored.resourceVersion);
+    this.run(rt, record, env);
+  }
+
+  private run(rt: RepoRuntime, record: PreviewRecord, env: EnvironmentConfig): void {
+    const info = rt.info;
+    const octokit = () => this.deps.auth(info.installationId);
+    const source = new GitHubSource(rt.ref, octokit, this.deps.cacheDir);
+    source.learnHead(record.head.branch, record.head.sha);
+    const reconciler = new Reconciler({
+      app: `${appIdOf(info)}-${env.name}`,
+      repository: `${info.owner}/${info.repo}`,
+      config: { environments: [env] },
+      client: this.deps.client,
+      clusters: this.deps.clusters,
+      source,
+      emit: (e) =>
+        void this.serial(record.key, () => this.report(record.key, e)).catch((err) =>
+          this.deps.log.warn({ err, preview: record.key }, "could not report a preview's sync to GitHub"),
+        ),
+      log: this.deps.log,
+      stateNamespace: this.deps.stateNamespace,
+      identity: this.deps.identity,
+      leases: false,
+      watch: this.deps.watch,
+      pollIntervalMs: this.deps.pollIntervalMs,
+    });
+    this.running.set(record.key, { reconciler, source, env, deployedSha: record.head.sha });
+    reconciler.start();
+  }
+
+  /** A sync of a preview, as its deployment and comment show it. */
+  private async report(key: string, e: ReconcilerEvent): Promise<void> {
+    const running = this.running.get(key);
+    const stored = await this.store.get(key);
+    if (!running || !stored || stored.record.phase !== "live") return;
+    const state: PreviewState | undefined =
+      e.type === "synced" || e.type === "selfHealed"
+        ? e.outcome.phase === "Succeeded"
+          ? { kind: "live", message: e.outcome.message }
+          : { kind: "failed", message: e.outcome.message }
+        : e.type === "unchanged"
+          ? { kind: "live", message: "nothing to change" }
+          : e.type === "renderError" || e.type === "clusterUnavailable"
+            ? { kind: "failed", message: e.message }
+            : undefined;
+    if (!state) return;
+    const gh = await this.deps.auth(stored.record.installation);
+    const repo = refOf(stored.record);
+    let record = stored.record;
+    // A preview that moved to a new head gets a deployment of that commit.
+    if (record.deploymentId === undefined || running.deployedSha !== e.revision) {
+      const id = await createPreviewDeployment(gh, repo, running.env.name, e.revision);
+      record = { ...record, deploymentId: id };
+      running.deployedSha = e.revision;
+    }
+    const url = running.env.environmentUrl;
+    await previewDeploymentStatus(
+      gh,
+      repo,
+      record.deploymentId as number,
+      state.kind === "live" ? "success" : "failure",
+      state.kind === "live" ? state.message : state.message,
+      url,
+    );
+    record = {
+      ...record,
+      head: { ...record.head, sha: e.revision },
+      attempts: state.kind === "live" ? 0 : record.attempts + 1,
+      ...(state.kind === "failed" ? { lastError: state.message } : { lastError: undefined }),
+    };
+    record.commentId = await upsertPreviewComment(gh, repo, record, this.body(record, running.env, state));
+    await this.store.put(record, stored.resourceVersion);
+  }
+
+  /** A push to the pull request: the preview follows its head. */
+  private async move(stored: StoredPreview, pr: PullView): Promise<void> {
+    const record = {
+      ...stored.record,
+      head: { branch: pr.head.ref, sha: pr.head.sha },
+      lastMovedAt: new Date().toISOString(),
+    };
+    await this.store.put(record, stored.resourceVersion);
+    const running = this.running.get(record.key);
+    if (!running) return;
+    // The reconciler tracks the head branch; the push tells its source where the branch is now.
+    running.source.learnHead(pr.head.ref, pr.head.sha);
+    running.reconciler.nudgeBranch(pr.head.ref, "push", pr.author);
+  }
+
+  /** Stops the preview and deletes its namespace, retrying until it is gone; then starts waiters. */
+  private async teardown(gh: Octokit, stored: StoredPreview, why: string): Promise<void> {
+    let record = { ...stored.record, phase: "tearingDown" as const };
+    let version = (await this.store.put(record, stored.resourceVersion)).resourceVersion;
+    const running = this.running.get(record.key);
+    this.running.delete(record.key);
+    await running?.reconciler.stop();
+    const repo = refOf(record);
+    const envName = previewName(record.pull, record.from);
+    const say = async (state: PreviewState) => {
+      record = {
+        ...record,
+        commentId: await upsertPreviewComment(gh, repo, record, previewCommentBody(record, envName, state)),
+      };
+      version = (await this.store.put(record, version)).resourceVersion;
+    };
+    const uid = record.namespaceUid;
+    if (uid) {
+      const client = running ? this.clientOf(running.env) : this.deps.client;
+      let wait = this.options.teardownRetryMs?.initial ?? 2_000;
+      let told = false;
+      for (;;) {
+        if (this.stopped) return; // the next start resumes it from the record
+        const result = await teardownPreviewNamespace(client, record.namespace, uid).catch((err: Error) => ({
+          done: false as const,
+          waiting: `the API server (${err.message})`,
+        }));
+        if (result.done) break;
+        if (!told) await say({ kind: "tearingDown", waiting: result.waiting });
+        told = true;
+        record = { ...record, attempts: record.attempts + 1, lastError: result.waiting };
+        await new Promise((r) => setTimeout(r, wait));
+        wait = Math.min(wait * 2, this.options.teardownRetryMs?.max ?? 60_000);
+      }
+    }
+    if (record.deploymentId !== undefined)
+      await previewDeploymentStatus(gh, repo, record.deploymentId, "inactive", `torn down: ${why}`);
+    await say({ kind: "gone", why });
+    await this.store.delete(record.key);
+    await this.startWaiting();
+  }
+
+  /** The queued previews the limits now allow, started in queue order. */
+  private async startWaiting(): Promise<void> {
+    const all = await this.store.list();
+    const limitsOf = new Map<string, ProjectPreviews>();
+    for (const stored of all.filter((s) => s.record.phase === "queued")) {
+      const rt = await this.runtimeOf(stored.record).catch(() => undefined);
+      const template = rt?.config.previewEnvironments?.find((t) => t.from === stored.record.from);
+      if (!rt || !template) continue;
+      const placement = this.placed(rt, template, { number: stored.record.pull, ...stored.record.head });
+      if (!placement.allowed) continue;
+      limitsOf.set(stored.record.key, placement.limits);
+      const can = startable(all.map(queued), placement.limits).some((q) => q.key === stored.record.key);
+      if (!can) continue;
+      const gh = await this.deps.auth(stored.record.installation);
+      await this.launch(rt, gh, stored, placement.env, placement.limits);
+      stored.record.phase = "live";
+    }
+  }
+
+  /** After a restart: live previews run again, half torn down ones are finished. */
+  async resume(): Promise<void> {
+    for (const stored of await this.store.list()) {
+      const key = stored.record.key;
+      await this.serial(key, async () => {
+        const gh = await this.deps.auth(stored.record.installation);
+        if (stored.record.phase === "tearingDown")
+          return this.teardown(gh, stored, "resumed after a restart");
+        if (stored.record.phase !== "live" || this.running.has(key)) return;
+        const rt = await this.runtimeOf(stored.record);
+        const template = rt?.config.previewEnvironments?.find((t) => t.from === stored.record.from);
+        const placement =
+          rt && template && this.placed(rt, template, { number: stored.record.pull, ...stored.record.head });
+        if (!rt || !placement?.allowed)
+          return this.teardown(gh, stored, "its template or the operator's limits no longer allow it");
+        this.run(rt, stored.record, placement.env);
+      });
+    }
+  }
+
+  /** Records whose pull request closed without a webhook reaching syncward, or whose TTL passed. */
+  async sweep(): Promise<string[]> {
+    const removed: string[] = [];
+    for (const stored of await this.store.list()) {
+      const { record } = stored;
+      if (record.phase === "tearingDown") continue;
+      const gh = await this.deps.auth(record.installation);
+      const pr = await readPull(gh, refOf(record), record.pull).catch(() => undefined);
+      const rt = await this.runtimeOf(record).catch(() => undefined);
+      const ttl = rt?.config.previewEnvironments?.find((t) => t.from === record.from)?.ttl;
+      const why =
+        pr && pr.state !== "open"
+          ? "the pull request is closed"
+          : ttl !== undefined && Date.now() - Date.parse(record.lastMovedAt) > ttl
+            ? "its time to live passed since the pull request last moved"
+            : undefined;
+      if (!why) continue;
+      await this.serial(record.key, async () => {
+        const now = await this.store.get(record.key);
+        if (now && now.record.phase !== "tearingDown") await this.teardown(gh, now, why);
+      });
+      removed.push(record.key);
+    }
+    return removed;
+  }
+
+  private async runtimeOf(record: PreviewRecord): Promise<RepoRuntime | undefined> {
+    const running = this.runtimes.running(record.repository.owner, record.repository.repo);
+    if (running) return running;
+    const gh = await this.deps.auth(record.installation);
+    const { data } = await gh.rest.repos.get({
+      owner: record.repository.owner,
+      repo: record.repository.repo,
+    });
+    const info: RepoInfo = {
+      id: data.id,
+      owner: record.repository.owner,
+      repo: record.repository.repo,
+      installationId: record.installation,
+      htmlUrl: data.html_url,
+      defaultBranch: data.default_branch,
+    };
+    return this.runtimes.for(info);
+  }
+
+  private clientOf(env: EnvironmentConfig): KubeClient {
+    return this.deps.clusters?.clientFor(env.destination) ?? this.deps.client;
+  }
+
+  private body(record: PreviewRecord, env: EnvironmentConfig, state: PreviewState): string {
+    return previewCommentBody(record, env.name, state, env.environmentUrl);
+  }
+
+  /** A polite answer to someone whose preview cannot be. */
+  private async reply(gh: Octokit, repo: RepoRef, number: number, reason: string): Promise<void> {
+    await gh.rest.issues.createComment({
+      ...repo,
+      issue_number: number,
+      body: `No live preview for this pull request: ${reason}.`,
+    });
+  }
+}
+
+/** The repository as GitHub's API names it (its id is the record's, never a parameter). */
+function refOf(record: PreviewRecord): RepoRef {
+  return { owner: record.repository.owner, repo: record.repository.repo };
+}
+
+function queued(stored: StoredPreview): QueuedPreview {
+  const r = stored.record;
+  return {
+    key: r.key,
+    repository: `${r.repository.owner}/${r.repository.repo}`.toLowerCase(),
+    installation: r.installation,
+    phase: r.phase === "queued" ? "queued" : "live",
+    requestedAt: r.requestedAt,
+  };
+}
+
+function whyStopped(event: PreviewEvent): string {
+  if (event.kind === "closed") return "the pull request closed";
+  if (event.kind === "command") return `@${event.by} asked with /preview stop`;
+  if (event.kind === "unlabeled") return `the ${event.label} label was removed`;
+  return "it no longer qualifies";
+}

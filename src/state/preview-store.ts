@@ -1,0 +1,139 @@
+// Durable records of pull-request previews: one ConfigMap per preview in syncward's state
+// namespace, so a restarted (or another) replica knows which previews run, which wait, which
+// namespace each one owns (its uid) and which are half torn down. Written with optimistic
+// concurrency: a put with a stale resourceVersion fails instead of losing another writer's update.
+//
+// Storage format (ConfigMap `syncward-preview-<readable>-<hash>`):
+//   labels:      app.kubernetes.io/managed-by=syncward, syncward.dev/preview-record=true
+//   annotations: syncward.dev/preview=<key, exactly>
+//   data:        preview.json = JSON of PreviewRecord
+import type { KubeClient } from "../kube/client.ts";
+import { KubeApiError } from "../kube/errors.ts";
+import type { KubeObject } from "../kube/object.ts";
+import { MANAGED_BY_LABEL, sanitizeName, shortHash } from "./store.ts";
+
+export const PREVIEW_RECORD_LABEL = "syncward.dev/preview-record";
+export const PREVIEW_KEY_ANNOTATION = "syncward.dev/preview";
+const DATA_KEY = "preview.json";
+
+export type PreviewPhase = "queued" | "live" | "tearingDown";
+
+export interface PreviewRecord {
+  /** `owner/repo#number:from`, unique per preview (preview-queue.ts). */
+  key: string;
+  repository: { owner: string; repo: string; id: number };
+  installation: number;
+  pull: number;
+  /** The template's `from`: the environment the preview copies. */
+  from: string;
+  namespace: string;
+  head: { branch: string; sha: string };
+  phase: PreviewPhase;
+  requestedAt: string;
+  /** When the pull request last moved (opened, pushed to): the TTL counts from here. */
+  lastMovedAt: string;
+  /** The uid of the namespace syncward created for this preview: the only one it ever deletes. */
+  namespaceUid?: string;
+  deploymentId?: number;
+  commentId?: number;
+  lastError?: string;
+  attempts: number;
+}
+
+/** A record as stored, with the resourceVersion a put must name to replace it. */
+export interface StoredPreview {
+  record: PreviewRecord;
+  resourceVersion: string;
+}
+
+/** A put lost a race: someone else wrote the record since it was read. Read again and retry. */
+export class PreviewConflictError extends Error {
+  constructor(key: string) {
+    super(`the preview record of ${key} changed since it was read`);
+    this.name = "PreviewConflictError";
+  }
+}
+
+export function previewKey(fullName: string, pull: number, from: string): string {
+  return `${fullName.toLowerCase()}#${pull}:${from}`;
+}
+
+export function previewConfigMapName(key: string): string {
+  return `syncward-preview-${sanitizeName(key, 34)}-${shortHash(key)}`;
+}
+
+export class PreviewStore {
+  constructor(
+    private readonly client: KubeClient,
+    readonly namespace: string,
+  ) {}
+
+  async list(): Promise<StoredPreview[]> {
+    const { items } = await this.client.list("v1", "ConfigMap", {
+      namespace: this.namespace,
+      labelSelector: `${PREVIEW_RECORD_LABEL}=true`,
+    });
+    return items.flatMap((cm) => {
+      const stored = parse(cm);
+      return stored ? [stored] : [];
+    });
+  }
+
+  async get(key: string): Promise<StoredPreview | undefined> {
+    const cm = await this.client.get("v1", "ConfigMap", this.namespace, previewConfigMapName(key));
+    return cm && parse(cm);
+  }
+
+  /**
+   * Creates the record (`resourceVersion` undefined) or replaces the one read at `resourceVersion`.
+   * @throws PreviewConflictError when it exists (create) or changed since (replace).
+   */
+  async put(record: PreviewRecord, resourceVersion?: string): Promise<StoredPreview> {
+    const cm: KubeObject = {
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: {
+        name: previewConfigMapName(record.key),
+        namespace: this.namespace,
+        labels: { [MANAGED_BY_LABEL]: "syncward", [PREVIEW_RECORD_LABEL]: "true" },
+        annotations: { [PREVIEW_KEY_ANNOTATION]: record.key },
+        ...(resourceVersion ? { resourceVersion } : {}),
+      },
+      data: { [DATA_KEY]: JSON.stringify(record) },
+    };
+    try {
+      const written = resourceVersion ? await this.client.replace(cm) : await this.client.create(cm);
+      return { record, resourceVersion: written.metadata.resourceVersion ?? "" };
+    } catch (err) {
+      if (err instanceof KubeApiError && err.status === 409) throw new PreviewConflictError(record.key);
+      throw err;
+    }
+  }
+
+  /** Deletes the record; false when it was already gone. */
+  async delete(key: string): Promise<boolean> {
+    return this.client.delete(
+      {
+        apiVersion: "v1",
+        group: "",
+        kind: "ConfigMap",
+        name: previewConfigMapName(key),
+        namespace: this.namespace,
+      },
+      "background",
+    );
+  }
+}
+
+/** A record, or undefined for a ConfigMap that holds none readable (it is skipped, not overwritten). */
+function parse(cm: KubeObject): StoredPreview | undefined {
+  const text = (cm.data as Record<string, string> | undefined)?.[DATA_KEY];
+  if (!text) return undefined;
+  try {
+    const record = JSON.parse(text) as PreviewRecord;
+    if (typeof record.key !== "string" || typeof record.pull !== "number") return undefined;
+    return { record, resourceVersion: cm.metadata.resourceVersion ?? "" };
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,290 @@
+// Preview environments of pull requests, end to end: the app with GitHub mocked (every request
+// checked against GitHub's OpenAPI description) on the real control plane. A labelled pull
+// request gets a namespace of its own with its head's objects, a transient deployment with the
+// preview's URL and one comment; a push moves it (and prunes what the push removed); closing it
+// deletes the namespace and marks the deployment inactive; a fork never gets one, whoever asks;
+// and a close webhook that never arrives is caught by the sweep.
+import assert from "node:assert/strict";
+import { randomBytes } from "node:crypto";
+import { after, before, describe, it } from "node:test";
+import { stringify } from "yaml";
+import { PREVIEW_RECORD_LABEL } from "../../src/state/preview-store.ts";
+import { REPO_PATH, startApp, type TestApp } from "../support/app.ts";
+import { eventually, useCluster } from "../support/cluster.ts";
+import { makeRepo } from "../support/git-repo.ts";
+import { takeOpenApiViolations } from "../support/github.ts";
+import { answerEverything } from "../support/permissive-github.ts";
+import { configMap } from "../support/projects.ts";
+import { optionalRules } from "../support/syncward-account.ts";
+import { issueCommentEvent, pullRequestEvent, repoIdOf } from "../support/webhooks.ts";
+
+const cluster = useCluster();
+/** Until `check` stops throwing. */
+const until = (what: string, check: () => Promise<void>, timeoutMs?: number) =>
+  eventually(
+    what,
+    async () => {
+      await check();
+      return true;
+    },
+    timeoutMs,
+  );
+// What syncward needs for previews beyond deploy/'s defaults: the opt-in component's grants.
+const previewRules = optionalRules("previews.yaml", "previews");
+const stateRules = [
+  {
+    apiGroups: [""],
+    resources: ["configmaps"],
+    verbs: ["get", "list", "watch", "create", "update", "patch", "delete"],
+  },
+  {
+    apiGroups: ["coordination.k8s.io"],
+    resources: ["leases"],
+    verbs: ["get", "list", "watch", "create", "update", "patch", "delete"],
+  },
+];
+const prefix = `pv${randomBytes(3).toString("hex")}`;
+const previewNs = (n: number) => `${prefix}-pr-${n}`;
+const URL_OF = (n: number) => `https://pr-${n}.preview.example`;
+
+interface Pull {
+  state: "open" | "closed";
+  head: string;
+  branch: string;
+  fork?: boolean;
+}
+
+describe("preview environments of pull requests", () => {
+  const repo = makeRepo({ "app/a.yaml": configMap("a"), "app/b.yaml": configMap("b") });
+  const pulls = new Map<number, Pull>();
+  let app: TestApp;
+
+  const exists = async (ns: string, name?: string) =>
+    name === undefined
+      ? (await cluster.client.get("v1", "Namespace", undefined, ns)) !== undefined
+      : (await cluster.client.get("v1", "ConfigMap", ns, name)) !== undefined;
+  const sent = (method: string, path: RegExp) =>
+    app.mock.requests
+      .filter((r) => r.method === method && path.test(r.url))
+      .map((r) => r.body as Record<string, unknown>);
+  const comments = (n: number) => [
+    ...sent("POST", new RegExp(`/issues/${n}/comments$`)),
+    ...sent("PATCH", /\/issues\/comments\/\d+$/),
+  ];
+
+  before(async () => {
+    // The state Role is bound to deploy/'s account; this one gets the same rules cluster-wide.
+    const { client } = cluster.syncwardClientWith([...previewRules, ...stateRules]);
+    const state = await cluster.namespace("pv-state");
+    app = await startApp({
+      client,
+      stateNamespace: state,
+      previewSweepMs: 300,
+      previewTeardownRetryMs: { initial: 200, max: 1000 },
+      projects: stringify({
+        projects: [
+          {
+            name: "shop",
+            repositories: ["acme/shop"],
+            destinations: [{ namespace: `${prefix}-*` }],
+            previews: {
+              allowed: true,
+              destinations: [{ namespace: `${prefix}-pr-*` }],
+              resourceQuota: { hard: { pods: "5" } },
+            },
+          },
+        ],
+      }),
+    });
+    const config = stringify({
+      environments: [{ name: "dev", source: { path: "app" }, destination: { namespace: `${prefix}-dev` } }],
+      previewEnvironments: [
+        { from: "dev", namespace: `${prefix}-pr-{number}`, url: "https://pr-{number}.preview.example" },
+      ],
+    });
+    answerEverything(app.mock, config, repo.dir);
+    const api = app.mock.api.persist();
+    api.get(REPO_PATH).reply(200, () => ({
+      id: repoIdOf("acme/shop"),
+      name: "shop",
+      full_name: "acme/shop",
+      html_url: "https://github.com/acme/shop",
+      default_branch: "main",
+    }));
+    // The branch heads are the test repository's.
+    api.get(/\/branches\/[^/]+$/).reply(200, (uri) => {
+      const branch = decodeURIComponent(uri.split("/branches/")[1] ?? "");
+      return { name: branch, commit: { sha: repo.git("rev-parse", branch).trim() } };
+    });
+    api.get(/\/pulls\/\d+$/).reply((uri) => {
+      const number = Number(uri.split("/").at(-1));
+      const pr = pulls.get(number);
+      if (!pr) return [404, { message: "Not Found" }];
+      const id = repoIdOf("acme/shop");
+      return [
+        200,
+        {
+          number,
+          state: pr.state,
+          merged: false,
+          mergeable: true,
+          merge_commit_sha: pr.head,
+          user: { login: "octocat" },
+          labels: [{ name: "preview" }],
+          head: { sha: pr.head, ref: pr.branch, repo: { id: pr.fork ? id + 1 : id } },
+          base: { ref: "main", repo: { id } },
+        },
+      ];
+    });
+    // Everyone who pushed is a writer (the permission API says so for every login).
+    api
+      .get(/\/pulls\/\d+\/commits/)
+      .query(true)
+      .reply(200, (uri) => [
+        {
+          sha: pulls.get(Number(uri.split("/")[5]))?.head,
+          author: { login: "octocat" },
+          committer: { login: "web-flow" },
+        },
+      ]);
+    app.parts.previews.start();
+  });
+
+  after(async () => {
+    await app.parts.previews.stop();
+    await Promise.all(app.parts.runtimes.all().map((r) => r.stop()));
+    app.mock.reset();
+  });
+
+  it("a labelled pull request gets its own namespace, deployment and comment; a push moves it; closing it tears it down", async () => {
+    repo.git("checkout", "-q", "-b", "feature-7", "main");
+    const first = repo.commit({ "app/c.yaml": configMap("c") }, "add c");
+    pulls.set(7, { state: "open", head: first, branch: "feature-7" });
+    await app.probot.receive(
+      pullRequestEvent("labeled", { number: 7, headSha: first, headRef: "feature-7", labels: ["preview"] }),
+    );
+    await until("the preview to sync the head's objects", async () => {
+      await app.parts.previews.idle();
+      assert.ok(await exists(previewNs(7), "c"), "c (the pull request's) is there");
+      assert.ok(await exists(previewNs(7), "b"));
+    });
+    const quota = await cluster.client.get("v1", "ResourceQuota", previewNs(7), "syncward-preview");
+    assert.deepEqual(
+      (quota?.spec as { hard?: unknown } | undefined)?.hard,
+      { pods: "5" },
+      "the operator's quota",
+    );
+    const deployment = sent("POST", /\/deployments$/).find((b) => b.environment === "pr-7-dev");
+    assert.equal(deployment?.transient_environment, true);
+    assert.equal(deployment?.production_environment, false);
+    assert.equal(deployment?.ref, first);
+    await until("a successful deployment status with the URL", async () => {
+      const ok = sent("POST", /\/deployments\/\d+\/statuses$/).find((b) => b.state === "success");
+      assert.equal(ok?.environment_url, URL_OF(7));
+    });
+    assert.equal(sent("POST", /\/issues\/7\/comments$/).length, 1, "one comment, edited in place after");
+    assert.match(String(comments(7).at(-1)?.body), /\*\*Live\*\*/);
+    assert.match(String(comments(7).at(-1)?.body), new RegExp(URL_OF(7).replaceAll(".", "\\.")));
+
+    // A push removes b: the preview follows the head and prunes it.
+    const second = repo.commit({ "app/b.yaml": null }, "drop b");
+    pulls.set(7, { state: "open", head: second, branch: "feature-7" });
+    await app.probot.receive(
+      pullRequestEvent("synchronize", {
+        number: 7,
+        headSha: second,
+        headRef: "feature-7",
+        labels: ["preview"],
+      }),
+    );
+    await until("the preview to move to the new head", async () => {
+      await app.parts.previews.idle();
+      assert.equal(await exists(previewNs(7), "b"), false, "b pruned");
+      assert.ok(await exists(previewNs(7), "c"));
+    });
+    assert.ok(sent("POST", /\/deployments$/).some((b) => b.environment === "pr-7-dev" && b.ref === second));
+    assert.equal(sent("POST", /\/issues\/7\/comments$/).length, 1, "still the one comment");
+
+    pulls.set(7, { state: "closed", head: second, branch: "feature-7" });
+    await app.probot.receive(
+      pullRequestEvent("closed", {
+        number: 7,
+        headSha: second,
+        headRef: "feature-7",
+        merged: false,
+        labels: ["preview"],
+      }),
+    );
+    await until(
+      "the namespace gone and the deployment inactive",
+      async () => {
+        await app.parts.previews.idle();
+        assert.equal(await exists(previewNs(7)), false);
+        assert.ok(sent("POST", /\/deployments\/\d+\/statuses$/).some((b) => b.state === "inactive"));
+      },
+      60_000,
+    );
+    assert.match(String(comments(7).at(-1)?.body), /\*\*Torn down\*\* \(the pull request closed\)/);
+    const records = await cluster.client.list("v1", "ConfigMap", {
+      labelSelector: `${PREVIEW_RECORD_LABEL}=true`,
+    });
+    assert.equal(
+      records.items.filter((r) => r.metadata.namespace === app.parts.runtimes.shared.stateNamespace).length,
+      0,
+    );
+  });
+
+  it("a fork's pull request gets none, labelled or asked for by a maintainer; each reply says why", async () => {
+    const head = repo.commit({ "app/d.yaml": configMap("d") }, "fork's change");
+    pulls.set(8, { state: "open", head, branch: "feature-8", fork: true });
+    await app.probot.receive(
+      pullRequestEvent("labeled", {
+        number: 8,
+        headSha: head,
+        headRef: "feature-8",
+        fork: true,
+        labels: ["preview"],
+      }),
+    );
+    await app.probot.receive(
+      issueCommentEvent({ body: "/preview", number: 8, commentId: 8801, sender: { login: "maintainer" } }),
+    );
+    await app.parts.previews.idle();
+    const replies = sent("POST", /\/issues\/8\/comments$/).map((b) => String(b.body));
+    assert.equal(
+      replies.filter((r) => /forks never get a live preview/.test(r)).length,
+      2,
+      replies.join("\n---\n"),
+    );
+    assert.equal(await exists(previewNs(8)), false, "nothing deployed");
+    assert.equal(sent("POST", /\/deployments$/).filter((b) => b.environment === "pr-8-dev").length, 0);
+  });
+
+  it("a preview whose close webhook never arrived is removed by the sweep", async () => {
+    repo.git("checkout", "-q", "-b", "feature-9", "main");
+    const head = repo.commit({ "app/e.yaml": configMap("e") }, "add e");
+    pulls.set(9, { state: "open", head, branch: "feature-9" });
+    await app.probot.receive(
+      pullRequestEvent("labeled", { number: 9, headSha: head, headRef: "feature-9", labels: ["preview"] }),
+    );
+    await until("the preview to run", async () => {
+      await app.parts.previews.idle();
+      assert.ok(await exists(previewNs(9), "e"));
+    });
+    pulls.set(9, { state: "closed", head, branch: "feature-9" }); // and no webhook
+    await until(
+      "the sweep to tear it down",
+      async () => {
+        await app.parts.previews.idle();
+        assert.equal(await exists(previewNs(9)), false);
+      },
+      60_000,
+    );
+    assert.match(String(comments(9).at(-1)?.body), /the pull request is closed/);
+    assert.deepEqual(takeOpenApiViolations(), [], "every request is one GitHub takes");
+    assert.deepEqual(
+      app.mock.requests.filter((r) => r.url.endsWith("(no match)")),
+      [],
+    );
+  });
+});
