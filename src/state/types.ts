@@ -2,7 +2,18 @@
 import type { OperationPhase } from "../engine/result.ts";
 import type { RevertedChange } from "../engine/revert/trail.ts";
 
-export type Trigger = "push" | "merge" | "comment" | "selfHeal" | "retry" | "poll" | "cli";
+export type Trigger =
+  | "push"
+  | "merge"
+  | "comment"
+  | "selfHeal"
+  | "retry"
+  | "poll"
+  | "cli"
+  /** A person re-deployed an earlier history entry's revision and pinned the environment there. */
+  | "rollback"
+  /** A person removed the pin: automated syncs follow the branch again. */
+  | "unpin";
 
 export interface HistoryEntry {
   id: number;
@@ -36,6 +47,19 @@ export interface FailedAttempt {
   /** A retry re-reads the branch, so attempts may differ in revision. */
   revision: string;
   message: string;
+}
+
+/**
+ * The environment held at one revision by a rollback: automated syncs (push, poll, a retry with
+ * refresh) take it instead of the branch head until `app unpin` removes it.
+ */
+export interface PinRecord {
+  revision: string;
+  /** The history entry whose revision it re-deployed. */
+  historyId: number;
+  by: string;
+  at: string;
+  reason: string;
 }
 
 export interface FreezeRecord {
@@ -218,6 +242,8 @@ export interface EnvironmentState {
   stuck?: { revision: string; reason: string; since: string };
   history: HistoryEntry[];
   freeze?: FreezeRecord;
+  /** Held at a rolled-back revision (see PinRecord). */
+  pin?: PinRecord;
   /** Runtime policy override set by `app set` (freeze wins over it). */
   policyOverride?: { automated: boolean; prune: boolean; selfHeal: boolean; by: string; at: string };
   pendingApprovals: ApprovalRecord[];

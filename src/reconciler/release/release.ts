@@ -26,6 +26,8 @@ export interface ReleaseOptions {
   path: Extract<WritePath, "automated" | "manual">;
   ignoreFreeze?: boolean;
   needsApproval?: boolean;
+  /** Said before the outcome's message in history and the answer (a rollback: which entry, who). */
+  note?: string;
 }
 
 export interface Release {
