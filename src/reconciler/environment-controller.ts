@@ -14,21 +14,21 @@ import { KubeConnectionError } from "../kube/errors.ts";
 import { keyOf, keyString } from "../kube/object.ts";
 import { timed } from "../observability/durations.ts";
 import type { RenderedSource } from "../source/render.ts";
+import { appendHistory } from "../state/history.ts";
 import { instanceName } from "../state/identity.ts";
 import type { StateStore } from "../state/store.ts";
-import { appendHistory } from "../state/history.ts";
 import type { EnvironmentState, HandedOverSync, PinRecord, RecordedPush, Trigger } from "../state/types.ts";
-import { historyEntryOf } from "./history-entry.ts";
 import { addApproval, approvalsOf, withdrawApproval } from "./approvals.ts";
 import { nextAction } from "./decide.ts";
 import { EnvironmentEffects } from "./effects.ts";
 import type { Emit } from "./events.ts";
 import type { GateDecision } from "./gate-decision.ts";
+import { historyEntryOf } from "./history-entry.ts";
 import { findOrphans, mayBeOrphan, type Orphan, RISKY_KINDS } from "./orphans.ts";
 import { OutageBackoff } from "./outage-backoff.ts";
 import type { PassSlots } from "./pass-slots.ts";
-import { effectivePolicy } from "./policy.ts";
 import { pinnedRefusal, pinOf, rollbackNote, rollbackTarget, unpinMessage } from "./pin.ts";
+import { effectivePolicy } from "./policy.ts";
 import { trackedRevision } from "./release/choose-revision.ts";
 import { bindsRender, deployedRenderMoved, renderSeen } from "./render-binding.ts";
 import type { RequiredChecks } from "./required-checks.ts";
@@ -828,7 +828,12 @@ export class EnvironmentController {
     onProgress?: SyncRequest["onProgress"];
   }): Promise<(SyncOutcome & { pin?: PinRecord }) | { refused: string }> {
     const state = await this.o.store.load(this.instance);
-    const target = rollbackTarget(state.history, state.lastSyncedRevision, this.o.env.name, request.historyId);
+    const target = rollbackTarget(
+      state.history,
+      state.lastSyncedRevision,
+      this.o.env.name,
+      request.historyId,
+    );
     if ("error" in target) return { refused: target.error };
     const pin = pinOf(target.entry, request.actor, request.reason ?? "");
     const trigger = request.trigger ?? "rollback";
