@@ -847,7 +847,11 @@ export class EnvironmentController {
       state,
     });
     if (!decision.allowed) return this.fx.refuseManual(decision, pin.revision, trigger, request.actor);
-    await this.serialize(() => this.o.store.update(this.instance, (s) => void (s.pin = pin)));
+    await this.serialize(() =>
+      this.o.store.update(this.instance, (s) => {
+        s.pin = pin;
+      }),
+    );
     const outcome = await this.sync({
       trigger,
       actor: request.actor,
