@@ -210,6 +210,19 @@ export const COMMANDS: Record<string, CommandSpec> = {
         pick(APP_OPTIONS, "reason", "output"),
       ),
       unfreeze: appVerb("unfreeze", "resume automated sync and self-heal", ["<ENV>"], output),
+      rollback: appVerb(
+        "rollback",
+        "re-deploy an earlier history entry's revision and pin the environment there",
+        ["<ENV>", "[ID]"],
+        pick(APP_OPTIONS, "reason", "output"),
+        "Without ID, the newest successful entry of another revision than the current one. While pinned, automated syncs take the pinned revision instead of the branch head; `syncward app unpin ENV` resumes.",
+      ),
+      unpin: appVerb(
+        "unpin",
+        "remove a rollback's pin: the next sync takes the branch head",
+        ["<ENV>"],
+        output,
+      ),
     },
   },
   controller: {

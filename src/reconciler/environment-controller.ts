@@ -14,11 +14,13 @@ import { KubeConnectionError } from "../kube/errors.ts";
 import { keyOf, keyString } from "../kube/object.ts";
 import { timed } from "../observability/durations.ts";
 import type { RenderedSource } from "../source/render.ts";
+import { appendHistory } from "../state/history.ts";
 import { instanceName } from "../state/identity.ts";
 import type { StateStore } from "../state/store.ts";
 import type {
   EnvironmentState,
   HandedOverSync,
+  PinRecord,
   PromotionNote,
   RecordedPush,
   Trigger,
@@ -28,13 +30,15 @@ import { nextAction } from "./decide.ts";
 import { EnvironmentEffects } from "./effects.ts";
 import type { Emit } from "./events.ts";
 import type { GateDecision } from "./gate-decision.ts";
+import { historyEntryOf } from "./history-entry.ts";
 import { findOrphans, mayBeOrphan, type Orphan, RISKY_KINDS } from "./orphans.ts";
 import { OutageBackoff } from "./outage-backoff.ts";
 import type { PassSlots } from "./pass-slots.ts";
+import { pinnedRefusal, pinOf, rollbackNote, rollbackTarget, unpinMessage } from "./pin.ts";
 import { effectivePolicy } from "./policy.ts";
 import { type PromoteResult, promoteWith } from "./promotion/promote.ts";
 import { Promotion, type PromotionLinks } from "./promotion/promotion.ts";
-import { revisionToTake } from "./release/choose-revision.ts";
+import { revisionToTake, trackedRevision } from "./release/choose-revision.ts";
 import { bindsRender, deployedRenderMoved, renderSeen } from "./render-binding.ts";
 import type { RequiredChecks } from "./required-checks.ts";
 import { resyncIntervalMs } from "./resync.ts";
@@ -126,6 +130,8 @@ export interface ManualSync {
   onProgress?: SyncRequest["onProgress"];
   /** A promotion: the upstreams' evidence, kept with the history entry. */
   promotion?: PromotionNote;
+  /** Said before the outcome's message in history (a rollback's). */
+  note?: string;
 }
 
 /** An environment's instance name (state/identity.ts builds every name from the app's identity). */
@@ -164,7 +170,9 @@ export class EnvironmentController {
    * What the last full pass that found the environment in sync at its synced commit saw: a poll
    * finding the same may read nothing from the cluster (see quiet()).
    */
-  private settled: { head: string; env: EnvironmentConfig; marks: string; at: number } | undefined;
+  private settled:
+    | { head: string; env: EnvironmentConfig; marks: string; at: number; pinned: boolean }
+    | undefined;
   /** The state watch heard a write of this environment's state since the last full pass began. */
   private stateTouched = true;
   private stopStateWatch: (() => void) | undefined;
@@ -308,7 +316,7 @@ export class EnvironmentController {
       `cluster ${this.clusterName(found.client)} did not answer every request of a pass (${err.code ?? "no answer"})`;
     try {
       const state = await this.o.store.load(this.instance);
-      const head = await this.o.source.head(this.o.env.source.branch);
+      const head = trackedRevision(await this.o.source.head(this.o.env.source.branch), state.pin);
       await this.fx.reportDestination(head, state, trigger, actor, problem);
     } catch (recordErr) {
       // The state lives on the same cluster, or GitHub is down too: the log is all there is.
@@ -474,7 +482,8 @@ export class EnvironmentController {
     if (!settled || this.stateTouched || settled.env !== this.o.env) return false;
     if (Date.now() - settled.at >= this.resyncMs) return false;
     if (this.marks() !== settled.marks) return false;
-    const head = await this.o.source.head(this.o.env.source.branch);
+    // A pinned environment follows its pin, not the branch (removing the pin writes the state).
+    const head = settled.pinned ? settled.head : await this.o.source.head(this.o.env.source.branch);
     if (head !== settled.head || this.marks() !== settled.marks || this.stateTouched) return false;
     this.o.log.debug(
       { instance: this.instance, revision: head },
@@ -499,9 +508,12 @@ export class EnvironmentController {
     }
     const policy = effectivePolicy(env, state);
     const branchHead = await this.o.source.head(env.source.branch);
-    // A promotion takes the newest commit its upstreams proved, or holds where it is.
-    const taken = await revisionToTake(this.fx.promotion, branchHead, state.lastSyncedRevision);
-    this.fx.promotion?.announce(branchHead, taken.waiting);
+    // A rollback's pin holds everything, promotions too; otherwise a promotion takes the newest
+    // commit its upstreams proved, or holds where it is.
+    const taken = state.pin
+      ? { revision: trackedRevision(branchHead, state.pin) }
+      : await revisionToTake(this.fx.promotion, branchHead, state.lastSyncedRevision);
+    if (!state.pin) this.fx.promotion?.announce(branchHead, "waiting" in taken ? taken.waiting : undefined);
     const head = taken.revision ?? state.lastSyncedRevision;
     if (!head) return;
     const found = this.destination();
@@ -592,7 +604,7 @@ export class EnvironmentController {
     if (action.kind === "inSync") {
       this.lastDriftSignature = "";
       if (marks && head === state.lastSyncedRevision && !moved)
-        this.settled = { head, env, marks, at: this.lastFullPoll };
+        this.settled = { head, env, marks, at: this.lastFullPoll, pinned: Boolean(state.pin) };
       // After an outage (health Unknown: nothing could be read) the objects just read say it again;
       // an upstream of a promotion records every change (its health is a downstream's evidence).
       const now = this.liveHealth(live);
@@ -706,7 +718,8 @@ export class EnvironmentController {
   private async rescanOrphans(): Promise<void> {
     if (this.stopped) return;
     try {
-      const head = await this.o.source.head(this.o.env.source.branch);
+      const { pin } = await this.o.store.load(this.instance);
+      const head = trackedRevision(await this.o.source.head(this.o.env.source.branch), pin);
       await this.scanOrphans(head, await this.fx.desiredAt(head));
     } catch (err) {
       this.o.log.debug(
@@ -751,6 +764,9 @@ export class EnvironmentController {
     const revision = requested.revision;
     const promotion = request.promotion ?? ("promotion" in requested ? requested.promotion : undefined);
     const needsApproval = request.needsApproval ?? request.trigger !== "cli";
+    // Another revision than the pinned one would be put straight back by the next pass: refused.
+    const pinned = request.dryRun ? undefined : pinnedRefusal(state.pin, revision, env.name);
+    if (pinned) return outcomeWithoutWork(revision, "Refused", pinned);
     const found = this.destination();
     if ("problem" in found)
       return this.fx.reportDestination(revision, state, request.trigger, request.actor, found.problem);
@@ -776,12 +792,13 @@ export class EnvironmentController {
       overridePruneLimit: request.overridePruneLimit,
       allowEmpty: request.allowEmpty,
       confirmPrune: request.confirmPrune,
-      pinned: Boolean(request.revision),
+      pinned: Boolean(request.revision || state.pin),
       onProgress: request.onProgress,
       path: "manual",
       ignoreFreeze: request.ignoreFreeze,
       needsApproval,
       ...(promotion ? { promotion } : {}),
+      ...(request.note ? { note: request.note } : {}),
     });
   }
 
@@ -796,6 +813,8 @@ export class EnvironmentController {
     | { revision?: undefined; head: string; refusal: GateDecision & { allowed: false } }
   > {
     const head = await this.o.source.head(this.o.env.source.branch);
+    // A pin holds a manual sync without a revision too: it re-deploys the pinned one.
+    if (state.pin) return { revision: trackedRevision(head, state.pin) };
     const taken = await revisionToTake(this.fx.promotion, head, state.lastSyncedRevision);
     if (taken.revision) return { revision: taken.revision, ...(taken.note ? { promotion: taken.note } : {}) };
     if (state.lastSyncedRevision) return { revision: state.lastSyncedRevision };
@@ -891,6 +910,74 @@ export class EnvironmentController {
     );
     if (this.looping) this.nudge("cli", policy?.by ?? "syncward");
     return state;
+  }
+
+  /**
+   * Re-deploys the revision of history entry `historyId` (default: the newest successful one of
+   * another revision) and pins the environment there (PinRecord). The gate answers first: a
+   * refusal pins nothing. The pin is written before the sync, so no automated pass in between
+   * moves the environment back to the branch head; a sync that then fails leaves the pin (the
+   * passes retry the pinned revision). `refused`: no such entry; nothing changed.
+   */
+  async rollback(request: {
+    actor: string;
+    historyId?: number;
+    reason?: string;
+    trigger?: Trigger;
+    needsApproval?: boolean;
+    onProgress?: SyncRequest["onProgress"];
+  }): Promise<(SyncOutcome & { pin?: PinRecord }) | { refused: string }> {
+    const state = await this.o.store.load(this.instance);
+    const target = rollbackTarget(
+      state.history,
+      state.lastSyncedRevision,
+      this.o.env.name,
+      request.historyId,
+    );
+    if ("error" in target) return { refused: target.error };
+    const pin = pinOf(target.entry, request.actor, request.reason ?? "");
+    const trigger = request.trigger ?? "rollback";
+    const needsApproval = request.needsApproval ?? false;
+    const decision = await this.fx.gate.check({
+      path: "manual",
+      revision: pin.revision,
+      trigger,
+      actor: request.actor,
+      needsApproval,
+      state,
+    });
+    if (!decision.allowed) return this.fx.refuseManual(decision, pin.revision, trigger, request.actor);
+    await this.serialize(() =>
+      this.o.store.update(this.instance, (s) => {
+        s.pin = pin;
+      }),
+    );
+    const outcome = await this.sync({
+      trigger,
+      actor: request.actor,
+      needsApproval,
+      onProgress: request.onProgress,
+      note: rollbackNote(pin),
+    });
+    return { ...outcome, pin };
+  }
+
+  /** Removes the pin (a history entry says so); the next pass syncs the branch head. */
+  async unpin(actor: string): Promise<PinRecord | undefined> {
+    let removed: PinRecord | undefined;
+    await this.serialize(() =>
+      this.o.store.update(this.instance, (s) => {
+        removed = s.pin;
+        if (!removed) return;
+        const message = unpinMessage(removed, actor, this.o.env.source.branch);
+        const outcome = outcomeWithoutWork(removed.revision, "Succeeded", message);
+        // Straight into history, not through fx.record: nothing ran, so the health stays as it was.
+        appendHistory(s, historyEntryOf("unpin", actor, outcome), this.o.env.revisionHistoryLimit);
+        s.pin = undefined;
+      }),
+    );
+    if (removed && this.looping) this.nudge("cli", actor);
+    return removed;
   }
 
   /**
@@ -1084,7 +1171,7 @@ export class EnvironmentController {
     const state = await this.o.store.load(this.instance);
     const sha = revision
       ? await this.o.source.resolve(revision)
-      : await this.o.source.head(this.o.env.source.branch);
+      : trackedRevision(await this.o.source.head(this.o.env.source.branch), state.pin);
     const rendered = await this.fx.desiredAt(sha);
     const policy = effectivePolicy(this.o.env, state);
     const assessment = await assess(

@@ -3,7 +3,19 @@ import type { OperationPhase } from "../engine/result.ts";
 import type { RevertedChange } from "../engine/revert/trail.ts";
 import type { HealthRecord } from "./health-records.ts";
 
-export type Trigger = "push" | "merge" | "comment" | "selfHeal" | "retry" | "poll" | "cli" | "promotion";
+export type Trigger =
+  | "push"
+  | "merge"
+  | "comment"
+  | "selfHeal"
+  | "retry"
+  | "poll"
+  | "cli"
+  | "promotion"
+  /** A person re-deployed an earlier history entry's revision and pinned the environment there. */
+  | "rollback"
+  /** A person removed the pin: automated syncs follow the branch again. */
+  | "unpin";
 
 /** What a promotion deployed on: its upstreams, why, and the evidence as people read it. */
 export interface PromotionNote {
@@ -54,6 +66,19 @@ export interface FailedAttempt {
   /** A retry re-reads the branch, so attempts may differ in revision. */
   revision: string;
   message: string;
+}
+
+/**
+ * The environment held at one revision by a rollback: automated syncs (push, poll, a retry with
+ * refresh) take it instead of the branch head until `app unpin` removes it.
+ */
+export interface PinRecord {
+  revision: string;
+  /** The history entry whose revision it re-deployed. */
+  historyId: number;
+  by: string;
+  at: string;
+  reason: string;
 }
 
 export interface FreezeRecord {
@@ -238,6 +263,8 @@ export interface EnvironmentState {
   stuck?: { revision: string; reason: string; since: string };
   history: HistoryEntry[];
   freeze?: FreezeRecord;
+  /** Held at a rolled-back revision (see PinRecord). */
+  pin?: PinRecord;
   /** Runtime policy override set by `app set` (freeze wins over it). */
   policyOverride?: { automated: boolean; prune: boolean; selfHeal: boolean; by: string; at: string };
   pendingApprovals: ApprovalRecord[];

@@ -1,4 +1,4 @@
-// `syncward app list|get|diff|sync|promote|history|set|freeze|unfreeze`: the argocd CLI's verbs over a
+// `syncward app list|get|diff|sync|promote|history|set|freeze|unfreeze|rollback|unpin`: the argocd CLI's verbs over a
 // local checkout and the current kubeconfig context.
 import { userInfo } from "node:os";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -9,6 +9,7 @@ import { assessHealth, worstHealth } from "../../engine/health/index.ts";
 import type { SyncOutcome } from "../../engine/sync.ts";
 import { type KubeObject, keyOf } from "../../kube/object.ts";
 import type { EnvironmentController } from "../../reconciler/environment-controller.ts";
+import { pinnedLine } from "../../reconciler/pin.ts";
 import { effectivePolicy } from "../../reconciler/policy.ts";
 import { evaluateWindows } from "../../reconciler/sync-windows.ts";
 import type { EnvironmentState } from "../../state/types.ts";
@@ -56,6 +57,14 @@ function historyRows(state: EnvironmentState): string[][] {
   ]);
 }
 
+/** `app rollback ENV [ID]`: a history id is a whole number (`app history` lists them). */
+function historyIdOf(text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  if (!/^[1-9][0-9]*$/.test(text))
+    throw new UsageError(`app rollback: "${text}" is not a history id (see syncward app history ENV)`);
+  return Number(text);
+}
+
 function printOutcome(io: CliIO, outcome: SyncOutcome): void {
   const rows = outcome.resources.map((r) => [
     r.group,
@@ -85,6 +94,7 @@ export async function appCommand(
   // Checked before connecting: a missing ENV or a bad duration changes nothing and needs no cluster.
   const env = verb === "list" ? undefined : requireEnv(positionals, verb);
   const timeoutMs = verb === "wait" ? parseDuration(values.timeout ?? "5m") : undefined;
+  const historyId = verb === "rollback" ? historyIdOf(positionals[1]) : undefined;
   if (verb === "wait" && (timeoutMs === undefined || timeoutMs <= 0))
     throw new UsageError(`app wait: --timeout "${values.timeout}" is not a duration (e.g. 90s, 5m)`);
 
@@ -191,6 +201,24 @@ export async function appCommand(
         const policy = effectivePolicy(controller.env, state);
         if (asJson) print(policy);
         else io.out(`Sync Policy: ${policy.label}`);
+        return EXIT.ok;
+      }
+      case "rollback": {
+        const done = await controller.rollback({ actor: actor(), historyId, reason: values.reason });
+        if ("refused" in done) throw new UsageError(`app rollback: ${done.refused}`);
+        if (asJson) print(done);
+        else printOutcome(io, done);
+        return done.phase === "Succeeded" ? EXIT.ok : EXIT.different;
+      }
+      case "unpin": {
+        const removed = await controller.unpin(actor());
+        if (asJson) print({ environment: controller.env.name, unpinned: removed ?? null });
+        else
+          io.out(
+            removed
+              ? `Unpinned ${short(removed.revision)}: the next sync takes the head of ${controller.env.source.branch}`
+              : `${controller.env.name} is not pinned`,
+          );
         return EXIT.ok;
       }
       case "freeze":
@@ -318,7 +346,9 @@ async function environmentStatus(c: EnvironmentController) {
 async function get(ctx: CliContext, c: EnvironmentController, io: CliIO, output: Output): Promise<number> {
   const { revision, state, policy, resources, synced, health, chart, rendered } = await environmentStatus(c);
   const branch = c.env.source.branch;
-  const syncStatus = `${synced ? "Synced to" : "OutOfSync from"} ${branch} (${short(revision)})`;
+  // A pinned environment follows its pin, not the branch: say which it is compared with.
+  const target = state.pin ? "pin" : branch;
+  const syncStatus = `${synced ? "Synced to" : "OutOfSync from"} ${target} (${short(revision)})`;
   if (output.data) {
     printStructured(io, output.data, {
       name: `${ctx.appName}.${c.env.name}`,
@@ -338,6 +368,7 @@ async function get(ctx: CliContext, c: EnvironmentController, io: CliIO, output:
       lastSyncedRevision: state.lastSyncedRevision ?? null,
       stuck: state.stuck ?? null,
       freeze: state.freeze ?? null,
+      pin: state.pin ?? null,
       resources,
     });
     return EXIT.ok;
@@ -360,6 +391,7 @@ async function get(ctx: CliContext, c: EnvironmentController, io: CliIO, output:
     ["Health Status", health],
   ];
   if (state.stuck) pairs.push(["Stuck", `${short(state.stuck.revision)}: ${state.stuck.reason}`]);
+  if (state.pin) pairs.push(["Pinned", pinnedLine(state.pin, c.env.name)]);
   io.out(fields(pairs));
   io.out("");
   io.out(

@@ -2,8 +2,10 @@
 // was started for (the branch head, or the one a person named), which a retry keeps (Argo CD);
 // with retry.refresh a retry moves to the branch's newest revision, only if that passes every gate
 // a new revision must pass (a gated environment's retry never moves: what was approved is what it
-// retries). A promotion decides here (revisionToTake), before anything is rendered or asked.
+// retries). A rollback's pin (trackedRevision) and then a promotion (revisionToTake) decide here,
+// before anything is rendered or asked: a pin holds promotions too.
 
+import type { PinRecord } from "../../state/types.ts";
 import type { Promotion, Target } from "../promotion/promotion.ts";
 import { ask } from "./ask-gate.ts";
 import type { Release } from "./release.ts";
@@ -42,18 +44,28 @@ export async function revisionToTake(
   return promotion ? promotion.target(head, current) : { revision: head };
 }
 
+/**
+ * The revision automated syncs follow: the branch head, unless a rollback pinned the environment,
+ * in which case the pinned revision (until `app unpin`), whatever the branch did meanwhile.
+ */
+export function trackedRevision(branchHead: string, pin: Pick<PinRecord, "revision"> | undefined): string {
+  return pin?.revision ?? branchHead;
+}
+
 export async function chooseRevision(r: Release, n: number): Promise<{ revision: string; moves: boolean }> {
   const env = r.env;
   const newest =
     revisionSourceOf(n, r.opts.pinned, env.syncPolicy.retry.refresh) === "operation"
       ? r.head
-      : ((
-          await revisionToTake(
-            r.fx.promotion,
-            await r.fx.o.source.head(env.source.branch),
-            r.state.lastSyncedRevision,
-          )
-        ).revision ?? r.head);
+      : r.state.pin
+        ? trackedRevision(r.head, r.state.pin)
+        : ((
+            await revisionToTake(
+              r.fx.promotion,
+              await r.fx.o.source.head(env.source.branch),
+              r.state.lastSyncedRevision,
+            )
+          ).revision ?? r.head);
   const allowed =
     newest !== r.head && (await ask(r, "refresh", newest, { manual: false, prune: r.opts.prune })).allowed;
   return chosenRevision(r.head, newest, allowed);

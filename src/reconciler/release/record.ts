@@ -99,6 +99,7 @@ export async function recordRelease<O extends SyncOutcome>(r: Release, outcome: 
   const env = r.env;
   const facts = recordedFacts(outcome, r, r.signal?.aborted === true);
   if (facts.interrupted) outcome.message = interruptedMessage(outcome.message);
+  if (r.opts.note) outcome.message = `${r.opts.note}: ${outcome.message}`;
   const { entry } = await fx.record(
     r.lastTrigger,
     r.actor,

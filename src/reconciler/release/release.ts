@@ -28,6 +28,8 @@ export interface ReleaseOptions {
   needsApproval?: boolean;
   /** A promotion: the upstreams' evidence, kept with the history entry. */
   promotion?: PromotionNote;
+  /** Said before the outcome's message in history and the answer (a rollback: which entry, who). */
+  note?: string;
 }
 
 export interface Release {

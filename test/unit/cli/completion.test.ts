@@ -148,7 +148,7 @@ describe("syncward completion", () => {
         env,
       }).trim();
     assert.equal(complete("syncward app sync "), "dev\nprod");
-    assert.equal(complete("syncward app un"), "unfreeze");
+    assert.equal(complete("syncward app unf"), "unfreeze");
     assert.equal(complete("syncward completion z"), "zsh");
   });
 });

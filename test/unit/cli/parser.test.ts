@@ -98,7 +98,18 @@ describe("positionals are checked before any connection", () => {
   // A kubeconfig that does not exist and a repository that is not one: had either been opened,
   // the error would name them instead of the missing ENV.
   const nowhere = ["--repo", "/nonexistent", "--kubeconfig", "/nonexistent/kubeconfig"];
-  for (const verb of ["get", "diff", "sync", "wait", "history", "set", "freeze", "unfreeze"]) {
+  for (const verb of [
+    "get",
+    "diff",
+    "sync",
+    "wait",
+    "history",
+    "set",
+    "freeze",
+    "unfreeze",
+    "rollback",
+    "unpin",
+  ]) {
     it(`app ${verb} without ENV`, async () => {
       const { code, err } = await run(["app", verb, ...nowhere]);
       assert.equal(code, 2);

@@ -1,6 +1,10 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { chosenRevision, revisionSourceOf } from "../../../../src/reconciler/release/choose-revision.ts";
+import {
+  chosenRevision,
+  revisionSourceOf,
+  trackedRevision,
+} from "../../../../src/reconciler/release/choose-revision.ts";
 
 const HEAD = "a".repeat(40);
 const NEWER = "b".repeat(40);
@@ -27,4 +31,14 @@ describe("the revision an attempt syncs", () => {
   ];
   for (const [name, newest, allowed, want] of rows)
     it(name, () => assert.deepEqual(chosenRevision(HEAD, newest, allowed), want));
+});
+
+describe("the revision automated syncs follow", () => {
+  const PINNED = "c".repeat(40);
+  const rows: Array<[string, string, { revision: string } | undefined, string]> = [
+    ["not pinned: the branch head", NEWER, undefined, NEWER],
+    ["pinned: the pin, though the branch moved on", NEWER, { revision: PINNED }, PINNED],
+    ["pinned at the branch head: the same revision", PINNED, { revision: PINNED }, PINNED],
+  ];
+  for (const [name, head, pin, want] of rows) it(name, () => assert.equal(trackedRevision(head, pin), want));
 });

@@ -1,0 +1,162 @@
+// `syncward app rollback` and `app unpin` on a real repository and the real cluster: the rolled-back
+// revision goes live and stays (a new commit, a manual sync, the automated pass and self-heal all
+// keep it) until the pin is removed, and history says who did what with which entry.
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { openContext } from "../../src/cli/context.ts";
+import type { CliIO } from "../../src/cli/io.ts";
+import { main } from "../../src/cli/main.ts";
+import { kubectl, useCluster } from "../support/cluster.ts";
+import { makeRepo } from "../support/git-repo.ts";
+
+const cluster = useCluster();
+
+async function run(args: string[]): Promise<{ code: number; out: string; err: string }> {
+  let out = "";
+  let err = "";
+  const io: CliIO = { out: (t) => (out += `${t}\n`), err: (t) => (err += `${t}\n`), isTTY: false };
+  const code = await main(args, io);
+  return { code, out, err };
+}
+
+const conf = (version: string) =>
+  `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: conf}\ndata: {version: "${version}"}\n`;
+const extra = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: extra}\ndata: {added: in-rev2}\n";
+
+describe("syncward app rollback", () => {
+  it("re-deploys an earlier revision and keeps it there until unpinned", async () => {
+    const ns = await cluster.namespace("rollback");
+    const stateNs = await cluster.stateNamespace("rollback-state");
+    const repo = makeRepo({
+      ".github/syncward.yml": `environments:\n  - name: dev\n    source: {path: app}\n    destination: {namespace: ${ns}}\n    syncPolicy: {automated: {prune: true, selfHeal: true}}\n`,
+      "app/conf.yaml": conf("v1"),
+    });
+    const options = {
+      repo: repo.dir,
+      kubeconfig: cluster.syncwardKubeconfig,
+      app: "rollback-shop",
+      "state-namespace": stateNs,
+    };
+    const common = Object.entries(options).flatMap(([k, v]) => [`--${k}`, v]);
+    const live = async (name = "conf") =>
+      (
+        (await cluster.client.get("v1", "ConfigMap", ns, name)) as
+          | { data?: Record<string, string> }
+          | undefined
+      )?.data;
+
+    const rev1 = repo.head();
+    assert.equal((await run(["app", "sync", "dev", ...common])).code, 0);
+    const rev2 = repo.commit({ "app/conf.yaml": conf("v2"), "app/extra.yaml": extra });
+    assert.equal((await run(["app", "sync", "dev", ...common])).code, 0);
+    assert.equal((await live())?.version, "v2");
+
+    const back = await run(["app", "rollback", "dev", "--reason", "v2 breaks checkout", ...common]);
+    assert.equal(back.code, 0, back.err + back.out);
+    assert.match(
+      back.out,
+      /Operation: Succeeded at [0-9a-f]{7}: rollback to history 1 \([0-9a-f]{7}\) by \S+, pinned \(v2 breaks checkout\)/,
+    );
+    assert.equal((await live())?.version, "v1", "rev1's objects are live again");
+    assert.equal(await live("extra"), undefined, "what only rev2 declared is pruned");
+    const got = await run(["app", "get", "dev", ...common]);
+    assert.match(
+      got.out,
+      new RegExp(
+        `^Pinned:\\s+${rev1.slice(0, 7)} by \\S+ at \\S+Z: \`syncward app unpin dev\` resumes$`,
+        "m",
+      ),
+    );
+    assert.match(got.out, new RegExp(`^Sync Status:\\s+Synced to pin \\(${rev1.slice(0, 7)}\\)$`, "m"));
+
+    // A new commit: neither a manual sync, nor the automated pass, nor self-heal leaves rev1.
+    const rev3 = repo.commit({ "app/conf.yaml": conf("v3") });
+    assert.equal((await run(["app", "sync", "dev", ...common])).code, 0);
+    assert.equal((await live())?.version, "v1", "app sync keeps the pin");
+    const named = await run(["app", "sync", "dev", "--revision", rev3, ...common]);
+    assert.equal(named.code, 1, "a sync naming another revision is refused while pinned");
+    assert.match(named.out, /Refused.*pinned at [0-9a-f]{7} by \S+ .*`syncward app unpin dev`/);
+    const ctx = await openContext(options);
+    try {
+      const controller = ctx.reconciler.controller("dev");
+      controller.nudge("push", "pusher");
+      await controller.idle();
+      assert.equal((await live())?.version, "v1", "the automated pass keeps the pin");
+      kubectl([
+        "-n",
+        ns,
+        "patch",
+        "configmap",
+        "conf",
+        "--type=merge",
+        "-p",
+        '{"data":{"version":"by-hand"}}',
+      ]);
+      controller.nudge("selfHeal", "syncward");
+      await controller.idle();
+      assert.equal((await live())?.version, "v1", "self-heal defends the pinned revision");
+    } finally {
+      await ctx.close();
+    }
+
+    const unpinned = await run(["app", "unpin", "dev", ...common]);
+    assert.equal(unpinned.code, 0, unpinned.err);
+    assert.match(unpinned.out, /^Unpinned [0-9a-f]{7}: the next sync takes the head of main$/m);
+    assert.doesNotMatch((await run(["app", "get", "dev", ...common])).out, /^Pinned:/m);
+    assert.equal((await run(["app", "sync", "dev", ...common])).code, 0);
+    assert.equal((await live())?.version, "v3", "unpinned, the next sync takes the branch head");
+
+    const history = JSON.parse((await run(["app", "history", "dev", "-o", "json", ...common])).out) as Array<{
+      id: number;
+      revision: string;
+      trigger: string;
+      message: string;
+    }>;
+    const rollback = history.find((h) => h.trigger === "rollback");
+    assert.equal(rollback?.revision, rev1);
+    assert.match(rollback?.message ?? "", /^rollback to history 1 /);
+    const unpin = history.find((h) => h.trigger === "unpin");
+    assert.equal(unpin?.revision, rev1);
+    assert.match(
+      unpin?.message ?? "",
+      /^unpinned [0-9a-f]{7} \(pinned by \S+ at \S+, rollback to history 1\) by \S+; the next sync takes the head of main$/,
+    );
+    assert.equal(history.at(-1)?.revision, rev3);
+    assert.ok(history.some((h) => h.revision === rev2));
+  });
+
+  it("says what is wrong with a rollback that has nothing to go back to, changing nothing", async () => {
+    const ns = await cluster.namespace("rollback-none");
+    const stateNs = await cluster.stateNamespace("rollback-none-state");
+    const repo = makeRepo({
+      ".github/syncward.yml": `environments:\n  - name: dev\n    source: {path: app}\n    destination: {namespace: ${ns}}\n`,
+      "app/conf.yaml": conf("v1"),
+    });
+    const common = [
+      "--repo",
+      repo.dir,
+      "--kubeconfig",
+      cluster.syncwardKubeconfig,
+      "--app",
+      "rollback-none",
+      "--state-namespace",
+      stateNs,
+    ];
+    assert.equal((await run(["app", "sync", "dev", ...common])).code, 0);
+    const none = await run(["app", "rollback", "dev", ...common]);
+    assert.equal(none.code, 2);
+    assert.match(
+      none.err,
+      /dev has no earlier successful sync of another revision \(`syncward app history dev` lists them\)/,
+    );
+    const missing = await run(["app", "rollback", "dev", "7", ...common]);
+    assert.equal(missing.code, 2);
+    assert.match(missing.err, /dev has no history entry 7/);
+    const bad = await run(["app", "rollback", "dev", "latest", ...common]);
+    assert.equal(bad.code, 2);
+    assert.match(bad.err, /"latest" is not a history id/);
+    assert.doesNotMatch((await run(["app", "get", "dev", ...common])).out, /^Pinned:/m);
+    const unpin = await run(["app", "unpin", "dev", ...common]);
+    assert.match(unpin.out, /^dev is not pinned$/m);
+  });
+});
