@@ -205,7 +205,6 @@ describe("preview environments of pull requests", () => {
     assert.ok(sent("POST", /\/deployments$/).some((b) => b.environment === "pr-7-dev" && b.ref === second));
     assert.equal(sent("POST", /\/issues\/7\/comments$/).length, 1, "still the one comment");
 
-    pulls.set(7, { state: "closed", head: second, branch: "feature-7" });
     await app.probot.receive(
       pullRequestEvent("closed", {
         number: 7,
@@ -215,6 +214,9 @@ describe("preview environments of pull requests", () => {
         labels: ["preview"],
       }),
     );
+    // GitHub says closed only once the webhook is in: otherwise the 300 ms sweep can see the
+    // closed pull request first and tear the preview down for its own reason.
+    pulls.set(7, { state: "closed", head: second, branch: "feature-7" });
     await until(
       "the namespace gone and the deployment inactive",
       async () => {
