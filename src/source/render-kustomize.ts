@@ -11,6 +11,7 @@ import { ChartFetchError, fetchChart, type HelmRepositoryAccess, sandboxEnv } fr
 import { includedDirs } from "./includes.ts";
 import { type ChartPull, precheckKustomizations } from "./kustomize-precheck.ts";
 import { describeBytes, fileTooLarge, LIMIT_VARIABLES, type RenderLimits } from "./limits.ts";
+import { type ManifestHead, manifestHeads } from "./manifest-heads.ts";
 import { isPlainObject, type ParsedObject, parseManifests, parseYamlDocuments } from "./parse-manifests.ts";
 import type { RenderedItem } from "./rendered-item.ts";
 import { failureText, type RunResult, run } from "./run.ts";
@@ -319,7 +320,7 @@ async function kustomize(options: KustomizeOptions, dir: string) {
 
 /** Finds the file and line an object rendered by kustomize was written at. */
 class SourceLocator {
-  private readonly manifests = new Map<string, ParsedObject[]>();
+  private readonly manifests = new Map<string, ManifestHead[]>();
   private readonly generators = new Map<string, Entry[]>();
 
   constructor(private readonly treeReal: string) {}
@@ -339,9 +340,9 @@ class SourceLocator {
     const name = object.metadata.name;
     if (origin.path !== undefined) {
       const candidates = (await this.manifestsOf(abs, file)).filter(
-        (c) => c.object.kind === object.kind && groupOf(c.object.apiVersion) === groupOf(object.apiVersion),
+        (c) => c.kind === object.kind && groupOf(c.apiVersion) === groupOf(object.apiVersion),
       );
-      return { file, line: bestMatch(name, candidates, (c) => c.object.metadata.name)?.line ?? 1 };
+      return { file, line: bestMatch(name, candidates, (c) => c.name ?? "")?.line ?? 1 };
     }
     const entries = await this.generatorsOf(abs, file);
     const match = bestMatch(name, entries, (e) =>
@@ -350,11 +351,12 @@ class SourceLocator {
     return { file, line: match?.line ?? 1 };
   }
 
-  private async manifestsOf(abs: string, file: string): Promise<ParsedObject[]> {
+  /** Each object's kind, name and line in a source file: a scan of its top lines, else a parse. */
+  private async manifestsOf(abs: string, file: string): Promise<ManifestHead[]> {
     let found = this.manifests.get(abs);
     if (!found) {
       const text = await readFile(abs, "utf8").catch(() => "");
-      found = parseManifests(text, file).objects;
+      found = manifestHeads(text) ?? parseManifests(text, file).objects.map(headOfParsed);
       this.manifests.set(abs, found);
     }
     return found;
@@ -373,6 +375,11 @@ class SourceLocator {
     }
     return found;
   }
+}
+
+function headOfParsed({ object, line }: ParsedObject): ManifestHead {
+  const { apiVersion, kind, metadata } = object;
+  return { apiVersion, kind, ...(metadata.name === undefined ? {} : { name: metadata.name }), line };
 }
 
 /** The candidate whose name is the rendered name, else the longest one the rendered name contains
