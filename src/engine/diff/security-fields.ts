@@ -1,7 +1,7 @@
 // Fields whose change decides what runs, with what rights, on which node and as whom: containers
 // (every field but their resource and termination settings), a pod's volumes, securityContext,
 // host namespaces, ServiceAccount and token mounting, RBAC rules and subjects, admission webhook
-// configurations. No field manager's name makes a change to them trusted: Kubernetes does not
+// configurations, a CRD's conversion webhook. No field manager's name makes a change to them trusted: Kubernetes does not
 // authenticate manager names, so `--field-manager=kube-controller-manager` proves nothing. Only an
 // explicit ignoreDifferences jsonPointers / jqPathExpressions entry (a path a reviewer read) leaves
 // one alone. Fail closed: inside a container only the listed harmless fields are exempt.
@@ -63,6 +63,9 @@ export function isSecurityField(path: Path, kind: string): boolean {
   if (RBAC_RULES.has(kind)) return top === "rules" || top === "aggregationRule";
   if (RBAC_BINDINGS.has(kind)) return top === "subjects" || top === "roleRef";
   if (WEBHOOKS.has(kind)) return true;
+  // A CRD's spec is a schema: its `containers` and `volumes` are property names, not a pod's. What
+  // decides who sees the resources is the conversion webhook the API server sends them to.
+  if (kind === "CustomResourceDefinition") return top === "spec" && path[1] === "conversion";
   if (kind === "ServiceAccount")
     return top === "automountServiceAccountToken" || top === "secrets" || top === "imagePullSecrets";
   for (let i = 0; i < path.length; i++) {

@@ -41,6 +41,19 @@ describe("isSecurityField", () => {
     ["ClusterRoleBinding", "/subjects/0", true],
     ["ClusterRoleBinding", "/roleRef", true],
     ["MutatingWebhookConfiguration", "/webhooks/0/clientConfig/caBundle", true],
+    ["CustomResourceDefinition", "/spec/conversion/webhook/clientConfig/service/name", true],
+    ["CustomResourceDefinition", "/spec/conversion/strategy", true],
+    // A CRD's schema names properties after what its resources hold; it runs nothing itself.
+    [
+      "CustomResourceDefinition",
+      "/spec/versions/0/schema/openAPIV3Schema/properties/spec/properties/containers/items",
+      false,
+    ],
+    [
+      "CustomResourceDefinition",
+      "/spec/versions/0/schema/openAPIV3Schema/properties/spec/properties/volumes",
+      false,
+    ],
     // What autoscalers and controllers legitimately change.
     ["Deployment", "/spec/replicas", false],
     ["Deployment", "/spec/template/spec/containers/0/resources/limits/cpu", false],
