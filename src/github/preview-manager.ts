@@ -27,6 +27,7 @@ import {
   previewDeploymentStatus,
   upsertPreviewComment,
 } from "./preview-report.ts";
+import { sweepAction } from "./preview-sweep.ts";
 import { type AppDeps, appIdOf, type RepoInfo, type RepoRuntime, type Runtimes } from "./runtime.ts";
 
 export interface PreviewManagerOptions {
@@ -438,26 +439,36 @@ export class PreviewManager {
     }
   }
 
-  /** Records whose pull request closed without a webhook reaching syncward, or whose TTL passed. */
+  /**
+   * Records whose pull request closed without a webhook reaching syncward, whose template left the
+   * config, or whose TTL passed; and teardowns that stopped half way (a GitHub or API server
+   * failure), taken up again so none is forgotten until a restart.
+   */
   async sweep(): Promise<string[]> {
     const removed: string[] = [];
     for (const stored of await this.store.list()) {
       const { record } = stored;
-      if (record.phase === "tearingDown") continue;
       const gh = await this.deps.auth(record.installation);
-      const pr = await readPull(gh, refOf(record), record.pull).catch(() => undefined);
-      const rt = await this.runtimeOf(record).catch(() => undefined);
-      const ttl = rt?.config.previewEnvironments?.find((t) => t.from === record.from)?.ttl;
-      const why =
-        pr && pr.state !== "open"
-          ? "the pull request is closed"
-          : ttl !== undefined && Date.now() - Date.parse(record.lastMovedAt) > ttl
-            ? "its time to live passed since the pull request last moved"
-            : undefined;
-      if (!why) continue;
-      await this.serial(record.key, async () => {
+      const busy = this.chains.has(record.key);
+      const open = record.phase !== "tearingDown";
+      const pr = open ? await readPull(gh, refOf(record), record.pull).catch(() => undefined) : undefined;
+      const rt = open ? await this.runtimeOf(record).catch(() => undefined) : undefined;
+      const template = rt?.config.previewEnvironments?.find((t) => t.from === record.from);
+      const decision = sweepAction({
+        phase: record.phase,
+        pullState: pr === undefined ? undefined : pr.state === "open" ? "open" : "closed",
+        templateExists: rt === undefined ? undefined : template !== undefined,
+        ttlMs: template?.ttl,
+        lastMovedAt: record.lastMovedAt,
+        busy,
+      });
+      if (decision.action === "keep") continue;
+      const why = decision.action === "teardown" ? decision.why : "its teardown is taken up again";
+      this.later(record.key, async () => {
         const now = await this.store.get(record.key);
-        if (now && now.record.phase !== "tearingDown") await this.teardown(gh, now, why);
+        if (!now) return;
+        if (decision.action === "teardown" && now.record.phase === "tearingDown") return;
+        await this.teardown(gh, now, why);
       });
       removed.push(record.key);
     }
