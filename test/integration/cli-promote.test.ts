@@ -68,13 +68,13 @@ describe("syncward app promote", () => {
     await new Promise((r) => setTimeout(r, 1_600));
     const done = await run(["app", "promote", "prod", ...common]);
     assert.equal(done.code, 0, done.err);
-    assert.match(done.out, /^Promoted [0-9a-f]{7} to prod: staging: Healthy for 1s at this commit$/m);
+    assert.match(done.out, /^Promoted [0-9a-f]{7} to prod: staging: Healthy for \d+s at this commit$/m);
     assert.ok(await cluster.client.get("v1", "ConfigMap", prod, "settings"));
 
     const history = await run(["app", "history", "prod", ...common]);
     assert.match(
       history.out,
-      /\nPROMOTED\n1: syncward app promote prod by \S+: staging: Healthy for 1s at this commit\n/,
+      /\nPROMOTED\n1: syncward app promote prod by \S+: staging: Healthy for \d+s at this commit\n/,
     );
     const json = JSON.parse((await run(["app", "history", "prod", ...common, "-o", "json"])).out);
     assert.deepEqual(json[0].promotion.from, ["staging"]);
