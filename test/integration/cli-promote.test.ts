@@ -33,7 +33,7 @@ describe("syncward app promote", () => {
   - name: prod
     source: {path: prod}
     destination: {namespace: ${prod}}
-    promotion: {after: staging, healthyFor: 1500ms}
+    promotion: {after: staging, healthyFor: 4s}
 `,
       "staging/a.yaml": configMap("1"),
       "prod/a.yaml": configMap("1"),
@@ -61,11 +61,11 @@ describe("syncward app promote", () => {
     assert.equal(early.code, 1);
     assert.match(
       early.err,
-      /staging runs [0-9a-f]{7}, which is not proven yet \(staging: Healthy for [01]s of 1s500ms at this commit\)/,
+      /staging runs [0-9a-f]{7}, which is not proven yet \(staging: Healthy for [0-3]s of 4s at this commit\)/,
     );
     assert.equal(await cluster.client.get("v1", "ConfigMap", prod, "settings"), undefined);
 
-    await new Promise((r) => setTimeout(r, 1_600));
+    await new Promise((r) => setTimeout(r, 4_100));
     const done = await run(["app", "promote", "prod", ...common]);
     assert.equal(done.code, 0, done.err);
     assert.match(done.out, /^Promoted [0-9a-f]{7} to prod: staging: Healthy for \d+s at this commit$/m);
