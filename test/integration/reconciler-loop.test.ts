@@ -220,9 +220,17 @@ describe("reconcile loop", () => {
     try {
       await eventually("first sync", async () => (await dataOf(ns)) === "a");
       const next = repo.commit({ "app/cm.yaml": cm("b") });
-      await eventually("polled and synced", async () => (await dataOf(ns)) === "b", 10_000);
-      assert.equal((await store.load(controller.instance)).history.at(-1)?.trigger, "poll");
-      assert.equal((await store.load(controller.instance)).lastSyncedRevision, next);
+      // The state is written after the apply: wait for the record, not only the object.
+      const state = await eventually(
+        "polled, synced and recorded",
+        async () => {
+          const s = await store.load(controller.instance);
+          return s.lastSyncedRevision === next ? s : undefined;
+        },
+        10_000,
+      );
+      assert.equal(state.history.at(-1)?.trigger, "poll");
+      assert.equal(await dataOf(ns), "b");
     } finally {
       await controller.stop();
     }
