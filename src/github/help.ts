@@ -22,6 +22,7 @@ function argumentsOf(spec: CommandSpec): string {
   const parts = [
     ...(spec.env ? ["[env]"] : []),
     ...Object.keys(spec.flags).map((f) => `[--${f}]`),
+    ...(spec.argument ? [`[${spec.argument}]`] : []),
     ...(spec.text ? [`["${spec.text}"]`] : []),
   ];
   return parts.length === 0 ? "" : codeSpan(parts.join(" "), 200);
