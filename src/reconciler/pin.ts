@@ -112,3 +112,19 @@ export function pinnedRefusal(pin: PinRecord | undefined, revision: string, env:
 export function pinnedLine(pin: PinRecord, env: string): string {
   return `${short(pin.revision)} by ${pin.by} at ${pin.at}: \`syncward app unpin ${env}\` resumes`;
 }
+
+/**
+ * What a pinned environment says wherever it is shown (the check run, the deployment status):
+ * `pinned at a1b2c3d by alice (rollback to history 3); /unpin prod resumes`. `mark` shapes the
+ * parts taken from elsewhere (a code span in markdown); `brief` leaves out who and which entry,
+ * for a line with little room.
+ */
+export function pinnedText(
+  pin: Pick<PinRecord, "revision" | "by" | "historyId">,
+  env: string,
+  mark: (text: string) => string = (t) => t,
+  brief = false,
+): string {
+  const who = brief ? "" : ` by ${mark(pin.by)} (rollback to history ${pin.historyId})`;
+  return `pinned at ${mark(short(pin.revision))}${who}; ${mark(`/unpin ${env}`)} resumes`;
+}

@@ -118,14 +118,15 @@ describe("syncward app rollback", () => {
       trigger: string;
       message: string;
     }>;
-    const rollback = history.find((h) => h.trigger === "rollback");
-    assert.equal(rollback?.revision, rev1);
-    assert.match(rollback?.message ?? "", /^rollback to history 1 /);
+    // The last rollback (by commit, to rev2) and its unpin; the history's limit may have let the first go.
+    const rollback = history.findLast((h) => h.trigger === "rollback");
+    assert.equal(rollback?.revision, rev2);
+    assert.match(rollback?.message ?? "", /^rollback to history 2 /);
     const unpin = history.find((h) => h.trigger === "unpin");
-    assert.equal(unpin?.revision, rev1);
+    assert.equal(unpin?.revision, rev2);
     assert.match(
       unpin?.message ?? "",
-      /^unpinned [0-9a-f]{7} \(pinned by \S+ at \S+, rollback to history 1\) by \S+; the next sync takes the head of main$/,
+      /^unpinned [0-9a-f]{7} \(pinned by \S+ at \S+, rollback to history 2\) by \S+; the next sync takes the head of main$/,
     );
     assert.equal(history.at(-1)?.revision, rev3);
     assert.ok(history.some((h) => h.revision === rev2));
