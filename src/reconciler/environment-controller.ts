@@ -1009,6 +1009,9 @@ export class EnvironmentController {
       return { revision: requested.head, held: false, refused: requested.refusal.reason };
     }
     const revision = requested.revision;
+    // Pinned elsewhere: no approval is asked of a revision the pin would refuse once approved.
+    const pinned = pinnedRefusal((await this.o.store.load(this.instance)).pin, revision, this.o.env.name);
+    if (pinned) return { revision, held: false, refused: pinned };
     const flags = {
       prune: request.prune,
       force: request.force,
