@@ -128,3 +128,70 @@ describe("the Next line of a reply to several commands", () => {
     assert.match(body, /\n\n\*\*Next:\*\* comment `\/freeze dev` \(or another environment's name\)\.$/);
   });
 });
+
+describe("/rollback and /unpin reach the controller's rollback and unpin", () => {
+  /** The replies to `body` by alice (a writer), with the controller's calls recorded in `calls`. */
+  async function run(body: string, controller: object): Promise<string[]> {
+    const env = envConfig("shop");
+    const rt = {
+      ref: { owner: "acme", repo: "shop" },
+      config: { environments: [env] },
+      reconciler: { controller: () => ({ env, rules: async () => env, ...controller }) },
+    } as unknown as RepoRuntime;
+    const { gh, bodies } = writerOnGitHub();
+    await handleCommentCommands(rt, gh, {
+      commentId: 1,
+      body,
+      login: "alice",
+      userId: 1,
+      senderType: "User",
+      pullNumber: 7,
+      merged: true,
+    });
+    return bodies;
+  }
+  const A = "a".repeat(40);
+  const pin = {
+    revision: A,
+    historyId: 3,
+    by: "alice",
+    at: "2026-01-01T00:00:00.000Z",
+    reason: "/rollback on #7",
+  };
+
+  it("/rollback dev 3 asks for history entry 3, as alice, and says what moved", async () => {
+    const calls: unknown[] = [];
+    const bodies = await run("/rollback dev 3", {
+      rollback: async (request: unknown) => {
+        calls.push(request);
+        return { phase: "Succeeded", revision: A, message: "synced 1 object", pin };
+      },
+    });
+    assert.deepEqual(calls, [{ actor: "alice", target: { historyId: 3 }, reason: "/rollback on #7" }]);
+    assert.match(bodies[0] ?? "", /^\*\*dev\*\* rolled back to `aaaaaaa` \(history 3\) and is pinned there/);
+    assert.match(bodies[0] ?? "", /\*\*Next:\*\* comment `\/unpin dev` when `main` is fit to deploy again/);
+  });
+
+  it("/rollback dev <commit> asks for the commit", async () => {
+    const calls: unknown[] = [];
+    await run("/rollback dev ABCDEF12", {
+      rollback: async (request: unknown) => {
+        calls.push(request);
+        return { refused: "dev has no successful sync of commit abcdef12 in its history" };
+      },
+    });
+    assert.deepEqual(calls, [{ actor: "alice", target: { commit: "abcdef12" }, reason: "/rollback on #7" }]);
+  });
+
+  it("/unpin dev unpins as alice", async () => {
+    const calls: unknown[] = [];
+    const bodies = await run("/unpin dev", {
+      unpin: async (actor: string) => {
+        calls.push(actor);
+        return pin;
+      },
+    });
+    assert.deepEqual(calls, ["alice"]);
+    assert.match(bodies[0] ?? "", /^\*\*dev\*\* is unpinned: it held `aaaaaaa`/);
+  });
+});
