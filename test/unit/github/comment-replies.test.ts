@@ -27,8 +27,8 @@ function writerOnGitHub(): { gh: Octokit; bodies: string[] } {
   return { gh, bodies };
 }
 
-/** The replies to `/sync dev` by `login` (a writer), with `controller` as the environment's. */
-async function replies(controller: object, login = "alice"): Promise<string[]> {
+/** The replies to `body` (default `/sync dev`) by `login` (a writer), with `controller` as the environment's. */
+async function replies(controller: object, login = "alice", body = "/sync dev"): Promise<string[]> {
   const env = envConfig("shop");
   const rt = {
     ref: { owner: "acme", repo: "shop" },
@@ -38,7 +38,7 @@ async function replies(controller: object, login = "alice"): Promise<string[]> {
   const { gh, bodies } = writerOnGitHub();
   await handleCommentCommands(rt, gh, {
     commentId: 1,
-    body: "/sync dev",
+    body,
     login,
     userId: 1,
     senderType: "User",
@@ -130,26 +130,7 @@ describe("the Next line of a reply to several commands", () => {
 });
 
 describe("/rollback and /unpin reach the controller's rollback and unpin", () => {
-  /** The replies to `body` by alice (a writer), with the controller's calls recorded in `calls`. */
-  async function run(body: string, controller: object): Promise<string[]> {
-    const env = envConfig("shop");
-    const rt = {
-      ref: { owner: "acme", repo: "shop" },
-      config: { environments: [env] },
-      reconciler: { controller: () => ({ env, rules: async () => env, ...controller }) },
-    } as unknown as RepoRuntime;
-    const { gh, bodies } = writerOnGitHub();
-    await handleCommentCommands(rt, gh, {
-      commentId: 1,
-      body,
-      login: "alice",
-      userId: 1,
-      senderType: "User",
-      pullNumber: 7,
-      merged: true,
-    });
-    return bodies;
-  }
+  const run = (body: string, controller: object) => replies(controller, "alice", body);
   const A = "a".repeat(40);
   const pin = {
     revision: A,
