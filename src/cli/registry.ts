@@ -213,9 +213,9 @@ export const COMMANDS: Record<string, CommandSpec> = {
       rollback: appVerb(
         "rollback",
         "re-deploy an earlier history entry's revision and pin the environment there",
-        ["<ENV>", "[ID]"],
+        ["<ENV>", "[ID|COMMIT]"],
         pick(APP_OPTIONS, "reason", "output"),
-        "Without ID, the newest successful entry of another revision than the current one. While pinned, automated syncs take the pinned revision instead of the branch head; `syncward app unpin ENV` resumes.",
+        "ID is a history id (`syncward app history ENV` lists them); COMMIT a commit sha or a prefix of at least 7 hex digits, which takes the newest successful entry of that commit. Without either, the newest successful entry of another revision than the current one. While pinned, automated syncs take the pinned revision instead of the branch head; `syncward app unpin ENV` resumes.",
       ),
       unpin: appVerb(
         "unpin",

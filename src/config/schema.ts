@@ -430,6 +430,11 @@ const commandPermissions = strictObject({
   approve: permissionLevel.default("write"),
   diff: permissionLevel.default("read"),
   history: permissionLevel.default("read"),
+  rollback: permissionLevel
+    .default("write")
+    .describe(
+      "/rollback and /unpin (default write). In an environment with an approval rule they need at least the approve permission, whatever this says: a rollback there takes no fresh approval.",
+    ),
 }).describe(
   "Repository permission each PR comment command needs in this environment (defaults: write to act, read to look).",
 );

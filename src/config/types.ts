@@ -244,6 +244,8 @@ export interface CommandPermissions {
   approve: PermissionLevel;
   diff: PermissionLevel;
   history: PermissionLevel;
+  /** `/rollback` and `/unpin`; at least `approve` where an approval rule gates the environment. */
+  rollback: PermissionLevel;
 }
 
 export interface ApprovalRule {

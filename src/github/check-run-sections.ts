@@ -1,12 +1,14 @@
 // The sections of a check run's output, each a pure function of engine and state values. Text
 // someone else wrote (messages, names, values) is made inert; tables keep few columns and short
 // cells so they fit GitHub's 900 px column.
+
 import { SYNC_OPTION_DEFAULTS } from "../config/schema.ts";
 import { destinationName, type EnvironmentConfig } from "../config/types.ts";
 import type { ResourceResult } from "../engine/result.ts";
 import type { RevertedChange } from "../engine/revert/trail.ts";
 import type { HistoryEntry } from "../state/types.ts";
 import { fitRows } from "./budget.ts";
+import { commandPermission } from "./command-permission.ts";
 import { shortMessage } from "./errors-section.ts";
 import { code, codeCell, date, duration, inline, plural, shortObject } from "./format.ts";
 import { approvalCounts } from "./headline.ts";
@@ -342,8 +344,11 @@ export function environmentSection(env: EnvironmentConfig): string {
   ];
   if (env.commands !== undefined) {
     const byLevel = new Map<string, string[]>();
-    for (const [command, level] of Object.entries(env.commands))
+    for (const command of Object.keys(env.commands) as Array<keyof typeof env.commands>) {
+      // What a command needs in effect: /rollback's floor included (command-permission.ts).
+      const level = command === "approve" ? env.commands.approve : commandPermission(env, command);
       byLevel.set(level, [...(byLevel.get(level) ?? []), `/${command}`]);
+    }
     lines.push(
       `- **Commands:** ${[...byLevel].map(([level, commands]) => `${commands.map((c) => code(c)).join(", ")} need ${level}`).join("; ")}`,
     );

@@ -25,6 +25,7 @@
 // - Every piece of the comment quoted in an error is a code span (`codeSpan`): it cannot render as
 //   markdown, HTML or a mention in the reply.
 import { didYouMean } from "../config/did-you-mean.ts";
+import { type RollbackTarget, rollbackTargetOf } from "../reconciler/pin.ts";
 import { codeSpan, hasInvisible, showInvisible } from "./markdown.ts";
 
 export type ParsedCommand =
@@ -43,6 +44,8 @@ export type ParsedCommand =
   | { type: "diff"; env?: string }
   | { type: "history"; env?: string }
   | { type: "promote"; env?: string }
+  | { type: "rollback"; env?: string; target?: RollbackTarget }
+  | { type: "unpin"; env?: string }
   | { type: "preview"; stop: boolean }
   | { type: "help" }
   | { type: "invalid"; line: string; error: string; suggestion?: string };
@@ -63,9 +66,11 @@ export interface CommandSpec {
   flagPermission?: Readonly<Record<string, "admin">>;
   /** Free text after the environment, named as help shows it. */
   text?: string;
+  /** One optional word after the environment, named as help shows it. */
+  argument?: string;
   does: string;
   /** The environment's `commands` permission it needs; absent: `who` says who may. */
-  permission?: "sync" | "diff" | "freeze" | "unfreeze" | "history";
+  permission?: "sync" | "diff" | "freeze" | "unfreeze" | "history" | "rollback";
   who?: string;
 }
 
@@ -118,6 +123,19 @@ export const COMMANDS: Readonly<Record<CommandName, CommandSpec>> = {
     flags: {},
     does: "Deploy to the environment the commit its upstream (`promotion.after`) runs now, once the upstream has kept it Healthy for `promotion.healthyFor`; an environment with an `approval` rule waits for an approval of it.",
     permission: "sync",
+  },
+  rollback: {
+    env: true,
+    flags: {},
+    argument: "history id or commit",
+    does: "Re-deploy an earlier revision the environment ran successfully (a history id from `/history`, or a commit of at least 7 hex digits; without either, the newest one before the current revision) and pin it there: automated syncs, promotions and retries hold at it, self-heal keeps defending it, until `/unpin`. It needs no fresh approval: it ran here before.",
+    permission: "rollback",
+  },
+  unpin: {
+    env: true,
+    flags: {},
+    does: "Remove a rollback's pin: the next sync takes the branch head again (a gated environment waits for its approval).",
+    permission: "rollback",
   },
   preview: {
     env: false,
@@ -285,6 +303,8 @@ function parseLine(line: string, environments: string[]): ParsedCommand | undefi
       if (words.length === 1 && words[0] === "stop") return { type: "preview", stop: true };
       return invalid(line, "`/preview` takes nothing, or `stop`", "/preview stop");
     }
+    case "rollback":
+      return rollbackCommand(line, args, environments);
     case "freeze": {
       const first = args[0];
       const env = first === undefined ? undefined : matchEnvironment(first, environments);
@@ -336,6 +356,30 @@ function parseLine(line: string, environments: string[]): ParsedCommand | undefi
       return env === undefined ? { type: name } : { type: name, env };
     }
   }
+}
+
+/**
+ * `/rollback [env] [id|commit]`: an environment's name comes first (a name wins over a history id
+ * or commit spelt the same); a lone id or commit applies to the default environment.
+ */
+function rollbackCommand(line: string, args: Token[], environments: string[]): ParsedCommand {
+  if (args.length > 2)
+    return invalid(line, "`/rollback` takes an environment and at most one history id or commit");
+  const [first, second] = args;
+  const env = first === undefined ? undefined : matchEnvironment(first, environments);
+  const targetToken = env === undefined ? first : second;
+  if (first !== undefined && env === undefined && (second !== undefined || !looksLikeTarget(first.value)))
+    return unknownEnvironment(line, first, environments);
+  const withEnv = env === undefined ? {} : { env };
+  if (targetToken === undefined) return { type: "rollback", ...withEnv };
+  const target = rollbackTargetOf(targetToken.value);
+  if ("error" in target) return invalid(line, `${codeSpan(targetToken.value)} ${target.error}`);
+  return { type: "rollback", ...withEnv, target };
+}
+
+/** A word that reads as a history id or a commit rather than a mistyped environment. */
+function looksLikeTarget(word: string): boolean {
+  return !("error" in rollbackTargetOf(word));
 }
 
 function invalid(line: string, error: string, suggestion?: string): ParsedCommand {

@@ -1,4 +1,5 @@
-// PR comment commands: `/sync`, `/freeze`, `/unfreeze`, `/approve`, `/diff`, `/history`, `/help`.
+// PR comment commands: `/sync`, `/freeze`, `/unfreeze`, `/approve`, `/diff`, `/history`, `/promote`,
+// `/rollback`, `/unpin`, `/help`.
 // Each is acknowledged at once (eyes), authorized through the collaborator permission API, run,
 // and answered (rocket or confused, plus a reply when there is something to say). Anyone without
 // the permission gets a polite refusal and nothing happens.
@@ -12,6 +13,7 @@ import type { EnvironmentController } from "../reconciler/environment-controller
 import { SourceError } from "../source/errors.ts";
 import { approveAs } from "./approve.ts";
 import { allows, type Permission, permissionOf } from "./authorize.ts";
+import { commandPermission } from "./command-permission.ts";
 import { COMMANDS, defaultEnvironment, type ParsedCommand, parseCommands } from "./commands.ts";
 import { explainFailure } from "./explain-error.ts";
 import { helpNext, helpText } from "./help.ts";
@@ -22,6 +24,7 @@ import type { Octokit } from "./octokit.ts";
 import { forkPreviews, previewTarget } from "./preview.ts";
 import { promoteCommand } from "./promote-command.ts";
 import { checkName } from "./reporter.ts";
+import { rollbackCommand, unpinCommand } from "./rollback-command.ts";
 import type { RepoRuntime } from "./runtime.ts";
 import { truncateBytes } from "./truncate.ts";
 
@@ -171,7 +174,7 @@ async function runCommand(
   if (command.type === "approve") return approve(rt, gh, controller, event, permission);
   // /unapprove withdraws only the commenter's own approvals, which approve.ts let them give.
   if (command.type !== "unapprove") {
-    const need: Permission = controller.env.commands[command.type === "promote" ? "sync" : command.type];
+    const need = commandPermission(controller.env, COMMANDS[command.type].permission ?? "sync");
     if (!allows(permission, need)) return lacks(event, `/${command.type} ${picked}`, need, permission);
   }
   switch (command.type) {
@@ -232,6 +235,14 @@ async function runCommand(
       const held = await heldToStricter(controller, "sync", event, permission);
       return held ?? promoteCommand(controller, who);
     }
+    case "rollback":
+    case "unpin": {
+      const held = await heldToStricter(controller, "rollback", event, permission, `/${command.type}`);
+      if (held) return held;
+      return command.type === "unpin"
+        ? unpinCommand(controller, event)
+        : rollbackCommand(controller, event, command.target, event.pullNumber);
+    }
   }
 }
 
@@ -251,14 +262,15 @@ function lacks(event: CommentEvent, what: string, need: Permission, permission: 
  */
 async function heldToStricter(
   controller: EnvironmentController,
-  command: "sync" | "freeze" | "unfreeze",
+  command: "sync" | "freeze" | "unfreeze" | "rollback",
   event: CommentEvent,
   permission: Permission,
+  asked = `/${command}`,
 ): Promise<Outcome | undefined> {
-  const need = (await controller.rules()).commands[command];
+  const need = commandPermission(await controller.rules(), command);
   return allows(permission, need)
     ? undefined
-    : lacks(event, `/${command} ${controller.env.name}`, need, permission);
+    : lacks(event, `${asked} ${controller.env.name}`, need, permission);
 }
 
 async function sync(

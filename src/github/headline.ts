@@ -4,6 +4,7 @@
 import { destinationName } from "../config/types.ts";
 import type { ResourceResult } from "../engine/result.ts";
 import type { RevertedChange } from "../engine/revert/trail.ts";
+import { pinnedText } from "../reconciler/pin.ts";
 import { code, inline, plural, shortObject } from "./format.ts";
 import { commitLink, environmentLink, pullLink, shortSha } from "./links.ts";
 import type { ApprovalWait, CheckRunOutputInput } from "./summary.ts";
@@ -119,6 +120,9 @@ export function firstLine(input: CheckRunOutputInput): string {
     if (target !== runs)
       extra.push(`${code(input.repoBranch)} is at ${commitLink(target, links, { withTitle: true })}`);
   }
+  // A rollback's pin holds it where it is: said where the reader starts, with how to resume.
+  if (state.pin !== undefined && p === undefined)
+    extra.unshift(pinnedText(state.pin, env.name, (t) => code(t)));
   return `${name} ${what}${partly} in ${where}${extra.length > 0 ? `; ${extra.join("; ")}` : ""}.`;
 }
 
@@ -150,6 +154,8 @@ function nextText(input: CheckRunOutputInput): string {
     return `comment \`/unfreeze ${e}\` to resume automated sync and self-heal.`;
   if (input.awaitingApproval !== undefined)
     return `an approver clicks **Approve** above or comments \`/approve ${e}\` on the pull request.`;
+  if (state.pin !== undefined)
+    return `comment \`/unpin ${e}\` when ${code(env.source.branch)} is fit to deploy again: until then ${e} stays at ${code(shortSha(state.pin.revision))}.`;
   if (result !== undefined && result.resources.length === 0)
     return `check that ${code(env.source.path)} on ${code(env.source.branch)} holds the manifests; nothing was applied.`;
   if (result?.dryRun)

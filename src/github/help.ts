@@ -3,6 +3,7 @@
 // configured (their permissions and approvers), so it cannot promise what the parser or the
 // handler does not do.
 import type { EnvironmentConfig } from "../config/types.ts";
+import { commandPermission } from "./command-permission.ts";
 import {
   COMMAND_NAMES,
   COMMANDS,
@@ -22,6 +23,7 @@ function argumentsOf(spec: CommandSpec): string {
   const parts = [
     ...(spec.env ? ["[env]"] : []),
     ...Object.keys(spec.flags).map((f) => `[--${f}]`),
+    ...(spec.argument ? [`[${spec.argument}]`] : []),
     ...(spec.text ? [`["${spec.text}"]`] : []),
   ];
   return parts.length === 0 ? "" : codeSpan(parts.join(" "), 200);
@@ -38,7 +40,10 @@ function doesOf(spec: CommandSpec): string {
 /** One permission for every environment, or each environment's. */
 function permissionOf(key: NonNullable<CommandSpec["permission"]>, envs: HelpEnvironment[]): string {
   const levels = new Map<string, string[]>();
-  for (const e of envs) levels.set(e.commands[key], [...(levels.get(e.commands[key]) ?? []), e.name]);
+  for (const e of envs) {
+    const level = commandPermission(e, key);
+    levels.set(level, [...(levels.get(level) ?? []), e.name]);
+  }
   if (levels.size <= 1) {
     const [level] = levels.keys();
     return `**${level ?? "write"}** permission on the repository, or higher`;

@@ -14,6 +14,7 @@ import type { Logger } from "../reconciler/environment-controller.ts";
 import type { DriftFight, ReconcilerEvent } from "../reconciler/events.ts";
 import { effectivePolicy } from "../reconciler/policy.ts";
 import type { Reconciler } from "../reconciler/reconciler.ts";
+import type { PinRecord } from "../state/types.ts";
 import { BoundedMap } from "../util/bounded-map.ts";
 import { approverMentions } from "./authorize.ts";
 import { fitMarkdown } from "./budget.ts";
@@ -269,7 +270,8 @@ export class GitHubReporter {
       case "refused":
       case "synced": {
         const url = await this.check(gh, event.env, event.revision, { result: event.outcome });
-        await this.deploymentDone(gh, event.env, event.revision, event.outcome, url);
+        const pinned = await this.pinnedOf(event.env);
+        await this.deploymentDone(gh, event.env, event.revision, event.outcome, url, pinned);
         const pr = this.pulls.get(event.revision);
         if (pr !== undefined)
           await this.updateComment(
@@ -278,7 +280,7 @@ export class GitHubReporter {
             event.env,
             event.revision,
             event.outcome.phase,
-            deploymentDescription(event.outcome),
+            deploymentDescription(event.outcome, undefined, pinned),
             url,
           );
         return;
@@ -470,26 +472,34 @@ export class GitHubReporter {
     return ours?.id;
   }
 
+  /** The environment's pin, if a rollback holds it: its deployment status and PR row say so. */
+  private async pinnedOf(envName: string): Promise<{ pin: PinRecord; env: string } | undefined> {
+    const controller = this.o.reconciler.controller(envName);
+    const { pin } = await this.o.reconciler.store.load(controller.instance);
+    return pin ? { pin, env: envName } : undefined;
+  }
+
   private async deploymentDone(
     gh: Octokit,
     envName: string,
     sha: string,
     outcome: SyncResult,
     logUrl?: string,
+    pinned?: { pin: PinRecord; env: string },
   ): Promise<void> {
     const key = this.deploymentKey(envName, sha);
     let record = this.deployments.get(key);
     // No sync started for it: nothing changed, no deployment to finish. A start whose report was
     // lost to a GitHub outage still gets its deployment, made now.
     if (!record && this.owed.has(key))
-      record = await this.deploymentFor(gh, envName, sha, deploymentDescription(outcome));
+      record = await this.deploymentFor(gh, envName, sha, deploymentDescription(outcome, undefined, pinned));
     if (!record || record.status === "done") return;
     const state = outcome.phase === "Succeeded" ? "success" : outcome.phase === "Error" ? "error" : "failure";
     await this.deploymentStatus(
       gh,
       record.id,
       state,
-      deploymentDescription(outcome),
+      deploymentDescription(outcome, undefined, pinned),
       logUrl ?? this.checksUrl(sha),
       this.env(envName).environmentUrl,
     );

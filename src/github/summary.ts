@@ -6,7 +6,8 @@
 import type { EnvironmentConfig } from "../config/types.ts";
 import type { HealthStatus, SyncResult } from "../engine/result.ts";
 import type { RevertedChange } from "../engine/revert/trail.ts";
-import type { EnvironmentState } from "../state/types.ts";
+import { pinnedText } from "../reconciler/pin.ts";
+import type { EnvironmentState, PinRecord } from "../state/types.ts";
 import { fitParts, fitRows, type Part } from "./budget.ts";
 import {
   approvalSection,
@@ -371,8 +372,29 @@ export function conclusionFor(
   return "success";
 }
 
-/** A deployment status's description: one clean line within GitHub's 140 characters. */
-export function deploymentDescription(outcome: SyncResult, running?: string): string {
+/** GitHub's limit on a deployment status's description. */
+const DESCRIPTION_MAX = 140;
+
+/**
+ * A deployment status's description: one clean line within GitHub's 140 characters. A pinned
+ * environment's says so first (who and which entry give way when the names are long), so that
+ * the environment's page on GitHub tells why it does not follow the branch.
+ */
+export function deploymentDescription(
+  outcome: SyncResult,
+  running?: string,
+  pinned?: { pin: PinRecord; env: string },
+): string {
+  if (pinned) {
+    const full = pinnedText(pinned.pin, pinned.env);
+    if (outcome.phase !== "Succeeded")
+      return oneLine(
+        `${pinnedText(pinned.pin, pinned.env, undefined, true)}; ${deploymentDescription(outcome, running)}`,
+      );
+    return full.length <= DESCRIPTION_MAX
+      ? full
+      : oneLine(pinnedText(pinned.pin, pinned.env, undefined, true));
+  }
   if (outcome.phase === "Succeeded") return oneLine(outcome.message);
   const first = (distinctErrors(outcome.resources)[0]?.message ?? outcome.message).replace(
     /^(refused|failed|error):\s*/i,
@@ -487,7 +509,8 @@ function syncStatusLine(input: CheckRunOutputInput): string {
       ? "OutOfSync"
       : "Synced"
     : state.syncStatus;
-  if (status === "Synced") return `Synced to ${inline(repoBranch)}${at}`;
+  // A pinned environment follows its pin, not the branch (as `syncward app get` says).
+  if (status === "Synced") return `Synced to ${state.pin ? "pin" : inline(repoBranch)}${at}`;
   if (status === "OutOfSync") {
     // Two commits when they differ: what runs and where the branch is, never one for the other.
     if (runs !== undefined && revision !== undefined && runs !== revision && !result?.dryRun)

@@ -27,6 +27,7 @@ export function storedStatus(cm: KubeObject & { data?: Record<string, string> })
       syncStatus: state.syncStatus ?? "Unknown",
       health: state.health,
       stuck: state.stuck,
+      pin: state.pin,
     });
   } catch {
     return undefined;

@@ -13,6 +13,8 @@ export interface AppStatus {
   sync: SyncStatusLabel;
   /** Argo CD's health vocabulary (Healthy, Progressing, Degraded, Suspended, Missing) or Unknown. */
   health: string;
+  /** A rollback pins it (`syncward_environment_pinned`); absent: not pinned. Only the state says it. */
+  pinned?: boolean;
 }
 
 const UNKNOWN: AppStatus = { sync: "Unknown", health: "Unknown" };
@@ -37,6 +39,7 @@ export function appStatusAfter(
       // Refused (frozen, outside a window) changes nothing in the cluster: the status stands.
       if (outcome.phase === "Refused") return current;
       return {
+        ...current,
         sync: outcome.phase === "Succeeded" ? "Synced" : "OutOfSync",
         health: healthAfter(current.health, outcome, worst) ?? current.health,
       };
@@ -56,9 +59,12 @@ export function appStatusAfter(
 }
 
 /** The status the stored state says: a stuck environment is Degraded, as the `stuck` event makes it. */
-export function statusOfState(state: Pick<EnvironmentState, "syncStatus" | "health" | "stuck">): AppStatus {
+export function statusOfState(
+  state: Pick<EnvironmentState, "syncStatus" | "health" | "stuck"> & Partial<Pick<EnvironmentState, "pin">>,
+): AppStatus {
   return {
     sync: state.syncStatus ?? "Unknown",
     health: state.stuck ? "Degraded" : (state.health ?? "Unknown"),
+    ...(state.pin ? { pinned: true } : {}),
   };
 }

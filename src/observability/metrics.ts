@@ -150,6 +150,12 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     labelNames: ["app", "environment"] as const,
     registers: [registry],
   });
+  const pinned = new Gauge({
+    name: "syncward_environment_pinned",
+    help: "1 while a rollback pins the environment at an earlier revision (automated syncs and promotions hold until /unpin or syncward app unpin), else 0; read from the stored state.",
+    labelNames: ["app", "environment"] as const,
+    registers: [registry],
+  });
   const info = buildInfo();
   new Gauge({
     name: "syncward_build_info",
@@ -221,7 +227,13 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     const key = `${labels.app}\u0000${labels.environment}`;
     const before = statuses.get(key);
     const where = placement ?? before?.placement;
-    if (before && after && sameShown(before, { status: after, placement: where })) return;
+    if (after) pinned.set(labels, after.pinned ? 1 : 0);
+    else pinned.remove(labels);
+    if (before && after && sameShown(before, { status: after, placement: where })) {
+      // The same series; what it does not show (the pin) is kept for the next event.
+      statuses.set(key, { status: after, placement: where });
+      return;
+    }
     if (before) appInfo.remove(infoLabels(labels, before));
     if (after) {
       const shown = { status: after, placement: where };

@@ -34,7 +34,14 @@ import { historyEntryOf } from "./history-entry.ts";
 import { findOrphans, mayBeOrphan, type Orphan, RISKY_KINDS } from "./orphans.ts";
 import { OutageBackoff } from "./outage-backoff.ts";
 import type { PassSlots } from "./pass-slots.ts";
-import { pinnedRefusal, pinOf, rollbackNote, rollbackTarget, unpinMessage } from "./pin.ts";
+import {
+  pinnedRefusal,
+  pinOf,
+  type RollbackTarget,
+  rollbackNote,
+  rollbackTarget,
+  unpinMessage,
+} from "./pin.ts";
 import { effectivePolicy } from "./policy.ts";
 import { type PromoteResult, promoteWith } from "./promotion/promote.ts";
 import { Promotion, type PromotionLinks } from "./promotion/promotion.ts";
@@ -913,27 +920,23 @@ export class EnvironmentController {
   }
 
   /**
-   * Re-deploys the revision of history entry `historyId` (default: the newest successful one of
-   * another revision) and pins the environment there (PinRecord). The gate answers first: a
+   * Re-deploys the revision of the history entry `target` names (an id, or a commit: its newest
+   * successful entry; default: the newest successful one of another revision) and pins the
+   * environment there (PinRecord). `app rollback` and `/rollback` both come here. The gate answers first: a
    * refusal pins nothing. The pin is written before the sync, so no automated pass in between
    * moves the environment back to the branch head; a sync that then fails leaves the pin (the
    * passes retry the pinned revision). `refused`: no such entry; nothing changed.
    */
   async rollback(request: {
     actor: string;
-    historyId?: number;
+    target?: RollbackTarget;
     reason?: string;
     trigger?: Trigger;
     needsApproval?: boolean;
     onProgress?: SyncRequest["onProgress"];
-  }): Promise<(SyncOutcome & { pin?: PinRecord }) | { refused: string }> {
+  }): Promise<(SyncOutcome & { pin?: PinRecord; handedOver?: boolean }) | { refused: string }> {
     const state = await this.o.store.load(this.instance);
-    const target = rollbackTarget(
-      state.history,
-      state.lastSyncedRevision,
-      this.o.env.name,
-      request.historyId,
-    );
+    const target = rollbackTarget(state.history, state.lastSyncedRevision, this.o.env.name, request.target);
     if ("error" in target) return { refused: target.error };
     const pin = pinOf(target.entry, request.actor, request.reason ?? "");
     const trigger = request.trigger ?? "rollback";
@@ -1006,6 +1009,9 @@ export class EnvironmentController {
       return { revision: requested.head, held: false, refused: requested.refusal.reason };
     }
     const revision = requested.revision;
+    // Pinned elsewhere: no approval is asked of a revision the pin would refuse once approved.
+    const pinned = pinnedRefusal((await this.o.store.load(this.instance)).pin, revision, this.o.env.name);
+    if (pinned) return { revision, held: false, refused: pinned };
     const flags = {
       prune: request.prune,
       force: request.force,

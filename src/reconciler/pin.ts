@@ -10,26 +10,71 @@ function deployed(h: Pick<HistoryEntry, "result" | "trigger">): boolean {
   return h.result === "Succeeded" && h.trigger !== "unpin";
 }
 
+/** What a rollback names: a history entry by id, or a commit by its sha (or a prefix of it). */
+export type RollbackTarget = { historyId: number } | { commit: string };
+
+/** The shortest commit prefix a rollback takes: as short as `git log --oneline` shows, no shorter. */
+export const MIN_COMMIT_PREFIX = 7;
+
 /**
- * The history entry a rollback re-deploys: the one named by `id`, else the newest that deployed a
+ * `3` (a history id) or `a1b2c3d` (a commit: 7 to 40 hex digits), as `app rollback` and
+ * `/rollback` take it. A whole number of fewer than 7 digits is an id; from 7 digits on it is a
+ * commit: an all-digit sha prefix is not rare, and an id that long takes a million operations.
+ */
+export function rollbackTargetOf(text: string): RollbackTarget | { error: string } {
+  // The error says what the word is not; the caller names the word as its reader wrote it.
+  if (/^[1-9][0-9]{0,5}$/.test(text)) return { historyId: Number(text) };
+  if (new RegExp(`^[0-9a-f]{${MIN_COMMIT_PREFIX},40}$`, "i").test(text))
+    return { commit: text.toLowerCase() };
+  return {
+    error: `is neither a history id (a whole number) nor a commit (${MIN_COMMIT_PREFIX} to 40 hex digits)`,
+  };
+}
+
+type Row = Pick<HistoryEntry, "id" | "revision" | "result" | "trigger">;
+
+/**
+ * The history entry a rollback re-deploys: the one named by its id; for a commit, the newest that
+ * deployed it (an unknown or ambiguous prefix is refused); else the newest that deployed a
  * revision other than the current one (`argocd app rollback` without an id takes the previous).
  */
 export function rollbackTarget(
-  history: ReadonlyArray<Pick<HistoryEntry, "id" | "revision" | "result" | "trigger">>,
+  history: ReadonlyArray<Row>,
   current: string | undefined,
   env: string,
-  id?: number,
+  target?: RollbackTarget,
 ): { entry: Pick<HistoryEntry, "id" | "revision"> } | { error: string } {
   const listing = `\`syncward app history ${env}\` lists them`;
-  if (id !== undefined) {
+  if (target && "historyId" in target) {
+    const id = target.historyId;
     const entry = history.find((h) => h.id === id);
     if (!entry) return { error: `${env} has no history entry ${id} (${listing})` };
     if (!deployed(entry))
       return { error: `history entry ${id} of ${env} deployed nothing (${entry.result}, ${entry.trigger})` };
     return { entry };
   }
+  if (target) return commitEntry(history, env, target.commit.toLowerCase(), listing);
   const entry = [...history].reverse().find((h) => deployed(h) && h.revision !== current);
   if (!entry) return { error: `${env} has no earlier successful sync of another revision (${listing})` };
+  return { entry };
+}
+
+/** The newest entry that deployed the commit `prefix` names, if it names exactly one. */
+function commitEntry(
+  history: ReadonlyArray<Row>,
+  env: string,
+  prefix: string,
+  listing: string,
+): { entry: Pick<HistoryEntry, "id" | "revision"> } | { error: string } {
+  const matching = history.filter((h) => deployed(h) && h.revision.startsWith(prefix));
+  const revisions = [...new Set(matching.map((h) => h.revision))];
+  if (revisions.length > 1)
+    return {
+      error: `commit ${prefix} is ambiguous in the history of ${env} (${revisions.map(short).join(", ")}); give more of it`,
+    };
+  const entry = matching.at(-1);
+  if (!entry)
+    return { error: `${env} has no successful sync of commit ${prefix} in its history (${listing})` };
   return { entry };
 }
 
@@ -66,4 +111,20 @@ export function pinnedRefusal(pin: PinRecord | undefined, revision: string, env:
 /** `app get`'s line: who pinned what, and how to resume. */
 export function pinnedLine(pin: PinRecord, env: string): string {
   return `${short(pin.revision)} by ${pin.by} at ${pin.at}: \`syncward app unpin ${env}\` resumes`;
+}
+
+/**
+ * What a pinned environment says wherever it is shown (the check run, the deployment status):
+ * `pinned at a1b2c3d by alice (rollback to history 3); /unpin prod resumes`. `mark` shapes the
+ * parts taken from elsewhere (a code span in markdown); `brief` leaves out who and which entry,
+ * for a line with little room.
+ */
+export function pinnedText(
+  pin: Pick<PinRecord, "revision" | "by" | "historyId">,
+  env: string,
+  mark: (text: string) => string = (t) => t,
+  brief = false,
+): string {
+  const who = brief ? "" : ` by ${mark(pin.by)} (rollback to history ${pin.historyId})`;
+  return `pinned at ${mark(short(pin.revision))}${who}; ${mark(`/unpin ${env}`)} resumes`;
 }

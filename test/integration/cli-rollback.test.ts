@@ -99,6 +99,12 @@ describe("syncward app rollback", () => {
       await ctx.close();
     }
 
+    // A commit names the entry too: rev2's, by a prefix of its sha.
+    const byCommit = await run(["app", "rollback", "dev", rev2.slice(0, 9), ...common]);
+    assert.equal(byCommit.code, 0, byCommit.err + byCommit.out);
+    assert.match(byCommit.out, /rollback to history 2 \([0-9a-f]{7}\) by \S+, pinned/);
+    assert.equal((await live())?.version, "v2", "the commit's objects are live");
+
     const unpinned = await run(["app", "unpin", "dev", ...common]);
     assert.equal(unpinned.code, 0, unpinned.err);
     assert.match(unpinned.out, /^Unpinned [0-9a-f]{7}: the next sync takes the head of main$/m);
@@ -112,14 +118,15 @@ describe("syncward app rollback", () => {
       trigger: string;
       message: string;
     }>;
-    const rollback = history.find((h) => h.trigger === "rollback");
-    assert.equal(rollback?.revision, rev1);
-    assert.match(rollback?.message ?? "", /^rollback to history 1 /);
+    // The last rollback (by commit, to rev2) and its unpin; the history's limit may have let the first go.
+    const rollback = history.findLast((h) => h.trigger === "rollback");
+    assert.equal(rollback?.revision, rev2);
+    assert.match(rollback?.message ?? "", /^rollback to history 2 /);
     const unpin = history.find((h) => h.trigger === "unpin");
-    assert.equal(unpin?.revision, rev1);
+    assert.equal(unpin?.revision, rev2);
     assert.match(
       unpin?.message ?? "",
-      /^unpinned [0-9a-f]{7} \(pinned by \S+ at \S+, rollback to history 1\) by \S+; the next sync takes the head of main$/,
+      /^unpinned [0-9a-f]{7} \(pinned by \S+ at \S+, rollback to history 2\) by \S+; the next sync takes the head of main$/,
     );
     assert.equal(history.at(-1)?.revision, rev3);
     assert.ok(history.some((h) => h.revision === rev2));
@@ -154,7 +161,10 @@ describe("syncward app rollback", () => {
     assert.match(missing.err, /dev has no history entry 7/);
     const bad = await run(["app", "rollback", "dev", "latest", ...common]);
     assert.equal(bad.code, 2);
-    assert.match(bad.err, /"latest" is not a history id/);
+    assert.match(bad.err, /"latest" is neither a history id \(a whole number\) nor a commit/);
+    const unknownCommit = await run(["app", "rollback", "dev", "deadbee", ...common]);
+    assert.equal(unknownCommit.code, 2);
+    assert.match(unknownCommit.err, /dev has no successful sync of commit deadbee in its history/);
     assert.doesNotMatch((await run(["app", "get", "dev", ...common])).out, /^Pinned:/m);
     const unpin = await run(["app", "unpin", "dev", ...common]);
     assert.match(unpin.out, /^dev is not pinned$/m);

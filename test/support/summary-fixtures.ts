@@ -38,6 +38,7 @@ export function envConfig(overrides: Partial<EnvironmentConfig> = {}): Environme
       approve: "write",
       diff: "read",
       history: "read",
+      rollback: "write",
     },
     policy: { namespaces: ["shop"], clusterResources: [], requireSignedCommits: false },
     revisionHistoryLimit: 10,

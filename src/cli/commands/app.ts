@@ -9,7 +9,7 @@ import { assessHealth, worstHealth } from "../../engine/health/index.ts";
 import type { SyncOutcome } from "../../engine/sync.ts";
 import { type KubeObject, keyOf } from "../../kube/object.ts";
 import type { EnvironmentController } from "../../reconciler/environment-controller.ts";
-import { pinnedLine } from "../../reconciler/pin.ts";
+import { pinnedLine, type RollbackTarget, rollbackTargetOf } from "../../reconciler/pin.ts";
 import { effectivePolicy } from "../../reconciler/policy.ts";
 import { evaluateWindows } from "../../reconciler/sync-windows.ts";
 import type { EnvironmentState } from "../../state/types.ts";
@@ -57,12 +57,13 @@ function historyRows(state: EnvironmentState): string[][] {
   ]);
 }
 
-/** `app rollback ENV [ID]`: a history id is a whole number (`app history` lists them). */
-function historyIdOf(text: string | undefined): number | undefined {
+/** `app rollback ENV [ID|COMMIT]`: a history id (`app history` lists them) or a commit. */
+function rollbackTargetArg(text: string | undefined): RollbackTarget | undefined {
   if (text === undefined) return undefined;
-  if (!/^[1-9][0-9]*$/.test(text))
-    throw new UsageError(`app rollback: "${text}" is not a history id (see syncward app history ENV)`);
-  return Number(text);
+  const target = rollbackTargetOf(text);
+  if ("error" in target)
+    throw new UsageError(`app rollback: "${text}" ${target.error} (see syncward app history ENV)`);
+  return target;
 }
 
 function printOutcome(io: CliIO, outcome: SyncOutcome): void {
@@ -94,7 +95,7 @@ export async function appCommand(
   // Checked before connecting: a missing ENV or a bad duration changes nothing and needs no cluster.
   const env = verb === "list" ? undefined : requireEnv(positionals, verb);
   const timeoutMs = verb === "wait" ? parseDuration(values.timeout ?? "5m") : undefined;
-  const historyId = verb === "rollback" ? historyIdOf(positionals[1]) : undefined;
+  const target = verb === "rollback" ? rollbackTargetArg(positionals[1]) : undefined;
   if (verb === "wait" && (timeoutMs === undefined || timeoutMs <= 0))
     throw new UsageError(`app wait: --timeout "${values.timeout}" is not a duration (e.g. 90s, 5m)`);
 
@@ -204,7 +205,11 @@ export async function appCommand(
         return EXIT.ok;
       }
       case "rollback": {
-        const done = await controller.rollback({ actor: actor(), historyId, reason: values.reason });
+        const done = await controller.rollback({
+          actor: actor(),
+          ...(target ? { target } : {}),
+          reason: values.reason,
+        });
         if ("refused" in done) throw new UsageError(`app rollback: ${done.refused}`);
         if (asJson) print(done);
         else printOutcome(io, done);

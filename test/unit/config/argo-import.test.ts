@@ -28,6 +28,7 @@ const DEFAULT_COMMANDS = {
   approve: "write",
   diff: "read",
   history: "read",
+  rollback: "write",
 } as const;
 
 describe("importArgoApplication", () => {

@@ -53,6 +53,7 @@ const DEFAULT_COMMANDS = {
   approve: "write",
   diff: "read",
   history: "read",
+  rollback: "write",
 } as const;
 
 describe("parseConfig: valid files", () => {

@@ -27,8 +27,8 @@ function writerOnGitHub(): { gh: Octokit; bodies: string[] } {
   return { gh, bodies };
 }
 
-/** The replies to `/sync dev` by `login` (a writer), with `controller` as the environment's. */
-async function replies(controller: object, login = "alice"): Promise<string[]> {
+/** The replies to `body` (default `/sync dev`) by `login` (a writer), with `controller` as the environment's. */
+async function replies(controller: object, login = "alice", body = "/sync dev"): Promise<string[]> {
   const env = envConfig("shop");
   const rt = {
     ref: { owner: "acme", repo: "shop" },
@@ -38,7 +38,7 @@ async function replies(controller: object, login = "alice"): Promise<string[]> {
   const { gh, bodies } = writerOnGitHub();
   await handleCommentCommands(rt, gh, {
     commentId: 1,
-    body: "/sync dev",
+    body,
     login,
     userId: 1,
     senderType: "User",
@@ -126,5 +126,53 @@ describe("the Next line of a reply to several commands", () => {
       /\| `\/help` \|[\s\S]*---\n\nWhich environment\? This repository has 2: `dev`, `prod`/,
     );
     assert.match(body, /\n\n\*\*Next:\*\* comment `\/freeze dev` \(or another environment's name\)\.$/);
+  });
+});
+
+describe("/rollback and /unpin reach the controller's rollback and unpin", () => {
+  const run = (body: string, controller: object) => replies(controller, "alice", body);
+  const A = "a".repeat(40);
+  const pin = {
+    revision: A,
+    historyId: 3,
+    by: "alice",
+    at: "2026-01-01T00:00:00.000Z",
+    reason: "/rollback on #7",
+  };
+
+  it("/rollback dev 3 asks for history entry 3, as alice, and says what moved", async () => {
+    const calls: unknown[] = [];
+    const bodies = await run("/rollback dev 3", {
+      rollback: async (request: unknown) => {
+        calls.push(request);
+        return { phase: "Succeeded", revision: A, message: "synced 1 object", pin };
+      },
+    });
+    assert.deepEqual(calls, [{ actor: "alice", target: { historyId: 3 }, reason: "/rollback on #7" }]);
+    assert.match(bodies[0] ?? "", /^\*\*dev\*\* rolled back to `aaaaaaa` \(history 3\) and is pinned there/);
+    assert.match(bodies[0] ?? "", /\*\*Next:\*\* comment `\/unpin dev` when `main` is fit to deploy again/);
+  });
+
+  it("/rollback dev <commit> asks for the commit", async () => {
+    const calls: unknown[] = [];
+    await run("/rollback dev ABCDEF12", {
+      rollback: async (request: unknown) => {
+        calls.push(request);
+        return { refused: "dev has no successful sync of commit abcdef12 in its history" };
+      },
+    });
+    assert.deepEqual(calls, [{ actor: "alice", target: { commit: "abcdef12" }, reason: "/rollback on #7" }]);
+  });
+
+  it("/unpin dev unpins as alice", async () => {
+    const calls: unknown[] = [];
+    const bodies = await run("/unpin dev", {
+      unpin: async (actor: string) => {
+        calls.push(actor);
+        return pin;
+      },
+    });
+    assert.deepEqual(calls, ["alice"]);
+    assert.match(bodies[0] ?? "", /^\*\*dev\*\* is unpinned: it held `aaaaaaa`/);
   });
 });

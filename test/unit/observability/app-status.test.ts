@@ -76,6 +76,15 @@ describe("statusOfState (the gauge from stored state)", () => {
       { syncStatus: "OutOfSync", health: "Healthy", stuck: { revision: "r", reason: "x", since: "t" } },
       { sync: "OutOfSync", health: "Degraded" },
     ],
+    [
+      "pinned by a rollback",
+      {
+        syncStatus: "Synced",
+        health: "Healthy",
+        pin: { revision: "r", historyId: 3, by: "alice", at: "t", reason: "" },
+      },
+      { sync: "Synced", health: "Healthy", pinned: true },
+    ],
   ];
   for (const [name, state, expected] of table) {
     it(name, () => assert.deepEqual(statusOfState(state), expected));

@@ -189,6 +189,30 @@ describe("createMetrics", () => {
     );
   });
 
+  it("syncward_environment_pinned follows the stored pin; a sync's event keeps it, an environment that goes loses it", async () => {
+    const m = createMetrics({ defaultMetrics: false });
+    const pinned = async () =>
+      (await m.registry.metrics()).split("\n").filter((l) => l.startsWith("syncward_environment_pinned{"));
+    const labels = { app: "shop", environment: "prod" };
+    m.setAppStatus(labels, { sync: "Synced", health: "Healthy" });
+    assert.deepEqual(await pinned(), ['syncward_environment_pinned{app="shop",environment="prod"} 0']);
+    m.setAppStatus(labels, { sync: "Synced", health: "Healthy", pinned: true });
+    assert.deepEqual(await pinned(), ['syncward_environment_pinned{app="shop",environment="prod"} 1']);
+    m.recordEvent({
+      ...base,
+      type: "synced",
+      trigger: "rollback",
+      actor: "a",
+      outcome: outcome("Succeeded", 1),
+      entry,
+    });
+    assert.deepEqual(await pinned(), ['syncward_environment_pinned{app="shop",environment="prod"} 1']);
+    m.setAppStatus(labels, { sync: "Synced", health: "Healthy" });
+    assert.deepEqual(await pinned(), ['syncward_environment_pinned{app="shop",environment="prod"} 0']);
+    m.setAppStatus(labels, undefined);
+    assert.deepEqual(await pinned(), []);
+  });
+
   it("counts GitHub requests by method and status", async () => {
     const m = createMetrics({ defaultMetrics: false });
     m.countGitHubRequest("post", 201);

@@ -6,6 +6,7 @@ import {
   pinOf,
   rollbackNote,
   rollbackTarget,
+  rollbackTargetOf,
   unpinMessage,
 } from "../../../src/reconciler/pin.ts";
 import type { HistoryEntry } from "../../../src/state/types.ts";
@@ -52,9 +53,70 @@ describe("which history entry a rollback re-deploys", () => {
   ];
   for (const [name, rowsOf, current, id, want] of rows)
     it(name, () => {
-      const got = rollbackTarget(rowsOf, current, "dev", id);
+      const got = rollbackTarget(rowsOf, current, "dev", id === undefined ? undefined : { historyId: id });
       if (typeof want === "number") assert.equal("entry" in got && got.entry.id, want);
       else assert.match("error" in got ? got.error : "", want);
+    });
+});
+
+describe("a rollback naming a commit", () => {
+  const A2 = `aaaaaaa${"1".repeat(33)}`;
+  const history: Row[] = [h(1, A), h(2, B), h(3, A, "Succeeded", "selfHeal"), h(4, C, "Failed"), h(5, C)];
+  const rows: Array<[string, Row[], string, number | RegExp]> = [
+    ["a prefix takes the newest successful entry of that commit", history, "aaaaaaa", 3],
+    ["the whole sha, in capitals", history, B.toUpperCase(), 2],
+    ["a failed entry of it is passed over for a successful one", history, "ccccccc", 5],
+    [
+      "a commit no entry deployed: refused, pointing at app history",
+      history,
+      "ddddddd",
+      /^dev has no successful sync of commit ddddddd in its history \(`syncward app history dev` lists them\)$/,
+    ],
+    [
+      "a commit that only failed: refused",
+      [h(1, A), h(2, C, "Failed")],
+      "ccccccc",
+      /no successful sync of commit ccccccc/,
+    ],
+    [
+      "a prefix of two deployed commits: refused as ambiguous",
+      [h(1, A), h(2, A2)],
+      "aaaaaaa",
+      /^commit aaaaaaa is ambiguous in the history of dev \(aaaaaaa, aaaaaaa\); give more of it$/,
+    ],
+    ["more of it picks one", [h(1, A), h(2, A2)], "aaaaaaa1", 2],
+  ];
+  for (const [name, rowsOf, commit, want] of rows)
+    it(name, () => {
+      const got = rollbackTarget(rowsOf, C, "dev", { commit: commit.toLowerCase() });
+      if (typeof want === "number") assert.equal("entry" in got && got.entry.id, want);
+      else assert.match("error" in got ? got.error : "", want);
+    });
+});
+
+describe("what a rollback's argument names", () => {
+  const rows: Array<[string, string, object | RegExp]> = [
+    ["a whole number is a history id", "12", { historyId: 12 }],
+    ["six digits are still an id", "999999", { historyId: 999999 }],
+    ["seven digits are a commit (an all-digit sha prefix)", "1234567", { commit: "1234567" }],
+    ["a sha prefix, lowercased", "ABCDEF1", { commit: "abcdef1" }],
+    ["a whole sha", A, { commit: A }],
+    [
+      "too short for a commit",
+      "abcdef",
+      /is neither a history id \(a whole number\) nor a commit \(7 to 40 hex digits\)/,
+    ],
+    ["zero is no id", "0", /is neither/],
+    ["a leading zero is no id", "07", /is neither/],
+    ["longer than a sha", "a".repeat(41), /is neither/],
+    ["a word", "latest", /is neither/],
+    ["a ref", "HEAD~1", /is neither/],
+  ];
+  for (const [name, text, want] of rows)
+    it(name, () => {
+      const got = rollbackTargetOf(text);
+      if (want instanceof RegExp) assert.match("error" in got ? got.error : "", want);
+      else assert.deepEqual(got, want);
     });
 });
 
