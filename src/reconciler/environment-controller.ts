@@ -36,6 +36,7 @@ import { OutageBackoff } from "./outage-backoff.ts";
 import type { PassSlots } from "./pass-slots.ts";
 import {
   pinnedRefusal,
+  pinnedRenderRefusal,
   pinOf,
   type RollbackTarget,
   rollbackNote,
@@ -939,6 +940,13 @@ export class EnvironmentController {
     const target = rollbackTarget(state.history, state.lastSyncedRevision, this.o.env.name, request.target);
     if ("error" in target) return { refused: target.error };
     const pin = pinOf(target.entry, request.actor, request.reason ?? "");
+    // Refused before anything is pinned when the commit no longer renders what that entry applied.
+    const now = await this.fx
+      .desiredAt(pin.revision)
+      .then((r) => renderSeen(r.objects, this.o.env.destination.namespace).digest)
+      .catch(() => undefined); // a render that fails now fails the sync below, which says why
+    const differs = now === undefined ? undefined : pinnedRenderRefusal(pin, pin.revision, now);
+    if (differs) return { refused: `${differs.replace(/; nothing was written$/, "")}; nothing was pinned` };
     const trigger = request.trigger ?? "rollback";
     const needsApproval = request.needsApproval ?? false;
     const decision = await this.fx.gate.check({

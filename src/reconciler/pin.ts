@@ -31,7 +31,7 @@ export function rollbackTargetOf(text: string): RollbackTarget | { error: string
   };
 }
 
-type Row = Pick<HistoryEntry, "id" | "revision" | "result" | "trigger">;
+type Row = Pick<HistoryEntry, "id" | "revision" | "result" | "trigger" | "renderDigest">;
 
 /**
  * The history entry a rollback re-deploys: the one named by its id; for a commit, the newest that
@@ -43,7 +43,7 @@ export function rollbackTarget(
   current: string | undefined,
   env: string,
   target?: RollbackTarget,
-): { entry: Pick<HistoryEntry, "id" | "revision"> } | { error: string } {
+): { entry: Pick<HistoryEntry, "id" | "revision" | "renderDigest"> } | { error: string } {
   const listing = `\`syncward app history ${env}\` lists them`;
   if (target && "historyId" in target) {
     const id = target.historyId;
@@ -65,7 +65,7 @@ function commitEntry(
   env: string,
   prefix: string,
   listing: string,
-): { entry: Pick<HistoryEntry, "id" | "revision"> } | { error: string } {
+): { entry: Pick<HistoryEntry, "id" | "revision" | "renderDigest"> } | { error: string } {
   const matching = history.filter((h) => deployed(h) && h.revision.startsWith(prefix));
   const revisions = [...new Set(matching.map((h) => h.revision))];
   if (revisions.length > 1)
@@ -80,12 +80,33 @@ function commitEntry(
 
 /** The pin a rollback to `entry` sets. */
 export function pinOf(
-  entry: Pick<HistoryEntry, "id" | "revision">,
+  entry: Pick<HistoryEntry, "id" | "revision" | "renderDigest">,
   by: string,
   reason: string,
   now = new Date(),
 ): PinRecord {
-  return { revision: entry.revision, historyId: entry.id, by, at: now.toISOString(), reason };
+  return {
+    revision: entry.revision,
+    historyId: entry.id,
+    by,
+    at: now.toISOString(),
+    reason,
+    ...(entry.renderDigest ? { renderDigest: entry.renderDigest } : {}),
+  };
+}
+
+/**
+ * Why a render of the pinned revision may not be applied: it is not the render the rolled-back-to
+ * entry applied (a chart range, a remote base or the operator's limits moved since). Undefined:
+ * it is that render, or the entry predates recorded digests, or the revision is not the pin's.
+ */
+export function pinnedRenderRefusal(
+  pin: Pick<PinRecord, "revision" | "historyId" | "renderDigest"> | undefined,
+  revision: string,
+  digest: string,
+): string | undefined {
+  if (!pin?.renderDigest || pin.revision !== revision || pin.renderDigest === digest) return undefined;
+  return `the render of ${short(revision)} today is not the one history entry ${pin.historyId} applied (digest ${pin.renderDigest.slice(0, 12)}, now ${digest.slice(0, 12)}): something it renders from outside the commit changed (a chart version range, a remote base, the operator's limits); nothing was written`;
 }
 
 /** What the rollback's history entry says before the sync's own message. */

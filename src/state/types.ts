@@ -57,6 +57,11 @@ export interface HistoryEntry {
   hooks?: Array<{ kind: string; name: string; phase: string; wave: number; outcome: string }>;
   /** A promotion: the upstreams' evidence it deployed on. */
   promotion?: PromotionNote;
+  /**
+   * Digest of the render a successful sync applied (render-digest.ts): a rollback to this entry
+   * deploys only a render with this digest. Absent in entries written before it was kept.
+   */
+  renderDigest?: string;
 }
 
 export interface FailedAttempt {
@@ -79,6 +84,8 @@ export interface PinRecord {
   by: string;
   at: string;
   reason: string;
+  /** The render that entry applied: every sync while pinned must render exactly it. */
+  renderDigest?: string;
 }
 
 export interface FreezeRecord {

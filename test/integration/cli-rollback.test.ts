@@ -6,10 +6,13 @@ import { describe, it } from "node:test";
 import { openContext } from "../../src/cli/context.ts";
 import type { CliIO } from "../../src/cli/io.ts";
 import { main } from "../../src/cli/main.ts";
+import { STATE_KEY } from "../../src/state/store.ts";
+import type { EnvironmentState } from "../../src/state/types.ts";
 import { kubectl, useCluster } from "../support/cluster.ts";
 import { makeRepo } from "../support/git-repo.ts";
 
 const cluster = useCluster();
+type StoredState = Pick<EnvironmentState, "history" | "pin">;
 
 async function run(args: string[]): Promise<{ code: number; out: string; err: string }> {
   let out = "";
@@ -168,5 +171,78 @@ describe("syncward app rollback", () => {
     assert.doesNotMatch((await run(["app", "get", "dev", ...common])).out, /^Pinned:/m);
     const unpin = await run(["app", "unpin", "dev", ...common]);
     assert.match(unpin.out, /^dev is not pinned$/m);
+  });
+
+  it("deploys only the render the entry applied: a commit that renders otherwise today is refused, pinning nothing", async () => {
+    const ns = await cluster.namespace("rollback-render");
+    const stateNs = await cluster.stateNamespace("rollback-render-state");
+    const repo = makeRepo({
+      ".github/syncward.yml": `environments:\n  - name: dev\n    source: {path: app}\n    destination: {namespace: ${ns}}\n`,
+      "app/conf.yaml": conf("v1"),
+    });
+    const common = [
+      ...["--repo", repo.dir, "--kubeconfig", cluster.syncwardKubeconfig],
+      ...["--app", "rollback-render", "--state-namespace", stateNs],
+    ];
+    const version = async () =>
+      ((await cluster.client.get("v1", "ConfigMap", ns, "conf")) as { data?: Record<string, string> })?.data
+        ?.version;
+    // What happens when a chart range or a remote base moves under a commit, written into the state.
+    const rewriteState = (change: (state: StoredState) => void) => {
+      const list = JSON.parse(kubectl(["-n", stateNs, "get", "configmaps", "-o", "json"])) as {
+        items: Array<{ metadata: { name: string }; data?: Record<string, string> }>;
+      };
+      const cm = list.items.find((c) => c.data?.[STATE_KEY] !== undefined);
+      assert.ok(cm, "the environment's state");
+      const state = JSON.parse(cm.data?.[STATE_KEY] ?? "{}") as StoredState;
+      change(state);
+      const patch = JSON.stringify({ data: { [STATE_KEY]: JSON.stringify(state) } });
+      kubectl(["-n", stateNs, "patch", "configmap", cm.metadata.name, "--type=merge", "-p", patch]);
+    };
+
+    assert.equal((await run(["app", "sync", "dev", ...common])).code, 0);
+    repo.commit({ "app/conf.yaml": conf("v2") });
+    assert.equal((await run(["app", "sync", "dev", ...common])).code, 0);
+    const history = JSON.parse((await run(["app", "history", "dev", "-o", "json", ...common])).out) as Array<{
+      id: number;
+      renderDigest?: string;
+    }>;
+    const recorded = history.find((h) => h.id === 1)?.renderDigest;
+    assert.match(
+      recorded ?? "",
+      /^[0-9a-f]{12,}$/,
+      "a successful sync records the digest of what it applied",
+    );
+
+    rewriteState((state) => {
+      const entry = state.history.find((h) => h.id === 1);
+      if (entry) entry.renderDigest = "0".repeat(64);
+    });
+    const refused = await run(["app", "rollback", "dev", "1", ...common]);
+    assert.equal(refused.code, 2, refused.out);
+    assert.match(
+      refused.err,
+      /the render of [0-9a-f]{7} today is not the one history entry 1 applied \(digest 000000000000, now [0-9a-f]{12}\): .*; nothing was pinned/,
+    );
+    assert.equal(await version(), "v2", "nothing written");
+    assert.doesNotMatch((await run(["app", "get", "dev", ...common])).out, /^Pinned:/m);
+
+    // With the digest it recorded, the same rollback goes through and the pin carries the digest...
+    rewriteState((state) => {
+      const entry = state.history.find((h) => h.id === 1);
+      if (entry) entry.renderDigest = recorded;
+    });
+    const back = await run(["app", "rollback", "dev", "1", ...common]);
+    assert.equal(back.code, 0, back.err + back.out);
+    assert.equal(await version(), "v1");
+    // ...so a later pass at the pinned commit that renders otherwise writes nothing and says why.
+    rewriteState((state) => {
+      if (state.pin) state.pin.renderDigest = "f".repeat(64);
+    });
+    kubectl(["-n", ns, "patch", "configmap", "conf", "--type=merge", "-p", '{"data":{"version":"by-hand"}}']);
+    const again = await run(["app", "sync", "dev", ...common]);
+    assert.equal(again.code, 1, again.out);
+    assert.match(again.out, /today is not the one history entry 1 applied .*nothing was written/);
+    assert.equal(await version(), "by-hand", "the differing render was not applied");
   });
 });

@@ -107,7 +107,11 @@ export async function recordRelease<O extends SyncOutcome>(r: Release, outcome: 
     (s) => applyOutcome(s, outcome, facts, env, r.digest),
     undefined,
     r.retried,
-    r.opts.promotion ? { promotion: r.opts.promotion } : {},
+    {
+      ...(r.opts.promotion ? { promotion: r.opts.promotion } : {}),
+      // What a rollback to this entry must render again (pin.ts).
+      ...(facts.ok && r.digest ? { renderDigest: r.digest.digest } : {}),
+    },
   );
   fx.o.log.info(
     {

@@ -3,6 +3,7 @@ import { describe, it } from "node:test";
 import {
   pinnedLine,
   pinnedRefusal,
+  pinnedRenderRefusal,
   pinOf,
   rollbackNote,
   rollbackTarget,
@@ -154,4 +155,35 @@ describe("what history and app get say", () => {
       pinnedLine(pin, "dev"),
       "aaaaaaa by alice at 2026-01-01T00:00:00.000Z: `syncward app unpin dev` resumes",
     ));
+});
+
+describe("a pinned revision renders what its entry applied, or nothing", () => {
+  const A = "a".repeat(40);
+  const pin = { revision: A, historyId: 3, renderDigest: "1".repeat(64) };
+  it("the pin carries the digest the entry recorded", () =>
+    assert.equal(
+      pinOf({ id: 3, revision: A, renderDigest: "1".repeat(64) }, "alice", "").renderDigest,
+      "1".repeat(64),
+    ));
+  const cases: Array<[string, Parameters<typeof pinnedRenderRefusal>, RegExp | undefined]> = [
+    ["the same render", [pin, A, "1".repeat(64)], undefined],
+    [
+      "another render of the pinned commit",
+      [pin, A, "2".repeat(64)],
+      /^the render of aaaaaaa today is not the one history entry 3 applied \(digest 111111111111, now 222222222222\): .*nothing was written$/,
+    ],
+    ["another revision (not the pin's to judge)", [pin, "b".repeat(40), "2".repeat(64)], undefined],
+    [
+      "an entry from before digests were kept",
+      [{ ...pin, renderDigest: undefined }, A, "2".repeat(64)],
+      undefined,
+    ],
+    ["no pin", [undefined, A, "2".repeat(64)], undefined],
+  ];
+  for (const [name, args, want] of cases)
+    it(name, () => {
+      const got = pinnedRenderRefusal(...args);
+      if (want === undefined) assert.equal(got, undefined);
+      else assert.match(got ?? "", want);
+    });
 });
