@@ -26,6 +26,21 @@ const conf = (version: string) =>
   `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: conf}\ndata: {version: "${version}"}\n`;
 const extra = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: extra}\ndata: {added: in-rev2}\n";
 
+/** A repository with one manually synced environment, dev, and the CLI flags that reach it. */
+async function manualApp(name: string) {
+  const ns = await cluster.namespace(name);
+  const stateNs = await cluster.stateNamespace(`${name}-state`);
+  const repo = makeRepo({
+    ".github/syncward.yml": `environments:\n  - name: dev\n    source: {path: app}\n    destination: {namespace: ${ns}}\n`,
+    "app/conf.yaml": conf("v1"),
+  });
+  const common = [
+    ...["--repo", repo.dir, "--kubeconfig", cluster.syncwardKubeconfig],
+    ...["--app", name, "--state-namespace", stateNs],
+  ];
+  return { ns, stateNs, repo, common };
+}
+
 describe("syncward app rollback", () => {
   it("re-deploys an earlier revision and keeps it there until unpinned", async () => {
     const ns = await cluster.namespace("rollback");
@@ -136,22 +151,7 @@ describe("syncward app rollback", () => {
   });
 
   it("says what is wrong with a rollback that has nothing to go back to, changing nothing", async () => {
-    const ns = await cluster.namespace("rollback-none");
-    const stateNs = await cluster.stateNamespace("rollback-none-state");
-    const repo = makeRepo({
-      ".github/syncward.yml": `environments:\n  - name: dev\n    source: {path: app}\n    destination: {namespace: ${ns}}\n`,
-      "app/conf.yaml": conf("v1"),
-    });
-    const common = [
-      "--repo",
-      repo.dir,
-      "--kubeconfig",
-      cluster.syncwardKubeconfig,
-      "--app",
-      "rollback-none",
-      "--state-namespace",
-      stateNs,
-    ];
+    const { common } = await manualApp("rollback-none");
     assert.equal((await run(["app", "sync", "dev", ...common])).code, 0);
     const none = await run(["app", "rollback", "dev", ...common]);
     assert.equal(none.code, 2);
@@ -174,16 +174,7 @@ describe("syncward app rollback", () => {
   });
 
   it("deploys only the render the entry applied: a commit that renders otherwise today is refused, pinning nothing", async () => {
-    const ns = await cluster.namespace("rollback-render");
-    const stateNs = await cluster.stateNamespace("rollback-render-state");
-    const repo = makeRepo({
-      ".github/syncward.yml": `environments:\n  - name: dev\n    source: {path: app}\n    destination: {namespace: ${ns}}\n`,
-      "app/conf.yaml": conf("v1"),
-    });
-    const common = [
-      ...["--repo", repo.dir, "--kubeconfig", cluster.syncwardKubeconfig],
-      ...["--app", "rollback-render", "--state-namespace", stateNs],
-    ];
+    const { ns, stateNs, repo, common } = await manualApp("rollback-render");
     const version = async () =>
       ((await cluster.client.get("v1", "ConfigMap", ns, "conf")) as { data?: Record<string, string> })?.data
         ?.version;
