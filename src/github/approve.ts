@@ -59,6 +59,8 @@ export interface ApprovalOutcome {
   recorded: boolean;
   /** It completed the approvals: the held sync runs now. */
   released?: boolean;
+  /** Approved in full, but the environment is pinned elsewhere: nothing deploys until an unpin. */
+  heldByPin?: boolean;
   revision?: string;
 }
 
@@ -225,16 +227,21 @@ export async function approveAs(
       revision,
       message: `Approved \`${short(revision)}\` for **${name}** ${count}, but the sync is ${inertText(result.refused)}. Nothing was changed.${rewritten ? `\n\n${rewritten}` : ""}`,
     };
+  // A pinned environment takes its pin, not the approved commit, until someone unpins it.
+  const pin = state.pin && state.pin.revision !== revision ? state.pin : undefined;
+  const released = result.released && pin === undefined;
+  const outcome = released
+    ? "deploying."
+    : result.released && pin
+      ? `**${name}** is pinned at \`${short(pin.revision)}\` (rollback to history ${pin.historyId} by ${pin.by}), so nothing deploys until \`/unpin ${name}\`.`
+      : "waiting for more approvals.";
   return {
     ok: true,
     recorded: true,
-    released: result.released,
+    released,
+    ...(result.released && pin ? { heldByPin: true } : {}),
     revision,
-    message: `${
-      result.released
-        ? `Approved \`${short(revision)}\` for **${name}** ${count}; deploying.`
-        : `Approved \`${short(revision)}\` for **${name}** ${count}; waiting for more approvals.`
-    }${note ? ` ${note}` : ""}${rewritten ? `\n\n${rewritten}` : ""}`,
+    message: `Approved \`${short(revision)}\` for **${name}** ${count}; ${outcome}${note ? ` ${note}` : ""}${rewritten ? `\n\n${rewritten}` : ""}`,
   };
 }
 

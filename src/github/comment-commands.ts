@@ -376,6 +376,8 @@ async function approve(
 /** What the approver can do after `/approve`, from what approveAs decided. */
 function approveNext(name: string, outcome: Awaited<ReturnType<typeof approveAs>>): string {
   if (outcome.released) return `the check run \`${checkName(name)}\` shows the deployment.`;
+  if (outcome.heldByPin)
+    return `${cmd(`/unpin ${name}`)} once the branch is fit to deploy again (${cmd(`/history ${name}`)} says why it was rolled back).`;
   if (outcome.recorded && outcome.ok)
     return `another approver comments ${cmd(`/approve ${name}`)}; ${cmd("/help")} lists who may.`;
   if (outcome.message.startsWith("Sorry"))

@@ -3,8 +3,9 @@
 // starts at the newest commit the environment ran before that still shares history with the
 // pending one, so the rewritten commits and whoever force-pushed them count; with none (an orphan
 // history) no approval is accepted. The reply says what happened instead of "could not be run: Not
-// Found (404)". The state is the environment's as the reconciler would hold it; every request goes
-// to the OpenAPI-validated mock.
+// Found (404)". And an approval given while a rollback pins the environment says that nothing
+// deploys until an unpin. The state is the environment's as the reconciler would hold it; every
+// request goes to the OpenAPI-validated mock.
 import assert from "node:assert/strict";
 import { afterEach, describe, it } from "node:test";
 import { parseConfig } from "../../src/config/load.ts";
@@ -35,7 +36,10 @@ const mock = mockGitHub();
 afterEach(() => mock.reset());
 
 /** The repository's runtime as the comment handler sees it: prod ran DEPLOYED, PENDING waits. */
-function runtime(): { rt: RepoRuntime; approved: Array<{ revision: string; base: string }> } {
+function runtime(extra: Partial<EnvironmentState> = {}): {
+  rt: RepoRuntime;
+  approved: Array<{ revision: string; base: string }>;
+} {
   const config = parseConfig(CONFIG);
   const env = config.environments[0];
   if (!env) throw new Error("no environment");
@@ -62,6 +66,7 @@ function runtime(): { rt: RepoRuntime; approved: Array<{ revision: string; base:
       manual: false,
       pusher: "mallory",
     },
+    ...extra,
   };
   const approved: Array<{ revision: string; base: string }> = [];
   const controller = {
@@ -185,6 +190,43 @@ describe("/approve after a force push took the deployed commit out of main", () 
 });
 
 /** GitHub's compare of `base` with the pending commit: 404, `base` is gone from the history. */
+describe("/approve while the environment is pinned by a rollback", () => {
+  it("records the approval and says nothing deploys until an unpin, instead of 'deploying'", async () => {
+    const pin = { revision: EARLIER, historyId: 1, by: "erin", at: "2024-05-01T13:00:00Z", reason: "" };
+    const { rt, approved } = runtime({ pin });
+    mockReactions(mock, 1001, "rocket");
+    mockPermission(mock, "carol", "write");
+    mock.api
+      .get(`${REPO_PATH}/pulls/7`)
+      .reply(
+        200,
+        apiPull({ number: 7, author: "dave", mergedBy: "dave", commits: [], mergeCommit: PENDING }),
+      );
+    gone(DEPLOYED);
+    mockRange(mock, {
+      base: EARLIER,
+      head: PENDING,
+      commits: [
+        { sha: REWRITTEN, author: "dave" },
+        { sha: PENDING, author: "dave" },
+      ],
+      pulls: [],
+      pushes: [{ after: PENDING, actor: "dave" }],
+    });
+    const reply = mockReply(mock, 7);
+    await handleCommentCommands(rt, gh(), command("carol", 3001));
+    mock.assertDone();
+    assert.equal(approved.length, 1, "the approval is recorded");
+    const body = reply.body();
+    assert.match(
+      body,
+      /^Approved `[0-9a-f]{7}` for \*\*prod\*\* \(1\/1\); \*\*prod\*\* is pinned at `[0-9a-f]{7}` \(rollback to history 1 by erin\), so nothing deploys until `\/unpin prod`\./,
+    );
+    assert.doesNotMatch(body, /deploying|shows the deployment/);
+    assert.match(body, /\*\*Next:\*\* `\/unpin prod` once the branch is fit to deploy again/);
+  });
+});
+
 function gone(base: string): void {
   mock.api
     .get(`${REPO_PATH}/compare/${base}...${PENDING}`)
