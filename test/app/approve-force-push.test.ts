@@ -97,12 +97,7 @@ describe("/approve after a force push took the deployed commit out of main", () 
     const { rt, approved } = runtime();
     mockReactions(mock, 1001, "rocket");
     mockPermission(mock, "carol", "write");
-    mock.api
-      .get(`${REPO_PATH}/pulls/7`)
-      .reply(
-        200,
-        apiPull({ number: 7, author: "dave", mergedBy: "dave", commits: [], mergeCommit: PENDING }),
-      );
+    mergedPull();
     // GitHub's compare of the deployed commit with the pending one: the deployed one is gone.
     gone(DEPLOYED);
     // From the commit prod ran before: the force-pushed commit and the pending one, and who moved main.
@@ -137,12 +132,7 @@ describe("/approve after a force push took the deployed commit out of main", () 
     const { rt, approved } = runtime();
     mockReactions(mock, 1001, "confused");
     mockPermission(mock, "mallory", "write");
-    mock.api
-      .get(`${REPO_PATH}/pulls/7`)
-      .reply(
-        200,
-        apiPull({ number: 7, author: "dave", mergedBy: "dave", commits: [], mergeCommit: PENDING }),
-      );
+    mergedPull();
     gone(DEPLOYED);
     mockRange(mock, {
       base: EARLIER,
@@ -169,12 +159,7 @@ describe("/approve after a force push took the deployed commit out of main", () 
     const { rt, approved } = runtime();
     mockReactions(mock, 1001, "confused");
     mockPermission(mock, "carol", "write");
-    mock.api
-      .get(`${REPO_PATH}/pulls/7`)
-      .reply(
-        200,
-        apiPull({ number: 7, author: "dave", mergedBy: "dave", commits: [], mergeCommit: PENDING }),
-      );
+    mergedPull();
     gone(DEPLOYED);
     gone(EARLIER);
     const reply = mockReply(mock, 7);
@@ -196,12 +181,7 @@ describe("/approve while the environment is pinned by a rollback", () => {
     const { rt, approved } = runtime({ pin });
     mockReactions(mock, 1001, "rocket");
     mockPermission(mock, "carol", "write");
-    mock.api
-      .get(`${REPO_PATH}/pulls/7`)
-      .reply(
-        200,
-        apiPull({ number: 7, author: "dave", mergedBy: "dave", commits: [], mergeCommit: PENDING }),
-      );
+    mergedPull();
     gone(DEPLOYED);
     mockRange(mock, {
       base: EARLIER,
@@ -226,6 +206,13 @@ describe("/approve while the environment is pinned by a rollback", () => {
     assert.match(body, /\*\*Next:\*\* `\/unpin prod` once the branch is fit to deploy again/);
   });
 });
+
+/** The pull request the comment is on: dave's, merged as PENDING. */
+function mergedPull(): void {
+  mock.api
+    .get(`${REPO_PATH}/pulls/7`)
+    .reply(200, apiPull({ number: 7, author: "dave", mergedBy: "dave", commits: [], mergeCommit: PENDING }));
+}
 
 function gone(base: string): void {
   mock.api
