@@ -1,5 +1,5 @@
 // `npm run bench [-- [--quick] [name ...]]`: runs the chosen benchmarks (by default every one the
-// issue lists; `plane`, `build` and `promotion` are opt-in), prints a table and writes bench/results/latest.json
+// issue lists; `plane`, `build`, `promotion` and `previews` are opt-in), prints a table and writes bench/results/latest.json
 // (`--quick`: 100 objects and 10 trials each, written to bench/results/quick.json). The cluster is
 // the local control plane (started here when it is not up, and then stopped again) or the one named
 // by SYNCWARD_BENCH_KUBECONFIG. Each benchmark makes namespaces of its own and removes them.
@@ -18,6 +18,7 @@ import { helmRender } from "./helm-render.ts";
 import { multiCluster } from "./multi-cluster.ts";
 import { peers } from "./peers.ts";
 import { coldBuildBench, planeBench } from "./plane.ts";
+import { previews } from "./previews.ts";
 import { promotionLatency } from "./promotion-latency.ts";
 import { replicas } from "./replicas.ts";
 import { scale } from "./scale.ts";
@@ -46,6 +47,7 @@ const BENCHMARKS: Record<
   replicas: { needsCluster: true, run: replicas },
   "multi-cluster": { needsCluster: true, run: multiCluster },
   promotion: { needsCluster: true, run: promotionLatency },
+  previews: { needsCluster: true, run: previews },
 };
 type Name = string;
 const DEFAULT: Name[] = [

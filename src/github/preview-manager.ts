@@ -8,13 +8,20 @@
 import { previewEnvironmentOf, previewName } from "../config/preview.ts";
 import type { EnvironmentConfig, PreviewTemplate } from "../config/types.ts";
 import type { KubeClient } from "../kube/client.ts";
+import type { Destination } from "../kube/clusters.ts";
 import { placePreview } from "../projects/previews.ts";
 import type { ProjectPreviews } from "../projects/types.ts";
 import type { ReconcilerEvent } from "../reconciler/events.ts";
 import { preparePreviewNamespace, teardownPreviewNamespace } from "../reconciler/preview-namespace.ts";
 import { admit, type QueuedPreview, startable } from "../reconciler/preview-queue.ts";
 import { Reconciler } from "../reconciler/reconciler.ts";
-import { type PreviewRecord, PreviewStore, previewKey, type StoredPreview } from "../state/preview-store.ts";
+import {
+  destinationOf,
+  type PreviewRecord,
+  PreviewStore,
+  previewKey,
+  type StoredPreview,
+} from "../state/preview-store.ts";
 import { permissionOf } from "./authorize.ts";
 import { GitHubSource } from "./github-source.ts";
 import type { Octokit, RepoRef } from "./octokit.ts";
@@ -203,6 +210,7 @@ export class PreviewManager {
       pull: pr.number,
       from: template.from,
       namespace: placement.env.destination.namespace,
+      destination: destinationOf(placement.env.destination),
       head,
       phase: "queued",
       requestedAt: now,
@@ -260,7 +268,13 @@ export class PreviewManager {
       `deploying ${record.head.sha.slice(0, 7)}`,
       env.environmentUrl,
     );
-    record = { ...record, phase: "live", namespaceUid: ready.uid, deploymentId };
+    record = {
+      ...record,
+      phase: "live",
+      destination: destinationOf(env.destination),
+      namespaceUid: ready.uid,
+      deploymentId,
+    };
     const commentId = await upsertPreviewComment(
       gh,
       rt.ref,
@@ -359,8 +373,10 @@ export class PreviewManager {
   }
 
   /** Stops the preview and deletes its namespace, retrying until it is gone; then starts waiters. */
-  private async teardown(gh: Octokit, stored: StoredPreview, why: string): Promise<void> {
-    let record = { ...stored.record, phase: "tearingDown" as const };
+  private async teardown(gh: Octokit, stored: StoredPreview, reason: string): Promise<void> {
+    // A teardown resumed after a restart keeps the reason it began with: that is what happened.
+    const why = stored.record.stopping ?? reason;
+    let record = { ...stored.record, phase: "tearingDown" as const, stopping: why };
     let version = (await this.store.put(record, stored.resourceVersion)).resourceVersion;
     const running = this.running.get(record.key);
     this.running.delete(record.key);
@@ -376,15 +392,16 @@ export class PreviewManager {
     };
     const uid = record.namespaceUid;
     if (uid) {
-      const client = running ? this.clientOf(running.env) : this.deps.client;
+      const destination = record.destination ?? (running && destinationOf(running.env.destination));
       let wait = this.options.teardownRetryMs?.initial ?? 2_000;
       let told = false;
       for (;;) {
         if (this.stopped) return; // the next start resumes it from the record
-        const result = await teardownPreviewNamespace(client, record.namespace, uid).catch((err: Error) => ({
-          done: false as const,
-          waiting: `the API server (${err.message})`,
-        }));
+        // Resolved at each attempt: a destination cluster the registry lost may come back.
+        const result = await Promise.resolve()
+          .then(() => this.teardownClient(record, destination))
+          .then((client) => teardownPreviewNamespace(client, record.namespace, uid))
+          .catch((err: Error) => ({ done: false as const, waiting: `the API server (${err.message})` }));
         if (result.done) break;
         if (!told) await say({ kind: "tearingDown", waiting: result.waiting });
         told = true;
@@ -492,6 +509,19 @@ export class PreviewManager {
       defaultBranch: data.default_branch,
     };
     return this.runtimes.for(info);
+  }
+
+  /**
+   * The client of the cluster a preview's namespace is on: the destination its record names. A
+   * record from before destinations were kept names none; its template's placement now is the
+   * best guess, and syncward's own cluster the last.
+   */
+  private async teardownClient(record: PreviewRecord, destination?: Destination): Promise<KubeClient> {
+    if (destination) return this.deps.clusters?.clientFor(destination) ?? this.deps.client;
+    const rt = await this.runtimeOf(record).catch(() => undefined);
+    const template = rt?.config.previewEnvironments?.find((t) => t.from === record.from);
+    const placement = rt && template && this.placed(rt, template, { number: record.pull, ...record.head });
+    return placement?.allowed ? this.clientOf(placement.env) : this.deps.client;
   }
 
   private clientOf(env: EnvironmentConfig): KubeClient {

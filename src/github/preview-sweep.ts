@@ -24,7 +24,8 @@ export type SweepAction =
 
 export function sweepAction(facts: SweepFacts, now = Date.now()): SweepAction {
   if (facts.phase === "tearingDown") return facts.busy ? { action: "keep" } : { action: "resume" };
-  if (facts.pullState === "closed") return { action: "teardown", why: "the pull request is closed" };
+  // The close webhook's words: whichever notices first, the comment says the same.
+  if (facts.pullState === "closed") return { action: "teardown", why: "the pull request closed" };
   if (facts.templateExists === false)
     return { action: "teardown", why: "its template is no longer in `.github/syncward.yml`" };
   const moved = Date.parse(facts.lastMovedAt);

@@ -8,6 +8,7 @@
 //   annotations: syncward.dev/preview=<key, exactly>
 //   data:        preview.json = JSON of PreviewRecord
 import type { KubeClient } from "../kube/client.ts";
+import type { Destination } from "../kube/clusters.ts";
 import { KubeApiError } from "../kube/errors.ts";
 import type { KubeObject } from "../kube/object.ts";
 import { MANAGED_BY_LABEL, sanitizeName, shortHash } from "./store.ts";
@@ -27,6 +28,12 @@ export interface PreviewRecord {
   /** The template's `from`: the environment the preview copies. */
   from: string;
   namespace: string;
+  /**
+   * The cluster the namespace is on, as the preview's environment named it when it started:
+   * teardown goes there even after a restart, whatever the template says now. `{}`: syncward's
+   * own cluster. Absent only in records written before it was kept.
+   */
+  destination?: Destination;
   head: { branch: string; sha: string };
   phase: PreviewPhase;
   requestedAt: string;
@@ -38,6 +45,8 @@ export interface PreviewRecord {
   commentId?: number;
   lastError?: string;
   attempts: number;
+  /** Why it is being torn down (with phase tearingDown): a resumed teardown says the same. */
+  stopping?: string;
 }
 
 /** A record as stored, with the resourceVersion a put must name to replace it. */
@@ -128,12 +137,34 @@ export class PreviewStore {
 /** A record, or undefined for a ConfigMap that holds none readable (it is skipped, not overwritten). */
 function parse(cm: KubeObject): StoredPreview | undefined {
   const text = (cm.data as Record<string, string> | undefined)?.[DATA_KEY];
-  if (!text) return undefined;
+  const record = text === undefined ? undefined : parsePreviewRecord(text);
+  return record && { record, resourceVersion: cm.metadata.resourceVersion ?? "" };
+}
+
+/**
+ * The record in `text`, or undefined when it is none. A destination that is not an object (written
+ * by hand, say) is dropped, so the record reads as one from before destinations were kept.
+ */
+export function parsePreviewRecord(text: string): PreviewRecord | undefined {
+  let record: PreviewRecord;
   try {
-    const record = JSON.parse(text) as PreviewRecord;
-    if (typeof record.key !== "string" || typeof record.pull !== "number") return undefined;
-    return { record, resourceVersion: cm.metadata.resourceVersion ?? "" };
+    record = JSON.parse(text) as PreviewRecord;
   } catch {
     return undefined;
   }
+  if (typeof record !== "object" || record === null) return undefined;
+  if (typeof record.key !== "string" || typeof record.pull !== "number") return undefined;
+  const { destination, ...rest } = record;
+  if (typeof destination !== "object" || destination === null || Array.isArray(destination)) return rest;
+  return { ...rest, destination: destinationOf(destination) };
+}
+
+/** The fields of a destination that name its cluster (`{}`: syncward's own cluster). */
+export function destinationOf(d: object): Destination {
+  const { cluster, context, inCluster } = d as Record<string, unknown>;
+  return {
+    ...(typeof cluster === "string" && cluster ? { cluster } : {}),
+    ...(typeof context === "string" && context ? { context } : {}),
+    ...(inCluster === true ? { inCluster } : {}),
+  };
 }

@@ -7,154 +7,34 @@
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { after, before, describe, it } from "node:test";
-import { stringify } from "yaml";
 import { PREVIEW_RECORD_LABEL } from "../../src/state/preview-store.ts";
-import { REPO_PATH, startApp, type TestApp } from "../support/app.ts";
-import { eventually, useCluster } from "../support/cluster.ts";
+import { useCluster } from "../support/cluster.ts";
 import { makeRepo } from "../support/git-repo.ts";
 import { takeOpenApiViolations } from "../support/github.ts";
-import { answerEverything } from "../support/permissive-github.ts";
+import { type PreviewApp, type Pull, startPreviewApp, until } from "../support/preview-app.ts";
 import { configMap } from "../support/projects.ts";
-import { optionalRules } from "../support/syncward-account.ts";
-import { issueCommentEvent, pullRequestEvent, repoIdOf } from "../support/webhooks.ts";
+import { issueCommentEvent, pullRequestEvent } from "../support/webhooks.ts";
 
 const cluster = useCluster();
-/** Until `check` stops throwing. */
-const until = (what: string, check: () => Promise<void>, timeoutMs?: number) =>
-  eventually(
-    what,
-    async () => {
-      await check();
-      return true;
-    },
-    timeoutMs,
-  );
-// What syncward needs for previews beyond deploy/'s defaults: the opt-in component's grants.
-const previewRules = optionalRules("previews.yaml", "previews");
-const stateRules = [
-  {
-    apiGroups: [""],
-    resources: ["configmaps"],
-    verbs: ["get", "list", "watch", "create", "update", "patch", "delete"],
-  },
-  {
-    apiGroups: ["coordination.k8s.io"],
-    resources: ["leases"],
-    verbs: ["get", "list", "watch", "create", "update", "patch", "delete"],
-  },
-];
 const prefix = `pv${randomBytes(3).toString("hex")}`;
 const previewNs = (n: number) => `${prefix}-pr-${n}`;
 const URL_OF = (n: number) => `https://pr-${n}.preview.example`;
 
-interface Pull {
-  state: "open" | "closed";
-  head: string;
-  branch: string;
-  fork?: boolean;
-}
-
 describe("preview environments of pull requests", () => {
   const repo = makeRepo({ "app/a.yaml": configMap("a"), "app/b.yaml": configMap("b") });
   const pulls = new Map<number, Pull>();
-  let app: TestApp;
-
-  const exists = async (ns: string, name?: string) =>
-    name === undefined
-      ? (await cluster.client.get("v1", "Namespace", undefined, ns)) !== undefined
-      : (await cluster.client.get("v1", "ConfigMap", ns, name)) !== undefined;
-  const sent = (method: string, path: RegExp) =>
-    app.mock.requests
-      .filter((r) => r.method === method && path.test(r.url))
-      .map((r) => r.body as Record<string, unknown>);
-  const comments = (n: number) => [
-    ...sent("POST", new RegExp(`/issues/${n}/comments$`)),
-    ...sent("PATCH", /\/issues\/comments\/\d+$/),
-  ];
+  let app: PreviewApp;
+  const exists = (ns: string, name?: string) => app.exists(ns, name);
+  const sent = (method: string, path: RegExp) => app.sent(method, path);
+  const comments = (n: number) => app.comments(n);
 
   before(async () => {
     // The state Role is bound to deploy/'s account; this one gets the same rules cluster-wide.
-    const { client } = cluster.syncwardClientWith([...previewRules, ...stateRules]);
-    const state = await cluster.namespace("pv-state");
-    app = await startApp({
-      client,
-      stateNamespace: state,
-      previewSweepMs: 300,
-      previewTeardownRetryMs: { initial: 200, max: 1000 },
-      projects: stringify({
-        projects: [
-          {
-            name: "shop",
-            repositories: ["acme/shop"],
-            destinations: [{ namespace: `${prefix}-*` }],
-            previews: {
-              allowed: true,
-              destinations: [{ namespace: `${prefix}-pr-*` }],
-              resourceQuota: { hard: { pods: "5" } },
-            },
-          },
-        ],
-      }),
-    });
-    const config = stringify({
-      environments: [{ name: "dev", source: { path: "app" }, destination: { namespace: `${prefix}-dev` } }],
-      previewEnvironments: [
-        { from: "dev", namespace: `${prefix}-pr-{number}`, url: "https://pr-{number}.preview.example" },
-      ],
-    });
-    answerEverything(app.mock, config, repo.dir);
-    const api = app.mock.api.persist();
-    api.get(REPO_PATH).reply(200, () => ({
-      id: repoIdOf("acme/shop"),
-      name: "shop",
-      full_name: "acme/shop",
-      html_url: "https://github.com/acme/shop",
-      default_branch: "main",
-    }));
-    // The branch heads are the test repository's.
-    api.get(/\/branches\/[^/]+$/).reply(200, (uri) => {
-      const branch = decodeURIComponent(uri.split("/branches/")[1] ?? "");
-      return { name: branch, commit: { sha: repo.git("rev-parse", branch).trim() } };
-    });
-    api.get(/\/pulls\/\d+$/).reply((uri) => {
-      const number = Number(uri.split("/").at(-1));
-      const pr = pulls.get(number);
-      if (!pr) return [404, { message: "Not Found" }];
-      const id = repoIdOf("acme/shop");
-      return [
-        200,
-        {
-          number,
-          state: pr.state,
-          merged: false,
-          mergeable: true,
-          merge_commit_sha: pr.head,
-          user: { login: "octocat" },
-          labels: [{ name: "preview" }],
-          head: { sha: pr.head, ref: pr.branch, repo: { id: pr.fork ? id + 1 : id } },
-          base: { ref: "main", repo: { id } },
-        },
-      ];
-    });
-    // Everyone who pushed is a writer (the permission API says so for every login).
-    api
-      .get(/\/pulls\/\d+\/commits/)
-      .query(true)
-      .reply(200, (uri) => [
-        {
-          sha: pulls.get(Number(uri.split("/")[5]))?.head,
-          author: { login: "octocat" },
-          committer: { login: "web-flow" },
-        },
-      ]);
-    app.parts.previews.start();
+    const stateNamespace = await cluster.namespace("pv-state");
+    app = await startPreviewApp({ cluster, repo, pulls, prefix, stateNamespace });
   });
 
-  after(async () => {
-    await app.parts.previews.stop();
-    await Promise.all(app.parts.runtimes.all().map((r) => r.stop()));
-    app.mock.reset();
-  });
+  after(() => app.close());
 
   it("a labelled pull request gets its own namespace, deployment and comment; a push moves it; closing it tears it down", async () => {
     repo.git("checkout", "-q", "-b", "feature-7", "main");
@@ -282,7 +162,7 @@ describe("preview environments of pull requests", () => {
       },
       60_000,
     );
-    assert.match(String(comments(9).at(-1)?.body), /the pull request is closed/);
+    assert.match(String(comments(9).at(-1)?.body), /\*\*Torn down\*\* \(the pull request closed\)/);
     assert.deepEqual(takeOpenApiViolations(), [], "every request is one GitHub takes");
     assert.deepEqual(
       app.mock.requests.filter((r) => r.url.endsWith("(no match)")),

@@ -10,6 +10,7 @@ import type { Octokit } from "../../src/github/octokit.ts";
 import { Runtimes } from "../../src/github/runtime.ts";
 import { KubeClient } from "../../src/kube/client.ts";
 import { parseProjects } from "../../src/projects/load.ts";
+import type { ClusterResolver } from "../../src/reconciler/reconciler.ts";
 import { createTestProbot, type GitHubMock, mockGitHub } from "./github.ts";
 import { unreachableKubeconfig } from "./kubeconfig.ts";
 import { DEFAULT_OWNER, DEFAULT_REPO } from "./webhooks.ts";
@@ -51,6 +52,8 @@ export interface TestApp {
 
 export async function startApp(options: {
   client: KubeClient;
+  /** Named destination clusters (absent: every environment on `client`'s cluster). */
+  clusters?: ClusterResolver;
   stateNamespace?: string;
   autoStart?: boolean;
   /** Octokit retries and rate-limit handling on, as in production (waits shortened). */
@@ -70,6 +73,7 @@ export async function startApp(options: {
     syncwardApp(
       {
         client: options.client,
+        clusters: options.clusters,
         stateNamespace: options.stateNamespace ?? "syncward-test",
         cacheDir: mkdtempSync(join(tmpdir(), "syncward-gh-trees-")),
         identity: options.replica?.identity ?? "test",

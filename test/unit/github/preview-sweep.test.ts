@@ -20,12 +20,12 @@ describe("sweepAction", () => {
     [
       "a closed pull request: torn down",
       { pullState: "closed" },
-      { action: "teardown", why: "the pull request is closed" },
+      { action: "teardown", why: "the pull request closed" },
     ],
     [
       "a closed pull request whose preview waits in the queue: torn down (its record goes)",
       { phase: "queued", pullState: "closed" },
-      { action: "teardown", why: "the pull request is closed" },
+      { action: "teardown", why: "the pull request closed" },
     ],
     ["GitHub could not be asked: kept", { pullState: undefined }, { action: "keep" }],
     [

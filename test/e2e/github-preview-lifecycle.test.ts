@@ -1,0 +1,269 @@
+// Preview environments through the rest of their lives, end to end (the app with GitHub mocked
+// and checked against GitHub's OpenAPI description, on the real control plane): a pull request
+// beyond the operator's per-repository limit waits, says so in its comment and starts when the
+// live one closes; removing the label or `/preview stop` ends a preview and the comment says why;
+// a teardown the app was stopped in the middle of is finished by the next instance, through the
+// cluster the preview's record names (not the app's own); and a preview
+// whose pull request has not moved for its time to live is torn down by the sweep.
+import assert from "node:assert/strict";
+import { randomBytes } from "node:crypto";
+import { describe, it } from "node:test";
+import { PREVIEW_RECORD_LABEL, PreviewStore, previewKey } from "../../src/state/preview-store.ts";
+import { kubectl, useCluster } from "../support/cluster.ts";
+import { makeRepo } from "../support/git-repo.ts";
+import { takeOpenApiViolations } from "../support/github.ts";
+import {
+  closePull,
+  type PreviewApp,
+  type PreviewAppOptions,
+  type Pull,
+  previewRules,
+  startPreviewApp,
+  stateRules,
+  until,
+} from "../support/preview-app.ts";
+import { configMap } from "../support/projects.ts";
+import { issueCommentEvent, pullRequestEvent } from "../support/webhooks.ts";
+
+const cluster = useCluster();
+const prefix = `pl${randomBytes(3).toString("hex")}`;
+const previewNs = (n: number) => `${prefix}-pr-${n}`;
+const URL_OF = (n: number) => `https://pr-${n}.preview.example`;
+/** A finalizer of the operator's on the namespace (or none): it cannot go while one is there. */
+const hold = (ns: string, on: boolean) =>
+  kubectl([
+    "patch",
+    "namespace",
+    ns,
+    "--type=merge",
+    "-p",
+    JSON.stringify({ metadata: { finalizers: on ? ["syncward.test/hold"] : null } }),
+  ]);
+
+describe("the lives of preview environments", () => {
+  const repo = makeRepo({ "app/a.yaml": configMap("a") });
+  const pulls = new Map<number, Pull>();
+
+  const open = async (o: Partial<PreviewAppOptions> = {}) =>
+    startPreviewApp({
+      cluster,
+      repo,
+      pulls,
+      prefix,
+      stateNamespace: o.stateNamespace ?? (await cluster.namespace("pl-state")),
+      ...o,
+    });
+  /** Pull request `n` from its own branch with one ConfigMap of its own, labelled `preview`. */
+  const label = async (app: PreviewApp, n: number) => {
+    repo.git("checkout", "-q", "-b", `feature-${n}`, "main");
+    const head = repo.commit({ [`app/c${n}.yaml`]: configMap(`c${n}`) }, `add c${n}`);
+    repo.git("checkout", "-q", "main");
+    pulls.set(n, { state: "open", head, branch: `feature-${n}` });
+    await app.probot.receive(
+      pullRequestEvent("labeled", { number: n, headSha: head, headRef: `feature-${n}`, labels: ["preview"] }),
+    );
+  };
+  const close = (app: PreviewApp, n: number) => closePull(app, pulls, n);
+  /** The preview comment of pull request `n` as it reads now. */
+  const comment = (app: PreviewApp, n: number) => String(app.comments(n).at(-1)?.body);
+  const statusPosts = (app: PreviewApp) =>
+    app.mock.requests.filter((r) => r.method === "POST" && /\/deployments\/\d+\/statuses$/.test(r.url));
+  /**
+   * The states of the deployment statuses `app` sent for pull request `n`'s preview: of the
+   * deployments whose statuses carry its URL in what `started` (the instance that deployed it) sent.
+   */
+  const statuses = (app: PreviewApp, n: number, started = app) => {
+    const ids = new Set(
+      statusPosts(started)
+        .filter((r) => (r.body as { environment_url?: string }).environment_url === URL_OF(n))
+        .map((r) => r.url),
+    );
+    return statusPosts(app)
+      .filter((r) => ids.has(r.url))
+      .map((r) => (r.body as { state: string }).state);
+  };
+  const live = (app: PreviewApp, n: number) =>
+    until(`the preview of #${n} to be live`, async () => {
+      await app.parts.previews.idle();
+      assert.ok(await app.exists(previewNs(n), `c${n}`), "the pull request's object is there");
+      assert.ok(statuses(app, n).includes("success"), "its deployment succeeded");
+      assert.match(comment(app, n), /\*\*Live\*\*/);
+    });
+  const gone = (app: PreviewApp, n: number, started = app) =>
+    until(
+      `the preview of #${n} to be torn down`,
+      async () => {
+        await app.parts.previews.idle();
+        assert.equal(await app.exists(previewNs(n)), false, "the namespace is deleted");
+        assert.equal(statuses(app, n, started).at(-1), "inactive", "the deployment ends inactive");
+        assert.match(comment(app, n), /\*\*Torn down\*\*/);
+      },
+      60_000,
+    );
+  const records = async (stateNamespace: string) =>
+    (
+      await cluster.client.list("v1", "ConfigMap", {
+        namespace: stateNamespace,
+        labelSelector: `${PREVIEW_RECORD_LABEL}=true`,
+      })
+    ).items.length;
+  /** What GitHub would have refused, and what the app asked that the mock does not know. */
+  const clean = (app: PreviewApp) => {
+    assert.deepEqual(takeOpenApiViolations(), [], "every request is one GitHub takes");
+    assert.deepEqual(
+      app.mock.requests.filter((r) => r.url.endsWith("(no match)")),
+      [],
+    );
+  };
+
+  it("beyond the operator's per-repository limit a labelled pull request waits, says so, and starts when the live one closes", async () => {
+    const stateNamespace = await cluster.namespace("pl-state");
+    const app = await open({ stateNamespace, limits: { maxPerRepository: 1 } });
+    try {
+      await label(app, 11);
+      await live(app, 11);
+      await label(app, 12);
+      await app.parts.previews.idle();
+      assert.match(
+        comment(app, 12),
+        /\*\*Queued\*\* \(position 1\): this repository has 1 live preview\(s\), its limit is 1\. It starts when a preview ends\./,
+      );
+      assert.equal(await app.exists(previewNs(12)), false, "no namespace while it waits");
+      assert.deepEqual(statuses(app, 12), [], "no deployment while it waits");
+
+      await close(app, 11);
+      await gone(app, 11);
+      assert.match(comment(app, 11), /\*\*Torn down\*\* \(the pull request closed\)/);
+      await live(app, 12);
+      assert.equal(
+        app.sent("POST", /\/issues\/12\/comments$/).length,
+        1,
+        "the queued comment became the live one",
+      );
+      assert.equal(await app.exists(previewNs(12), "c11"), false, "the second runs its own head");
+
+      await close(app, 12);
+      await gone(app, 12);
+      assert.equal(await records(stateNamespace), 0, "no preview is left recorded");
+      clean(app);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it("removing the label, or /preview stop by a writer, tears the preview down and its comment says why", async () => {
+    const app = await open();
+    try {
+      await label(app, 13);
+      await live(app, 13);
+      const pr = pulls.get(13) as Pull;
+      await app.probot.receive(
+        pullRequestEvent("unlabeled", {
+          number: 13,
+          headSha: pr.head,
+          headRef: pr.branch,
+          label: "preview",
+          labels: [],
+        }),
+      );
+      await gone(app, 13);
+      assert.match(comment(app, 13), /\*\*Torn down\*\* \(the preview label was removed\)/);
+
+      await label(app, 14);
+      await live(app, 14);
+      await app.probot.receive(
+        issueCommentEvent({ body: "/preview stop", number: 14, commentId: 1401, sender: { login: "alice" } }),
+      );
+      await gone(app, 14);
+      assert.match(comment(app, 14), /\*\*Torn down\*\* \(@alice asked with \/preview stop\)/);
+      clean(app);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it("a teardown the app was stopped in the middle of is finished by the next instance, on the preview's cluster", async () => {
+    const stateNamespace = await cluster.namespace("pl-state");
+    // The previews run on a destination cluster of their own: only its client may delete their
+    // namespaces (the app's own account has no namespace rights beyond reading them).
+    const own = cluster.syncwardClientWith(stateRules).client;
+    const previewsCluster = cluster.syncwardClientWith([...previewRules, ...stateRules]).client;
+    const clusters = {
+      clientFor: (d: { cluster?: string }) => (d.cluster === "previews" ? previewsCluster : own),
+    };
+    const onPreviewsCluster = { stateNamespace, client: own, clusters, destinationCluster: "previews" };
+    const first = await open(onPreviewsCluster);
+    let second: PreviewApp | undefined;
+    try {
+      await label(first, 15);
+      await live(first, 15);
+      // Something of the operator's holds the namespace: the teardown waits for it.
+      hold(previewNs(15), true);
+      await close(first, 15);
+      await until("the first instance to be waiting for the namespace", async () => {
+        assert.match(comment(first, 15), /\*\*Tearing down\*\*: waiting for/);
+      });
+      await first.close();
+      assert.equal(await first.exists(previewNs(15)), true, "the namespace is still there");
+      assert.equal(statuses(first, 15).at(-1), "success", "the first instance never marked it inactive");
+
+      second = await open(onPreviewsCluster);
+      hold(previewNs(15), false);
+      await gone(second, 15, first);
+      // The reason is the close's, not the restart's.
+      assert.match(comment(second, 15), /\*\*Torn down\*\* \(the pull request closed\)/);
+      assert.equal(await records(stateNamespace), 0, "no preview is left recorded");
+      clean(second);
+    } finally {
+      await first.close();
+      await second?.close();
+      // Whatever happened above, the namespace is not held after the test.
+      try {
+        hold(previewNs(15), false);
+      } catch {
+        // already gone
+      }
+    }
+  });
+
+  it("a preview whose pull request has not moved for its time to live is torn down", async () => {
+    const stateNamespace = await cluster.namespace("pl-state");
+    const app = await open({ stateNamespace, template: { ttl: "1m" } });
+    try {
+      await label(app, 16);
+      await live(app, 16);
+      // More than the minute passes without a push: the record says the pull request last moved
+      // two minutes ago (the sweep reads the time from there).
+      const store = new PreviewStore(cluster.client, stateNamespace);
+      const key = previewKey("acme/shop", 16, "dev");
+      await until(
+        "the sweep to tear it down",
+        async () => {
+          const stored = await store.get(key);
+          if (
+            stored &&
+            stored.record.phase === "live" &&
+            Date.parse(stored.record.lastMovedAt) > Date.now() - 60_000
+          )
+            await store
+              .put(
+                { ...stored.record, lastMovedAt: new Date(Date.now() - 120_000).toISOString() },
+                stored.resourceVersion,
+              )
+              .catch(() => undefined); // a report wrote it meanwhile: the next round
+          await app.parts.previews.idle();
+          assert.equal(await app.exists(previewNs(16)), false);
+        },
+        60_000,
+      );
+      await gone(app, 16);
+      assert.match(
+        comment(app, 16),
+        /\*\*Torn down\*\* \(its time to live passed since the pull request last moved\)/,
+      );
+      clean(app);
+    } finally {
+      await app.close();
+    }
+  });
+});

@@ -1,0 +1,213 @@
+// The app with preview environments on, for end-to-end tests of previews: GitHub answers as
+// answerEverything() does (every request checked against GitHub's OpenAPI description), pull
+// requests are what the test says they are (`pulls`), the repository's heads are a real git
+// repository's, and every pusher is a writer. The operator's project `shop` allows previews in
+// `<prefix>-pr-*`; the repository's dev environment deploys `app/` and its template copies it.
+import { stringify } from "yaml";
+import type { KubeClient } from "../../src/kube/client.ts";
+import type { ClusterResolver } from "../../src/reconciler/reconciler.ts";
+import { REPO_PATH, startApp, type TestApp } from "./app.ts";
+import { eventually, type TestCluster } from "./cluster.ts";
+import type { TestRepo } from "./git-repo.ts";
+import { answerEverything } from "./permissive-github.ts";
+import { optionalRules } from "./syncward-account.ts";
+import { pullRequestEvent, repoIdOf } from "./webhooks.ts";
+
+// What syncward needs for previews beyond deploy/'s defaults: the opt-in component's grants.
+export const previewRules = optionalRules("previews.yaml", "previews");
+export const stateRules = [
+  {
+    apiGroups: [""],
+    resources: ["configmaps"],
+    verbs: ["get", "list", "watch", "create", "update", "patch", "delete"],
+  },
+  {
+    apiGroups: ["coordination.k8s.io"],
+    resources: ["leases"],
+    verbs: ["get", "list", "watch", "create", "update", "patch", "delete"],
+  },
+];
+
+/** Until `check` stops throwing. */
+export const until = (what: string, check: () => Promise<void>, timeoutMs?: number) =>
+  eventually(
+    what,
+    async () => {
+      await check();
+      return true;
+    },
+    timeoutMs,
+  );
+
+export interface Pull {
+  state: "open" | "closed";
+  head: string;
+  branch: string;
+  fork?: boolean;
+}
+
+export interface PreviewAppOptions {
+  cluster: TestCluster;
+  repo: TestRepo;
+  pulls: Map<number, Pull>;
+  /** Namespaces are `<prefix>-dev` and `<prefix>-pr-<number>`. */
+  prefix: string;
+  stateNamespace: string;
+  /** The app's own client (default: deploy/'s account with the previews component, cluster-wide). */
+  client?: KubeClient;
+  /** Resolves named destination clusters (default: none; every environment is on `client`'s). */
+  clusters?: ClusterResolver;
+  /** The cluster the dev environment (so its previews) deploys to, by name. */
+  destinationCluster?: string;
+  /** Added to the operator's `previews:` of project shop (e.g. maxPerRepository). */
+  limits?: Record<string, unknown>;
+  /** How often the sweep runs (ms; default 300, so a test sees it soon). */
+  sweepMs?: number;
+  /** Watches on, as in production (tests leave them off: their passes come from events). */
+  watch?: boolean;
+  /** Added to the repository's preview template (e.g. ttl). */
+  template?: Record<string, unknown>;
+}
+
+export interface PreviewApp extends TestApp {
+  /** The namespace exists, or the ConfigMap `name` in it does. */
+  exists(ns: string, name?: string): Promise<boolean>;
+  /** The bodies of the requests the app sent to GitHub with this method and path. */
+  sent(method: string, path: RegExp): Array<Record<string, unknown>>;
+  /** The bodies of the comments the app wrote on pull request `n`, then of its preview comment's edits. */
+  comments(n: number): Array<Record<string, unknown>>;
+  /** Stops the previews and the repository's runtimes, and forgets the GitHub mock (once). */
+  close(): Promise<void>;
+}
+
+export async function startPreviewApp(o: PreviewAppOptions): Promise<PreviewApp> {
+  const { cluster, repo, pulls, prefix } = o;
+  const client = o.client ?? cluster.syncwardClientWith([...previewRules, ...stateRules]).client;
+  const cluster_ = o.destinationCluster === undefined ? {} : { cluster: o.destinationCluster };
+  const app = await startApp({
+    client,
+    clusters: o.clusters,
+    stateNamespace: o.stateNamespace,
+    ...(o.watch ? { replica: { identity: "previews", watch: true } } : {}),
+    previewSweepMs: o.sweepMs ?? 300,
+    previewTeardownRetryMs: { initial: 200, max: 1000 },
+    projects: stringify({
+      projects: [
+        {
+          name: "shop",
+          repositories: ["acme/shop"],
+          destinations: [{ namespace: `${prefix}-*`, ...cluster_ }],
+          previews: {
+            allowed: true,
+            destinations: [{ namespace: `${prefix}-pr-*`, ...cluster_ }],
+            resourceQuota: { hard: { pods: "5" } },
+            ...o.limits,
+          },
+        },
+      ],
+    }),
+  });
+  const config = stringify({
+    environments: [
+      { name: "dev", source: { path: "app" }, destination: { namespace: `${prefix}-dev`, ...cluster_ } },
+    ],
+    previewEnvironments: [
+      {
+        from: "dev",
+        namespace: `${prefix}-pr-{number}`,
+        url: "https://pr-{number}.preview.example",
+        ...o.template,
+      },
+    ],
+  });
+  answerEverything(app.mock, config, repo.dir);
+  const api = app.mock.api.persist();
+  api.get(REPO_PATH).reply(200, () => ({
+    id: repoIdOf("acme/shop"),
+    name: "shop",
+    full_name: "acme/shop",
+    html_url: "https://github.com/acme/shop",
+    default_branch: "main",
+  }));
+  // The branch heads are the test repository's.
+  api.get(/\/branches\/[^/]+$/).reply(200, (uri) => {
+    const branch = decodeURIComponent(uri.split("/branches/")[1] ?? "");
+    return { name: branch, commit: { sha: repo.git("rev-parse", branch).trim() } };
+  });
+  api.get(/\/pulls\/\d+$/).reply((uri) => {
+    const number = Number(uri.split("/").at(-1));
+    const pr = pulls.get(number);
+    if (!pr) return [404, { message: "Not Found" }];
+    const id = repoIdOf("acme/shop");
+    return [
+      200,
+      {
+        number,
+        state: pr.state,
+        merged: false,
+        mergeable: true,
+        merge_commit_sha: pr.head,
+        user: { login: "octocat" },
+        labels: [{ name: "preview" }],
+        head: { sha: pr.head, ref: pr.branch, repo: { id: pr.fork ? id + 1 : id } },
+        base: { ref: "main", repo: { id } },
+      },
+    ];
+  });
+  // Everyone who pushed is a writer (the permission API says so for every login).
+  api
+    .get(/\/pulls\/\d+\/commits/)
+    .query(true)
+    .reply(200, (uri) => [
+      {
+        sha: pulls.get(Number(uri.split("/")[5]))?.head,
+        author: { login: "octocat" },
+        committer: { login: "web-flow" },
+      },
+    ]);
+  app.parts.previews.start();
+
+  let closed = false;
+  const sent = (method: string, path: RegExp) =>
+    app.mock.requests
+      .filter((r) => r.method === method && path.test(r.url))
+      .map((r) => r.body as Record<string, unknown>);
+  return {
+    ...app,
+    async exists(ns, name) {
+      return name === undefined
+        ? (await cluster.client.get("v1", "Namespace", undefined, ns)) !== undefined
+        : (await cluster.client.get("v1", "ConfigMap", ns, name)) !== undefined;
+    },
+    sent,
+    comments: (n) => [
+      ...sent("POST", new RegExp(`/issues/${n}/comments$`)),
+      // An edit names its preview in the comment's marker.
+      ...sent("PATCH", /\/issues\/comments\/\d+$/).filter((b) => String(b.body).includes(`#${n}:`)),
+    ],
+    async close() {
+      if (closed) return;
+      closed = true;
+      await app.parts.previews.stop();
+      // A teardown under way sees the stop at its next attempt; its requests end before the mock's.
+      await app.parts.previews.idle();
+      await Promise.all(app.parts.runtimes.all().map((r) => r.stop()));
+      app.mock.reset();
+    },
+  };
+}
+
+/** Pull request `n` closes (unmerged): GitHub says so, and the app hears the webhook. */
+export async function closePull(app: TestApp, pulls: Map<number, Pull>, n: number): Promise<void> {
+  const pr = pulls.get(n) as Pull;
+  pulls.set(n, { ...pr, state: "closed" });
+  await app.probot.receive(
+    pullRequestEvent("closed", {
+      number: n,
+      headSha: pr.head,
+      headRef: pr.branch,
+      merged: false,
+      labels: ["preview"],
+    }),
+  );
+}
