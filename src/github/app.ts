@@ -156,17 +156,18 @@ export function syncwardApp(
       onCheckSuiteCompleted(runtimes, payload as unknown as CheckSuiteCompletedPayload, ownApp),
     );
     on("status", (_gh, payload) => onStatus(runtimes, payload as unknown as StatusPayload));
-    on("installation", (gh, payload) =>
-      onInstallation(runtimes, gh, payload as unknown as Parameters<typeof onInstallation>[2], app.log),
-    );
-    on("installation_repositories", (gh, payload) =>
-      onInstallationRepositories(
-        runtimes,
-        gh,
-        payload as unknown as Parameters<typeof onInstallationRepositories>[2],
-        app.log,
-      ),
-    );
+    // A repository syncward no longer serves keeps no preview: torn down, silently on GitHub.
+    on("installation", async (gh, payload) => {
+      const p = payload as unknown as Parameters<typeof onInstallation>[2];
+      if (p.action === "deleted" || p.action === "suspend")
+        await previews.repositoryGone({ installation: p.installation.id });
+      return onInstallation(runtimes, gh, p, app.log);
+    });
+    on("installation_repositories", async (gh, payload) => {
+      const p = payload as unknown as Parameters<typeof onInstallationRepositories>[2];
+      for (const r of p.repositories_removed) await previews.repositoryGone(ownerRepo(r.full_name));
+      return onInstallationRepositories(runtimes, gh, p, app.log);
+    });
     on(
       [
         "repository.archived",
@@ -175,10 +176,19 @@ export function syncwardApp(
         "repository.renamed",
         "repository.transferred",
       ],
-      (_gh, payload) =>
-        onRepository(runtimes, payload as unknown as Parameters<typeof onRepository>[1], app.log),
+      async (_gh, payload) => {
+        const p = payload as unknown as Parameters<typeof onRepository>[1];
+        if (p.action === "archived" || p.action === "deleted")
+          await previews.repositoryGone({ owner: p.repository.owner.login, repo: p.repository.name });
+        return onRepository(runtimes, p, app.log);
+      },
     );
   };
+}
+
+function ownerRepo(fullName: string): { owner: string; repo: string } {
+  const [owner = "", repo = ""] = fullName.split("/");
+  return { owner, repo };
 }
 
 /**

@@ -373,10 +373,21 @@ export class PreviewManager {
   }
 
   /** Stops the preview and deletes its namespace, retrying until it is gone; then starts waiters. */
-  private async teardown(gh: Octokit, stored: StoredPreview, reason: string): Promise<void> {
+  private async teardown(
+    gh: Octokit | undefined,
+    stored: StoredPreview,
+    reason: string,
+    quiet = false,
+  ): Promise<void> {
     // A teardown resumed after a restart keeps the reason it began with: that is what happened.
     const why = stored.record.stopping ?? reason;
-    let record = { ...stored.record, phase: "tearingDown" as const, stopping: why };
+    const repositoryGone = quiet || stored.record.repositoryGone === true;
+    let record = {
+      ...stored.record,
+      phase: "tearingDown" as const,
+      stopping: why,
+      ...(repositoryGone ? { repositoryGone } : {}),
+    };
     let version = (await this.store.put(record, stored.resourceVersion)).resourceVersion;
     const running = this.running.get(record.key);
     this.running.delete(record.key);
@@ -384,6 +395,7 @@ export class PreviewManager {
     const repo = refOf(record);
     const envName = previewName(record.pull, record.from);
     const say = async (state: PreviewState) => {
+      if (repositoryGone || !gh) return;
       record = {
         ...record,
         commentId: await upsertPreviewComment(gh, repo, record, previewCommentBody(record, envName, state)),
@@ -410,7 +422,7 @@ export class PreviewManager {
         wait = Math.min(wait * 2, this.options.teardownRetryMs?.max ?? 60_000);
       }
     }
-    if (record.deploymentId !== undefined)
+    if (record.deploymentId !== undefined && !repositoryGone && gh)
       await previewDeploymentStatus(gh, repo, record.deploymentId, "inactive", `torn down: ${why}`);
     await say({ kind: "gone", why });
     await this.store.delete(record.key);
@@ -441,9 +453,13 @@ export class PreviewManager {
     for (const stored of await this.store.list()) {
       const key = stored.record.key;
       await this.serial(key, async () => {
-        const gh = await this.deps.auth(stored.record.installation);
+        const gh = await this.deps.auth(stored.record.installation).catch((err: Error) => {
+          if (stored.record.repositoryGone) return undefined;
+          throw err;
+        });
         if (stored.record.phase === "tearingDown")
           return this.teardown(gh, stored, "resumed after a restart");
+        if (!gh) return;
         if (stored.record.phase !== "live" || this.running.has(key)) return;
         const rt = await this.runtimeOf(stored.record);
         const template = rt?.config.previewEnvironments?.find((t) => t.from === stored.record.from);
@@ -465,10 +481,14 @@ export class PreviewManager {
     const removed: string[] = [];
     for (const stored of await this.store.list()) {
       const { record } = stored;
-      const gh = await this.deps.auth(record.installation);
+      // An installation GitHub no longer authenticates leaves this record to the next sweep, never
+      // the others: one deleted installation must not stop every repository's sweep.
+      const gh = await this.deps.auth(record.installation).catch(() => undefined);
+      if (!gh && !record.repositoryGone) continue;
       const busy = this.chains.has(record.key);
       const open = record.phase !== "tearingDown";
-      const pr = open ? await readPull(gh, refOf(record), record.pull).catch(() => undefined) : undefined;
+      const pr =
+        open && gh ? await readPull(gh, refOf(record), record.pull).catch(() => undefined) : undefined;
       const rt = open ? await this.runtimeOf(record).catch(() => undefined) : undefined;
       const template = rt?.config.previewEnvironments?.find((t) => t.from === record.from);
       const decision = sweepAction({
@@ -490,6 +510,29 @@ export class PreviewManager {
       removed.push(record.key);
     }
     return removed;
+  }
+
+  /**
+   * The repository left the installation, was deleted or archived, or the installation went: its
+   * previews are torn down on their clusters without a word on GitHub, which would refuse it.
+   */
+  async repositoryGone(match: { owner: string; repo: string } | { installation: number }): Promise<string[]> {
+    const gone = (r: PreviewRecord) =>
+      "installation" in match
+        ? r.installation === match.installation
+        : r.repository.owner.toLowerCase() === match.owner.toLowerCase() &&
+          r.repository.repo.toLowerCase() === match.repo.toLowerCase();
+    const ended: string[] = [];
+    for (const stored of await this.store.list()) {
+      if (!gone(stored.record)) continue;
+      const gh = await this.deps.auth(stored.record.installation).catch(() => undefined);
+      this.later(stored.record.key, async () => {
+        const now = await this.store.get(stored.record.key);
+        if (now) await this.teardown(gh, now, "the repository left syncward's installation", true);
+      });
+      ended.push(stored.record.key);
+    }
+    return ended;
   }
 
   private async runtimeOf(record: PreviewRecord): Promise<RepoRuntime | undefined> {

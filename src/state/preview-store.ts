@@ -47,6 +47,11 @@ export interface PreviewRecord {
   attempts: number;
   /** Why it is being torn down (with phase tearingDown): a resumed teardown says the same. */
   stopping?: string;
+  /**
+   * The repository left the installation (or GitHub has it no more): the teardown deletes what it
+   * created and says nothing on GitHub, which would refuse the comment and the deployment status.
+   */
+  repositoryGone?: boolean;
 }
 
 /** A record as stored, with the resourceVersion a put must name to replace it. */

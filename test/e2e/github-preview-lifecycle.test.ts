@@ -23,7 +23,7 @@ import {
   until,
 } from "../support/preview-app.ts";
 import { configMap } from "../support/projects.ts";
-import { issueCommentEvent, pullRequestEvent } from "../support/webhooks.ts";
+import { installationRepositoriesEvent, issueCommentEvent, pullRequestEvent } from "../support/webhooks.ts";
 
 const cluster = useCluster();
 const prefix = `pl${randomBytes(3).toString("hex")}`;
@@ -260,6 +260,35 @@ describe("the lives of preview environments", () => {
       assert.match(
         comment(app, 16),
         /\*\*Torn down\*\* \(its time to live passed since the pull request last moved\)/,
+      );
+      clean(app);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it("a repository removed from the installation has its previews torn down, with nothing asked of GitHub", async () => {
+    const stateNamespace = await cluster.namespace("pl-gone-state");
+    const app = await open({ stateNamespace });
+    try {
+      await label(app, 17);
+      await live(app, 17);
+      const asked = app.mock.requests.length;
+      await app.probot.receive(installationRepositoriesEvent("removed", ["acme/shop"]));
+      await until(
+        "the namespace and the record to go",
+        async () => {
+          await app.parts.previews.idle();
+          assert.equal(await app.exists(previewNs(17)), false, "the namespace it created is deleted");
+          assert.equal(await records(stateNamespace), 0, "no record is left to sweep");
+        },
+        60_000,
+      );
+      const after = app.mock.requests.slice(asked);
+      assert.deepEqual(
+        after.filter((r) => /\/issues\/comments\/|\/deployments\//.test(r.url)),
+        [],
+        "no comment edit or deployment status for a repository GitHub would not let syncward reach",
       );
       clean(app);
     } finally {
