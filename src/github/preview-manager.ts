@@ -523,7 +523,15 @@ export class PreviewManager {
         : r.repository.owner.toLowerCase() === match.owner.toLowerCase() &&
           r.repository.repo.toLowerCase() === match.repo.toLowerCase();
     const ended: string[] = [];
-    for (const stored of await this.store.list()) {
+    // The repository's own stop must not wait on, or fail with, the state namespace's API server.
+    const all = await this.store.list().catch((err: Error) => {
+      this.deps.log.warn(
+        { err, ...match },
+        "the previews of a repository syncward no longer serves could not be listed: any still running stay until their namespaces are deleted by hand",
+      );
+      return [];
+    });
+    for (const stored of all) {
       if (!gone(stored.record)) continue;
       const gh = await this.deps.auth(stored.record.installation).catch(() => undefined);
       this.later(stored.record.key, async () => {
