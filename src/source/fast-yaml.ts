@@ -72,16 +72,35 @@ const PRECISE_ONLY: Array<[literal: string, pattern: RegExp]> = [
   ["~", /(?:^|[\s{,?-])~\s*:(?:\s|$)/m],
   ["ull", /(?:^|[\s{,?-])[Nn]ull\s*:(?:\s|$)/m],
   ["NULL", /(?:^|[\s{,?-])NULL\s*:(?:\s|$)/m],
-  // The empty key (`: v`) on its own: inside one alternation with the others, `(?:^|\s)\s*:`
-  // rescans every run of indentation from each of its spaces (quadratic in deep documents).
-  [":", /(?:^|[\s{,?-]):(?:\s|$)/m],
   ["*", /\*[^\s,[\]{}]+[ \t]+:/],
   ["__proto__", /__proto__/],
 ];
 
+const SPACE = /\s/;
+/** After these a `: v` is the empty key: a line's start, a space, `{`, `,`, `?` or `-`. */
+const BEFORE_EMPTY_KEY = /[\s{,?-]/;
+
+/**
+ * Whether the text has an empty key (`: v`): `/(?:^|[\s{,?-]):(?:\s|$)/m`, spelled as a walk
+ * over the colons, since a pattern that opens with an alternation is tried at every character of
+ * the text (tens of milliseconds for a CRD set's megabytes, on every render).
+ */
+export function hasEmptyKey(text: string): boolean {
+  for (let i = text.indexOf(":"); i >= 0; i = text.indexOf(":", i + 1)) {
+    const before = text[i - 1];
+    const after = text[i + 1];
+    if ((before === undefined || BEFORE_EMPTY_KEY.test(before)) && (after === undefined || SPACE.test(after)))
+      return true;
+  }
+  return false;
+}
+
 /** Whether the cheap scan leaves `text` to the precise parser; a pattern runs only where its literal occurs. */
 function preciseOnly(text: string): boolean {
-  return PRECISE_ONLY.some(([literal, pattern]) => text.includes(literal) && pattern.test(text));
+  return (
+    PRECISE_ONLY.some(([literal, pattern]) => text.includes(literal) && pattern.test(text)) ||
+    hasEmptyKey(text)
+  );
 }
 
 /**
@@ -89,7 +108,17 @@ function preciseOnly(text: string): boolean {
  * `{`, `,` or `:`. Not after `]` or `}`, where no node starts: `[0-9]*` is a scalar (a CRD's
  * quantity pattern), not an alias.
  */
-const ALIAS = /(?:^|[\s[{,:])\*/gm;
+const BEFORE_ALIAS = /[\s[{,:]/;
+
+/** How many aliases may start in the text: `(?:^|[\s[{,:])\*` in every line, as a walk (see hasEmptyKey). */
+export function aliasCount(text: string): number {
+  let count = 0;
+  for (let i = text.indexOf("*"); i >= 0; i = text.indexOf("*", i + 1)) {
+    const before = text[i - 1];
+    if (before === undefined || BEFORE_ALIAS.test(before)) count++;
+  }
+  return count;
+}
 
 /**
  * Both libraries share one object between an anchor and its aliases, but only `yaml` refuses a
@@ -108,7 +137,7 @@ export interface FastDocument {
 
 /** The text's documents (nulls included), or undefined: the precise parser must read it. */
 export function fastParseDocuments(text: string): FastDocument[] | undefined {
-  if (preciseOnly(text) || (text.match(ALIAS)?.length ?? 0) > MAX_FAST_ALIASES) return undefined;
+  if (preciseOnly(text) || aliasCount(text) > MAX_FAST_ALIASES) return undefined;
   const lines: number[] = [];
   const values: unknown[] = [];
   try {

@@ -9,6 +9,7 @@ import { globMatch } from "./glob.ts";
 import { ignoredLocations, rulesFor } from "./ignore-rules.ts";
 import { getAt, parsePointer, resolveTokens } from "./json-pointer.ts";
 import { isSecret, normalizeObject, SERVER_ANNOTATIONS } from "./normalize.ts";
+import { mayHoldSecurityField } from "./security-fields.ts";
 import {
   claimedTrust,
   isTrustedFor,
@@ -41,8 +42,11 @@ function mayHaveUntrusted(live: KubeObject, trust: readonly TrustedManager[]): b
     if (e.subresource === "status") return false;
     const manager = e.manager ?? "";
     if (manager !== OWN_MANAGER && claimedTrust(manager, trust).length === 0) return true;
-    return fieldsV1Paths(e.fieldsV1, live).some(
-      (f) => getAt(live, f.path) !== undefined && !isTrustedFor(manager, f.path, kind, trust),
+    // syncward's own name is untrusted only for security-relevant fields: the rest of its subtree
+    // (a CRD's whole schema) need not be walked.
+    const within = manager === OWN_MANAGER ? (p: Path) => mayHoldSecurityField(p, kind) : undefined;
+    return fieldsV1Paths(e.fieldsV1, live, within).some(
+      (f) => !isTrustedFor(manager, f.path, kind, trust) && getAt(live, f.path) !== undefined,
     );
   });
 }

@@ -14,14 +14,28 @@ export interface OwnedField {
   item: boolean;
 }
 
-/** The fields a fieldsV1 set owns, located in `target`; list items that `target` lacks are skipped. */
-export function fieldsV1Paths(fieldsV1: unknown, target: unknown): OwnedField[] {
+/**
+ * The fields a fieldsV1 set owns, located in `target`; list items that `target` lacks are skipped,
+ * and so is every subtree whose path `within` refuses (a caller that looks for some fields only:
+ * a CRD's schema holds hundreds of thousands).
+ */
+export function fieldsV1Paths(
+  fieldsV1: unknown,
+  target: unknown,
+  within: (path: Path) => boolean = () => true,
+): OwnedField[] {
   const out: OwnedField[] = [];
-  if (isPlainObject(fieldsV1)) walk(fieldsV1, target, [], out);
+  if (isPlainObject(fieldsV1)) walk(fieldsV1, target, [], out, within);
   return out;
 }
 
-function walk(set: Record<string, unknown>, node: unknown, prefix: Path, out: OwnedField[]): void {
+function walk(
+  set: Record<string, unknown>,
+  node: unknown,
+  prefix: Path,
+  out: OwnedField[],
+  within: (path: Path) => boolean,
+): void {
   for (const key of Object.keys(set)) {
     if (key === ".") continue;
     let step: string | number | undefined;
@@ -34,6 +48,7 @@ function walk(set: Record<string, unknown>, node: unknown, prefix: Path, out: Ow
     }
     if (step === undefined) continue;
     const path = [...prefix, step];
+    if (!within(path)) continue;
     const children = set[key];
     const next = Array.isArray(node)
       ? node[step as number]
@@ -45,7 +60,7 @@ function walk(set: Record<string, unknown>, node: unknown, prefix: Path, out: Ow
       continue;
     }
     if (Object.hasOwn(children, ".")) out.push({ path, leaf: false, item });
-    walk(children, next, path, out);
+    walk(children, next, path, out, within);
   }
 }
 

@@ -80,3 +80,22 @@ export function isSecurityField(path: Path, kind: string): boolean {
   }
   return false;
 }
+
+/**
+ * Whether some field at or below `prefix` could be security-relevant for `kind`: false only where
+ * isSecurityField is false for every path that starts with it (a CRD's schema, a Role's metadata),
+ * so that a walk looking for such fields may skip the subtree. Fail closed: true for what it does
+ * not know.
+ */
+export function mayHoldSecurityField(prefix: Path, kind: string): boolean {
+  const top = prefix[0];
+  if (top === undefined) return true;
+  if (top === "status" || top === "metadata") return false;
+  if (RBAC_RULES.has(kind)) return top === "rules" || top === "aggregationRule";
+  if (RBAC_BINDINGS.has(kind)) return top === "subjects" || top === "roleRef";
+  if (kind === "CustomResourceDefinition")
+    return top === "spec" && (prefix.length === 1 || prefix[1] === "conversion");
+  if (kind === "ServiceAccount")
+    return top === "automountServiceAccountToken" || top === "secrets" || top === "imagePullSecrets";
+  return true;
+}

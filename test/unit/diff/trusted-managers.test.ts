@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { compareObjects } from "../../../src/engine/diff/index.ts";
 import { parsePointer } from "../../../src/engine/diff/json-pointer.ts";
-import { isSecurityField } from "../../../src/engine/diff/security-fields.ts";
+import { isSecurityField, mayHoldSecurityField } from "../../../src/engine/diff/security-fields.ts";
 import {
   isTrustedFor,
   spoofingOf,
@@ -66,6 +66,37 @@ describe("isSecurityField", () => {
   for (const [kind, pointer, expected] of cases)
     it(`${kind} ${pointer}: ${expected ? "security-relevant" : "not"}`, () =>
       assert.equal(isSecurityField(path(pointer), kind), expected));
+
+  // A walk that skips what mayHoldSecurityField refuses must still meet every security field.
+  it("mayHoldSecurityField admits every prefix of every security-relevant path", () => {
+    for (const [kind, pointer, expected] of cases) {
+      if (!expected) continue;
+      const full = path(pointer);
+      for (let n = 0; n <= full.length; n++)
+        assert.ok(mayHoldSecurityField(full.slice(0, n), kind), `${kind} ${pointer} at ${n} tokens`);
+    }
+  });
+});
+
+describe("mayHoldSecurityField: the subtrees a search for security fields may skip", () => {
+  const cases: Array<[string, string, boolean]> = [
+    ["CustomResourceDefinition", "/spec/versions", false],
+    ["CustomResourceDefinition", "/spec/versions/0/schema/openAPIV3Schema/properties/spec", false],
+    ["CustomResourceDefinition", "/spec/names", false],
+    ["CustomResourceDefinition", "/spec", true],
+    ["CustomResourceDefinition", "/spec/conversion", true],
+    ["CustomResourceDefinition", "", true],
+    ["Role", "/metadata", false],
+    ["ClusterRoleBinding", "/metadata/labels", false],
+    ["Deployment", "/status", false],
+    ["ServiceAccount", "/metadata", false],
+    // Fail closed: a kind it knows nothing particular of keeps every subtree but status and metadata.
+    ["Deployment", "/spec/template/metadata", true],
+    ["Widget", "/spec/anything", true],
+  ];
+  for (const [kind, pointer, expected] of cases)
+    it(`${kind} ${pointer || "(root)"}: ${expected ? "walked" : "skipped"}`, () =>
+      assert.equal(mayHoldSecurityField(path(pointer), kind), expected));
 });
 
 describe("isTrustedFor: a pair, never a name alone", () => {

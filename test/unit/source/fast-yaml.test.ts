@@ -3,7 +3,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { writeManifests } from "../../../bench/manifests.ts";
-import { fastParseDocuments } from "../../../src/source/fast-yaml.ts";
+import { aliasCount, fastParseDocuments, hasEmptyKey } from "../../../src/source/fast-yaml.ts";
 import { parseManifests, parseManifestsPrecisely } from "../../../src/source/parse-manifests.ts";
 import { cleanup } from "./helpers.ts";
 
@@ -251,6 +251,26 @@ describe("the fast YAML path", () => {
       }
     } finally {
       cleanup(dir);
+    }
+  });
+});
+
+describe("the scan's walks say what their patterns say", () => {
+  // The patterns they replace, which read well and cost a pass of the text per character.
+  const EMPTY_KEY = /(?:^|[\s{,?-]):(?:\s|$)/m;
+  const ALIAS = /(?:^|[\s[{,:])\*/gm;
+  // Every string of up to 4 characters over the ones that matter, plus a few longer ones.
+  const alphabet = [":", "*", " ", "\n", "\r", "\t", "{", "[", ",", "?", "-", "a", "]", "\u2028"];
+  const texts: string[] = [""];
+  for (let n = 0; n < 4; n++)
+    for (const t of texts.splice(0)) for (const c of ["", ...alphabet]) texts.push(t + c);
+  texts.push("key: *ref\n- *a\n  b: [*x, *y]\n: v", "p: '[0-9]*'\nq: \"a:b\"", "  deep:\n      : v");
+  const distinct = [...new Set(texts)];
+
+  it(`agree on ${distinct.length} texts`, () => {
+    for (const text of distinct) {
+      assert.equal(hasEmptyKey(text), EMPTY_KEY.test(text), JSON.stringify(text));
+      assert.equal(aliasCount(text), text.match(ALIAS)?.length ?? 0, JSON.stringify(text));
     }
   });
 });
