@@ -59,13 +59,14 @@ function envFor(namespace: string): EnvironmentConfig {
 }
 
 /**
- * A view of `kube` that also writes down every request other than a read, as sent (the namespace as a
- * placeholder), for the raw client to replay.
+ * A view of `kube` that also writes down every request it sends (discovery, reads, dry runs and
+ * writes; a watch has no end to replay), as sent (the namespace as a placeholder), for the raw
+ * client to replay.
  */
 function recording(kube: KubeClient, namespace: string, into: RecordedRequest[]): KubeClient {
   const view = Object.create(kube) as KubeClient;
   view.request = (method, path, options = {}) => {
-    if (method !== "GET")
+    if (!/[?&]watch=(true|1)\b/.test(path))
       into.push({
         method,
         path: path.replaceAll(namespace, NAMESPACE),
