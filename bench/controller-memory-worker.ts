@@ -43,7 +43,7 @@ export interface Scenario {
    * the cluster in full (the sync wrote the state), later ones read nothing while watches are quiet.
    */
   settleMs?: number;
-  /** Scale benchmark (issue 19): out-of-band edits timed to their revert, spread over the environments. */
+  /** Scale benchmark: out-of-band edits timed to their revert, spread over the environments. */
   healTrials?: number;
   /** Scale benchmark: commits that change one environment, each timed from its nudge to its syncStarted. */
   refreshTrials?: number;

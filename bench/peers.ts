@@ -460,7 +460,7 @@ export async function peers(ctx: BenchContext): Promise<BenchResult> {
         name: `Flux: up to one interval (${FLUX_INTERVAL_S}s as in Flux's examples; median half of it) + one reconcile`,
         value: (FLUX_INTERVAL_S * 1000) / 2 + median(drift),
       },
-      target: "p50 < 60 ms, p99 < 250 ms (issue 19)",
+      target: "p50 < 60 ms, p99 < 250 ms",
       met:
         (healMedian?.syncward ?? Number.POSITIVE_INFINITY) < 60 &&
         (healP99?.syncward ?? Number.POSITIVE_INFINITY) < 250,
