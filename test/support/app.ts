@@ -9,6 +9,7 @@ import { type SyncwardApp, syncwardApp } from "../../src/github/app.ts";
 import type { Octokit } from "../../src/github/octokit.ts";
 import { Runtimes } from "../../src/github/runtime.ts";
 import { KubeClient } from "../../src/kube/client.ts";
+import type { AppStatusFollower } from "../../src/observability/app-status-follower.ts";
 import { parseProjects } from "../../src/projects/load.ts";
 import type { ClusterResolver } from "../../src/reconciler/reconciler.ts";
 import { createTestProbot, type GitHubMock, mockGitHub } from "./github.ts";
@@ -66,6 +67,8 @@ export async function startApp(options: {
   /** Preview environments: the sweep's interval and the teardown's retries (ms). */
   previewSweepMs?: number;
   previewTeardownRetryMs?: { initial: number; max: number };
+  /** The state-backed gauges (`syncward_app_info`, `syncward_environment_pinned`), as production wires them. */
+  appStatus?: AppStatusFollower;
 }): Promise<TestApp> {
   const mock = mockGitHub();
   let parts: SyncwardApp | undefined;
@@ -84,6 +87,7 @@ export async function startApp(options: {
         reportRetryMs: options.reportRetryMs,
         previewSweepMs: options.previewSweepMs,
         previewTeardownRetryMs: options.previewTeardownRetryMs,
+        appStatus: options.appStatus,
         ...(options.projects === undefined
           ? {}
           : { projects: async () => parseProjects(options.projects as string, "projects.yaml") }),
