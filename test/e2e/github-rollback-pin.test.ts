@@ -198,7 +198,7 @@ describe("/rollback, the pin through pushes and a restart, then /unpin", () => {
       (await state(a)).history.map((h) => [h.id, h.revision, h.result]),
       [1, 2, 3].map((i) => [i, commits[i], "Succeeded"]),
     );
-    assert.equal(pinnedGauge(await a.scrape()), "0");
+    await eventually("the gauge to read dev unpinned", async () => pinnedGauge(await a.scrape()) === "0");
 
     const reply = await comment(a.app, 3001, "/rollback dev 2");
     assert.match(
@@ -276,17 +276,19 @@ describe("/rollback, the pin through pushes and a restart, then /unpin", () => {
     assert.deepEqual(await live(), { settings: "6", names: ["newer", "settings"] });
     const head = commits[6]!;
     assert.equal(lastCheck(head)?.conclusion, "success");
-    assert.match(firstLine(head), new RegExp(`^\\*\\*dev\\*\\* runs \\[\`${head.slice(0, 7)}\`\\]`));
+    assert.match(firstLine(head), new RegExp(`^\\*\\*dev\\*\\* runs \\S*${head.slice(0, 7)}`));
     assert.doesNotMatch(`${lastCheck(head)?.output?.title}\n${lastCheck(head)?.output?.summary}`, /pinned/);
     assert.equal(lastDescription(head)?.state, "success");
     assert.doesNotMatch(lastDescription(head)?.description ?? "", /pinned/);
     assert.deepEqual(
-      (await state(i)).history.slice(-2).map((h) => [h.trigger, h.revision]),
+      (await state(i)).history.slice(-2).map((h) => [h.trigger === "unpin", h.revision, h.result]),
       [
-        ["unpin", commits[2]],
-        [(await state(i)).history.at(-1)?.trigger, head],
+        [true, commits[2], "Succeeded"],
+        [false, head, "Succeeded"],
       ],
+      "history: the unpin, then the sync of the head",
     );
+    assert.equal((await state(i)).pin, undefined);
     await eventually("the gauge to drop the pin", async () => pinnedGauge(await i.scrape()) === "0");
   };
 
@@ -296,5 +298,61 @@ describe("/rollback, the pin through pushes and a restart, then /unpin", () => {
     await heldByThePin();
     await restarted();
     await unpinned(b!);
+  });
+});
+
+describe("/rollback of a frozen environment", () => {
+  it("is refused by the freeze before anything is pinned: the cluster, the pin and the deployments stay", async () => {
+    const ns = await cluster.namespace("ghpin-frozen");
+    const stateNs = await cluster.stateNamespace("ghpin-frozen-state");
+    const repo = makeRepo(files(1));
+    const c1 = repo.head();
+    const github = new FakeGitHub(
+      repo,
+      `environments:\n  - name: dev\n    source: {path: app}\n    destination: {namespace: ${ns}}\n    syncPolicy: {automated: {prune: true, selfHeal: true}}\n`,
+    );
+    const i = await instance(stateNs, github);
+    try {
+      const { app } = i;
+      await app.probot.receive(pushEvent({ after: c1, before: "0".repeat(40), modified: [] }));
+      await app.settle();
+      const c2 = repo.commit(files(2), "version 2");
+      await app.probot.receive(pushEvent({ after: c2, before: c1, modified: [] }));
+      await app.settle();
+      const comment = async (id: number, body: string) => {
+        mockReactions(app.mock, id, body.startsWith("/freeze") ? "rocket" : "confused");
+        mockPermission(app.mock, "alice", "write");
+        await app.probot.receive(issueCommentEvent({ body, sender: { login: "alice" }, commentId: id }));
+        await app.settle();
+        return github.comments.at(-1)?.body ?? "";
+      };
+      assert.match(await comment(4001, '/freeze dev "incident"'), /^\*\*dev\*\* is frozen by @alice/);
+      const statuses = github.statuses.length;
+
+      const reply = await comment(4002, "/rollback dev 1");
+      assert.match(
+        reply,
+        new RegExp(
+          `^\\*\\*dev\\*\\*: rolling back to \`${c1.slice(0, 7)}\` is \`refused: .*frozen by @alice.*\`\\. Nothing was changed\\.`,
+        ),
+      );
+      assert.match(
+        reply,
+        /\*\*Next:\*\* once what the message names is resolved, comment `\/rollback dev` again\.$/,
+      );
+      const r = app.parts.runtimes.all()[0]!.reconciler;
+      const state = await r.store.load(r.controller("dev").instance);
+      assert.equal(state.pin, undefined, "nothing pinned");
+      assert.equal(state.lastSyncedRevision, c2);
+      const settings = (await cluster.client.get("v1", "ConfigMap", ns, "settings")) as {
+        data?: { v?: string };
+      };
+      assert.equal(settings.data?.v, "2", "the cluster still runs the head");
+      assert.ok(await cluster.client.get("v1", "ConfigMap", ns, "flag"), "entry 2's flag is still there");
+      assert.equal(github.statuses.length, statuses, "no deployment status moved");
+      await eventually("the gauge to read dev unpinned", async () => pinnedGauge(await i.scrape()) === "0");
+    } finally {
+      await i.close();
+    }
   });
 });
