@@ -64,10 +64,13 @@ async function instance(
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as AddressInfo;
+  let closed = false;
   return {
     app,
     scrape: async () => (await fetch(`http://127.0.0.1:${port}/metrics`)).text(),
     async close() {
+      if (closed) return;
+      closed = true;
       for (const rt of app.parts.runtimes.all()) {
         await rt.stop();
         rt.reporter.close();
@@ -182,6 +185,7 @@ describe("/rollback, the pin through pushes and a restart, then /unpin", () => {
   });
 
   after(async () => {
+    await a.close();
     await b?.close();
   });
 
