@@ -119,6 +119,8 @@ export async function rollbackLatency(ctx: BenchContext): Promise<BenchResult> {
   const unpin = { total: [] as number[], deciding: [] as number[] };
   /** The same 50 changes as raw server-side apply PATCHes, all in flight at once: the API server's part. */
   const raw: number[] = [];
+  /** The same 50 as server-side dry runs (a sync asks one of each write before its first write). */
+  const rawDryRun: number[] = [];
   let app: TestApp | undefined;
   let observer: VersionObserver | undefined;
   try {
@@ -175,9 +177,13 @@ export async function rollbackLatency(ctx: BenchContext): Promise<BenchResult> {
       unpin.total.push(u.total);
       unpin.deciding.push(u.deciding);
       const rawNs = await rawNamespace;
+      const changed = objects(i % 2 === 1 ? "old" : "new", rawNs);
+      const dryAt = performance.now();
+      await Promise.all(changed.map((obj) => admin.dryRunApply(obj)));
       const at = performance.now();
-      await Promise.all(objects(i % 2 === 1 ? "old" : "new", rawNs).map((obj) => admin.apply(obj)));
+      await Promise.all(changed.map((obj) => admin.apply(obj)));
       raw.push(performance.now() - at);
+      rawDryRun.push(at - dryAt);
       progress(
         `rollback trial ${i}/${trials}: /rollback -> old render ${r.total.toFixed(0)} ms (first write ${r.deciding.toFixed(0)} ms); /unpin -> head ${u.total.toFixed(0)} ms (first write ${u.deciding.toFixed(0)} ms)`,
       );
@@ -197,7 +203,12 @@ export async function rollbackLatency(ctx: BenchContext): Promise<BenchResult> {
     admin.close();
     syncward.close();
   }
-  const details = { trials, objects: OBJECTS, rawApplyMedianMs: median(raw) };
+  const details = {
+    trials,
+    objects: OBJECTS,
+    rawApplyMedianMs: median(raw),
+    rawDryRunMedianMs: median(rawDryRun),
+  };
   return {
     measurements: [
       ...medianAndP99(
@@ -219,6 +230,6 @@ export async function rollbackLatency(ctx: BenchContext): Promise<BenchResult> {
         },
       ),
     ],
-    data: { rollbackMs: rollback, unpinMs: unpin, rawApplyMs: raw },
+    data: { rollbackMs: rollback, unpinMs: unpin, rawApplyMs: raw, rawDryRunMs: rawDryRun },
   };
 }
