@@ -8,17 +8,21 @@ import assert from "node:assert/strict";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { after, before, describe, it } from "node:test";
-import { bootstrap } from "../../src/github/app.ts";
-import type { Octokit } from "../../src/github/octokit.ts";
 import { checkName } from "../../src/github/reporter.ts";
 import { AppStatusFollower } from "../../src/observability/app-status-follower.ts";
 import { healthHandler } from "../../src/observability/http.ts";
 import { createMetrics } from "../../src/observability/metrics.ts";
-import { mockPermission, mockReactions, startApp, type TestApp } from "../support/app.ts";
+import {
+  bootstrapAsRestarted,
+  mockPermission,
+  mockReactions,
+  startApp,
+  type TestApp,
+} from "../support/app.ts";
 import { eventually, kubectl, useCluster } from "../support/cluster.ts";
 import { makeRepo, type TestRepo } from "../support/git-repo.ts";
 import { FakeGitHub } from "../support/github-fake.ts";
-import { DEFAULT_INSTALLATION_ID, issueCommentEvent, pushEvent, repoIdOf } from "../support/webhooks.ts";
+import { issueCommentEvent, pushEvent, repoIdOf } from "../support/webhooks.ts";
 
 const cluster = useCluster();
 const APP = `gh_${repoIdOf("acme/shop")}`;
@@ -80,37 +84,6 @@ async function instance(
       app.mock.reset();
     },
   };
-}
-
-/** Starts like a restarted pod: bootstrap over the installed repositories. */
-async function restart(i: Instance): Promise<void> {
-  i.app.mock.api
-    .get("/app/installations")
-    .query(true)
-    .reply(200, [{ id: DEFAULT_INSTALLATION_ID, account: { login: "acme" } }]);
-  i.app.mock.api
-    .get("/installation/repositories")
-    .query(true)
-    .reply(200, {
-      total_count: 1,
-      repositories: [
-        {
-          id: repoIdOf("acme/shop"),
-          name: "shop",
-          full_name: "acme/shop",
-          owner: { login: "acme" },
-          html_url: "https://github.com/acme/shop",
-          default_branch: "main",
-        },
-      ],
-    });
-  const probot = i.app.probot;
-  const started = await bootstrap(
-    probot,
-    i.app.parts.runtimes,
-    async (id) => (await probot.auth(id)) as unknown as Octokit,
-  );
-  assert.deepEqual(started, ["acme/shop"]);
 }
 
 const pinnedGauge = (text: string) =>
@@ -249,6 +222,7 @@ describe("/rollback, the pin through pushes and a restart, then /unpin", () => {
     a.app.parts.runtimes.all()[0]!.reconciler.controller("dev").nudge("selfHeal", "syncward");
     await a.app.settle();
     assert.deepEqual(await live(), entry2, "self-heal reverted the edit to the pinned render");
+    a.app.mock.assertDone();
   };
 
   /** A new instance on the same state and GitHub: its first pass holds the pin. */
@@ -257,7 +231,7 @@ describe("/rollback, the pin through pushes and a restart, then /unpin", () => {
     // Edited while no syncward runs: the new instance's first pass reverts it, to the pin.
     editByHand();
     b = await instance(stateNs, github, { restarted: true });
-    await restart(b);
+    assert.deepEqual(await bootstrapAsRestarted(b.app), ["acme/shop"]);
     await eventually("the new instance's first pass", async () => (await live()).settings !== "edited");
     await b.app.settle();
     assert.deepEqual(await live(), entry2, "still at entry 2's render after the restart");
@@ -294,6 +268,7 @@ describe("/rollback, the pin through pushes and a restart, then /unpin", () => {
     );
     assert.equal((await state(i)).pin, undefined);
     await eventually("the gauge to drop the pin", async () => pinnedGauge(await i.scrape()) === "0");
+    i.app.mock.assertDone();
   };
 
   // One test: each step means something only after the ones before it.
@@ -355,6 +330,8 @@ describe("/rollback of a frozen environment", () => {
       assert.ok(await cluster.client.get("v1", "ConfigMap", ns, "flag"), "entry 2's flag is still there");
       assert.equal(github.statuses.length, statuses, "no deployment status moved");
       await eventually("the gauge to read dev unpinned", async () => pinnedGauge(await i.scrape()) === "0");
+      // Every mock used (the reactions and permission of each comment), no request GitHub would reject.
+      app.mock.assertDone();
     } finally {
       await i.close();
     }
