@@ -5,8 +5,9 @@
 // an old commit and then at the head, every object different between them. Each trial comments
 // `/rollback dev <old commit>` and times from the webhook handed to the app to the moment a watch
 // of its own on the API server has seen all 50 objects at the old render; then `/unpin dev`, to
-// all 50 at the head again. The first write's arrival splits each time into syncward deciding
-// (permission, state, render, plan) and the writes themselves.
+// all 50 at the head again. The first write's arrival splits each time into what comes before it
+// (GitHub, the state, the render, the plan and the server-side dry runs) and the writes; the same
+// 50 changes sent raw (dry runs, then applies, all in flight at once) show the API server's part.
 import { performance } from "node:perf_hooks";
 import { stringify } from "yaml";
 import type { KubeClient } from "../src/kube/client.ts";
