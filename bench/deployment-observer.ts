@@ -34,45 +34,34 @@ export class DeploymentObserver {
 
   /** Lists once (for a resourceVersion), then keeps a watch open until `stop`. */
   async start(): Promise<void> {
-    let { resourceVersion } = await this.kube.list("apps/v1", "Deployment", { namespace: this.namespace });
-    const signal = this.abort.signal;
-    this.running = (async () => {
-      while (!signal.aborted) {
-        try {
-          this.watches++;
-          resourceVersion = await this.kube.watch(
-            "apps/v1",
-            "Deployment",
-            { namespace: this.namespace, resourceVersion, signal },
-            (_type, obj) => {
-              if (obj.metadata.name !== this.name) return;
-              const spec = obj.spec as {
-                replicas?: number;
-                template?: { spec?: { containers?: Array<{ securityContext?: { privileged?: boolean } }> } };
-              };
-              const containers = spec.template?.spec?.containers ?? [];
-              const status = (obj.status ?? {}) as { replicas?: number; readyReplicas?: number };
-              this.events.push({
-                at: performance.now(),
-                resourceVersion: obj.metadata.resourceVersion ?? "",
-                replicas: spec.replicas ?? 1,
-                readyReplicas: status.readyReplicas ?? 0,
-                statusReplicas: status.replicas ?? 0,
-                containers: containers.length,
-                privileged: containers.some((c) => c.securityContext?.privileged === true),
-              });
-              for (const wake of this.waiters) wake();
-            },
-          );
-        } catch (err) {
-          if (signal.aborted) return;
-          if (err instanceof KubeApiError && err.status === 410) {
-            resourceVersion = (await this.kube.list("apps/v1", "Deployment", { namespace: this.namespace }))
-              .resourceVersion;
-          } else await sleep(200, signal);
-        }
-      }
-    })();
+    const { running } = await keepWatching(
+      this.kube,
+      "apps/v1",
+      "Deployment",
+      this.namespace,
+      this.abort.signal,
+      (_type, obj) => {
+        if (obj.metadata.name !== this.name) return;
+        const spec = obj.spec as {
+          replicas?: number;
+          template?: { spec?: { containers?: Array<{ securityContext?: { privileged?: boolean } }> } };
+        };
+        const containers = spec.template?.spec?.containers ?? [];
+        const status = (obj.status ?? {}) as { replicas?: number; readyReplicas?: number };
+        this.events.push({
+          at: performance.now(),
+          resourceVersion: obj.metadata.resourceVersion ?? "",
+          replicas: spec.replicas ?? 1,
+          readyReplicas: status.readyReplicas ?? 0,
+          statusReplicas: status.replicas ?? 0,
+          containers: containers.length,
+          privileged: containers.some((c) => c.securityContext?.privileged === true),
+        });
+        for (const wake of this.waiters) wake();
+      },
+      () => this.watches++,
+    );
+    this.running = running;
   }
 
   /** The first event at index >= `from` that satisfies `match`, waiting for it up to `timeoutMs`. */
@@ -90,15 +79,7 @@ export class DeploymentObserver {
       from = this.events.length;
       const left = deadline - performance.now();
       if (left <= 0) return undefined;
-      await new Promise<void>((resolve) => {
-        const wake = () => {
-          clearTimeout(timer);
-          this.waiters.delete(wake);
-          resolve();
-        };
-        const timer = setTimeout(wake, left);
-        this.waiters.add(wake);
-      });
+      await nextWake(this.waiters, left);
     }
   }
 
@@ -106,4 +87,49 @@ export class DeploymentObserver {
     this.abort.abort();
     await this.running;
   }
+}
+
+/**
+ * Lists `kind` in `namespace` once (for a resourceVersion), then keeps a watch open until `signal`
+ * aborts, re-listing when the version is too old; resolves once the list is done, with the loop
+ * (`running`, which ends with the signal).
+ * `onWatch` counts each watch request (the first and every reconnect).
+ */
+export async function keepWatching(
+  kube: KubeClient,
+  apiVersion: string,
+  kind: string,
+  namespace: string,
+  signal: AbortSignal,
+  onEvent: Parameters<KubeClient["watch"]>[3],
+  onWatch: () => void = () => undefined,
+): Promise<{ running: Promise<void> }> {
+  let { resourceVersion } = await kube.list(apiVersion, kind, { namespace });
+  const running = (async () => {
+    while (!signal.aborted) {
+      try {
+        onWatch();
+        resourceVersion = await kube.watch(apiVersion, kind, { namespace, resourceVersion, signal }, onEvent);
+      } catch (err) {
+        if (signal.aborted) return;
+        if (err instanceof KubeApiError && err.status === 410)
+          resourceVersion = (await kube.list(apiVersion, kind, { namespace })).resourceVersion;
+        else await sleep(200, signal);
+      }
+    }
+  })();
+  return { running };
+}
+
+/** Resolves at the next call of a function `waiters` holds, or after `ms`. */
+export function nextWake(waiters: Set<() => void>, ms: number): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const wake = () => {
+      clearTimeout(timer);
+      waiters.delete(wake);
+      resolve();
+    };
+    const timer = setTimeout(wake, ms);
+    waiters.add(wake);
+  });
 }

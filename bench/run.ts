@@ -1,5 +1,5 @@
 // `npm run bench [-- [--quick] [name ...]]`: runs the chosen benchmarks (by default every one the
-// issue lists; `plane`, `build`, `promotion` and `previews` are opt-in), prints a table and writes bench/results/latest.json
+// issue lists; `plane`, `build`, `promotion`, `previews` and `rollback` are opt-in), prints a table and writes bench/results/latest.json
 // (`--quick`: 100 objects and 10 trials each, written to bench/results/quick.json). The cluster is
 // the local control plane (started here when it is not up, and then stopped again) or the one named
 // by SYNCWARD_BENCH_KUBECONFIG. Each benchmark makes namespaces of its own and removes them.
@@ -21,6 +21,7 @@ import { coldBuildBench, planeBench } from "./plane.ts";
 import { previews } from "./previews.ts";
 import { promotionLatency } from "./promotion-latency.ts";
 import { replicas } from "./replicas.ts";
+import { rollbackLatency } from "./rollback.ts";
 import { scale } from "./scale.ts";
 import { selfHealLatency } from "./selfheal-latency.ts";
 import { type BenchContext, type BenchResult, type Measurement, ms, progress } from "./support.ts";
@@ -48,6 +49,7 @@ const BENCHMARKS: Record<
   "multi-cluster": { needsCluster: true, run: multiCluster },
   promotion: { needsCluster: true, run: promotionLatency },
   previews: { needsCluster: true, run: previews },
+  rollback: { needsCluster: true, run: rollbackLatency },
 };
 type Name = string;
 const DEFAULT: Name[] = [

@@ -320,7 +320,10 @@ export class GitHubReporter {
           title: `Waiting: ${event.reason}`,
           conclusion: "neutral",
           note: `Waiting: ${inertInline(event.reason)}${event.until ? ` (until ${inertInline(event.until)})` : ""}. Nothing was applied.`,
-          next: "nothing to do: it syncs by itself once what it waits for is there.",
+          // A pin waits for a person: the run's own Next line then names the unpin.
+          ...(event.pinned
+            ? {}
+            : { next: "nothing to do: it syncs by itself once what it waits for is there." }),
         });
         return;
       case "renderError":

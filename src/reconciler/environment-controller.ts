@@ -37,6 +37,7 @@ import type { PassSlots } from "./pass-slots.ts";
 import {
   pinnedRefusal,
   pinnedRenderRefusal,
+  pinnedText,
   pinOf,
   type RollbackTarget,
   rollbackNote,
@@ -164,6 +165,8 @@ export class EnvironmentController {
   private looping = false;
   private lastDriftSignature = "";
   private lastOrphanSignature = "";
+  /** The branch head the pin last held back (see announcePinned). */
+  private lastPinnedHead = "";
   /** The latest orphan scan (derived, so kept in memory only). */
   orphans: Orphan[] = [];
   /** The next nudge comes from the poll timer (see nudge). */
@@ -521,7 +524,8 @@ export class EnvironmentController {
     const taken = state.pin
       ? { revision: trackedRevision(branchHead, state.pin) }
       : await revisionToTake(this.fx.promotion, branchHead, state.lastSyncedRevision);
-    if (!state.pin) this.fx.promotion?.announce(branchHead, "waiting" in taken ? taken.waiting : undefined);
+    if (state.pin) this.announcePinned(branchHead, state.pin);
+    else this.fx.promotion?.announce(branchHead, "waiting" in taken ? taken.waiting : undefined);
     const head = taken.revision ?? state.lastSyncedRevision;
     if (!head) return;
     const found = this.destination();
@@ -673,6 +677,25 @@ export class EnvironmentController {
         reason,
       });
     }
+  }
+
+  /**
+   * A commit the pin holds back (pushed since the rollback): said once on its own check run, which
+   * would otherwise show nothing of syncward and leave its pusher wondering.
+   */
+  private announcePinned(branchHead: string, pin: PinRecord): void {
+    const said = `${branchHead}|${pin.at}`;
+    if (branchHead === pin.revision || said === this.lastPinnedHead) return;
+    this.lastPinnedHead = said;
+    const env = this.o.env.name;
+    this.o.emit({
+      type: "waiting",
+      instance: this.instance,
+      env,
+      revision: branchHead,
+      reason: pinnedText(pin, env),
+      pinned: true,
+    });
   }
 
   /** The worst health of the objects just read (none with a health: Healthy). */

@@ -47,7 +47,8 @@ export type ReconcilerEvent =
   | (Base & { type: "refused"; trigger: Trigger; actor: string; outcome: SyncOutcome })
   /** A new revision renders what is deployed: it became the deployed one without a sync or an approval. */
   | (Base & { type: "unchanged"; entry: HistoryEntry })
-  | (Base & { type: "waiting"; reason: string; until?: string })
+  /** The loop holds `revision` (a window, required checks, a promotion's upstreams, a rollback's pin). */
+  | (Base & { type: "waiting"; reason: string; until?: string; pinned?: boolean })
   | (Base & {
       type: "awaitingApproval";
       trigger: Trigger;

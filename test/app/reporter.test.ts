@@ -79,7 +79,7 @@ const until = async (what: () => boolean) => {
 };
 
 const sha = "a".repeat(40);
-type Check = { name: string; conclusion: string; output: { title: string; summary: string } };
+type Check = { name: string; conclusion: string; output: { title: string; summary: string; text?: string } };
 
 function capture(): Check[] {
   const seen: Check[] = [];
@@ -139,6 +139,48 @@ describe("GitHub reporter", () => {
     assert.equal(seen[0]?.conclusion, "neutral");
     assert.equal(seen[0]?.output.title, "Waiting: waiting for checks to pass on aaaaaaa: ci/test, ci/lint");
     assert.match(seen[0]?.output.summary ?? "", /ci\/test, ci\/lint\. Nothing was applied\./);
+  });
+
+  it("a commit a rollback's pin holds back gets a neutral check run that names the pin and the unpin", async () => {
+    const pin = {
+      revision: "b".repeat(40),
+      historyId: 2,
+      by: "alice",
+      at: "2026-06-01T10:00:00Z",
+      reason: "",
+    };
+    const pinned = {
+      ...reconciler,
+      store: {
+        load: async () => ({ ...defaultState("acme-shop.dev"), lastSyncedRevision: pin.revision, pin }),
+      },
+    } as unknown as Reconciler;
+    const r = await reporter({ reconciler: pinned });
+    const seen = capture();
+    r.handle({
+      type: "waiting",
+      instance: "acme-shop.dev",
+      env: "dev",
+      revision: sha,
+      reason: "pinned at bbbbbbb by alice (rollback to history 2); /unpin dev resumes",
+      pinned: true,
+    });
+    await r.idle();
+    mock.assertDone();
+    assert.equal(seen[0]?.conclusion, "neutral");
+    assert.equal(
+      seen[0]?.output.title,
+      "Waiting: pinned at bbbbbbb by alice (rollback to history 2); /unpin dev resumes",
+    );
+    assert.match(
+      seen[0]?.output.summary.split("\n")[0] ?? "",
+      /; pinned at `bbbbbbb` by `alice` \(rollback to history 2\); `\/unpin dev` resumes; /,
+    );
+    // Not "it syncs by itself": a pin waits for a person.
+    assert.match(
+      seen[0]?.output.text ?? "",
+      /\*\*Next:\*\* comment `\/unpin dev` when `main` is fit to deploy again: until then dev stays at `bbbbbbb`\.$/,
+    );
   });
 
   it("a refused request (a Sync click on a frozen environment) gets a check run that says why", async () => {

@@ -7,17 +7,22 @@
 // keeps the freeze set through A.
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { bootstrap } from "../../src/github/app.ts";
-import type { Octokit } from "../../src/github/octokit.ts";
 import { KubeClient } from "../../src/kube/client.ts";
 import { KubeConnectionError } from "../../src/kube/errors.ts";
-import { mockPermission, mockReactions, REPO_PATH, startApp, type TestApp } from "../support/app.ts";
+import {
+  bootstrapAsRestarted,
+  mockPermission,
+  mockReactions,
+  REPO_PATH,
+  startApp,
+  type TestApp,
+} from "../support/app.ts";
 import { eventually, useCluster } from "../support/cluster.ts";
 import { makeRepo, type TestRepo } from "../support/git-repo.ts";
 import { GITHUB_API } from "../support/github.ts";
 import { FakeGitHub } from "../support/github-fake.ts";
 import { apiPull, mockAccount } from "../support/github-range.ts";
-import { DEFAULT_INSTALLATION_ID, issueCommentEvent, pushEvent, repoIdOf } from "../support/webhooks.ts";
+import { issueCommentEvent, pushEvent } from "../support/webhooks.ts";
 
 const cluster = useCluster();
 
@@ -178,32 +183,7 @@ describe("the app killed mid-sync and restarted", () => {
     b = await startApp({ client: cluster.syncwardClient, stateNamespace: stateNs, autoStart: true });
     github.install(b.mock);
     mockPullRequest(b);
-    b.mock.api
-      .get("/app/installations")
-      .query(true)
-      .reply(200, [{ id: DEFAULT_INSTALLATION_ID, account: { login: "acme" } }]);
-    b.mock.api
-      .get("/installation/repositories")
-      .query(true)
-      .reply(200, {
-        total_count: 1,
-        repositories: [
-          {
-            id: repoIdOf("acme/shop"), // the id the push events carry: the same app after the restart
-            name: "shop",
-            full_name: "acme/shop",
-            owner: { login: "acme" },
-            html_url: "https://github.com/acme/shop",
-            default_branch: "main",
-          },
-        ],
-      });
-    const probot = b.probot;
-    const started = await bootstrap(
-      probot,
-      b.parts.runtimes,
-      async (id) => (await probot.auth(id)) as unknown as Octokit,
-    );
+    const started = await bootstrapAsRestarted(b);
     assert.deepEqual(started, ["acme/shop"]);
     // The app's environments start once its state is checked for a move from older names
     // (identity-upgrade.ts), which is asynchronous: wait for B's first sync, then for its reports.

@@ -5,15 +5,16 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pino from "pino";
 import type { Probot } from "probot";
-import { type SyncwardApp, syncwardApp } from "../../src/github/app.ts";
+import { bootstrap, type SyncwardApp, syncwardApp } from "../../src/github/app.ts";
 import type { Octokit } from "../../src/github/octokit.ts";
 import { Runtimes } from "../../src/github/runtime.ts";
 import { KubeClient } from "../../src/kube/client.ts";
+import type { AppStatusFollower } from "../../src/observability/app-status-follower.ts";
 import { parseProjects } from "../../src/projects/load.ts";
 import type { ClusterResolver } from "../../src/reconciler/reconciler.ts";
 import { createTestProbot, type GitHubMock, mockGitHub } from "./github.ts";
 import { unreachableKubeconfig } from "./kubeconfig.ts";
-import { DEFAULT_OWNER, DEFAULT_REPO } from "./webhooks.ts";
+import { DEFAULT_INSTALLATION_ID, DEFAULT_OWNER, DEFAULT_REPO, listedRepository } from "./webhooks.ts";
 
 export const REPO_PATH = `/repos/${DEFAULT_OWNER}/${DEFAULT_REPO}`;
 
@@ -66,6 +67,8 @@ export async function startApp(options: {
   /** Preview environments: the sweep's interval and the teardown's retries (ms). */
   previewSweepMs?: number;
   previewTeardownRetryMs?: { initial: number; max: number };
+  /** The state-backed gauges (`syncward_app_info`, `syncward_environment_pinned`), as production wires them. */
+  appStatus?: AppStatusFollower;
 }): Promise<TestApp> {
   const mock = mockGitHub();
   let parts: SyncwardApp | undefined;
@@ -84,6 +87,7 @@ export async function startApp(options: {
         reportRetryMs: options.reportRetryMs,
         previewSweepMs: options.previewSweepMs,
         previewTeardownRetryMs: options.previewTeardownRetryMs,
+        appStatus: options.appStatus,
         ...(options.projects === undefined
           ? {}
           : { projects: async () => parseProjects(options.projects as string, "projects.yaml") }),
@@ -215,4 +219,22 @@ export function mockPullFiles(mock: GitHubMock, number: number, files: string[])
       200,
       files.map((filename) => ({ filename, status: "modified" })),
     );
+}
+
+/**
+ * Starts `app` as a restarted pod does: bootstrap over the installations' repositories (GitHub
+ * lists the test repository, under the id its webhooks carry: the same app after the restart).
+ * Returns the repositories started.
+ */
+export async function bootstrapAsRestarted(app: TestApp): Promise<string[]> {
+  app.mock.api
+    .get("/app/installations")
+    .query(true)
+    .reply(200, [{ id: DEFAULT_INSTALLATION_ID, account: { login: DEFAULT_OWNER } }]);
+  app.mock.api
+    .get("/installation/repositories")
+    .query(true)
+    .reply(200, { total_count: 1, repositories: [listedRepository()] });
+  const probot = app.probot;
+  return bootstrap(probot, app.parts.runtimes, async (id) => (await probot.auth(id)) as unknown as Octokit);
 }
