@@ -25,6 +25,7 @@ import {
 import { permissionOf } from "./authorize.ts";
 import { GitHubSource } from "./github-source.ts";
 import type { Octokit, RepoRef } from "./octokit.ts";
+import { previewChecks, reportPreviewCheck } from "./preview-check.ts";
 import { type PreviewEvent, previewDecision } from "./preview-eligibility.ts";
 import { type PullView, previewFactsOf, readPull } from "./preview-facts.ts";
 import {
@@ -35,6 +36,7 @@ import {
   upsertPreviewComment,
 } from "./preview-report.ts";
 import { sweepAction } from "./preview-sweep.ts";
+import type { GitHubReporter } from "./reporter.ts";
 import { type AppDeps, appIdOf, type RepoInfo, type RepoRuntime, type Runtimes } from "./runtime.ts";
 
 export interface PreviewManagerOptions {
@@ -48,6 +50,8 @@ interface Running {
   reconciler: Reconciler;
   source: GitHubSource;
   env: EnvironmentConfig;
+  /** Writes the preview's check runs, one per head commit. */
+  checks: GitHubReporter;
   /** The sha the current deployment is of. */
   deployedSha?: string;
 }
@@ -309,7 +313,14 @@ export class PreviewManager {
       watch: this.deps.watch,
       pollIntervalMs: this.deps.pollIntervalMs,
     });
-    this.running.set(record.key, { reconciler, source, env, deployedSha: record.head.sha });
+    const checks = previewChecks({
+      repo: rt.ref,
+      htmlUrl: info.htmlUrl,
+      octokit,
+      reconciler,
+      log: this.deps.log,
+    });
+    this.running.set(record.key, { reconciler, source, env, checks, deployedSha: record.head.sha });
     reconciler.start();
   }
 
@@ -318,6 +329,11 @@ export class PreviewManager {
     const running = this.running.get(key);
     const stored = await this.store.get(key);
     if (!running || !stored || stored.record.phase !== "live") return;
+    const gh = await this.deps.auth(stored.record.installation);
+    // The check run is the sync's report; a failure there leaves the deployment and comment to go on.
+    await reportPreviewCheck(running.checks, gh, e).catch((err) =>
+      this.deps.log.warn({ err, preview: key }, "could not write a preview's check run"),
+    );
     const state: PreviewState | undefined =
       e.type === "synced" || e.type === "selfHealed"
         ? e.outcome.phase === "Succeeded"
@@ -329,7 +345,6 @@ export class PreviewManager {
             ? { kind: "failed", message: e.message }
             : undefined;
     if (!state) return;
-    const gh = await this.deps.auth(stored.record.installation);
     const repo = refOf(stored.record);
     let record = stored.record;
     // A preview that moved to a new head gets a deployment of that commit.

@@ -19,6 +19,8 @@ const cluster = useCluster();
 const prefix = `pv${randomBytes(3).toString("hex")}`;
 const previewNs = (n: number) => `${prefix}-pr-${n}`;
 const URL_OF = (n: number) => `https://pr-${n}.preview.example`;
+/** What the pull request's checks list shows for its preview: an environment's check run. */
+const CHECK_OF = (n: number) => `syncward / pr-${n}-dev`;
 
 describe("preview environments of pull requests", () => {
   const repo = makeRepo({ "app/a.yaml": configMap("a"), "app/b.yaml": configMap("b") });
@@ -62,6 +64,16 @@ describe("preview environments of pull requests", () => {
       const ok = sent("POST", /\/deployments\/\d+\/statuses$/).find((b) => b.state === "success");
       assert.equal(ok?.environment_url, URL_OF(7));
     });
+    await until("the preview's check run on the head, completed with the sync's summary", async () => {
+      const runs = app.checkRuns(CHECK_OF(7));
+      assert.deepEqual(
+        runs.map((r) => [r.head_sha, r.status, r.conclusion]),
+        [[first, "completed", "success"]],
+        "one run, created in progress and completed",
+      );
+      assert.match(String(runs[0]?.output?.summary), /pr-7-dev/);
+    });
+    assert.equal(sent("POST", /\/check-runs$/).find((b) => b.name === CHECK_OF(7))?.status, "in_progress");
     assert.equal(sent("POST", /\/issues\/7\/comments$/).length, 1, "one comment, edited in place after");
     assert.match(String(comments(7).at(-1)?.body), /\*\*Live\*\*/);
     assert.match(String(comments(7).at(-1)?.body), new RegExp(URL_OF(7).replaceAll(".", "\\.")));
@@ -83,6 +95,15 @@ describe("preview environments of pull requests", () => {
       assert.ok(await exists(previewNs(7), "c"));
     });
     assert.ok(sent("POST", /\/deployments$/).some((b) => b.environment === "pr-7-dev" && b.ref === second));
+    await until("a check run of the new head", async () =>
+      assert.deepEqual(
+        app.checkRuns(CHECK_OF(7)).map((r) => [r.head_sha, r.status, r.conclusion]),
+        [
+          [first, "completed", "success"],
+          [second, "completed", "success"],
+        ],
+      ),
+    );
     assert.equal(sent("POST", /\/issues\/7\/comments$/).length, 1, "still the one comment");
 
     await app.probot.receive(
@@ -107,6 +128,7 @@ describe("preview environments of pull requests", () => {
       60_000,
     );
     assert.match(String(comments(7).at(-1)?.body), /\*\*Torn down\*\* \(the pull request closed\)/);
+    assert.equal(app.checkRuns(CHECK_OF(7)).length, 2, "the teardown adds no check run");
     const records = await cluster.client.list("v1", "ConfigMap", {
       labelSelector: `${PREVIEW_RECORD_LABEL}=true`,
     });

@@ -74,10 +74,42 @@ export interface PreviewApp extends TestApp {
   exists(ns: string, name?: string): Promise<boolean>;
   /** The bodies of the requests the app sent to GitHub with this method and path. */
   sent(method: string, path: RegExp): Array<Record<string, unknown>>;
+  /** The check runs named `name`, in the order they were created, each as its last update left it. */
+  checkRuns(name: string): CheckRun[];
   /** The bodies of the comments the app wrote on pull request `n`, then of its preview comment's edits. */
   comments(n: number): Array<Record<string, unknown>>;
   /** Stops the previews and the repository's runtimes, and forgets the GitHub mock (once). */
   close(): Promise<void>;
+}
+
+export interface CheckRun {
+  id: number;
+  name: string;
+  head_sha: string;
+  status?: string;
+  conclusion?: string;
+  output?: { title?: string; summary?: string };
+}
+
+/**
+ * Check runs as GitHub keeps them: created, then changed by each update to their id. Registered
+ * before answerEverything() so these answer (GitHub's ids are what tie an update to its run).
+ */
+function recordCheckRuns(app: TestApp): CheckRun[] {
+  const runs: CheckRun[] = [];
+  const api = app.mock.api.persist();
+  api.post(`${REPO_PATH}/check-runs`).reply(201, (_uri, body) => {
+    const run = { ...(body as Omit<CheckRun, "id">), id: 70_000 + runs.length };
+    runs.push(run);
+    return { id: run.id, html_url: `https://github.com/acme/shop/runs/${run.id}` };
+  });
+  api.patch(/\/check-runs\/\d+$/).reply((uri, body) => {
+    const run = runs.find((r) => r.id === Number(uri.split("/").at(-1)));
+    if (!run) return [404, { message: "Not Found" }];
+    Object.assign(run, body);
+    return [200, { id: run.id, html_url: `https://github.com/acme/shop/runs/${run.id}` }];
+  });
+  return runs;
 }
 
 export async function startPreviewApp(o: PreviewAppOptions): Promise<PreviewApp> {
@@ -120,6 +152,7 @@ export async function startPreviewApp(o: PreviewAppOptions): Promise<PreviewApp>
       },
     ],
   });
+  const runs = recordCheckRuns(app);
   answerEverything(app.mock, config, repo.dir);
   const api = app.mock.api.persist();
   api.get(REPO_PATH).reply(200, () => ({
@@ -180,6 +213,7 @@ export async function startPreviewApp(o: PreviewAppOptions): Promise<PreviewApp>
         : (await cluster.client.get("v1", "ConfigMap", ns, name)) !== undefined;
     },
     sent,
+    checkRuns: (name) => runs.filter((r) => r.name === name),
     comments: (n) => [
       ...sent("POST", new RegExp(`/issues/${n}/comments$`)),
       // An edit names its preview in the comment's marker.
