@@ -14,6 +14,7 @@ import { defaultState } from "../../src/state/store.ts";
 import { REPO_PATH } from "../support/app.ts";
 import { envConfig } from "../support/env.ts";
 import { createTestProbot, mockGitHub, takeOpenApiViolations } from "../support/github.ts";
+import { resource, resultOf } from "../support/summary-fixtures.ts";
 
 const mock = mockGitHub();
 afterEach(() => mock.reset());
@@ -28,35 +29,17 @@ const base = { instance: "gh_1-pr-7-dev.pr-7-dev", env: "pr-7-dev" } as const;
 
 function synced(revision: string, phase: "Succeeded" | "Failed"): ReconcilerEvent {
   const at = new Date().toISOString();
+  const failed = phase === "Failed";
   const outcome: SyncOutcome = {
-    revision,
-    phase,
-    message: phase === "Failed" ? "1 failed" : "1 created",
-    startedAt: at,
-    finishedAt: at,
-    writes: 1,
-    dryRun: false,
+    ...resultOf({
+      revision,
+      phase,
+      resources: [
+        resource({ status: failed ? "Failed" : "Synced", ...(failed ? { action: "failed" } : {}) }),
+      ],
+    }),
     inventory: [],
     retryable: false,
-    totals: {
-      created: 1,
-      configured: 0,
-      unchanged: 0,
-      pruned: 0,
-      failed: phase === "Failed" ? 1 : 0,
-      skipped: 0,
-    },
-    resources: [
-      {
-        group: "",
-        kind: "ConfigMap",
-        namespace: "shop-pr-7",
-        name: "c",
-        status: phase === "Failed" ? "Failed" : "Synced",
-        action: "created",
-        message: "configmap/c created",
-      },
-    ],
   } as SyncOutcome;
   const entry = {
     id: 1,
@@ -133,7 +116,7 @@ describe("a preview environment's check run", () => {
     );
     assert.match(
       String((runs[0]?.output as { summary?: string } | undefined)?.summary),
-      /configmap\/c|ConfigMap/,
+      /deployment\.apps\/web|Deployment/,
     );
     assert.ok(
       runs.every((r) => r.actions === undefined),
