@@ -12,6 +12,7 @@ import type { TestRepo } from "./git-repo.ts";
 import { answerEverything } from "./permissive-github.ts";
 import { optionalRules } from "./syncward-account.ts";
 import { pullRequestEvent, repoIdOf } from "./webhooks.ts";
+import { within } from "./within.ts";
 
 // What syncward needs for previews beyond deploy/'s defaults: the opt-in component's grants.
 export const previewRules = optionalRules("previews.yaml", "previews");
@@ -28,16 +29,22 @@ export const stateRules = [
   },
 ];
 
-/** Until `check` stops throwing. */
-export const until = (what: string, check: () => Promise<void>, timeoutMs?: number) =>
-  eventually(
+/**
+ * Until `check` stops throwing, within `timeoutMs`. Each look is bounded too: a look that waits on
+ * previews.idle() while a teardown never ends fails here, saying so, instead of hanging the test.
+ */
+export const until = (what: string, check: () => Promise<void>, timeoutMs = 30_000) => {
+  const deadline = Date.now() + timeoutMs;
+  return eventually(
     what,
     async () => {
-      await check();
+      const left = Math.max(deadline - Date.now(), 0);
+      await within(left, "a look (it waits for the previews' work to finish)", check());
       return true;
     },
     timeoutMs,
   );
+};
 
 export interface Pull {
   state: "open" | "closed";
@@ -222,11 +229,15 @@ export async function startPreviewApp(o: PreviewAppOptions): Promise<PreviewApp>
     async close() {
       if (closed) return;
       closed = true;
-      await app.parts.previews.stop();
-      // A teardown under way sees the stop at its next attempt; its requests end before the mock's.
-      await app.parts.previews.idle();
-      await Promise.all(app.parts.runtimes.all().map((r) => r.stop()));
-      app.mock.reset();
+      try {
+        // A teardown under way sees the stop at its next attempt; its requests end before the
+        // mock's. One that never sees it fails the test here.
+        const stopped = app.parts.previews.stop().then(() => app.parts.previews.idle());
+        await within(30_000, "the previews' stop (a teardown or report that ignores it)", stopped);
+        await Promise.all(app.parts.runtimes.all().map((r) => r.stop()));
+      } finally {
+        app.mock.reset();
+      }
     },
   };
 }
