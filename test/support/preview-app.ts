@@ -3,6 +3,7 @@
 // requests are what the test says they are (`pulls`), the repository's heads are a real git
 // repository's, and every pusher is a writer. The operator's project `shop` allows previews in
 // `<prefix>-pr-*`; the repository's dev environment deploys `app/` and its template copies it.
+import { execFileSync } from "node:child_process";
 import { stringify } from "yaml";
 import type { KubeClient } from "../../src/kube/client.ts";
 import type { ClusterResolver } from "../../src/reconciler/reconciler.ts";
@@ -119,6 +120,40 @@ function recordCheckRuns(app: TestApp): CheckRun[] {
   return runs;
 }
 
+/**
+ * The config file as GitHub serves it at a ref: the test repository's at that commit or branch
+ * when it has one (a pull request that edits it), else `config` (the default branch's, which the
+ * test repository does not commit). Registered before answerEverything() so this one answers.
+ */
+function configAtRefs(app: TestApp, config: string, repo: TestRepo): void {
+  app.mock.api
+    .persist()
+    .get(/\/contents\/\.github(%2F|\/)syncward\.yml/)
+    .query(true)
+    .reply(200, (uri) => {
+      const ref = new URL(uri, "https://api.github.com").searchParams.get("ref");
+      let text = config;
+      try {
+        if (ref)
+          text = execFileSync("git", ["show", `${ref}:.github/syncward.yml`], {
+            cwd: repo.dir,
+            stdio: ["ignore", "pipe", "ignore"],
+          }).toString();
+      } catch {
+        // not committed at that ref: the default branch's
+      }
+      return {
+        type: "file",
+        encoding: "base64",
+        name: "syncward.yml",
+        path: ".github/syncward.yml",
+        content: Buffer.from(text).toString("base64"),
+        sha: "0".repeat(40),
+        size: text.length,
+      };
+    });
+}
+
 export async function startPreviewApp(o: PreviewAppOptions): Promise<PreviewApp> {
   const { cluster, repo, pulls, prefix } = o;
   const client = o.client ?? cluster.syncwardClientWith([...previewRules, ...stateRules]).client;
@@ -160,6 +195,7 @@ export async function startPreviewApp(o: PreviewAppOptions): Promise<PreviewApp>
     ],
   });
   const runs = recordCheckRuns(app);
+  configAtRefs(app, config, repo);
   answerEverything(app.mock, config, repo.dir);
   const api = app.mock.api.persist();
   api.get(REPO_PATH).reply(200, () => ({
