@@ -10,7 +10,7 @@ import type { ClusterResolver } from "../../src/reconciler/reconciler.ts";
 import { REPO_PATH, startApp, type TestApp } from "./app.ts";
 import { eventually, type TestCluster } from "./cluster.ts";
 import type { TestRepo } from "./git-repo.ts";
-import { answerEverything } from "./permissive-github.ts";
+import { answerEverything, configFile } from "./permissive-github.ts";
 import { optionalRules } from "./syncward-account.ts";
 import { pullRequestEvent, repoIdOf } from "./webhooks.ts";
 import { within } from "./within.ts";
@@ -142,15 +142,7 @@ function configAtRefs(app: TestApp, config: string, repo: TestRepo): void {
       } catch {
         // not committed at that ref: the default branch's
       }
-      return {
-        type: "file",
-        encoding: "base64",
-        name: "syncward.yml",
-        path: ".github/syncward.yml",
-        content: Buffer.from(text).toString("base64"),
-        sha: "0".repeat(40),
-        size: text.length,
-      };
+      return configFile(text);
     });
 }
 
