@@ -4,7 +4,8 @@
 // (its app identity is the repository's plus the preview's name, so its instances never meet the
 // repository's environments). A stop tears it down until its namespace is gone. The records in
 // the state namespace are the truth: a restart resumes them, and a sweep catches lost close
-// webhooks and expired TTLs. One replica runs them (the one that hears the events).
+// webhooks and expired TTLs. With several replicas every one runs a Reconciler for every live
+// preview and its app Lease picks the one that syncs and reports (preview-replicas.ts).
 import { previewEnvironmentOf, previewName } from "../config/preview.ts";
 import type { EnvironmentConfig, PreviewTemplate } from "../config/types.ts";
 import type { KubeClient } from "../kube/client.ts";
@@ -28,6 +29,7 @@ import type { Octokit, RepoRef } from "./octokit.ts";
 import { previewChecks, reportPreviewCheck } from "./preview-check.ts";
 import { type PreviewEvent, previewDecision } from "./preview-eligibility.ts";
 import { type PullView, previewFactsOf, readPull } from "./preview-facts.ts";
+import { replicaActions } from "./preview-replicas.ts";
 import {
   createPreviewDeployment,
   type PreviewState,
@@ -89,6 +91,11 @@ export class PreviewManager {
     this.running.clear();
   }
 
+  /** The previews this replica syncs now: it holds their Leases (or runs without Leases). */
+  syncing(): string[] {
+    return [...this.running].filter(([, r]) => r.reconciler.active.length > 0).map(([key]) => key);
+  }
+
   /** Every preview's passes and reports have finished (tests). */
   async idle(): Promise<void> {
     for (let i = 0; i < 3; i++) {
@@ -110,10 +117,8 @@ export class PreviewManager {
     return next;
   }
 
-  private later(key: string, work: () => Promise<void>): void {
-    void this.serial(key, work).catch((err) =>
-      this.deps.log.warn({ err, preview: key }, "a preview's teardown failed"),
-    );
+  private later(key: string, work: () => Promise<void>, what = "a preview's teardown failed"): void {
+    void this.serial(key, work).catch((err) => this.deps.log.warn({ err, preview: key }, what));
   }
 
   /** A pull_request webhook (labeled, unlabeled, opened, reopened, synchronize, closed). */
@@ -309,7 +314,10 @@ export class PreviewManager {
       log: this.deps.log,
       stateNamespace: this.deps.stateNamespace,
       identity: this.deps.identity,
-      leases: false,
+      // Like a repository's: the replica holding the preview's Lease syncs it and reports; the
+      // others stand by, hand pushes over, and take it up when the holder goes.
+      leases: this.deps.leases,
+      shard: this.deps.shard,
       watch: this.deps.watch,
       pollIntervalMs: this.deps.pollIntervalMs,
     });
@@ -384,7 +392,8 @@ export class PreviewManager {
     if (!running) return;
     // The reconciler tracks the head branch; the push tells its source where the branch is now.
     running.source.learnHead(pr.head.ref, pr.head.sha);
-    running.reconciler.nudgeBranch(pr.head.ref, "push", pr.author);
+    // The revision goes with a push handed to the replica holding the preview's Lease.
+    running.reconciler.nudgeBranch(pr.head.ref, "push", pr.author, undefined, { revision: pr.head.sha });
   }
 
   /** Stops the preview and deletes its namespace, retrying until it is gone; then starts waiters. */
@@ -476,15 +485,55 @@ export class PreviewManager {
           return this.teardown(gh, stored, "resumed after a restart");
         if (!gh) return;
         if (stored.record.phase !== "live" || this.running.has(key)) return;
-        const rt = await this.runtimeOf(stored.record);
-        const template = rt?.config.previewEnvironments?.find((t) => t.from === stored.record.from);
-        const placement =
-          rt && template && this.placed(rt, template, { number: stored.record.pull, ...stored.record.head });
-        if (!rt || !placement?.allowed)
-          return this.teardown(gh, stored, "its template or the operator's limits no longer allow it");
-        this.run(rt, stored.record, placement.env);
+        await this.resumeLive(gh, stored);
       });
     }
+  }
+
+  /** A live preview's Reconciler runs here again, if its template and the limits still allow it. */
+  private async resumeLive(gh: Octokit, stored: StoredPreview): Promise<void> {
+    const rt = await this.runtimeOf(stored.record);
+    const template = rt?.config.previewEnvironments?.find((t) => t.from === stored.record.from);
+    const placement =
+      rt && template && this.placed(rt, template, { number: stored.record.pull, ...stored.record.head });
+    if (!rt || !placement?.allowed)
+      return this.teardown(gh, stored, "its template or the operator's limits no longer allow it");
+    this.run(rt, stored.record, placement.env);
+  }
+
+  /**
+   * Another replica started a preview, or ended one: a Reconciler for it starts here (standing by
+   * unless its Lease comes here), or the one here stops, without a word on GitHub.
+   */
+  private follow(all: StoredPreview[]): void {
+    const { adopt, drop } = replicaActions({
+      records: all.map((s) => s.record),
+      running: [...this.running.keys()],
+      busy: (key) => this.chains.has(key),
+    });
+    for (const key of adopt)
+      this.later(
+        key,
+        async () => {
+          const now = await this.store.get(key);
+          if (!now) return;
+          if (now.record.phase !== "live" || this.running.has(key)) return;
+          await this.resumeLive(await this.deps.auth(now.record.installation), now);
+        },
+        "could not run a preview another replica started",
+      );
+    for (const key of drop)
+      this.later(
+        key,
+        async () => {
+          const now = await this.store.get(key);
+          const running = this.running.get(key);
+          if (now?.record.phase === "live" || !running) return;
+          this.running.delete(key);
+          await running.reconciler.stop();
+        },
+        "could not stop a preview another replica ended",
+      );
   }
 
   /**
@@ -494,7 +543,9 @@ export class PreviewManager {
    */
   async sweep(): Promise<string[]> {
     const removed: string[] = [];
-    for (const stored of await this.store.list()) {
+    const all = await this.store.list();
+    this.follow(all);
+    for (const stored of all) {
       const { record } = stored;
       // An installation GitHub no longer authenticates leaves this record to the next sweep, never
       // the others: one deleted installation must not stop every repository's sweep.

@@ -73,6 +73,12 @@ export interface PreviewAppOptions {
   sweepMs?: number;
   /** Watches on, as in production (tests leave them off: their passes come from events). */
   watch?: boolean;
+  /**
+   * One of several replicas by this name: Leases, watches and the shard on, started as in
+   * production. A second app shares the first one's GitHub (nock is global: the first one's
+   * answers and records every request), so only the last app's close may forget the mock.
+   */
+  identity?: string;
   /** Added to the repository's preview template (e.g. ttl). */
   template?: Record<string, unknown>;
 }
@@ -154,7 +160,9 @@ export async function startPreviewApp(o: PreviewAppOptions): Promise<PreviewApp>
     client,
     clusters: o.clusters,
     stateNamespace: o.stateNamespace,
-    ...(o.watch ? { replica: { identity: "previews", watch: true } } : {}),
+    ...(o.watch || o.identity ? { replica: { identity: o.identity ?? "previews", watch: true } } : {}),
+    // A replica starts its shard and its previews itself, as the app in production does.
+    ...(o.identity ? { autoStart: true } : {}),
     previewSweepMs: o.sweepMs ?? 300,
     previewTeardownRetryMs: { initial: 200, max: 1000 },
     projects: stringify({
@@ -233,7 +241,7 @@ export async function startPreviewApp(o: PreviewAppOptions): Promise<PreviewApp>
         committer: { login: "web-flow" },
       },
     ]);
-  app.parts.previews.start();
+  if (!o.identity) app.parts.previews.start();
 
   let closed = false;
   const sent = (method: string, path: RegExp) =>
