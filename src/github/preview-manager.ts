@@ -180,7 +180,7 @@ export class PreviewManager {
               this.later(key, () => this.teardown(gh, stored, decision.reason ?? whyStopped(event)));
             return;
           case "resync":
-            if (stored) await this.move(stored, pr);
+            if (stored) await this.move(gh, stored, pr);
             return;
           case "start":
             await this.begin(rt, gh, template, pr);
@@ -283,6 +283,7 @@ export class PreviewManager {
       destination: destinationOf(env.destination),
       namespaceUid: ready.uid,
       deploymentId,
+      deployedSha: record.head.sha,
     };
     const commentId = await upsertPreviewComment(
       gh,
@@ -328,7 +329,9 @@ export class PreviewManager {
       reconciler,
       log: this.deps.log,
     });
-    this.running.set(record.key, { reconciler, source, env, checks, deployedSha: record.head.sha });
+    // The commit of the recorded deployment: a head recorded by a push but not yet synced is not it.
+    const deployedSha = record.deployedSha ?? record.head.sha;
+    this.running.set(record.key, { reconciler, source, env, checks, deployedSha });
     reconciler.start();
   }
 
@@ -358,7 +361,7 @@ export class PreviewManager {
     // A preview that moved to a new head gets a deployment of that commit.
     if (record.deploymentId === undefined || running.deployedSha !== e.revision) {
       const id = await createPreviewDeployment(gh, repo, running.env.name, e.revision);
-      record = { ...record, deploymentId: id };
+      record = { ...record, deploymentId: id, deployedSha: e.revision };
       running.deployedSha = e.revision;
     }
     const url = running.env.environmentUrl;
@@ -381,13 +384,17 @@ export class PreviewManager {
   }
 
   /** A push to the pull request: the preview follows its head. */
-  private async move(stored: StoredPreview, pr: PullView): Promise<void> {
+  private async move(gh: Octokit, stored: StoredPreview, pr: PullView): Promise<void> {
     const record = {
       ...stored.record,
       head: { branch: pr.head.ref, sha: pr.head.sha },
       lastMovedAt: new Date().toISOString(),
     };
-    await this.store.put(record, stored.resourceVersion);
+    const written = await this.store.put(record, stored.resourceVersion);
+    // A live preview another replica started, not met here yet: its Reconciler starts here now,
+    // so the push reaches whichever replica holds its Lease instead of waiting for the sweep.
+    if (!this.running.has(record.key) && record.phase === "live" && this.deps.leases)
+      await this.resumeLive(gh, written);
     const running = this.running.get(record.key);
     if (!running) return;
     // The reconciler tracks the head branch; the push tells its source where the branch is now.
