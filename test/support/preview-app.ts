@@ -270,7 +270,8 @@ export async function startPreviewApp(o: PreviewAppOptions): Promise<PreviewApp>
         // mock's. One that never sees it fails the test here.
         const stopped = app.parts.previews.stop().then(() => app.parts.previews.idle());
         await within(30_000, "the previews' stop (a teardown or report that ignores it)", stopped);
-        await Promise.all(app.parts.runtimes.all().map((r) => r.stop()));
+        // The shard too (a replica's): its renewals and Lease watch would keep the process alive.
+        await app.parts.runtimes.stop();
       } finally {
         app.mock.reset();
       }
