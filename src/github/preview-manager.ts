@@ -4,7 +4,8 @@
 // (its app identity is the repository's plus the preview's name, so its instances never meet the
 // repository's environments). A stop tears it down until its namespace is gone. The records in
 // the state namespace are the truth: a restart resumes them, and a sweep catches lost close
-// webhooks and expired TTLs. One replica runs them (the one that hears the events).
+// webhooks and expired TTLs. With several replicas every one runs a Reconciler for every live
+// preview and its app Lease picks the one that syncs and reports (preview-replicas.ts).
 import { previewEnvironmentOf, previewName } from "../config/preview.ts";
 import type { EnvironmentConfig, PreviewTemplate } from "../config/types.ts";
 import type { KubeClient } from "../kube/client.ts";
@@ -25,8 +26,10 @@ import {
 import { permissionOf } from "./authorize.ts";
 import { GitHubSource } from "./github-source.ts";
 import type { Octokit, RepoRef } from "./octokit.ts";
+import { previewChecks, reportPreviewCheck } from "./preview-check.ts";
 import { type PreviewEvent, previewDecision } from "./preview-eligibility.ts";
 import { type PullView, previewFactsOf, readPull } from "./preview-facts.ts";
+import { replicaActions } from "./preview-replicas.ts";
 import {
   createPreviewDeployment,
   type PreviewState,
@@ -35,6 +38,7 @@ import {
   upsertPreviewComment,
 } from "./preview-report.ts";
 import { sweepAction } from "./preview-sweep.ts";
+import type { GitHubReporter } from "./reporter.ts";
 import { type AppDeps, appIdOf, type RepoInfo, type RepoRuntime, type Runtimes } from "./runtime.ts";
 
 export interface PreviewManagerOptions {
@@ -48,6 +52,8 @@ interface Running {
   reconciler: Reconciler;
   source: GitHubSource;
   env: EnvironmentConfig;
+  /** Writes the preview's check runs, one per head commit. */
+  checks: GitHubReporter;
   /** The sha the current deployment is of. */
   deployedSha?: string;
 }
@@ -85,6 +91,11 @@ export class PreviewManager {
     this.running.clear();
   }
 
+  /** The previews this replica syncs now: it holds their Leases (or runs without Leases). */
+  syncing(): string[] {
+    return [...this.running].filter(([, r]) => r.reconciler.active.length > 0).map(([key]) => key);
+  }
+
   /** Every preview's passes and reports have finished (tests). */
   async idle(): Promise<void> {
     for (let i = 0; i < 3; i++) {
@@ -106,10 +117,8 @@ export class PreviewManager {
     return next;
   }
 
-  private later(key: string, work: () => Promise<void>): void {
-    void this.serial(key, work).catch((err) =>
-      this.deps.log.warn({ err, preview: key }, "a preview's teardown failed"),
-    );
+  private later(key: string, work: () => Promise<void>, what = "a preview's teardown failed"): void {
+    void this.serial(key, work).catch((err) => this.deps.log.warn({ err, preview: key }, what));
   }
 
   /** A pull_request webhook (labeled, unlabeled, opened, reopened, synchronize, closed). */
@@ -171,7 +180,7 @@ export class PreviewManager {
               this.later(key, () => this.teardown(gh, stored, decision.reason ?? whyStopped(event)));
             return;
           case "resync":
-            if (stored) await this.move(stored, pr);
+            if (stored) await this.move(gh, stored, pr);
             return;
           case "start":
             await this.begin(rt, gh, template, pr);
@@ -274,6 +283,7 @@ export class PreviewManager {
       destination: destinationOf(env.destination),
       namespaceUid: ready.uid,
       deploymentId,
+      deployedSha: record.head.sha,
     };
     const commentId = await upsertPreviewComment(
       gh,
@@ -305,11 +315,23 @@ export class PreviewManager {
       log: this.deps.log,
       stateNamespace: this.deps.stateNamespace,
       identity: this.deps.identity,
-      leases: false,
+      // Like a repository's: the replica holding the preview's Lease syncs it and reports; the
+      // others stand by, hand pushes over, and take it up when the holder goes.
+      leases: this.deps.leases,
+      shard: this.deps.shard,
       watch: this.deps.watch,
       pollIntervalMs: this.deps.pollIntervalMs,
     });
-    this.running.set(record.key, { reconciler, source, env, deployedSha: record.head.sha });
+    const checks = previewChecks({
+      repo: rt.ref,
+      htmlUrl: info.htmlUrl,
+      octokit,
+      reconciler,
+      log: this.deps.log,
+    });
+    // The commit of the recorded deployment: a head recorded by a push but not yet synced is not it.
+    const deployedSha = record.deployedSha ?? record.head.sha;
+    this.running.set(record.key, { reconciler, source, env, checks, deployedSha });
     reconciler.start();
   }
 
@@ -318,6 +340,11 @@ export class PreviewManager {
     const running = this.running.get(key);
     const stored = await this.store.get(key);
     if (!running || !stored || stored.record.phase !== "live") return;
+    const gh = await this.deps.auth(stored.record.installation);
+    // The check run is the sync's report; a failure there leaves the deployment and comment to go on.
+    await reportPreviewCheck(running.checks, gh, e).catch((err) =>
+      this.deps.log.warn({ err, preview: key }, "could not write a preview's check run"),
+    );
     const state: PreviewState | undefined =
       e.type === "synced" || e.type === "selfHealed"
         ? e.outcome.phase === "Succeeded"
@@ -329,13 +356,12 @@ export class PreviewManager {
             ? { kind: "failed", message: e.message }
             : undefined;
     if (!state) return;
-    const gh = await this.deps.auth(stored.record.installation);
     const repo = refOf(stored.record);
     let record = stored.record;
     // A preview that moved to a new head gets a deployment of that commit.
     if (record.deploymentId === undefined || running.deployedSha !== e.revision) {
       const id = await createPreviewDeployment(gh, repo, running.env.name, e.revision);
-      record = { ...record, deploymentId: id };
+      record = { ...record, deploymentId: id, deployedSha: e.revision };
       running.deployedSha = e.revision;
     }
     const url = running.env.environmentUrl;
@@ -358,18 +384,23 @@ export class PreviewManager {
   }
 
   /** A push to the pull request: the preview follows its head. */
-  private async move(stored: StoredPreview, pr: PullView): Promise<void> {
+  private async move(gh: Octokit, stored: StoredPreview, pr: PullView): Promise<void> {
     const record = {
       ...stored.record,
       head: { branch: pr.head.ref, sha: pr.head.sha },
       lastMovedAt: new Date().toISOString(),
     };
-    await this.store.put(record, stored.resourceVersion);
+    const written = await this.store.put(record, stored.resourceVersion);
+    // A live preview another replica started, not met here yet: its Reconciler starts here now,
+    // so the push reaches whichever replica holds its Lease instead of waiting for the sweep.
+    if (!this.running.has(record.key) && record.phase === "live" && this.deps.leases)
+      await this.resumeLive(gh, written);
     const running = this.running.get(record.key);
     if (!running) return;
     // The reconciler tracks the head branch; the push tells its source where the branch is now.
     running.source.learnHead(pr.head.ref, pr.head.sha);
-    running.reconciler.nudgeBranch(pr.head.ref, "push", pr.author);
+    // The revision goes with a push handed to the replica holding the preview's Lease.
+    running.reconciler.nudgeBranch(pr.head.ref, "push", pr.author, undefined, { revision: pr.head.sha });
   }
 
   /** Stops the preview and deletes its namespace, retrying until it is gone; then starts waiters. */
@@ -461,15 +492,55 @@ export class PreviewManager {
           return this.teardown(gh, stored, "resumed after a restart");
         if (!gh) return;
         if (stored.record.phase !== "live" || this.running.has(key)) return;
-        const rt = await this.runtimeOf(stored.record);
-        const template = rt?.config.previewEnvironments?.find((t) => t.from === stored.record.from);
-        const placement =
-          rt && template && this.placed(rt, template, { number: stored.record.pull, ...stored.record.head });
-        if (!rt || !placement?.allowed)
-          return this.teardown(gh, stored, "its template or the operator's limits no longer allow it");
-        this.run(rt, stored.record, placement.env);
+        await this.resumeLive(gh, stored);
       });
     }
+  }
+
+  /** A live preview's Reconciler runs here again, if its template and the limits still allow it. */
+  private async resumeLive(gh: Octokit, stored: StoredPreview): Promise<void> {
+    const rt = await this.runtimeOf(stored.record);
+    const template = rt?.config.previewEnvironments?.find((t) => t.from === stored.record.from);
+    const placement =
+      rt && template && this.placed(rt, template, { number: stored.record.pull, ...stored.record.head });
+    if (!rt || !placement?.allowed)
+      return this.teardown(gh, stored, "its template or the operator's limits no longer allow it");
+    this.run(rt, stored.record, placement.env);
+  }
+
+  /**
+   * Another replica started a preview, or ended one: a Reconciler for it starts here (standing by
+   * unless its Lease comes here), or the one here stops, without a word on GitHub.
+   */
+  private follow(all: StoredPreview[]): void {
+    const { adopt, drop } = replicaActions({
+      records: all.map((s) => s.record),
+      running: [...this.running.keys()],
+      busy: (key) => this.chains.has(key),
+    });
+    for (const key of adopt)
+      this.later(
+        key,
+        async () => {
+          const now = await this.store.get(key);
+          if (!now) return;
+          if (now.record.phase !== "live" || this.running.has(key)) return;
+          await this.resumeLive(await this.deps.auth(now.record.installation), now);
+        },
+        "could not run a preview another replica started",
+      );
+    for (const key of drop)
+      this.later(
+        key,
+        async () => {
+          const now = await this.store.get(key);
+          const running = this.running.get(key);
+          if (now?.record.phase === "live" || !running) return;
+          this.running.delete(key);
+          await running.reconciler.stop();
+        },
+        "could not stop a preview another replica ended",
+      );
   }
 
   /**
@@ -479,7 +550,9 @@ export class PreviewManager {
    */
   async sweep(): Promise<string[]> {
     const removed: string[] = [];
-    for (const stored of await this.store.list()) {
+    const all = await this.store.list();
+    this.follow(all);
+    for (const stored of all) {
       const { record } = stored;
       // An installation GitHub no longer authenticates leaves this record to the next sweep, never
       // the others: one deleted installation must not stop every repository's sweep.

@@ -18,6 +18,7 @@ import type { PinRecord } from "../state/types.ts";
 import { BoundedMap } from "../util/bounded-map.ts";
 import { approverMentions } from "./authorize.ts";
 import { fitMarkdown } from "./budget.ts";
+import { clusterUnavailableCheck, renderFailedCheck } from "./check-notes.ts";
 import { contributorsOf, unclaimedAddresses } from "./contributors.ts";
 import { oneLine } from "./format.ts";
 import { causes, gitHubWaitMs, isTransientGitHubError, statusOf } from "./github-errors.ts";
@@ -73,6 +74,11 @@ export interface ReporterOptions {
   progressEveryMs?: number;
   /** First and longest wait before sending again after GitHub failed (ms; default 5 s to 5 min). */
   retryMs?: { initial: number; max: number };
+  /**
+   * Sync and Freeze buttons on the check runs (default true). A pull request's preview environment
+   * has none: its life follows the pull request, and a click would name no environment of the config.
+   */
+  buttons?: boolean;
 }
 
 /** What is remembered per commit, environment or pull request: enough for the commits in flight. */
@@ -327,18 +333,27 @@ export class GitHubReporter {
         });
         return;
       case "renderError":
-        await this.check(gh, event.env, event.revision, {
-          problems: event.problems,
-          note: `Render failed; nothing was applied.\n\n${fenced(event.message)}`,
-          next: `fix the render error above in Git and push; \`syncward app diff ${event.env}\` renders it locally.`,
-        });
+        await this.check(
+          gh,
+          event.env,
+          event.revision,
+          renderFailedCheck(
+            event,
+            `fix the render error above in Git and push; \`syncward app diff ${event.env}\` renders it locally.`,
+          ),
+        );
         return;
       case "clusterUnavailable":
-        await this.check(gh, event.env, event.revision, {
-          title: `Unknown: ${event.message}`,
-          note: `${inertInline(event.message)}. Nothing was read from or applied to that cluster.`,
-          next: "nothing to do if the cluster comes back by itself: syncward tries again; otherwise check its credentials and network.",
-        });
+        await this.check(
+          gh,
+          event.env,
+          event.revision,
+          clusterUnavailableCheck(
+            event.message,
+            "Unknown",
+            "nothing to do if the cluster comes back by itself: syncward tries again; otherwise check its credentials and network.",
+          ),
+        );
         return;
       default:
         return;
@@ -643,7 +658,7 @@ export class GitHubReporter {
         text: output.text,
         ...(chunks[0] ? { annotations: chunks[0] } : {}),
       },
-      ...(what.preview
+      ...(what.preview || this.o.buttons === false
         ? {}
         : { actions: checkActions(Boolean(state.freeze), what.awaitingApproval !== undefined) }),
     };
@@ -675,7 +690,7 @@ export class GitHubReporter {
   }
 
   /** A sync started: its check run shows at once, in progress, with what it will do. */
-  private async checkStarted(
+  async checkStarted(
     gh: Octokit,
     envName: string,
     sha: string,

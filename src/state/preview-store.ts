@@ -42,6 +42,8 @@ export interface PreviewRecord {
   /** The uid of the namespace syncward created for this preview: the only one it ever deletes. */
   namespaceUid?: string;
   deploymentId?: number;
+  /** The commit deploymentId is of (absent in records from before it was kept: the head then). */
+  deployedSha?: string;
   commentId?: number;
   lastError?: string;
   attempts: number;

@@ -7,11 +7,12 @@
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { after, before, describe, it } from "node:test";
+import { stringify } from "yaml";
 import { PREVIEW_RECORD_LABEL } from "../../src/state/preview-store.ts";
 import { useCluster } from "../support/cluster.ts";
 import { makeRepo } from "../support/git-repo.ts";
 import { takeOpenApiViolations } from "../support/github.ts";
-import { type PreviewApp, type Pull, startPreviewApp, until } from "../support/preview-app.ts";
+import { closePull, type PreviewApp, type Pull, startPreviewApp, until } from "../support/preview-app.ts";
 import { configMap } from "../support/projects.ts";
 import { issueCommentEvent, pullRequestEvent } from "../support/webhooks.ts";
 
@@ -19,6 +20,8 @@ const cluster = useCluster();
 const prefix = `pv${randomBytes(3).toString("hex")}`;
 const previewNs = (n: number) => `${prefix}-pr-${n}`;
 const URL_OF = (n: number) => `https://pr-${n}.preview.example`;
+/** What the pull request's checks list shows for its preview: an environment's check run. */
+const CHECK_OF = (n: number) => `syncward / pr-${n}-dev`;
 
 describe("preview environments of pull requests", () => {
   const repo = makeRepo({ "app/a.yaml": configMap("a"), "app/b.yaml": configMap("b") });
@@ -62,6 +65,16 @@ describe("preview environments of pull requests", () => {
       const ok = sent("POST", /\/deployments\/\d+\/statuses$/).find((b) => b.state === "success");
       assert.equal(ok?.environment_url, URL_OF(7));
     });
+    await until("the preview's check run on the head, completed with the sync's summary", async () => {
+      const runs = app.checkRuns(CHECK_OF(7));
+      assert.deepEqual(
+        runs.map((r) => [r.head_sha, r.status, r.conclusion]),
+        [[first, "completed", "success"]],
+        "one run, created in progress and completed",
+      );
+      assert.match(String(runs[0]?.output?.summary), /pr-7-dev/);
+    });
+    assert.equal(sent("POST", /\/check-runs$/).find((b) => b.name === CHECK_OF(7))?.status, "in_progress");
     assert.equal(sent("POST", /\/issues\/7\/comments$/).length, 1, "one comment, edited in place after");
     assert.match(String(comments(7).at(-1)?.body), /\*\*Live\*\*/);
     assert.match(String(comments(7).at(-1)?.body), new RegExp(URL_OF(7).replaceAll(".", "\\.")));
@@ -83,6 +96,15 @@ describe("preview environments of pull requests", () => {
       assert.ok(await exists(previewNs(7), "c"));
     });
     assert.ok(sent("POST", /\/deployments$/).some((b) => b.environment === "pr-7-dev" && b.ref === second));
+    await until("a check run of the new head", async () =>
+      assert.deepEqual(
+        app.checkRuns(CHECK_OF(7)).map((r) => [r.head_sha, r.status, r.conclusion]),
+        [
+          [first, "completed", "success"],
+          [second, "completed", "success"],
+        ],
+      ),
+    );
     assert.equal(sent("POST", /\/issues\/7\/comments$/).length, 1, "still the one comment");
 
     await app.probot.receive(
@@ -107,6 +129,7 @@ describe("preview environments of pull requests", () => {
       60_000,
     );
     assert.match(String(comments(7).at(-1)?.body), /\*\*Torn down\*\* \(the pull request closed\)/);
+    assert.equal(app.checkRuns(CHECK_OF(7)).length, 2, "the teardown adds no check run");
     const records = await cluster.client.list("v1", "ConfigMap", {
       labelSelector: `${PREVIEW_RECORD_LABEL}=true`,
     });
@@ -140,6 +163,57 @@ describe("preview environments of pull requests", () => {
     );
     assert.equal(await exists(previewNs(8)), false, "nothing deployed");
     assert.equal(sent("POST", /\/deployments$/).filter((b) => b.environment === "pr-8-dev").length, 0);
+  });
+
+  it("a pull request that edits .github/syncward.yml is previewed under the default branch's template", async () => {
+    repo.git("checkout", "-q", "-b", "feature-10", "main");
+    // The head wants another namespace, URL and TTL for its preview, and a preview of a prod
+    // environment it adds: none of it is the config in force.
+    const own = stringify({
+      environments: [
+        { name: "dev", source: { path: "app" }, destination: { namespace: `${prefix}-dev` } },
+        { name: "prod", source: { path: "app" }, destination: { namespace: `${prefix}-prod` } },
+      ],
+      previewEnvironments: [
+        { from: "dev", namespace: `${prefix}-pr-mine-{number}`, url: "https://mine.example", ttl: "1s" },
+        { from: "prod", namespace: `${prefix}-pr-prod-{number}` },
+      ],
+    });
+    const head = repo.commit({ ".github/syncward.yml": own, "app/f.yaml": configMap("f") }, "my own preview");
+    repo.git("checkout", "-q", "main");
+    pulls.set(10, { state: "open", head, branch: "feature-10" });
+    await app.probot.receive(
+      pullRequestEvent("labeled", { number: 10, headSha: head, headRef: "feature-10", labels: ["preview"] }),
+    );
+    await until("the preview to run the head under the default branch's template", async () => {
+      await app.parts.previews.idle();
+      assert.ok(await exists(previewNs(10), "f"), "the head's objects, in the default template's namespace");
+      assert.match(String(comments(10).at(-1)?.body), /\*\*Live\*\*/);
+    });
+    assert.equal(await exists(`${prefix}-pr-mine-10`), false, "not the namespace the head asks for");
+    assert.equal(await exists(`${prefix}-pr-prod-10`), false, "no preview of the head's own template");
+    const body = String(comments(10).at(-1)?.body);
+    assert.match(body, new RegExp(`Namespace \`${previewNs(10)}\``));
+    assert.match(body, new RegExp(URL_OF(10).replaceAll(".", "\\.")), "the default template's URL");
+    assert.doesNotMatch(body, /mine\.example/);
+    const environments = sent("POST", /\/deployments$/)
+      .filter((b) => String(b.environment).startsWith("pr-10-"))
+      .map((b) => b.environment);
+    assert.deepEqual([...new Set(environments)], ["pr-10-dev"], "one preview: the default branch's template");
+    assert.deepEqual(
+      app.checkRuns(CHECK_OF(10)).map((r) => [r.head_sha, r.conclusion]),
+      [[head, "success"]],
+    );
+    await closePull(app, pulls, 10);
+    await until(
+      "its teardown",
+      async () => {
+        await app.parts.previews.idle();
+        assert.equal(await exists(previewNs(10)), false);
+      },
+      60_000,
+    );
+    assert.deepEqual(takeOpenApiViolations(), [], "every request is one GitHub takes");
   });
 
   it("a preview whose close webhook never arrived is removed by the sweep", async () => {

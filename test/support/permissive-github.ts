@@ -6,6 +6,19 @@ import type { GitHubMock } from "./github.ts";
 const CODELOAD = "https://codeload.github.com";
 const b64 = (s: string) => Buffer.from(s).toString("base64");
 
+/** GitHub's answer to a read of `.github/syncward.yml` holding `text`. */
+export function configFile(text: string) {
+  return {
+    type: "file",
+    encoding: "base64",
+    name: "syncward.yml",
+    path: ".github/syncward.yml",
+    content: b64(text),
+    sha: "0".repeat(40),
+    size: text.length,
+  };
+}
+
 /**
  * GitHub as the app meets it, permissive: every request it makes answered (and recorded by the
  * mock), none refused: the config is `config`, tarballs come from the git repository `repoDir`, and
@@ -18,15 +31,7 @@ export function answerEverything(mock: GitHubMock, config: string, repoDir: stri
   api
     .get(/\/contents\/\.github(%2F|\/)syncward\.yml/)
     .query(true)
-    .reply(200, () => ({
-      type: "file",
-      encoding: "base64",
-      name: "syncward.yml",
-      path: ".github/syncward.yml",
-      content: b64(config),
-      sha: "0".repeat(40),
-      size: config.length,
-    }));
+    .reply(200, () => configFile(config));
   api.get(/\/tarball\/[0-9a-f]{40}$/).reply((uri) => {
     const sha = uri.slice(-40);
     return [302, "", { location: `${CODELOAD}/acme/shop/legacy.tar.gz/${sha}` }];

@@ -3,15 +3,17 @@
 // requests are what the test says they are (`pulls`), the repository's heads are a real git
 // repository's, and every pusher is a writer. The operator's project `shop` allows previews in
 // `<prefix>-pr-*`; the repository's dev environment deploys `app/` and its template copies it.
+import { execFileSync } from "node:child_process";
 import { stringify } from "yaml";
 import type { KubeClient } from "../../src/kube/client.ts";
 import type { ClusterResolver } from "../../src/reconciler/reconciler.ts";
 import { REPO_PATH, startApp, type TestApp } from "./app.ts";
 import { eventually, type TestCluster } from "./cluster.ts";
 import type { TestRepo } from "./git-repo.ts";
-import { answerEverything } from "./permissive-github.ts";
+import { answerEverything, configFile } from "./permissive-github.ts";
 import { optionalRules } from "./syncward-account.ts";
 import { pullRequestEvent, repoIdOf } from "./webhooks.ts";
+import { within } from "./within.ts";
 
 // What syncward needs for previews beyond deploy/'s defaults: the opt-in component's grants.
 export const previewRules = optionalRules("previews.yaml", "previews");
@@ -28,16 +30,22 @@ export const stateRules = [
   },
 ];
 
-/** Until `check` stops throwing. */
-export const until = (what: string, check: () => Promise<void>, timeoutMs?: number) =>
-  eventually(
+/**
+ * Until `check` stops throwing, within `timeoutMs`. Each look is bounded too: a look that waits on
+ * previews.idle() while a teardown never ends fails here, saying so, instead of hanging the test.
+ */
+export const until = (what: string, check: () => Promise<void>, timeoutMs = 30_000) => {
+  const deadline = Date.now() + timeoutMs;
+  return eventually(
     what,
     async () => {
-      await check();
+      const left = Math.max(deadline - Date.now(), 0);
+      await within(left, "a look (it waits for the previews' work to finish)", check());
       return true;
     },
     timeoutMs,
   );
+};
 
 export interface Pull {
   state: "open" | "closed";
@@ -65,6 +73,12 @@ export interface PreviewAppOptions {
   sweepMs?: number;
   /** Watches on, as in production (tests leave them off: their passes come from events). */
   watch?: boolean;
+  /**
+   * One of several replicas by this name: Leases, watches and the shard on, started as in
+   * production. A second app shares the first one's GitHub (nock is global: the first one's
+   * answers and records every request), so only the last app's close may forget the mock.
+   */
+  identity?: string;
   /** Added to the repository's preview template (e.g. ttl). */
   template?: Record<string, unknown>;
 }
@@ -74,10 +88,68 @@ export interface PreviewApp extends TestApp {
   exists(ns: string, name?: string): Promise<boolean>;
   /** The bodies of the requests the app sent to GitHub with this method and path. */
   sent(method: string, path: RegExp): Array<Record<string, unknown>>;
+  /** The check runs named `name`, in the order they were created, each as its last update left it. */
+  checkRuns(name: string): CheckRun[];
   /** The bodies of the comments the app wrote on pull request `n`, then of its preview comment's edits. */
   comments(n: number): Array<Record<string, unknown>>;
   /** Stops the previews and the repository's runtimes, and forgets the GitHub mock (once). */
   close(): Promise<void>;
+}
+
+export interface CheckRun {
+  id: number;
+  name: string;
+  head_sha: string;
+  status?: string;
+  conclusion?: string;
+  output?: { title?: string; summary?: string };
+}
+
+/**
+ * Check runs as GitHub keeps them: created, then changed by each update to their id. Registered
+ * before answerEverything() so these answer (GitHub's ids are what tie an update to its run).
+ */
+function recordCheckRuns(app: TestApp): CheckRun[] {
+  const runs: CheckRun[] = [];
+  const api = app.mock.api.persist();
+  api.post(`${REPO_PATH}/check-runs`).reply(201, (_uri, body) => {
+    const run = { ...(body as Omit<CheckRun, "id">), id: 70_000 + runs.length };
+    runs.push(run);
+    return { id: run.id, html_url: `https://github.com/acme/shop/runs/${run.id}` };
+  });
+  api.patch(/\/check-runs\/\d+$/).reply((uri, body) => {
+    const run = runs.find((r) => r.id === Number(uri.split("/").at(-1)));
+    if (!run) return [404, { message: "Not Found" }];
+    Object.assign(run, body);
+    return [200, { id: run.id, html_url: `https://github.com/acme/shop/runs/${run.id}` }];
+  });
+  return runs;
+}
+
+/**
+ * The config file as GitHub serves it at a ref: the test repository's at that commit or branch
+ * when it has one (a pull request that edits it), else `config` (the default branch's, which the
+ * test repository does not commit). Registered before answerEverything() so this one answers.
+ */
+function configAtRefs(app: TestApp, config: string, repo: TestRepo): void {
+  app.mock.api
+    .persist()
+    .get(/\/contents\/\.github(%2F|\/)syncward\.yml/)
+    .query(true)
+    .reply(200, (uri) => {
+      const ref = new URL(uri, "https://api.github.com").searchParams.get("ref");
+      let text = config;
+      try {
+        if (ref)
+          text = execFileSync("git", ["show", `${ref}:.github/syncward.yml`], {
+            cwd: repo.dir,
+            stdio: ["ignore", "pipe", "ignore"],
+          }).toString();
+      } catch {
+        // not committed at that ref: the default branch's
+      }
+      return configFile(text);
+    });
 }
 
 export async function startPreviewApp(o: PreviewAppOptions): Promise<PreviewApp> {
@@ -88,7 +160,9 @@ export async function startPreviewApp(o: PreviewAppOptions): Promise<PreviewApp>
     client,
     clusters: o.clusters,
     stateNamespace: o.stateNamespace,
-    ...(o.watch ? { replica: { identity: "previews", watch: true } } : {}),
+    ...(o.watch || o.identity ? { replica: { identity: o.identity ?? "previews", watch: true } } : {}),
+    // A replica starts its shard and its previews itself, as the app in production does.
+    ...(o.identity ? { autoStart: true } : {}),
     previewSweepMs: o.sweepMs ?? 300,
     previewTeardownRetryMs: { initial: 200, max: 1000 },
     projects: stringify({
@@ -120,6 +194,8 @@ export async function startPreviewApp(o: PreviewAppOptions): Promise<PreviewApp>
       },
     ],
   });
+  const runs = recordCheckRuns(app);
+  configAtRefs(app, config, repo);
   answerEverything(app.mock, config, repo.dir);
   const api = app.mock.api.persist();
   api.get(REPO_PATH).reply(200, () => ({
@@ -165,7 +241,7 @@ export async function startPreviewApp(o: PreviewAppOptions): Promise<PreviewApp>
         committer: { login: "web-flow" },
       },
     ]);
-  app.parts.previews.start();
+  if (!o.identity) app.parts.previews.start();
 
   let closed = false;
   const sent = (method: string, path: RegExp) =>
@@ -180,6 +256,7 @@ export async function startPreviewApp(o: PreviewAppOptions): Promise<PreviewApp>
         : (await cluster.client.get("v1", "ConfigMap", ns, name)) !== undefined;
     },
     sent,
+    checkRuns: (name) => runs.filter((r) => r.name === name),
     comments: (n) => [
       ...sent("POST", new RegExp(`/issues/${n}/comments$`)),
       // An edit names its preview in the comment's marker.
@@ -188,11 +265,16 @@ export async function startPreviewApp(o: PreviewAppOptions): Promise<PreviewApp>
     async close() {
       if (closed) return;
       closed = true;
-      await app.parts.previews.stop();
-      // A teardown under way sees the stop at its next attempt; its requests end before the mock's.
-      await app.parts.previews.idle();
-      await Promise.all(app.parts.runtimes.all().map((r) => r.stop()));
-      app.mock.reset();
+      try {
+        // A teardown under way sees the stop at its next attempt; its requests end before the
+        // mock's. One that never sees it fails the test here.
+        const stopped = app.parts.previews.stop().then(() => app.parts.previews.idle());
+        await within(30_000, "the previews' stop (a teardown or report that ignores it)", stopped);
+        // The shard too (a replica's): its renewals and Lease watch would keep the process alive.
+        await app.parts.runtimes.stop();
+      } finally {
+        app.mock.reset();
+      }
     },
   };
 }

@@ -10,6 +10,7 @@ import {
   DEFAULT_REPO,
   repoIdOf,
 } from "./webhooks.ts";
+import { within } from "./within.ts";
 
 export class Replicas {
   readonly apps: TestApp[] = [];
@@ -42,17 +43,7 @@ export class Replicas {
    */
   async stop(boundMs = 30_000): Promise<void> {
     try {
-      for (const app of this.apps) {
-        let timer: NodeJS.Timeout | undefined;
-        const late = new Promise<never>((_, reject) => {
-          timer = setTimeout(() => reject(new Error(`a replica did not stop within ${boundMs}ms`)), boundMs);
-        });
-        try {
-          await Promise.race([app.parts.runtimes.stop(), late]);
-        } finally {
-          clearTimeout(timer);
-        }
-      }
+      for (const app of this.apps) await within(boundMs, "a replica's stop", app.parts.runtimes.stop());
     } finally {
       for (const c of this.clients) c.close();
     }
