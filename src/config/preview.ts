@@ -62,8 +62,11 @@ export function previewEnvironmentOf(
     syncPolicy: {
       ...from.syncPolicy,
       automated: { prune: true, selfHeal: true, allowEmpty: false },
-      // The preview's namespace is its own: syncward creates it (and deletes it at teardown).
-      syncOptions: { ...from.syncPolicy.syncOptions, CreateNamespace: true },
+      // The preview's namespace is its own: the preview manager creates it, with the operator's
+      // quota and limits, and records its uid for the teardown. The sync never creates it: a
+      // namespace it made after a teardown (by another replica, say) or after someone deleted it
+      // would have no guards and no record, and nothing would ever delete it.
+      syncOptions: { ...from.syncPolicy.syncOptions, CreateNamespace: false },
     },
     policy: { ...from.policy, namespaces: [namespace], clusterResources: [] },
     production: false,

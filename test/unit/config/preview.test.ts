@@ -209,9 +209,17 @@ describe("previewEnvironmentOf", () => {
     assert.deepEqual(preview.policy.clusterResources, []);
   });
 
-  it("prunes, heals and creates its namespace whatever the source does", () => {
+  it("prunes and heals whatever the source does, and never creates its namespace in a sync", () => {
     assert.deepEqual(preview.syncPolicy.automated, { prune: true, selfHeal: true, allowEmpty: false });
-    assert.equal(preview.syncPolicy.syncOptions.CreateNamespace, true);
+    assert.equal(preview.syncPolicy.syncOptions.CreateNamespace, false);
+    const creating = {
+      ...dev,
+      syncPolicy: {
+        ...dev.syncPolicy,
+        syncOptions: { ...dev.syncPolicy.syncOptions, CreateNamespace: true },
+      },
+    };
+    assert.equal(previewEnvironmentOf(template, creating, PR).syncPolicy.syncOptions.CreateNamespace, false);
     assert.equal(preview.syncPolicy.syncOptions.ServerSideApply, true);
   });
 
