@@ -17,6 +17,7 @@ import {
   type previewTemplateSchema,
 } from "./preview-schema.ts";
 import { promotionIssues } from "./promotion-graph.ts";
+import { rollbackIssues } from "./rollback-rule.ts";
 import { scheduleProblem, timeZoneProblem } from "./schedule.ts";
 import { dnsLabel, duration, integer, LABEL_RE, nonEmpty, strictObject } from "./schema-parts.ts";
 import type {
@@ -27,6 +28,7 @@ import type {
   PreviewTemplate,
   PromotionRule,
   RetryPolicy,
+  RollbackRule,
   SyncOptions,
   SyncPolicy,
   SyncWindow,
@@ -353,6 +355,26 @@ const promotion = strictObject({
   "Ordering between environments: the commits this environment takes are those its upstream(s) have proven. It takes the newest commit of its branch they have proven, even when its branch head is newer, or holds at its current one; a gated environment still waits for approval. `/promote <env>` deploys the commit the upstream runs now.",
 );
 
+const rollback = strictObject({
+  onDegraded: duration(1_000).describe(
+    'How long a new release may stay Degraded (or its sync stay failed) before the environment goes back on its own to the last release that was Healthy, and is pinned there (Go-style duration, e.g. "5m"). Once per bad release; /unpin resumes the branch.',
+  ),
+  acrossCRDChanges: z
+    .boolean()
+    .default(false)
+    .describe(
+      "Roll back past a release that created or changed a CustomResourceDefinition (default false: such a release is reported, not rolled back, since the old objects may not fit the new schema and CRDs are never pruned back).",
+    ),
+  acrossHooks: z
+    .boolean()
+    .default(false)
+    .describe(
+      "Roll back past a release that ran a hook (default false: a hook's effects, a migration say, are not undone by re-applying the old objects).",
+    ),
+}).describe(
+  "Automatic rollback (needs syncPolicy.automated): a release that stays Degraded or failed for onDegraded goes back to the last release that was Healthy, pinned there, and says so on its check run, its pull request, the notifications and the metrics.",
+);
+
 const BOT_LOGIN_RE = /^[A-Za-z0-9][A-Za-z0-9-]*\[bot\]$/;
 /** Bots whose token acts for whoever triggered them: anyone with write could launder a change through them. */
 const ACTS_FOR_ITS_TRIGGER = ["github-actions[bot]"];
@@ -399,6 +421,7 @@ export const NOTIFY_EVENTS = [
   "sync-failed",
   "awaiting-approval",
   "drift-fight",
+  "auto-rollback",
 ] as const;
 
 const notifyTarget = strictObject({
@@ -653,6 +676,7 @@ const environment = strictObject({
       "Deploy a revision only when these checks passed on it: a name (any source, as branch protection's \"any source\": green only when no run or status of that name is failing or pending) or {name, app} (only that GitHub App's check run counts); true: the tracked branch's required status checks.",
     ),
   promotion: promotion.optional(),
+  rollback: rollback.optional(),
   previews: z
     .boolean()
     .optional()
@@ -784,6 +808,7 @@ export function safeParseConfig(data: unknown): SafeParseConfigResult {
   issues.push(...duplicateNames(data));
   issues.push(...promotionIssues(data));
   if (result.success) {
+    issues.push(...rollbackIssues(result.data));
     issues.push(...previewTemplateIssues(result.data).map((i) => ({ ...i, code: "custom" })));
   }
   if (issues.length > 0) return { success: false, issues: sortByPath(issues) };
@@ -920,6 +945,7 @@ export type SchemaMatchesTypes = [
   Assert<Same<z.output<typeof helm>, HelmSource>>,
   Assert<Same<z.output<typeof previewTemplateSchema>, PreviewTemplate>>,
   Assert<Same<z.output<typeof promotion>, PromotionRule>>,
+  Assert<Same<z.output<typeof rollback>, RollbackRule>>,
 ];
 
 /** `resourceCustomizations` alone, for the argocd-cm import's check of what it produced. */

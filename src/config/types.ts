@@ -92,6 +92,8 @@ export interface EnvironmentConfig {
   requireChecks?: RequiredCheck[] | true;
   /** Deploy only commits the upstream environments have kept Healthy (promotion/); undefined: none. */
   promotion?: PromotionRule;
+  /** Go back on its own from a release that stays Degraded (reconciler/auto-rollback.ts); undefined: never. */
+  rollback?: RollbackRule;
   /**
    * The default-branch commit this config was read at, when the loader knows it (a push that
    * changed the config): never read from the file. Kept with the deployed rules, so an approval of
@@ -121,6 +123,15 @@ export interface PromotionRule {
   checks: RequiredCheck[];
 }
 
+export interface RollbackRule {
+  /** Milliseconds a release may stay Degraded, or its sync failed, before it is rolled back. */
+  onDegraded: number;
+  /** Roll back past a release that created or changed a CRD. */
+  acrossCRDChanges: boolean;
+  /** Roll back past a release that ran a hook. */
+  acrossHooks: boolean;
+}
+
 /** A check by name (any app's run or a commit status), or pinned to one GitHub App by its slug. */
 export type RequiredCheck = string | { name: string; app: string };
 
@@ -146,7 +157,8 @@ export type NotifyEvent =
   | "sync-succeeded"
   | "sync-failed"
   | "awaiting-approval"
-  | "drift-fight";
+  | "drift-fight"
+  | "auto-rollback";
 
 export interface NotifyTarget {
   url: string;

@@ -6,14 +6,15 @@ import { commitLink, type Links } from "./links.ts";
 import { tableCell } from "./markdown.ts";
 
 export function historyReply(envName: string, history: HistoryEntry[], links: Links | undefined): string {
-  // The promotion column only where some entry was a promotion, with the evidence it used.
-  const promoted = history.some((h) => h.promotion);
+  // The promotion column only where some entry was a promotion, with the evidence it used; an
+  // automatic rollback's evidence goes there too.
+  const promoted = history.some((h) => h.promotion || h.autoRollback);
   const rows = history
     .slice()
     .reverse()
     .map(
       (h) =>
-        `| ${h.id} | ${h.finishedAt.replace(/\.\d+Z$/, "Z")} | ${commitLink(h.revision, links, { withTitle: true, cell: true, title: h.title })} | ${tableCell(h.trigger)} | ${tableCell(h.actor)} | ${tableCell(h.result)} |${promoted ? ` ${h.promotion ? tableCell(`${h.promotion.reason}: ${h.promotion.evidence.join(", ")}`) : ""} |` : ""}`,
+        `| ${h.id} | ${h.finishedAt.replace(/\.\d+Z$/, "Z")} | ${commitLink(h.revision, links, { withTitle: true, cell: true, title: h.title })} | ${tableCell(h.trigger)} | ${tableCell(h.actor)} | ${tableCell(h.result)} |${promoted ? ` ${evidenceCell(h)} |` : ""}`,
     );
   return [
     `**${envName}** history:`,
@@ -22,4 +23,11 @@ export function historyReply(envName: string, history: HistoryEntry[], links: Li
     `| --- | --- | --- | --- | --- | --- |${promoted ? " --- |" : ""}`,
     ...rows,
   ].join("\n");
+}
+
+function evidenceCell(h: HistoryEntry): string {
+  const told =
+    h.promotion ??
+    (h.autoRollback && { ...h.autoRollback, reason: `automatic rollback: ${h.autoRollback.reason}` });
+  return told ? tableCell(`${told.reason}: ${told.evidence.join(", ")}`) : "";
 }

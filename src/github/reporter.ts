@@ -57,6 +57,7 @@ const REPORTED = new Set<ReconcilerEvent["type"]>([
   "clusterUnavailable",
   "orphans",
   "waiting",
+  "autoRollback",
 ]);
 const DEPLOYING = new Set<ReconcilerEvent["type"]>(["syncStarted", "awaitingApproval", "synced", "refused"]);
 const COMMENT_MARKER = "syncward:summary";
@@ -320,6 +321,9 @@ export class GitHubReporter {
         });
         return;
       }
+      case "autoRollback":
+        await this.autoRollback(gh, event);
+        return;
       // The loop holds a revision (required checks missing, a sync window closed): the run says why.
       case "waiting":
         await this.check(gh, event.env, event.revision, {
@@ -358,6 +362,50 @@ export class GitHubReporter {
       default:
         return;
     }
+  }
+
+  /**
+   * A release that stayed bad and was rolled back on its own (or not, and why): said on the bad
+   * commit's check run and on the pull request that brought it, where its author looks.
+   */
+  private async autoRollback(
+    gh: Octokit,
+    event: Extract<ReconcilerEvent, { type: "autoRollback" }>,
+  ): Promise<void> {
+    const bad = event.revision.slice(0, 7);
+    const rolledBack = event.refused === undefined;
+    const title = rolledBack
+      ? `Rolled back automatically to ${(event.to ?? "").slice(0, 7)}`
+      : `Stayed bad; not rolled back automatically`;
+    const reason = event.note?.reason ?? `${bad} stayed bad for rollback.onDegraded`;
+    const evidence = event.note?.evidence.map((e) => inertInline(e)).join("; ");
+    const note = rolledBack
+      ? `**Automatic rollback**: ${inertInline(reason)}. ${event.env} now runs \`${(event.to ?? "").slice(0, 7)}\` again (${event.outcome?.phase ?? "started"}) and is pinned there.${evidence ? ` Evidence: ${evidence}.` : ""}`
+      : `**Automatic rollback not done**: ${inertInline(event.refused ?? "")}. ${inertInline(reason)}.`;
+    const next = rolledBack
+      ? `fix ${bad} in Git and push; \`/unpin ${event.env}\` then deploys the branch head again (this release is never rolled back automatically twice).`
+      : `roll back by hand with \`/rollback ${event.env}\`, or push a fix.`;
+    const url = await this.check(gh, event.env, event.revision, { title, conclusion: "failure", note, next });
+    const pr = this.pulls.get(event.revision) ?? (await this.pullOf(gh, event.revision));
+    if (pr !== undefined)
+      await this.updateComment(
+        gh,
+        pr,
+        event.env,
+        event.revision,
+        rolledBack ? "rolled back" : "Degraded",
+        note,
+        url,
+      );
+  }
+
+  /** The merged pull request that brought `sha`, when GitHub knows one. */
+  private async pullOf(gh: Octokit, sha: string): Promise<number | undefined> {
+    const { data } = await gh.rest.repos.listPullRequestsAssociatedWithCommit({
+      ...this.o.repo,
+      commit_sha: sha,
+    });
+    return data.find((p) => p.merged_at)?.number;
   }
 
   /**

@@ -34,6 +34,8 @@ export function notifyEventOf(event: ReconcilerEvent): NotifyEvent | undefined {
       return "awaiting-approval";
     case "driftFight":
       return "drift-fight";
+    case "autoRollback":
+      return "auto-rollback";
     default:
       return undefined;
   }
@@ -57,6 +59,12 @@ export function cloudEventOf(event: ReconcilerEvent, kind: NotifyEvent, now = ne
   if (event.type === "awaitingApproval") {
     data.approvals = event.approvals.length;
     data.needed = event.needed;
+  }
+  if (event.type === "autoRollback") {
+    if (event.to) data.to = event.to;
+    if (event.note) data.reason = event.note.reason;
+    if (event.outcome) data.phase = event.outcome.phase;
+    if (event.refused !== undefined) data.refused = event.refused;
   }
   if (event.type === "driftFight") {
     data.object = event.fight.object;

@@ -118,6 +118,12 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     labelNames: ["app", "environment"] as const,
     registers: [registry],
   });
+  const autoRollbacks = new Counter({
+    name: "syncward_auto_rollbacks_total",
+    help: 'Releases that stayed Degraded or failed for rollback.onDegraded, by result: "rolledBack" (went back to the last Healthy release and pinned there) or "refused" (not rolled back: a CRD or hook in between, no Healthy release, the gate).',
+    labelNames: ["app", "environment", "result"] as const,
+    registers: [registry],
+  });
   const events = new Counter({
     name: "syncward_reconciler_events_total",
     help: "Every event the reconciler emitted, by type (synced, selfHealed, outOfSync, renderError, stuck, ...).",
@@ -276,6 +282,9 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
           break;
         case "driftFight":
           fights.inc(labels);
+          break;
+        case "autoRollback":
+          autoRollbacks.inc({ ...labels, result: event.refused === undefined ? "rolledBack" : "refused" });
           break;
         default:
           // Other events (renderError, stuck, waiting, orphans, ...) are counted by type above.

@@ -18,6 +18,7 @@ import { appendHistory } from "../state/history.ts";
 import { instanceName } from "../state/identity.ts";
 import type { StateStore } from "../state/store.ts";
 import type {
+  AutoRollbackNote,
   EnvironmentState,
   HandedOverSync,
   PinRecord,
@@ -26,6 +27,8 @@ import type {
   Trigger,
 } from "../state/types.ts";
 import { addApproval, approvalsOf, withdrawApproval } from "./approvals.ts";
+import { autoRollbackDecision } from "./auto-rollback.ts";
+import { runAutoRollback } from "./auto-rollback-run.ts";
 import { nextAction } from "./decide.ts";
 import { EnvironmentEffects } from "./effects.ts";
 import type { Emit } from "./events.ts";
@@ -141,6 +144,8 @@ export interface ManualSync {
   promotion?: PromotionNote;
   /** Said before the outcome's message in history (a rollback's). */
   note?: string;
+  /** An automatic rollback: why, and the evidence, kept with the history entry. */
+  autoRollback?: AutoRollbackNote;
 }
 
 /** An environment's instance name (state/identity.ts builds every name from the app's identity). */
@@ -156,6 +161,8 @@ export class EnvironmentController {
   private queuedNamed: Set<string> | undefined;
   private pollTimer: NodeJS.Timeout | undefined;
   private wakeTimer: NodeJS.Timeout | undefined;
+  /** When a bad release's rollback.onDegraded ends (see afterPass). */
+  private rollbackTimer: NodeJS.Timeout | undefined;
   private watcher: ManagedWatch | undefined;
   private undeclared: ManagedWatch | undefined;
   private stopped = false;
@@ -376,12 +383,53 @@ export class EnvironmentController {
     this.undeclared.ensureKinds(RISKY_KINDS);
   }
 
+  /**
+   * rollback.onDegraded: after every pass (which records the health a watch event changed), whether
+   * the newest release has been bad long enough; if not yet, a timer for the moment it will have
+   * been, so the rollback starts when the wait ends, not at the next poll.
+   */
+  private async afterPass(): Promise<void> {
+    try {
+      if (this.stopped || this.o.standby?.()) return;
+      const state = await this.o.store.load(this.instance);
+      const decision = autoRollbackDecision({
+        rule: this.o.env.rollback,
+        automated: effectivePolicy(this.o.env, state).automated,
+        state,
+        now: new Date(),
+      });
+      clearTimeout(this.rollbackTimer);
+      if (decision.kind === "wait") {
+        this.rollbackTimer = setTimeout(
+          () => this.nudge("poll", "syncward"),
+          Math.max(0, decision.until.getTime() - Date.now()) + 50,
+        );
+        this.rollbackTimer.unref();
+      }
+      if (decision.kind !== "refuse" && decision.kind !== "rollback") return;
+      await runAutoRollback(
+        {
+          instance: this.instance,
+          env: this.o.env.name,
+          store: this.o.store,
+          emit: this.o.emit,
+          log: this.o.log,
+          rollback: (request) => this.rollback(request),
+        },
+        decision,
+      );
+    } catch (err) {
+      this.o.log.error({ err, instance: this.instance }, "automatic rollback failed");
+    }
+  }
+
   async stop(): Promise<void> {
     this.stopped = true;
     this.stopping.abort();
     this.looping = false;
     clearTimeout(this.pollTimer);
     clearTimeout(this.wakeTimer);
+    clearTimeout(this.rollbackTimer);
     this.watcher?.stop();
     this.undeclared?.stop();
     this.watcher = this.undeclared = this.watchingOn = undefined;
@@ -454,6 +502,8 @@ export class EnvironmentController {
       this.passing = true;
       await timed(where, () => this.pass(q.trigger, q.actor, named));
       this.outageBackoff.reset();
+      // Not awaited: a rollback is a sync of its own, serialized after this pass.
+      if (this.o.env.rollback) void this.afterPass();
     } catch (err) {
       if (this.stopped)
         this.o.log.info(
@@ -830,6 +880,7 @@ export class EnvironmentController {
       needsApproval,
       ...(promotion ? { promotion } : {}),
       ...(request.note ? { note: request.note } : {}),
+      ...(request.autoRollback ? { autoRollback: request.autoRollback } : {}),
     });
   }
 
@@ -958,6 +1009,7 @@ export class EnvironmentController {
     trigger?: Trigger;
     needsApproval?: boolean;
     onProgress?: SyncRequest["onProgress"];
+    autoRollback?: AutoRollbackNote;
   }): Promise<(SyncOutcome & { pin?: PinRecord; handedOver?: boolean }) | { refused: string }> {
     const state = await this.o.store.load(this.instance);
     const target = rollbackTarget(state.history, state.lastSyncedRevision, this.o.env.name, request.target);
@@ -992,6 +1044,7 @@ export class EnvironmentController {
       needsApproval,
       onProgress: request.onProgress,
       note: rollbackNote(pin),
+      ...(request.autoRollback ? { autoRollback: request.autoRollback } : {}),
     });
     return { ...outcome, pin };
   }

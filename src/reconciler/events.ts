@@ -2,7 +2,7 @@
 // the reconciler knows none of them.
 import type { RevertedChange } from "../engine/revert/trail.ts";
 import type { SyncOutcome } from "../engine/sync.ts";
-import type { HistoryEntry, Trigger } from "../state/types.ts";
+import type { AutoRollbackNote, HistoryEntry, Trigger } from "../state/types.ts";
 
 export interface DriftFight {
   /** `deployment.apps/web in payments-dev` */
@@ -67,6 +67,17 @@ export type ReconcilerEvent =
       planned?: string[];
     })
   | (Base & { type: "syncProgress"; wave: number; objects: number })
-  | (Base & { type: "orphans"; orphans: Array<{ object: string; risk?: string }> });
+  | (Base & { type: "orphans"; orphans: Array<{ object: string; risk?: string }> })
+  /**
+   * `revision` (a release) stayed bad for rollback.onDegraded: rolled back to `to` (the rollback's
+   * sync `outcome`), or not, and why (`refused`).
+   */
+  | (Base & {
+      type: "autoRollback";
+      to?: string;
+      note?: AutoRollbackNote;
+      outcome?: SyncOutcome;
+      refused?: string;
+    });
 
 export type Emit = (event: ReconcilerEvent) => void;

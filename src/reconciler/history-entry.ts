@@ -27,7 +27,21 @@ export function historyEntryOf(
     },
     drifted,
     ...hooksOf(outcome),
+    ...crdsOf(outcome),
   };
+}
+
+/** The CRDs the operation created or changed: an automatic rollback does not go back past them. */
+function crdsOf(outcome: SyncOutcome): Pick<HistoryEntry, "crds"> {
+  const crds = outcome.resources
+    .filter(
+      (r) =>
+        r.kind === "CustomResourceDefinition" &&
+        r.group === "apiextensions.k8s.io" &&
+        (r.action === "created" || r.action === "configured"),
+    )
+    .map((r) => r.name);
+  return crds.length > 0 ? { crds } : {};
 }
 
 /** Each hook the operation ran (or skipped), with its phase, wave and outcome. */

@@ -11,6 +11,7 @@ import { createHash } from "node:crypto";
 import type { KubeClient } from "../kube/client.ts";
 import { KubeApiError } from "../kube/errors.ts";
 import type { KubeObject } from "../kube/object.ts";
+import { nextDegradedStretch } from "./degraded-stretch.ts";
 import { nextHealthRecords } from "./health-records.ts";
 import type { EnvironmentState } from "./types.ts";
 
@@ -192,6 +193,9 @@ export class StateStore {
       // Whoever wrote the health or the revision, the evidence of promotions follows it.
       const records = nextHealthRecords(next.healthRecords ?? [], next, new Date());
       if (records.length > 0) next.healthRecords = records;
+      // And the clock of an automatic rollback.
+      next.degraded = nextDegradedStretch(next.degraded, next, new Date());
+      if (!next.degraded) delete next.degraded;
       if (this.repository !== undefined && (!cm || JSON.stringify(next) !== before))
         next.repository = this.repository;
       const text = JSON.stringify(next);

@@ -15,7 +15,9 @@ export type Trigger =
   /** A person re-deployed an earlier history entry's revision and pinned the environment there. */
   | "rollback"
   /** A person removed the pin: automated syncs follow the branch again. */
-  | "unpin";
+  | "unpin"
+  /** syncward went back on its own from a release that stayed Degraded (rollback.onDegraded). */
+  | "autoRollback";
 
 /** What a promotion deployed on: its upstreams, why, and the evidence as people read it. */
 export interface PromotionNote {
@@ -57,11 +59,47 @@ export interface HistoryEntry {
   hooks?: Array<{ kind: string; name: string; phase: string; wave: number; outcome: string }>;
   /** A promotion: the upstreams' evidence it deployed on. */
   promotion?: PromotionNote;
+  /** An automatic rollback: the release it went back from and why (reconciler/auto-rollback.ts). */
+  autoRollback?: AutoRollbackNote;
+  /**
+   * CustomResourceDefinitions the operation created or changed, by name: an automatic rollback
+   * never goes back past them unless rollback.acrossCRDChanges says so.
+   */
+  crds?: string[];
   /**
    * Digest of the render a successful sync applied (render-digest.ts): a rollback to this entry
    * deploys only a render with this digest. Absent in entries written before it was kept.
    */
   renderDigest?: string;
+}
+
+/** Why syncward rolled an environment back on its own, and the evidence it used. */
+export interface AutoRollbackNote {
+  /** The bad release's commit. */
+  from: string;
+  /** "a1b2c3d stayed Degraded for 5m (since …)". */
+  reason: string;
+  /** One line each: what was Degraded, which release was last Healthy and for how long. */
+  evidence: string[];
+}
+
+/**
+ * Since when the environment's newest release has been bad without a break: Degraded at the
+ * synced commit, or its sync failed. Kept by the state store on every write (degraded-stretch.ts).
+ */
+export interface DegradedStretch {
+  revision: string;
+  since: string;
+  /** "Degraded" or "sync failed". */
+  why: string;
+}
+
+/** A bad release an automatic rollback was decided for, once: rolled back, or why not. */
+export interface AutoRollbackMark {
+  revision: string;
+  at: string;
+  /** "rolled back to a1b2c3d", or why it was not ("it changed CRD …"). */
+  outcome: string;
 }
 
 export interface FailedAttempt {
@@ -312,6 +350,10 @@ export interface EnvironmentState {
   approverIds?: Record<string, number>;
   /** When it was synced and Healthy at which commit, without a break (newest last): a promotion's evidence. */
   healthRecords?: HealthRecord[];
+  /** The newest release bad since when (see DegradedStretch); absent: it is not. */
+  degraded?: DegradedStretch;
+  /** Bad releases an automatic rollback was decided for (newest last, a few kept): never twice. */
+  autoRollbacks?: AutoRollbackMark[];
   /** Self-heal counters per object key at the current revision, for drift-fight detection. */
   selfHeals: Record<string, { revision: string; times: string[] }>;
 }

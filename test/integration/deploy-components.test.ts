@@ -218,6 +218,7 @@ describe("deploy/components", () => {
     };
     const alerts = rule.spec.groups.flatMap((g) => g.rules);
     assert.deepEqual(alerts.map((a) => a.alert).sort(), [
+      "SyncwardAutoRollback",
       "SyncwardClusterUnreachable",
       "SyncwardDegraded",
       "SyncwardDown",

@@ -35,11 +35,18 @@ export async function promoteVerb(
   return ok ? EXIT.ok : EXIT.different;
 }
 
+type Told = { reason: string; evidence: string[] };
+
 /** History lines of the promotions, for `app history`. */
-export function promotionLines(
-  history: ReadonlyArray<{ id: number; promotion?: { reason: string; evidence: string[] } }>,
-): string[] {
+export function promotionLines(history: ReadonlyArray<{ id: number; promotion?: Told }>): string[] {
   return history.flatMap((h) =>
     h.promotion ? [`${h.id}: ${h.promotion.reason}: ${h.promotion.evidence.join(", ")}`] : [],
+  );
+}
+
+/** History lines of the automatic rollbacks, for `app history`: why, and the evidence. */
+export function autoRollbackLines(history: ReadonlyArray<{ id: number; autoRollback?: Told }>): string[] {
+  return history.flatMap((h) =>
+    h.autoRollback ? [`${h.id}: ${h.autoRollback.reason}: ${h.autoRollback.evidence.join(", ")}`] : [],
   );
 }

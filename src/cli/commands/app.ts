@@ -20,7 +20,7 @@ import { fields, short, table } from "../format.ts";
 import { type CliIO, EXIT } from "../io.ts";
 import { printStructured, type Structured, structured } from "../output.ts";
 import type { AppValues } from "../registry.ts";
-import { promoteVerb, promotionLines } from "./app-promote.ts";
+import { autoRollbackLines, promoteVerb, promotionLines } from "./app-promote.ts";
 
 const actor = () => process.env.SYNCWARD_ACTOR ?? userInfo().username;
 
@@ -179,6 +179,8 @@ export async function appCommand(
           if (reverts.length > 0) io.out(`\nREVERTED\n${reverts.join("\n")}`);
           const promotions = promotionLines(state.history);
           if (promotions.length > 0) io.out(`\nPROMOTED\n${promotions.join("\n")}`);
+          const rollbacks = autoRollbackLines(state.history);
+          if (rollbacks.length > 0) io.out(`\nROLLED BACK AUTOMATICALLY\n${rollbacks.join("\n")}`);
         }
         return EXIT.ok;
       }
@@ -397,6 +399,9 @@ async function get(ctx: CliContext, c: EnvironmentController, io: CliIO, output:
   ];
   if (state.stuck) pairs.push(["Stuck", `${short(state.stuck.revision)}: ${state.stuck.reason}`]);
   if (state.pin) pairs.push(["Pinned", pinnedLine(state.pin, c.env.name)]);
+  const rolledBack = state.autoRollbacks?.at(-1);
+  if (rolledBack)
+    pairs.push(["Auto Rollback", `${short(rolledBack.revision)} at ${rolledBack.at}: ${rolledBack.outcome}`]);
   io.out(fields(pairs));
   io.out("");
   io.out(

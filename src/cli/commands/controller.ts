@@ -48,6 +48,10 @@ export function describeEvent(e: ReconcilerEvent): string {
       return `${at} syncing ${e.changes} change(s) (${e.trigger} by ${e.actor})`;
     case "syncProgress":
       return `${at} wave ${e.wave}: ${e.objects} object(s)`;
+    case "autoRollback":
+      return e.refused !== undefined
+        ? `${at} AUTOMATIC ROLLBACK not done: ${e.refused}`
+        : `${at} AUTOMATIC ROLLBACK to ${short(e.to ?? "")}: ${e.note?.reason ?? ""}; pinned (${e.outcome?.phase ?? "?"}), \`syncward app unpin ${e.env}\` resumes`;
     case "orphans":
       return `${at} not declared in Git (left alone): ${e.orphans.map((o) => (o.risk ? `${o.object} [${o.risk}]` : o.object)).join(", ")}`;
   }

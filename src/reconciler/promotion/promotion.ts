@@ -307,6 +307,9 @@ export function promotionOptions(
   const links = promotionLinks(environments, name);
   return {
     ...(links ? { promotion: links } : {}),
-    ...(isUpstream(environments, name) ? { tracksHealth: true } : {}),
+    // An upstream's health is a downstream's evidence; an automatic rollback's clock is its own health.
+    ...(isUpstream(environments, name) || environments.find((e) => e.name === name)?.rollback
+      ? { tracksHealth: true }
+      : {}),
   };
 }

@@ -109,6 +109,7 @@ export async function recordRelease<O extends SyncOutcome>(r: Release, outcome: 
     r.retried,
     {
       ...(r.opts.promotion ? { promotion: r.opts.promotion } : {}),
+      ...(r.opts.autoRollback ? { autoRollback: r.opts.autoRollback } : {}),
       // What a rollback to this entry must render again (pin.ts).
       ...(facts.ok && r.digest ? { renderDigest: r.digest.digest } : {}),
     },

@@ -5,7 +5,7 @@ import type { EnvironmentConfig } from "../../config/types.ts";
 import type { SyncRequest } from "../../engine/sync.ts";
 import type { RenderedSource } from "../../source/render.ts";
 import type { RetriedAttempts } from "../../state/retried.ts";
-import type { EnvironmentState, PromotionNote, Trigger } from "../../state/types.ts";
+import type { AutoRollbackNote, EnvironmentState, PromotionNote, Trigger } from "../../state/types.ts";
 import type { EnvironmentEffects } from "../effects.ts";
 import type { GateDecision, WritePath } from "../gate-decision.ts";
 import type { RenderSeen } from "../render-binding.ts";
@@ -30,6 +30,8 @@ export interface ReleaseOptions {
   promotion?: PromotionNote;
   /** Said before the outcome's message in history and the answer (a rollback: which entry, who). */
   note?: string;
+  /** An automatic rollback: why, and the evidence, kept with the history entry. */
+  autoRollback?: AutoRollbackNote;
 }
 
 export interface Release {

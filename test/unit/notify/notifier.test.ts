@@ -68,6 +68,11 @@ describe("notifyEventOf", () => {
       { ...base, type: "awaitingApproval", trigger: "push", actor: "alice", approvals: [], needed: 1 },
       "awaiting-approval",
     ],
+    [
+      "an automatic rollback",
+      { ...base, type: "autoRollback", to: "a".repeat(40), refused: undefined },
+      "auto-rollback",
+    ],
     ["anything else", { ...base, type: "stuck", reason: "x" }, undefined],
   ];
   for (const [name, event, expected] of cases) it(name, () => assert.equal(notifyEventOf(event), expected));
@@ -85,6 +90,26 @@ describe("cloudEventOf", () => {
       { app: ce.data.app, environment: ce.data.environment, phase: ce.data.phase, actor: ce.data.actor },
       { app: "acme-shop", environment: "prod", phase: "Succeeded", actor: "alice" },
     );
+  });
+});
+
+describe("cloudEventOf an automatic rollback", () => {
+  it("carries the release it went back to and why, or why it did not", () => {
+    const note = { from: REV, reason: "stayed Degraded for 5m", evidence: [] };
+    const done = cloudEventOf(
+      { ...base, type: "autoRollback", to: "a".repeat(40), note, outcome: outcome("Succeeded") },
+      "auto-rollback",
+    );
+    assert.equal(done.type, "dev.syncward.auto.rollback");
+    assert.deepEqual(
+      { to: done.data.to, reason: done.data.reason, phase: done.data.phase, refused: done.data.refused },
+      { to: "a".repeat(40), reason: "stayed Degraded for 5m", phase: "Succeeded", refused: undefined },
+    );
+    const refused = cloudEventOf(
+      { ...base, type: "autoRollback", refused: "a CRD changed" },
+      "auto-rollback",
+    );
+    assert.equal(refused.data.refused, "a CRD changed");
   });
 });
 
@@ -122,6 +147,7 @@ describe("notify in the config", () => {
       "sync-failed",
       "awaiting-approval",
       "drift-fight",
+      "auto-rollback",
     ]);
   });
 });

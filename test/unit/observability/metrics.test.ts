@@ -83,6 +83,18 @@ describe("createMetrics", () => {
     assert.match(text, /# TYPE syncward_sync_duration_seconds histogram/);
   });
 
+  it("counts automatic rollbacks by result", async () => {
+    const m = createMetrics({ defaultMetrics: false });
+    m.recordEvent({ ...base, type: "autoRollback", to: "a".repeat(40), outcome: outcome("Succeeded", 1) });
+    m.recordEvent({ ...base, type: "autoRollback", refused: "a CRD changed" });
+    m.recordEvent({ ...base, type: "autoRollback", refused: "no earlier release was Healthy" });
+    const text = await m.registry.metrics();
+    const at = (result: string) =>
+      sample(text, `syncward_auto_rollbacks_total{app="shop",environment="prod",result="${result}"}`);
+    assert.equal(at("rolledBack"), 1);
+    assert.equal(at("refused"), 2);
+  });
+
   it("counts self-heals as syncs, as drift and as self-heals; drift fights apart", async () => {
     const m = createMetrics({ defaultMetrics: false });
     m.recordEvent({
