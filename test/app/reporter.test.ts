@@ -688,3 +688,96 @@ describe("GitHub reporter: the PR comment of a merge waiting for approval", () =
     assert.match(row, /\[`ddddddd`\]\(https:\/\/github\.com\/acme\/shop\/commit\/d{40}\)/);
   });
 });
+
+describe("GitHub reporter: an automatic rollback", () => {
+  const bad = "c".repeat(40);
+  const good = "b".repeat(40);
+  const note = {
+    from: bad,
+    reason: `ccccccc stayed Degraded for 5m (since 2026-06-01T10:00:00.000Z)`,
+    evidence: [
+      "ccccccc: Degraded since 2026-06-01T10:00:00.000Z",
+      "bbbbbbb: Healthy from 2026-06-01T09:00:00.000Z (history 2)",
+    ],
+  };
+  const pinned = {
+    ...reconciler,
+    store: {
+      load: async () => ({
+        ...defaultState("acme-shop.dev"),
+        lastSyncedRevision: good,
+        pin: {
+          revision: good,
+          historyId: 2,
+          by: "syncward",
+          at: "2026-06-01T10:05:00Z",
+          reason: note.reason,
+        },
+      }),
+    },
+  } as unknown as Reconciler;
+
+  it("fails the bad commit's check run with the reason and evidence, and says so on the PR that brought it", async () => {
+    const r = await reporter({ reconciler: pinned });
+    const seen = capture();
+    // Not a merge this replica saw: the pull request is asked of GitHub.
+    mock.api.get(`${REPO_PATH}/commits/${bad}/pulls`).reply(200, [
+      { number: 5, merged_at: null, state: "open" },
+      { number: 9, merged_at: "2026-06-01T09:59:00Z", state: "closed" },
+    ]);
+    let comment = "";
+    mock.api
+      .post(`${REPO_PATH}/issues/9/comments`, (b: { body: string }) => {
+        comment = b.body;
+        return true;
+      })
+      .reply(201, { id: 70 });
+    r.handle({
+      type: "autoRollback",
+      instance: "acme-shop.dev",
+      env: "dev",
+      revision: bad,
+      to: good,
+      note,
+      outcome: outcomeWithoutWork(good, "Succeeded", "synced 3 objects"),
+    });
+    await r.idle();
+    mock.assertDone();
+    assert.equal(seen[0]?.conclusion, "failure");
+    assert.equal(seen[0]?.output.title, "Rolled back automatically to bbbbbbb");
+    const all = `${seen[0]?.output.summary}\n${seen[0]?.output.text}`;
+    assert.match(all, /\*\*Automatic rollback\*\*: ccccccc stayed Degraded for 5m/);
+    assert.match(all, /Evidence: ccccccc: Degraded since .*; bbbbbbb: Healthy from .*\(history 2\)/);
+    assert.match(
+      all,
+      /\*\*Next:\*\* fix ccccccc in Git and push; `\/unpin dev` then deploys the branch head again/,
+    );
+    const row = comment.split("\n").find((l) => l.startsWith("| `dev`")) ?? "";
+    assert.match(row, /\| rolled back \|/);
+    assert.match(row, /Automatic rollback/);
+  });
+
+  it("a release not rolled back says why, and how to go back by hand", async () => {
+    const r = await reporter({ reconciler });
+    const seen = capture();
+    mock.api.get(`${REPO_PATH}/commits/${bad}/pulls`).reply(200, []);
+    r.handle({
+      type: "autoRollback",
+      instance: "acme-shop.dev",
+      env: "dev",
+      revision: bad,
+      refused:
+        "going back to bbbbbbb would pass a release that changed CustomResourceDefinition widgets.example.com (rollback.acrossCRDChanges: true allows it)",
+    });
+    await r.idle();
+    mock.assertDone();
+    assert.equal(seen[0]?.conclusion, "failure");
+    assert.equal(seen[0]?.output.title, "Stayed bad; not rolled back automatically");
+    const all = `${seen[0]?.output.summary}\n${seen[0]?.output.text}`;
+    assert.match(
+      all,
+      /\*\*Automatic rollback not done\*\*: going back to bbbbbbb would pass .*acrossCRDChanges/,
+    );
+    assert.match(all, /\*\*Next:\*\* roll back by hand with `\/rollback dev`, or push a fix\./);
+  });
+});
