@@ -281,7 +281,7 @@ export async function coldSync(ctx: BenchContext): Promise<BenchResult> {
     const objects = (await render(dir, ".")).objects;
     const recorded = await recordSync(ctx, dir);
     recordedCount = recorded.length;
-    progress(`recorded syncward's ${recorded.length} write and dry-run requests for the raw replay`);
+    progress(`recorded syncward's ${recorded.length} requests (reads, dry runs, writes) for the raw replay`);
     const calibrated = await calibrate(ctx, objects, candidates);
     calibration = calibrated.runs;
     progress(`raw PATCH: fastest with ${calibrated.best} in flight`);
