@@ -336,7 +336,7 @@ export async function coldSync(ctx: BenchContext): Promise<BenchResult> {
       cold,
       rawSame,
       {
-        baseline: `raw replay of syncward's dry runs, then its PATCHes (same paths, query and bodies), keep-alive, ${concurrency} in flight`,
+        baseline: `raw replay of syncward's reads, then its dry runs, then its writes (same paths, query and bodies), keep-alive, ${concurrency} in flight`,
         meaning: "syncward's rate as a fraction of a raw client sending the same requests, per pair",
         target: ">= 0.9 of the raw rate for the same requests",
         atLeast: 0.9,
