@@ -356,9 +356,13 @@ const promotion = strictObject({
 );
 
 const rollback = strictObject({
-  onDegraded: duration(1_000).describe(
-    'How long a new release may stay Degraded (or its sync stay failed) before the environment goes back on its own to the last release that was Healthy, and is pinned there (Go-style duration, e.g. "5m"). Once per bad release; /unpin resumes the branch.',
-  ),
+  onDegraded: duration(1_000)
+    .refine((ms) => ms <= 86_400_000, {
+      error: "must be at most 24h: a release bad for longer is a person's to roll back",
+    })
+    .describe(
+      'How long a new release may stay Degraded (or its sync stay failed) before the environment goes back on its own to the last release that was Healthy, and is pinned there (Go-style duration, e.g. "5m", at most "24h"). Once per bad release; /unpin resumes the branch.',
+    ),
   acrossCRDChanges: z
     .boolean()
     .default(false)

@@ -400,9 +400,10 @@ export class EnvironmentController {
       });
       clearTimeout(this.rollbackTimer);
       if (decision.kind === "wait") {
+        // At most an hour ahead, then it decides again: a delay past setTimeout's 2^31 ms would fire at once.
         this.rollbackTimer = setTimeout(
           () => this.nudge("poll", "syncward"),
-          Math.max(0, decision.until.getTime() - Date.now()) + 50,
+          Math.min(Math.max(0, decision.until.getTime() - Date.now()) + 50, 3_600_000),
         );
         this.rollbackTimer.unref();
       }

@@ -59,6 +59,11 @@ describe("rollback config", () => {
       ],
       ["a missing duration", env({}), /^environments\[0\]\.rollback\.onDegraded/],
       [
+        "a duration past a day (a timer that long would fire at once)",
+        env({ onDegraded: "1000h" }),
+        /^environments\[0\]\.rollback\.onDegraded: must be at most 24h/,
+      ],
+      [
         "an unknown key",
         env({ onDegraded: "5m", onFailure: true }),
         /^environments\[0\]\.rollback.*onFailure/,
