@@ -6,13 +6,15 @@ import type { EnvironmentConfig } from "../../config/types.ts";
 import type { KubeClient } from "../../kube/client.ts";
 import { KubeApiError } from "../../kube/errors.ts";
 import { type KubeObject, keyOf, kubectlName } from "../../kube/object.ts";
+import { sleep } from "../../util/sleep.ts";
 import { type CompareOptions, compareObjects, type Difference } from "../diff/index.ts";
 import { OWN_MANAGER } from "../diff/trusted-managers.ts";
 import { isRemoval, removalPatch } from "./removal-patch.ts";
 
 /**
  * Reads and removals of one object before giving up for this pass (each re-read decides again): a
- * workload's controller writes its status a few times after each change, each a new resourceVersion.
+ * workload's controller writes its status a few times after each change, each a new resourceVersion,
+ * so the tries are spread over about a second.
  */
 const REMOVAL_TRIES = 5;
 
@@ -78,6 +80,8 @@ export async function removeForeignAdditions(
         throw new RevertError(
           `${name} kept changing while ${describe(removals)} was being removed (${REMOVAL_TRIES} tries); the next pass tries again`,
         );
+      // A rollout's status writes come in a burst: a short, growing wait lets it pass (50 ms .. 400 ms).
+      await sleep(50 * 2 ** (attempt - 1));
     }
   }
   return undefined;
