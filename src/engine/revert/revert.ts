@@ -14,9 +14,9 @@ import { isRemoval, removalPatch } from "./removal-patch.ts";
 /**
  * Reads and removals of one object before giving up for this pass (each re-read decides again): a
  * workload's controller writes its status a few times after each change, each a new resourceVersion,
- * so the tries are spread over about a second.
+ * so the tries are spread over a few seconds.
  */
-const REMOVAL_TRIES = 5;
+const REMOVAL_TRIES = 8;
 
 /** A change syncward saw and could not undo (an immutable field): the object stays OutOfSync. */
 export class RevertError extends Error {
@@ -80,8 +80,9 @@ export async function removeForeignAdditions(
         throw new RevertError(
           `${name} kept changing while ${describe(removals)} was being removed (${REMOVAL_TRIES} tries); the next pass tries again`,
         );
-      // A rollout's status writes come in a burst: a short, growing wait lets it pass (50 ms .. 400 ms).
-      await sleep(50 * 2 ** (attempt - 1));
+      // A rollout's status writes come in a burst: a short, growing wait lets it pass (50 ms .. 1 s,
+      // about 3.5 s in all; a loaded API server's rollout takes that long).
+      await sleep(Math.min(50 * 2 ** (attempt - 1), 1_000));
     }
   }
   return undefined;
