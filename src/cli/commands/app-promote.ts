@@ -37,16 +37,16 @@ export async function promoteVerb(
 
 type Told = { reason: string; evidence: string[] };
 
-/** History lines of the promotions, for `app history`. */
-export function promotionLines(history: ReadonlyArray<{ id: number; promotion?: Told }>): string[] {
-  return history.flatMap((h) =>
-    h.promotion ? [`${h.id}: ${h.promotion.reason}: ${h.promotion.evidence.join(", ")}`] : [],
-  );
-}
-
-/** History lines of the automatic rollbacks, for `app history`: why, and the evidence. */
-export function autoRollbackLines(history: ReadonlyArray<{ id: number; autoRollback?: Told }>): string[] {
-  return history.flatMap((h) =>
-    h.autoRollback ? [`${h.id}: ${h.autoRollback.reason}: ${h.autoRollback.evidence.join(", ")}`] : [],
-  );
+/**
+ * History lines of the entries that carry a reason and evidence under `key` (promotions,
+ * automatic rollbacks), for `app history`.
+ */
+export function evidenceLines(
+  history: ReadonlyArray<{ id: number; promotion?: Told; autoRollback?: Told }>,
+  key: "promotion" | "autoRollback",
+): string[] {
+  return history.flatMap((h) => {
+    const told = h[key];
+    return told ? [`${h.id}: ${told.reason}: ${told.evidence.join(", ")}`] : [];
+  });
 }

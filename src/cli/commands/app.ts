@@ -20,7 +20,7 @@ import { fields, short, table } from "../format.ts";
 import { type CliIO, EXIT } from "../io.ts";
 import { printStructured, type Structured, structured } from "../output.ts";
 import type { AppValues } from "../registry.ts";
-import { autoRollbackLines, promoteVerb, promotionLines } from "./app-promote.ts";
+import { evidenceLines, promoteVerb } from "./app-promote.ts";
 
 const actor = () => process.env.SYNCWARD_ACTOR ?? userInfo().username;
 
@@ -177,9 +177,9 @@ export async function appCommand(
             );
           const reverts = revertLines(state);
           if (reverts.length > 0) io.out(`\nREVERTED\n${reverts.join("\n")}`);
-          const promotions = promotionLines(state.history);
+          const promotions = evidenceLines(state.history, "promotion");
           if (promotions.length > 0) io.out(`\nPROMOTED\n${promotions.join("\n")}`);
-          const rollbacks = autoRollbackLines(state.history);
+          const rollbacks = evidenceLines(state.history, "autoRollback");
           if (rollbacks.length > 0) io.out(`\nROLLED BACK AUTOMATICALLY\n${rollbacks.join("\n")}`);
         }
         return EXIT.ok;
