@@ -175,8 +175,10 @@ describe("GitHub App events end to end", () => {
       );
       await app.settle();
       const run = () => checks.filter((c) => c.name === "syncward / manual").at(-1);
-      await eventually("the refusal reached the check run", async () =>
-        /^Refused/.test(run()?.output?.title ?? ""),
+      // The summary comment is written after the check run, in the same report.
+      await eventually(
+        "the refusal reached the check run and the summary comment",
+        async () => /^Refused/.test(run()?.output?.title ?? "") && summary !== "",
       );
       app.mock.assertDone();
       assert.match(run()?.output?.title ?? "", /^Refused: frozen by @ops since .* \(incident 12\)/);
