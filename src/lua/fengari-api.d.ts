@@ -18,6 +18,7 @@ declare module "fengari" {
     LUA_TTABLE: number;
     LUA_TFUNCTION: number;
     lua_gettop(L: LuaState): number;
+    lua_absindex(L: LuaState, idx: number): number;
     lua_settop(L: LuaState, idx: number): void;
     lua_pop(L: LuaState, n: number): void;
     lua_pushvalue(L: LuaState, idx: number): void;
@@ -37,11 +38,13 @@ declare module "fengari" {
     lua_setupvalue(L: LuaState, funcindex: number, n: number): unknown;
     lua_rawgeti(L: LuaState, idx: number, n: number): number;
     lua_rawget(L: LuaState, idx: number): number;
+    lua_gettable(L: LuaState, idx: number): number;
     lua_rawset(L: LuaState, idx: number): void;
     lua_topointer(L: LuaState, idx: number): unknown;
     lua_type(L: LuaState, idx: number): number;
     lua_typename(L: LuaState, t: number): LuaString;
     lua_tojsstring(L: LuaState, idx: number): string;
+    lua_tolstring(L: LuaState, idx: number): LuaString | null;
     lua_isstring(L: LuaState, idx: number): boolean;
     lua_pcall(L: LuaState, nargs: number, nresults: number, msgh: number): number;
     lua_sethook(L: LuaState, f: Hook | null, mask: number, count: number): void;

@@ -7,7 +7,7 @@
 // objects costs one budget per rest, not one per object, and other environments keep running.
 
 import type { KubeObject } from "../../kube/object.ts";
-import { type JsonPusher, stringField, typeName } from "../../lua/convert.ts";
+import { FieldNames, type JsonPusher, stringField, typeName } from "../../lua/convert.ts";
 import { type LuaState, lauxlib, lua, to_luastring } from "../../lua/fengari.ts";
 import { metered } from "../../lua/meter.ts";
 import { newSandbox } from "../../lua/sandbox.ts";
@@ -57,6 +57,7 @@ export class HealthScript {
   private readonly json: JsonPusher;
   private readonly fnRef: number;
   private readonly envMetaRef: number;
+  private readonly names: FieldNames<"obj" | "status" | "message">;
   /** Why the script is resting, and until when (after it exceeded its budget). */
   private resting?: { until: number; reason: string };
 
@@ -82,6 +83,7 @@ export class HealthScript {
     lua.lua_getglobal(L, "_G");
     lua.lua_setfield(L, -2, "__index");
     this.envMetaRef = lauxlib.luaL_ref(L, lua.LUA_REGISTRYINDEX);
+    this.names = new FieldNames(L, ["obj", "status", "message"]);
   }
 
   /** The script's verdict on `obj`; Unknown (naming the kind and the problem) when it has none. */
@@ -111,8 +113,9 @@ export class HealthScript {
       lua.lua_createtable(L, 0, 4);
       lua.lua_rawgeti(L, lua.LUA_REGISTRYINDEX, this.envMetaRef);
       lua.lua_setmetatable(L, -2);
+      this.names.push("obj");
       this.json.push(obj);
-      lua.lua_setfield(L, -2, "obj");
+      lua.lua_rawset(L, -3);
       lua.lua_setupvalue(L, -2, 1); // the chunk's _ENV
       if (lua.lua_pcall(L, 0, 1, 0) !== lua.LUA_OK) {
         const raw = lua.lua_type(L, -1) === lua.LUA_TSTRING ? lua.lua_tojsstring(L, -1) : typeName(L, -1);
@@ -130,8 +133,8 @@ export class HealthScript {
     if (lua.lua_type(L, -1) !== lua.LUA_TTABLE) {
       return this.unknown(`returned ${typeName(L, -1)}, not a table with status and message`);
     }
-    const status = stringField(L, -1, "status");
-    const message = stringField(L, -1, "message");
+    const status = stringField(L, -1, this.names, "status");
+    const message = stringField(L, -1, this.names, "message");
     if (status.value === undefined || !STATUSES.has(status.value)) {
       const got = status.value !== undefined ? JSON.stringify(status.value) : (status.wrongType ?? "nil");
       return this.unknown(
