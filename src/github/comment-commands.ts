@@ -11,6 +11,7 @@ import { environmentDiff } from "../engine/environment-diff.ts";
 import { ValidationError } from "../engine/prepare.ts";
 import type { EnvironmentController } from "../reconciler/environment-controller.ts";
 import { SourceError } from "../source/errors.ts";
+import { short } from "../util/short-sha.ts";
 import { approveAs } from "./approve.ts";
 import { allows, type Permission, permissionOf } from "./authorize.ts";
 import { commandPermission } from "./command-permission.ts";
@@ -49,7 +50,6 @@ interface Outcome {
   next?: string;
 }
 
-const short = (sha: string) => sha.slice(0, 7);
 /** A command as the commenter would write it, in a code span. */
 const cmd = (text: string) => codeSpan(text, 120);
 

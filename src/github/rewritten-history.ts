@@ -6,10 +6,9 @@
 // the rewrite brought in counts, and whoever pushed them, the force push included); with none, an
 // orphan history, nothing tells what is new, and no approval is accepted. While GitHub still has
 // the old commit, the compare counts from the merge base of both.
+import { short } from "../util/short-sha.ts";
 import { statusOf } from "./github-errors.ts";
 import { codeSpan } from "./markdown.ts";
-
-const short = (sha: string) => sha.slice(0, 7);
 
 /** `err` is GitHub's 404 for the compare of `base` with another commit: `base` is gone from the history. */
 export function deployedCommitGone(err: unknown, base: string | undefined): boolean {

@@ -5,6 +5,7 @@
 import type { SyncOutcome } from "../engine/sync.ts";
 import type { StateStore } from "../state/store.ts";
 import type { AutoRollbackNote, Trigger } from "../state/types.ts";
+import { short } from "../util/short-sha.ts";
 import type { AutoRollbackDecision } from "./auto-rollback.ts";
 import type { Logger } from "./environment-controller.ts";
 import type { Emit } from "./events.ts";
@@ -12,8 +13,6 @@ import type { RollbackTarget } from "./pin.ts";
 
 /** Bad releases remembered as decided; an older one coming back is long past its rollback. */
 const MARKS_KEPT = 10;
-
-const short = (sha: string) => sha.slice(0, 7);
 
 export interface AutoRollbackHost {
   instance: string;

@@ -10,8 +10,7 @@
 import { formatDuration } from "../config/duration.ts";
 import type { RollbackRule } from "../config/types.ts";
 import type { AutoRollbackNote, EnvironmentState, HistoryEntry } from "../state/types.ts";
-
-const short = (sha: string) => sha.slice(0, 7);
+import { short } from "../util/short-sha.ts";
 
 export type AutoRollbackDecision =
   | { kind: "none" }

@@ -2,8 +2,7 @@
 // environment says to a sync that names another revision, and what history records. The
 // controller (environment-controller.ts) reads the state, asks these, and writes.
 import type { HistoryEntry, PinRecord } from "../state/types.ts";
-
-const short = (sha: string) => sha.slice(0, 7);
+import { short } from "../util/short-sha.ts";
 
 /** An entry that deployed its revision: a success, and not an unpin (which deployed nothing). */
 function deployed(h: Pick<HistoryEntry, "result" | "trigger">): boolean {

@@ -2,9 +2,8 @@
 // upstream has proven it (promotion.after, healthyFor, checks). Like `app sync`, the CLI needs no
 // approval: its user holds the cluster's credentials. Exit 1 when nothing was promoted.
 import type { EnvironmentController } from "../../reconciler/environment-controller.ts";
+import { short } from "../../util/short-sha.ts";
 import { type CliIO, EXIT } from "../io.ts";
-
-const short = (sha: string) => sha.slice(0, 7);
 
 export async function promoteVerb(
   controller: EnvironmentController,
