@@ -50,6 +50,7 @@ import {
 import { effectivePolicy } from "./policy.ts";
 import { type PromoteResult, promoteWith } from "./promotion/promote.ts";
 import { Promotion, type PromotionLinks } from "./promotion/promotion.ts";
+import { type AnnouncedPush, attributePass } from "./push-attribution.ts";
 import { revisionToTake, trackedRevision } from "./release/choose-revision.ts";
 import { bindsRender, deployedRenderMoved, renderSeen } from "./render-binding.ts";
 import type { RequiredChecks } from "./required-checks.ts";
@@ -157,6 +158,8 @@ export class EnvironmentController {
   private readonly fx: EnvironmentEffects;
   private chain: Promise<unknown> = Promise.resolve();
   private queued: { trigger: Trigger; actor: string } | undefined;
+  /** The last push announced for the branch (see attributePass). */
+  private announced: AnnouncedPush | undefined;
   /** The objects watch events named for the queued pass, while only watch events asked for it. */
   private queuedNamed: Set<string> | undefined;
   private pollTimer: NodeJS.Timeout | undefined;
@@ -450,6 +453,12 @@ export class EnvironmentController {
     this.fx.gate.pushedBy(push);
   }
 
+  /** A push brought `revision`: asks for its pass, and a machine pass that takes it first is its sync. */
+  nudgePushed(revision: string, trigger: Trigger, actor: string): void {
+    this.announced = { revision, trigger, actor };
+    this.nudge(trigger, actor);
+  }
+
   /** Asks for a pass soon; passes never overlap and nudges during one coalesce into the next. */
   nudge(trigger: Trigger, actor: string, named?: ReadonlySet<string>): void {
     if (this.stopped || this.o.standby?.()) return;
@@ -556,7 +565,7 @@ export class EnvironmentController {
   }
 
   /** One level-triggered pass. */
-  private async pass(trigger: Trigger, actor: string, named?: ReadonlySet<string>): Promise<void> {
+  private async pass(passTrigger: Trigger, passActor: string, named?: ReadonlySet<string>): Promise<void> {
     const env = this.o.env;
     // Taken before anything is read: whatever changes from here on shows as a different mark.
     const started = Date.now();
@@ -579,6 +588,12 @@ export class EnvironmentController {
     else this.fx.promotion?.announce(branchHead, "waiting" in taken ? taken.waiting : undefined);
     const head = taken.revision ?? state.lastSyncedRevision;
     if (!head) return;
+    const { trigger, actor } = attributePass(
+      { trigger: passTrigger, actor: passActor },
+      head,
+      state.lastSyncedRevision,
+      this.announced,
+    );
     const found = this.destination();
     // Watches first: on a cluster that is down they retry, and the first answer brings a pass.
     this.watchDestination();
@@ -593,7 +608,7 @@ export class EnvironmentController {
       ...(state.inventory ?? []),
       ...rendered.objects.map((o) => ({ apiVersion: o.apiVersion, kind: o.kind })),
     ]);
-    if (trigger === "poll") {
+    if (passTrigger === "poll") {
       await this.scanOrphans(head, rendered);
       this.lastFullPoll = started;
     }

@@ -522,7 +522,9 @@ export class Reconciler implements ShardedApp {
     // A config change recorded in every environment's state concerns only those on its branch.
     if (push.revision && push.branch === controller.env.source.branch)
       controller.pushedBy({ after: push.revision, before: push.before, login: push.actor, id: push.actorId });
-    if (push.branch === controller.env.source.branch) controller.nudge(push.trigger, push.actor);
+    if (push.branch === controller.env.source.branch && push.revision)
+      controller.nudgePushed(push.revision, push.trigger, push.actor);
+    else if (push.branch === controller.env.source.branch) controller.nudge(push.trigger, push.actor);
     else controller.nudge("poll", "syncward");
     return true;
   }
@@ -620,7 +622,8 @@ export class Reconciler implements ShardedApp {
       if (changed && !touches(changed.includes(c.env.name), changed.files)) continue;
       const elsewhere = this.standby(c.env.name) !== undefined;
       if (elsewhere && !pushed?.config) this.handOverPush(c, record);
-      if (!elsewhere) c.nudge(trigger, actor);
+      if (!elsewhere && pushed) c.nudgePushed(pushed.revision, trigger, actor);
+      else if (!elsewhere) c.nudge(trigger, actor);
       nudged.push(c.env.name);
     }
     return nudged;

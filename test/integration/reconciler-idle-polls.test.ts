@@ -108,15 +108,19 @@ describe("idle polls", () => {
       await eventually("first sync", async () => (await level()) === "info");
       await idlePolls(log, 2);
       deaf = true;
+      const driftedAt = new Date().toISOString();
       drift();
       // Quiet polls trust the (deaf) watch: the drift stays while they run.
       await idlePolls(log, 2);
       assert.equal(await level(), "debug", "idle polls did not look at the cluster");
       await eventually("the resync reverted the drift", async () => (await level()) === "info", 20_000);
-      // The watch is still deaf: only the full pass at the resync could have seen the drift.
-      const state = await store.load(controller.instance);
+      // The watch is still deaf: only the full pass at the resync could have seen the drift. (Its
+      // history entry is written once the revert is applied: waited for, not read at once.)
+      const revert = await eventually("the revert in history", async () =>
+        (await store.load(controller.instance)).history.find((h) => h.startedAt >= driftedAt && h.drifted),
+      );
       assert.deepEqual(
-        state.history.at(-1)?.drifted?.map((d) => d.split(" ")[0]),
+        revert.drifted?.map((d) => d.split(" ")[0]),
         [`/ConfigMap:${(await controller.rules()).destination.namespace}/conf-a`],
       );
     } finally {
