@@ -229,8 +229,11 @@ describe("faults of the control plane", () => {
       const acquired = t.messages.flatMap((m, i) => (m === LEASE_ACQUIRED ? [i] : []));
       assert.ok(acquired.length >= 2, `lease acquired ${acquired.length} time(s)`);
       assert.ok((acquired.at(-1) ?? -1) > t.messages.indexOf(LEASE_LOST), "acquired again after the loss");
-      const state = await t.state();
-      assert.equal(state.lastSyncedRevision, second);
+      // The state is written once the apply is done: waited for, not read the moment the objects change.
+      const state = await eventually("the sync recorded", async () => {
+        const s = await t.state();
+        return s.lastSyncedRevision === second ? s : undefined;
+      });
       assert.deepEqual(
         state.history.filter((h) => h.revision === second).map((h) => h.result),
         ["Succeeded"],
