@@ -23,13 +23,20 @@ import { makeRepo, type TestRepo } from "../support/git-repo.ts";
 const cluster = useCluster();
 const ON_DEGRADED_MS = 3_000;
 
-/** A Deployment that becomes ready (kwok runs its pod), or one whose pod no node takes. */
+/**
+ * A Deployment that becomes ready (kwok runs its pod), or one whose pod no node takes. No old
+ * ReplicaSets are kept: on a loaded machine a rollout back onto a kept one left the Deployment
+ * controller's Progressing condition at NewReplicaSetAvailable, never ProgressDeadlineExceeded
+ * (a race in the controller, 6 runs of 6 at six files at once), so the same bad release read
+ * Progressing, as Argo CD would read it too, not Degraded. A fresh ReplicaSet times out every time.
+ */
 const deployment = (ready: boolean) => `apiVersion: apps/v1
 kind: Deployment
 metadata: {name: web}
 spec:
   replicas: 1
   progressDeadlineSeconds: 2
+  revisionHistoryLimit: 0
   selector: {matchLabels: {app: web}}
   template:
     metadata: {labels: {app: web}}
@@ -149,12 +156,23 @@ describe("automatic rollback (rollback.onDegraded 3s)", () => {
 
   it("never rolls the same release back twice: unpinned, it runs Degraded", async () => {
     const bad = (await state()).autoRollbacks?.[0]?.revision as string;
+    await eventually(
+      "the bad release's ReplicaSet cleaned up (revisionHistoryLimit: 0)",
+      async () => (await cluster.client.list("apps/v1", "ReplicaSet", { namespace: ns })).items.length === 1,
+    );
     await reconciler.controller("dev").unpin("alice");
     await eventually(
       "the bad release deployed again",
       async () => (await state()).lastSyncedRevision === bad,
     );
-    await eventually("Degraded again", async () => (await state()).degraded?.revision === bad);
+    await eventually("Degraded again", async () => (await state()).degraded?.revision === bad).catch(
+      async (err: Error) => {
+        const live = (await cluster.client.get("apps/v1", "Deployment", ns, "web")) as { status?: unknown };
+        throw new Error(
+          `${err.message}; recorded ${(await state()).health}, live ${JSON.stringify(live?.status)}`,
+        );
+      },
+    );
     // Past its onDegraded and then some: nothing more happens.
     await new Promise((r) => setTimeout(r, ON_DEGRADED_MS + 2_000));
     assert.equal(rollbacks().length, 1);
