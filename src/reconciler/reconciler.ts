@@ -586,7 +586,9 @@ export class Reconciler implements ShardedApp {
     this.shard?.unregister(this);
     await this.claiming;
     await Promise.all(this.environments.map((c) => c.stop()));
-    await this.lock?.stop().catch(() => undefined);
+    await this.lock
+      ?.stop()
+      .catch((err) => this.o.log.warn({ err, app: this.o.app }, "lease: could not release"));
     this.running.clear();
     if (this.ownShard) await this.shard?.stop();
   }

@@ -189,31 +189,41 @@ export class LeaseLock {
     return false;
   }
 
-  /** Hands the lease back if we hold it, so another replica can take it at once. */
+  /**
+   * Hands the lease back if we hold it, so another replica can take it at once. A conflicting write
+   * by someone who did not take the lease (another replica marking it with its repository) is read
+   * again and retried: given up, the lease would stay ours, unrenewed, for a whole lease duration.
+   */
   async release(): Promise<void> {
     const wasHeld = this.heldSince !== undefined;
     this.heldSince = undefined;
     if (!wasHeld) return;
-    const lease = await this.read();
-    if (!lease || (lease.spec?.holderIdentity ?? "") !== this.identity) return;
-    const now = microTime();
-    try {
-      await this.client.replace({
-        ...lease,
-        apiVersion: LEASE_API,
-        kind: "Lease",
-        spec: {
-          ...lease.spec,
-          holderIdentity: "",
-          leaseDurationSeconds: 1,
-          acquireTime: now,
-          renewTime: now,
-        },
-      });
-    } catch (err) {
-      // Someone took it meanwhile: it is not ours to release any more.
-      if (!isConflict(err)) throw err;
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const lease = await this.read();
+      // Gone, or someone took it meanwhile: it is not ours to release any more.
+      if (!lease || (lease.spec?.holderIdentity ?? "") !== this.identity) return;
+      const now = microTime();
+      try {
+        await this.client.replace({
+          ...lease,
+          apiVersion: LEASE_API,
+          kind: "Lease",
+          spec: {
+            ...lease.spec,
+            holderIdentity: "",
+            leaseDurationSeconds: 1,
+            acquireTime: now,
+            renewTime: now,
+          },
+        });
+        return;
+      } catch (err) {
+        if (!isConflict(err)) throw err;
+      }
     }
+    throw new Error(
+      `could not release lease ${this.namespace}/${this.name}: it kept changing; it expires unrenewed`,
+    );
   }
 
   /**

@@ -52,7 +52,8 @@ async function startReplicas(name: string) {
     syncPolicy: {automated: {prune: true, selfHeal: true}, retry: {limit: 0}}
 `;
   const replicas: TestApp[] = [];
-  for (const identity of ["replica-a", "replica-b", "replica-c"]) {
+  const identities = ["replica-a", "replica-b", "replica-c"];
+  for (const identity of identities) {
     const client = KubeClient.fromKubeconfig({ kubeconfig: cluster.syncwardKubeconfig });
     clients.push(client);
     const app = await startApp({
@@ -86,7 +87,8 @@ async function startReplicas(name: string) {
         | { spec?: { holderIdentity?: string } }
         | undefined
     )?.spec?.holderIdentity ?? "";
-  return { ns, stateNs, repo, replicas, live, leaseHolder };
+  const identityOf = (app: TestApp) => identities[replicas.indexOf(app)] ?? "";
+  return { ns, stateNs, repo, replicas, live, leaseHolder, identityOf };
 }
 
 /** Three replicas running acme/shop, one of them holding its Lease and having deployed it. */
@@ -194,19 +196,19 @@ describe("repository events delivered to a replica without the Lease", () => {
       async () => t.replicas.every((a) => running(a).join() === "acme/shop-api"),
       60_000,
     );
-    const newHolder = await eventually(
-      "one replica to hold the new name",
+    // The Lease is read only once a replica runs the new name: until the old holder's runtime has
+    // finished stopping, the Lease still names it, and the new name may well go to another replica.
+    const runningIt = await eventually(
+      "a replica to run the new name",
       async () => {
-        const h = await t.leaseHolder(APP);
-        return h.startsWith("replica-") ? h : undefined;
+        const r = t.replicas.filter((a) => a.parts.runtimes.all()[0]?.reconciler.active.includes("dev"));
+        return r.length > 0 && r;
       },
       60_000,
     );
-    const runningIt = await eventually("the new holder to run it", async () => {
-      const r = t.replicas.filter((a) => a.parts.runtimes.all()[0]?.reconciler.active.includes("dev"));
-      return r.length > 0 && r;
-    });
     assert.equal(runningIt.length, 1, "exactly one replica runs the new name");
+    const newHolder = t.identityOf(runningIt[0] as TestApp);
+    assert.equal(await t.leaseHolder(APP), newHolder, "the replica running it holds the Lease");
 
     const after_ = await t.live();
     assert.equal(after_?.metadata.uid, before?.metadata.uid, "the same object, not recreated");
@@ -238,6 +240,6 @@ describe("repository events delivered to a replica without the Lease", () => {
       "the sync recorded under the new name",
       async () => (await store.load(`${APP}.dev`)).lastSyncedRevision === c2,
     );
-    assert.equal(newHolder, await t.leaseHolder(APP));
+    assert.equal(await t.leaseHolder(APP), newHolder, "the push moved nothing: the same replica holds it");
   });
 });

@@ -108,6 +108,36 @@ describe("LeaseLock", () => {
     assert.equal(lease.spec.leaseTransitions, 1);
   });
 
+  it("a release that meets another replica's write to the Lease (its repository mark) retries: the other replica need not wait out the lease", async () => {
+    const ns = await cluster.stateNamespace("lease");
+    const name = leaseNameFor("payments-config.dev");
+    // Armed, the holder's next replace is preceded by another process marking the Lease: a real 409.
+    let armed = false;
+    const racing = Object.create(cluster.syncwardClient) as KubeClient;
+    racing.replace = async (obj) => {
+      if (armed && obj.metadata.name === name) {
+        armed = false;
+        // As syncward marks a Lease (it may update Leases, not patch them): read, then replace.
+        const lease = await leaseOf(ns, name);
+        await other.replace({
+          ...lease,
+          metadata: { ...lease.metadata, annotations: { "syncward.dev/repository": "acme/shop" } },
+        });
+      }
+      return cluster.syncwardClient.replace(obj);
+    };
+    const a = new LeaseLock(racing, ns, name, "replica-a", { leaseDurationSeconds: 30 });
+    const b = new LeaseLock(other, ns, name, "replica-b", { leaseDurationSeconds: 30 });
+    assert.equal(await a.tryAcquire(), true);
+    armed = true;
+    await a.release();
+    assert.equal(armed, false, "the other write came between the holder's read and its replace");
+    const lease = await leaseOf(ns, name);
+    assert.equal(lease.spec.holderIdentity ?? "", "", "released despite the conflict");
+    assert.equal(lease.metadata.annotations?.["syncward.dev/repository"], "acme/shop", "the mark kept");
+    assert.equal(await b.tryAcquire(), true, "taken at once, not after 30 s");
+  });
+
   it("start keeps the lease; stop releases it", async () => {
     const ns = await cluster.stateNamespace("lease");
     const [a, b] = pair(ns);
