@@ -81,6 +81,17 @@ export interface PreviewAppOptions {
   identity?: string;
   /** Added to the repository's preview template (e.g. ttl). */
   template?: Record<string, unknown>;
+  /** How often the app polls its environments' branches (ms; default 0: never, as startApp). */
+  pollIntervalMs?: number;
+  /** Logins whose permission on the repository is read (everyone else is a writer). */
+  readers?: string[];
+  /**
+   * Pushes to the test's branches beyond each pull request's head pushed by octocat, as GitHub's
+   * activity of the branch lists them (the newest last).
+   */
+  pushes?: Array<{ branch: string; after: string; login: string }>;
+  /** Registers interceptors that answer before the app's usual GitHub (e.g. a failure). */
+  before?: (app: TestApp) => void;
 }
 
 export interface PreviewApp extends TestApp {
@@ -159,6 +170,7 @@ export async function startPreviewApp(o: PreviewAppOptions): Promise<PreviewApp>
   const app = await startApp({
     client,
     clusters: o.clusters,
+    pollIntervalMs: o.pollIntervalMs,
     stateNamespace: o.stateNamespace,
     ...(o.watch || o.identity ? { replica: { identity: o.identity ?? "previews", watch: true } } : {}),
     // A replica starts its shard and its previews itself, as the app in production does.
@@ -194,8 +206,14 @@ export async function startPreviewApp(o: PreviewAppOptions): Promise<PreviewApp>
       },
     ],
   });
+  o.before?.(app);
   const runs = recordCheckRuns(app);
   configAtRefs(app, config, repo);
+  for (const login of o.readers ?? [])
+    app.mock.api
+      .persist()
+      .get(`${REPO_PATH}/collaborators/${login}/permission`)
+      .reply(200, { permission: "read", role_name: "read", user: { login } });
   answerEverything(app.mock, config, repo.dir);
   const api = app.mock.api.persist();
   api.get(REPO_PATH).reply(200, () => ({
@@ -241,6 +259,27 @@ export async function startPreviewApp(o: PreviewAppOptions): Promise<PreviewApp>
         committer: { login: "web-flow" },
       },
     ]);
+  // GitHub's activity of a branch: octocat pushed each pull request's head, and `pushes` more.
+  api
+    .get(`${REPO_PATH}/activity`)
+    .query(true)
+    .reply(200, (uri) => {
+      const ref = new URL(uri, "https://api.github.com").searchParams.get("ref") ?? "";
+      const branch = ref.replace(/^refs\/heads\//, "");
+      const heads = [...pulls.values()]
+        .filter((p) => p.branch === branch)
+        .map((p) => ({ branch, after: p.head, login: "octocat" }));
+      return [...heads, ...(o.pushes ?? []).filter((p) => p.branch === branch)].reverse().map((p, i) => ({
+        id: 5000 + i,
+        node_id: `A_${i}`,
+        before: "0".repeat(40),
+        after: p.after,
+        ref: `refs/heads/${branch}`,
+        timestamp: "2024-05-01T12:00:00Z",
+        activity_type: "push",
+        actor: { login: p.login, id: 1, type: "User" },
+      }));
+    });
   if (!o.identity) app.parts.previews.start();
 
   let closed = false;
