@@ -248,17 +248,20 @@ export async function startPreviewApp(o: PreviewAppOptions): Promise<PreviewApp>
       },
     ];
   });
-  // Everyone who pushed is a writer (the permission API says so for every login).
+  // The pull request's commits are the test repository's, from main to its head, each written by
+  // octocat (a writer, as the permission API says of every login but `readers`).
   api
     .get(/\/pulls\/\d+\/commits/)
     .query(true)
-    .reply(200, (uri) => [
-      {
-        sha: pulls.get(Number(uri.split("/")[5]))?.head,
+    .reply(200, (uri) => {
+      const head = pulls.get(Number(uri.split("/")[5]))?.head;
+      const shas = head ? repo.git("rev-list", "--reverse", `main..${head}`).split("\n").filter(Boolean) : [];
+      return (shas.length > 0 ? shas : [head]).map((sha) => ({
+        sha,
         author: { login: "octocat" },
         committer: { login: "web-flow" },
-      },
-    ]);
+      }));
+    });
   // GitHub's activity of a branch: octocat pushed each pull request's head, and `pushes` more.
   api
     .get(`${REPO_PATH}/activity`)
