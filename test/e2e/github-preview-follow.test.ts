@@ -11,7 +11,14 @@ import { after, before, describe, it } from "node:test";
 import { useCluster } from "../support/cluster.ts";
 import { makeRepo } from "../support/git-repo.ts";
 import { takeOpenApiViolations } from "../support/github.ts";
-import { closePull, type PreviewApp, type Pull, startPreviewApp, until } from "../support/preview-app.ts";
+import {
+  closePull,
+  labelPull,
+  type PreviewApp,
+  type Pull,
+  startPreviewApp,
+  until,
+} from "../support/preview-app.ts";
 import { configMap } from "../support/projects.ts";
 import { issueCommentEvent, pullRequestEvent } from "../support/webhooks.ts";
 
@@ -45,13 +52,7 @@ describe("a live preview follows its pull request", () => {
   const comment = (n: number) => String(app.comments(n).at(-1)?.body);
   /** Pull request `n` from its own branch with one ConfigMap of its own, labelled `preview`. */
   const open = async (n: number) => {
-    repo.git("checkout", "-q", "-b", `feature-${n}`, "main");
-    const head = repo.commit({ [`app/c${n}.yaml`]: configMap(`c${n}`) }, `add c${n}`);
-    repo.git("checkout", "-q", "main");
-    pulls.set(n, { state: "open", head, branch: `feature-${n}` });
-    await app.probot.receive(
-      pullRequestEvent("labeled", { number: n, headSha: head, headRef: `feature-${n}`, labels: ["preview"] }),
-    );
+    const head = await labelPull(app, repo, pulls, n);
     await until(`the preview of #${n} to be live`, async () => {
       await app.parts.previews.idle();
       assert.ok(await app.exists(previewNs(n), `c${n}`));

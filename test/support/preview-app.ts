@@ -11,6 +11,7 @@ import { REPO_PATH, startApp, type TestApp } from "./app.ts";
 import { eventually, type TestCluster } from "./cluster.ts";
 import type { TestRepo } from "./git-repo.ts";
 import { answerEverything, configFile } from "./permissive-github.ts";
+import { configMap } from "./projects.ts";
 import { optionalRules } from "./syncward-account.ts";
 import { pullRequestEvent, repoIdOf } from "./webhooks.ts";
 import { within } from "./within.ts";
@@ -81,8 +82,8 @@ export interface PreviewAppOptions {
   identity?: string;
   /** Added to the repository's preview template (e.g. ttl). */
   template?: Record<string, unknown>;
-  /** How often the app polls its environments' branches (ms; default 0: never, as startApp). */
-  pollIntervalMs?: number;
+  /** How often the app polls its environments' branches (ms, or "config"; default 0: never, as startApp). */
+  pollIntervalMs?: number | "config";
   /** Logins whose permission on the repository is read (everyone else is a writer). */
   readers?: string[];
   /**
@@ -319,6 +320,23 @@ export async function startPreviewApp(o: PreviewAppOptions): Promise<PreviewApp>
       }
     },
   };
+}
+
+/** Pull request `n` from its own branch with one ConfigMap of its own (`c<n>`), labelled `preview`. */
+export async function labelPull(
+  app: TestApp,
+  repo: TestRepo,
+  pulls: Map<number, Pull>,
+  n: number,
+): Promise<string> {
+  repo.git("checkout", "-q", "-b", `feature-${n}`, "main");
+  const head = repo.commit({ [`app/c${n}.yaml`]: configMap(`c${n}`) }, `add c${n}`);
+  repo.git("checkout", "-q", "main");
+  pulls.set(n, { state: "open", head, branch: `feature-${n}` });
+  await app.probot.receive(
+    pullRequestEvent("labeled", { number: n, headSha: head, headRef: `feature-${n}`, labels: ["preview"] }),
+  );
+  return head;
 }
 
 /** Pull request `n` closes (unmerged): GitHub says so, and the app hears the webhook. */
