@@ -611,8 +611,21 @@ export class PreviewManager {
     await this.startWaiting();
   }
 
-  /** The preview Reconciler's state ConfigMap and Lease in the state namespace, deleted (gone already: fine). */
+  /**
+   * The preview Reconciler's state ConfigMap and Lease in the state namespace, deleted (gone
+   * already: fine). Never in the way of the teardown: one that cannot be deleted (RBAC without the
+   * previews component's grant) is logged and left.
+   */
   private async forget(record: PreviewRecord): Promise<void> {
+    await this.forgetRuns(record).catch((err) =>
+      this.deps.log.warn(
+        { err, preview: record.key },
+        "could not delete a torn-down preview's state and Lease in syncward's namespace",
+      ),
+    );
+  }
+
+  private async forgetRuns(record: PreviewRecord): Promise<void> {
     const app = previewAppId(record);
     const namespace = this.deps.stateNamespace;
     const envName = previewName(record.pull, record.from);
