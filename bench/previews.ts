@@ -1,10 +1,12 @@
 // Opt-in benchmark `previews`: preview environments of pull requests on the real plane, with the
-// app and a mocked GitHub in this process (watches on, the sweep at its production interval). The
+// app and a mocked GitHub in this process (watches on, the sweep at its production interval, and
+// every environment's poll at its own pollInterval, 3m by default, as in production). The
 // app deploys 50 ConfigMaps; each pull request adds one of its own. Measured: from the labelled
 // webhook to the preview's successful deployment status (its sync done), over N pull requests one
 // after another; from the close webhook to the namespace gone, over N; and the idle cost of 20
 // live previews against none, over a window each: API server requests per second (the apiserver's
-// own apiserver_request_total, every client; and syncward's client's count) and this process's RSS.
+// own apiserver_request_total, every client; and syncward's client's count), GitHub requests per
+// second (what polling would cost) and this process's RSS.
 import { randomBytes } from "node:crypto";
 import { stringify } from "yaml";
 import { sleep } from "../src/util/sleep.ts";
@@ -48,7 +50,9 @@ async function until(what: string, check: () => Promise<boolean> | boolean, time
 
 export async function previews(ctx: BenchContext): Promise<BenchResult> {
   const trials = Number(process.env.SYNCWARD_BENCH_PREVIEW_TRIALS ?? (ctx.quick ? 5 : 10));
-  const windowMs = Number(process.env.SYNCWARD_BENCH_PREVIEW_IDLE_MS ?? (ctx.quick ? 15_000 : 60_000));
+  // A full window outlasts the default poll interval (3m, up to 20% jitter): every environment,
+  // and any preview that polled, would poll in it at least once.
+  const windowMs = Number(process.env.SYNCWARD_BENCH_PREVIEW_IDLE_MS ?? (ctx.quick ? 15_000 : 240_000));
   const admin = client(ctx);
   const namespaces = new Namespaces(admin, "bench-pv");
   const prefix = `bpv${randomBytes(3).toString("hex")}`;
@@ -60,7 +64,10 @@ export async function previews(ctx: BenchContext): Promise<BenchResult> {
   let app: PreviewApp | undefined;
   const started: number[] = [];
   const removed: number[] = [];
-  const idle: Record<string, { apiserverPerSecond: number; syncwardPerSecond: number; rssMiB: number }> = {};
+  const idle: Record<
+    string,
+    { apiserverPerSecond: number; syncwardPerSecond: number; githubPerSecond: number; rssMiB: number }
+  > = {};
   const url = (n: number) => `https://pr-${n}.preview.example`;
   const succeeded = (a: PreviewApp, n: number) =>
     a
@@ -70,6 +77,7 @@ export async function previews(ctx: BenchContext): Promise<BenchResult> {
     global.gc?.();
     const before = await apiserverRequests(ctx);
     const own = syncward.counts.requests;
+    const github = app?.mock.requests.length ?? 0;
     const at = Date.now();
     await sleep(windowMs);
     const seconds = (Date.now() - at) / 1000;
@@ -78,6 +86,7 @@ export async function previews(ctx: BenchContext): Promise<BenchResult> {
       // The scrapes themselves are two of them.
       apiserverPerSecond: (after - before - 2) / seconds,
       syncwardPerSecond: (syncward.counts.requests - own) / seconds,
+      githubPerSecond: ((app?.mock.requests.length ?? 0) - github) / seconds,
       rssMiB: mib(process.memoryUsage().rss),
     };
     progress(`previews: idle with ${name}: ${JSON.stringify(idle[name])}`);
@@ -93,6 +102,8 @@ export async function previews(ctx: BenchContext): Promise<BenchResult> {
       stateNamespace,
       watch: true,
       sweepMs: 300_000,
+      // Polling as in production: the idle cost of previews is measured against real polls.
+      pollIntervalMs: "config",
       limits: { maxPerRepository: LIVE + trials, maxPerInstallation: LIVE + trials },
     });
     const a = app;
@@ -170,6 +181,17 @@ export async function previews(ctx: BenchContext): Promise<BenchResult> {
           windowMs,
           syncwardClient: { live: some?.syncwardPerSecond, none: none?.syncwardPerSecond },
         },
+      },
+      {
+        name: `previews: idle GitHub requests/s, ${LIVE} live previews (vs none)`,
+        unit: "req/s",
+        syncward: some?.githubPerSecond ?? Number.NaN,
+        baseline: { name: "no previews", value: none?.githubPerSecond ?? Number.NaN },
+        samples: {
+          syncward: [some?.githubPerSecond ?? Number.NaN],
+          baseline: [none?.githubPerSecond ?? Number.NaN],
+        },
+        details: { windowMs, pollInterval: "each environment's (3m by default)", sweepMs: 300_000 },
       },
       {
         name: `previews: syncward RSS, ${LIVE} live previews (vs none)`,

@@ -51,8 +51,12 @@ export function previewEnvironmentOf(
   template: PreviewTemplate,
   from: EnvironmentConfig,
   pr: PreviewPull,
+  /**
+   * The namespace the preview was given when it started (its record's): a preview stays there
+   * whatever its head is now, though a template with {sha7} would name another for the new head.
+   */
+  namespace = expandPreviewText(template.namespace, pr, 63),
 ): EnvironmentConfig {
-  const namespace = expandPreviewText(template.namespace, pr, 63);
   const { approval: _gate, requireChecks: _checks, configRevision: _read, ...rest } = from;
   return {
     ...rest,

@@ -104,6 +104,7 @@ export function syncwardApp(
     const previews = new PreviewManager(runtimes, runtimes.shared, {
       sweepMs: deps.previewSweepMs,
       teardownRetryMs: deps.previewTeardownRetryMs,
+      teardownsPending: (n) => deps.metrics?.previewTeardownsPending?.(n),
     });
     const deliveries = new RecentDeliveries();
     const mergedPulls = new Map<string, number>();

@@ -8,6 +8,8 @@ export interface Metrics {
   countGitHubRequest(method: string, status: number | string): void;
   /** From a response's x-ratelimit-remaining and x-ratelimit-limit headers. */
   githubRateLimit?(remaining: number, limit: number): void;
+  /** How many recorded previews are being torn down (preview-manager.ts's sweep). */
+  previewTeardownsPending?(count: number): void;
 }
 
 type EventName = Parameters<Probot["on"]>[0];

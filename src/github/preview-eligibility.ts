@@ -17,7 +17,11 @@ export interface PreviewPullFacts {
   sameRepository: boolean;
   author: string;
   authorPermission: Permission;
-  /** Everyone who pushed a commit to the head, with their permission (the author among them). */
+  /**
+   * Everyone who put the head's commits there, with their permission: the author, the authors
+   * and committers of its commits, whoever pushed a commit still in its history (GitHub's
+   * activity of the branch) and the sender of the push being handled.
+   */
   pushers: Array<{ login: string; permission: Permission }>;
   labels: string[];
   /** The preview is live (or queued) now. */
@@ -26,6 +30,11 @@ export interface PreviewPullFacts {
 
 export type PreviewDecision =
   | { action: "start" | "resync" | "none" }
+  /**
+   * A live preview whose pull request no longer qualifies (someone without the permission pushed
+   * to it): it stays at the head it runs, and follows again once the head qualifies.
+   */
+  | { action: "hold"; reason: string }
   /** `reason`: the preview must end because the pull request no longer qualifies. */
   | { action: "stop"; reason?: string }
   | { action: "refuse"; reason: string };
@@ -48,8 +57,9 @@ export function previewDecision(
   if (stop) return { action: pr.live ? "stop" : "none" };
   if (!wantsStart(template, event, pr)) return { action: "none" };
   const refusal = refusalOf(template, pr);
-  // A live preview whose branch someone without the permission pushed to ends: it would run their code.
-  if (refusal) return pr.live ? { action: "stop", reason: refusal } : { action: "refuse", reason: refusal };
+  // A live preview whose branch someone without the permission pushed to stays where it is: the
+  // new head would run their code. It follows again once no such commit is in the head's history.
+  if (refusal) return pr.live ? { action: "hold", reason: refusal } : { action: "refuse", reason: refusal };
   return { action: pr.live ? "resync" : "start" };
 }
 
@@ -93,7 +103,7 @@ export function refusalOf(template: PreviewTemplate, pr: PreviewPullFacts): stri
   const short = pr.pushers.filter((p) => !allows(p.permission, need));
   if (short.length > 0) {
     const who = short.map((p) => `@${p.login} (${p.permission})`).join(", ");
-    return `commits on the branch were pushed by ${who}; a preview needs ${need} access for everyone who pushed to it`;
+    return `commits on the branch were pushed or written by ${who}; a preview needs ${need} access for everyone who pushed to it`;
   }
   return undefined;
 }

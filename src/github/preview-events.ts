@@ -25,7 +25,12 @@ export async function onPullRequestPreviewEnvironment(
   runtimes: Runtimes,
   previews: PreviewManager,
   gh: Octokit,
-  payload: RepoPayload & { action: string; pull_request: unknown; label?: { name: string } },
+  payload: RepoPayload & {
+    action: string;
+    pull_request: unknown;
+    label?: { name: string };
+    sender?: { login: string };
+  },
 ): Promise<void> {
   // opened/synchronize/reopened: the config check and the diff preview just loaded the runtime
   // (or reported why not); asking again would read the config a second time.
@@ -35,7 +40,7 @@ export async function onPullRequestPreviewEnvironment(
   if (!rt?.config.previewEnvironments?.length) return;
   const pr = pullViewOf(payload.pull_request as Parameters<typeof pullViewOf>[0]);
   await previews
-    .onPullRequest(rt, gh, payload.action, pr, payload.label?.name)
+    .onPullRequest(rt, gh, payload.action, pr, payload.label?.name, payload.sender?.login)
     .catch((err) => rt.log.error({ err, pull: pr.number }, "a preview environment event failed"));
 }
 

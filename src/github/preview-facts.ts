@@ -1,6 +1,10 @@
 // What previewDecision needs to know of a pull request, read from GitHub: whether its head is a
-// branch of the repository itself, and the permission of its author and of everyone whose
-// commits are on it (authors and committers: whoever could have put code there).
+// branch of the repository itself, and the permission of its author and of everyone who could
+// have put code on it: the authors and committers of its commits (names anyone can write into a
+// commit), and who really pushed, from the push being handled (its sender) and from GitHub's
+// activity of the branch (every push whose commit is still in the head's history). Nothing is
+// remembered between events: a commit pushed by someone without the permission counts for as
+// long as it is in the head's history, whoever pushes after it.
 
 import { permissionOf } from "./authorize.ts";
 import type { Octokit, RepoRef } from "./octokit.ts";
@@ -14,6 +18,8 @@ export interface PullView {
   baseRepoId: number;
   author: string;
   labels: string[];
+  /** Closed by a merge (from a webhook payload; false when not known). */
+  merged?: boolean;
 }
 
 interface PullLike {
@@ -23,6 +29,7 @@ interface PullLike {
   base: { repo: { id: number } };
   user?: { login: string } | null;
   labels?: Array<{ name?: string } | string>;
+  merged?: boolean | null;
 }
 
 export function pullViewOf(pr: PullLike): PullView {
@@ -33,6 +40,7 @@ export function pullViewOf(pr: PullLike): PullView {
     baseRepoId: pr.base.repo.id,
     author: pr.user?.login ?? "ghost",
     labels: (pr.labels ?? []).map((l) => (typeof l === "string" ? l : (l.name ?? ""))),
+    merged: pr.merged === true,
   };
 }
 
@@ -41,15 +49,22 @@ export async function readPull(gh: Octokit, repo: RepoRef, number: number): Prom
   return pullViewOf(data as unknown as PullLike);
 }
 
+/** Kinds of branch activity that put commits on it, with who did it. */
+const PUTS_COMMITS = new Set(["push", "force_push", "branch_creation"]);
+/** Pages of the branch's activity read (100 each): a pull request's branch has far fewer pushes. */
+const ACTIVITY_PAGES = 5;
+
 /**
  * The facts of `pr`. A fork's are not looked further into: it never gets a preview, whoever wrote
  * it. The web-flow committer (GitHub's own, for web edits and merges) is no one who pushed.
+ * `sender`: who pushed the head being handled (a `synchronize` webhook's sender).
  */
 export async function previewFactsOf(
   gh: Octokit,
   repo: RepoRef,
   pr: PullView,
   live: boolean,
+  sender?: string,
 ): Promise<PreviewPullFacts> {
   const sameRepository = pr.head.repoId !== undefined && pr.head.repoId === pr.baseRepoId;
   const base = { sameRepository, author: pr.author, labels: pr.labels, live };
@@ -71,7 +86,32 @@ export async function previewFactsOf(
   for (const c of commits) {
     for (const who of [c.author?.login, c.committer?.login]) if (who && who !== "web-flow") logins.add(who);
   }
+  if (sender) logins.add(sender);
+  for (const who of await pushersOf(gh, repo, pr.head.ref, new Set(commits.map((c) => c.sha))))
+    logins.add(who);
   const pushers = [];
   for (const login of logins) pushers.push({ login, permission: await of(login) });
   return { ...base, authorPermission: await of(pr.author), pushers };
+}
+
+/** Who pushed (or created the branch at) a commit that is in `history`, from GitHub's branch activity. */
+async function pushersOf(
+  gh: Octokit,
+  repo: RepoRef,
+  branch: string,
+  history: Set<string>,
+): Promise<string[]> {
+  const found = new Set<string>();
+  let page = 0;
+  for await (const { data } of gh.paginate.iterator(gh.rest.repos.listActivities, {
+    ...repo,
+    ref: `refs/heads/${branch}`,
+    per_page: 100,
+  })) {
+    for (const a of data)
+      if (PUTS_COMMITS.has(a.activity_type) && history.has(a.after) && a.actor?.login)
+        found.add(a.actor.login);
+    if (++page >= ACTIVITY_PAGES) break;
+  }
+  return [...found];
 }

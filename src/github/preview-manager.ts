@@ -13,9 +13,14 @@ import type { Destination } from "../kube/clusters.ts";
 import { placePreview } from "../projects/previews.ts";
 import type { ProjectPreviews } from "../projects/types.ts";
 import type { ReconcilerEvent } from "../reconciler/events.ts";
-import { preparePreviewNamespace, teardownPreviewNamespace } from "../reconciler/preview-namespace.ts";
+import {
+  preparePreviewNamespace,
+  reapplyPreviewGuards,
+  teardownPreviewNamespace,
+} from "../reconciler/preview-namespace.ts";
 import { admit, type QueuedPreview, startable } from "../reconciler/preview-queue.ts";
-import { Reconciler } from "../reconciler/reconciler.ts";
+import { appLeaseName, Reconciler } from "../reconciler/reconciler.ts";
+import { githubAppId, instanceName } from "../state/identity.ts";
 import {
   destinationOf,
   type PreviewRecord,
@@ -23,6 +28,8 @@ import {
   previewKey,
   type StoredPreview,
 } from "../state/preview-store.ts";
+import { stateConfigMapName } from "../state/store.ts";
+import { short } from "../util/short-sha.ts";
 import { permissionOf } from "./authorize.ts";
 import { GitHubSource } from "./github-source.ts";
 import type { Octokit, RepoRef } from "./octokit.ts";
@@ -37,25 +44,31 @@ import {
   previewDeploymentStatus,
   upsertPreviewComment,
 } from "./preview-report.ts";
+import { PreviewSource } from "./preview-source.ts";
 import { sweepAction } from "./preview-sweep.ts";
 import type { GitHubReporter } from "./reporter.ts";
-import { type AppDeps, appIdOf, type RepoInfo, type RepoRuntime, type Runtimes } from "./runtime.ts";
+import type { AppDeps, RepoInfo, RepoRuntime, Runtimes } from "./runtime.ts";
 
 export interface PreviewManagerOptions {
   /** How often records are checked against their pull requests (ms; default 5 min; 0: never). */
   sweepMs?: number;
   /** Waits between teardown attempts while the namespace terminates (ms; default 2 s doubling to 1 min). */
   teardownRetryMs?: { initial: number; max: number };
+  /** Told how many recorded previews are being torn down, each time the records are read (a metric). */
+  teardownsPending?: (count: number) => void;
 }
 
 interface Running {
   reconciler: Reconciler;
-  source: GitHubSource;
+  /** The head the preview may run: the Reconciler reads it here, never from GitHub. */
+  source: PreviewSource;
   env: EnvironmentConfig;
   /** Writes the preview's check runs, one per head commit. */
   checks: GitHubReporter;
   /** The sha the current deployment is of. */
   deployedSha?: string;
+  /** The record it was started from (what names its state and Lease). */
+  record: PreviewRecord;
 }
 
 export class PreviewManager {
@@ -128,6 +141,7 @@ export class PreviewManager {
     action: string,
     pr: PullView,
     label?: string,
+    sender?: string,
   ): Promise<void> {
     const event: PreviewEvent | undefined =
       action === "labeled" || action === "unlabeled"
@@ -135,7 +149,8 @@ export class PreviewManager {
         : action === "opened" || action === "reopened" || action === "synchronize" || action === "closed"
           ? { kind: action }
           : undefined;
-    if (event) await this.handle(rt, gh, pr, event);
+    // The sender of a push is who really pushed it: they need the permission too.
+    if (event) await this.handle(rt, gh, pr, event, action === "synchronize" ? sender : undefined);
   }
 
   /** `/preview` or `/preview stop` on a pull request. */
@@ -145,7 +160,13 @@ export class PreviewManager {
     await this.handle(rt, gh, pr, { kind: "command", stop, by, permission });
   }
 
-  private async handle(rt: RepoRuntime, gh: Octokit, pr: PullView, event: PreviewEvent): Promise<void> {
+  private async handle(
+    rt: RepoRuntime,
+    gh: Octokit,
+    pr: PullView,
+    event: PreviewEvent,
+    pusher?: string,
+  ): Promise<void> {
     const templates = rt.config.previewEnvironments ?? [];
     if (templates.length === 0) {
       if (event.kind === "command")
@@ -164,10 +185,23 @@ export class PreviewManager {
         const stored = await this.store.get(key);
         const live = stored !== undefined && stored.record.phase !== "tearingDown";
         if (stored?.record.phase === "tearingDown") return;
-        const facts = await previewFactsOf(gh, rt.ref, pr, live);
+        // The sweep's look at a head already held back, or already followed, decides nothing new.
+        if (event.kind === "synchronize" && stored && pusher === undefined) {
+          const r = stored.record;
+          if (r.head.sha === pr.head.sha || r.held?.sha === pr.head.sha) return;
+        }
+        const facts = await previewFactsOf(gh, rt.ref, pr, live, pusher);
         const decision = previewDecision(template, event, facts);
+        const asked = event.kind === "command" ? event : undefined;
         switch (decision.action) {
           case "none":
+            if (asked?.stop && !stored)
+              await this.say(
+                gh,
+                rt.ref,
+                pr.number,
+                `@${asked.by}, this pull request has no preview to stop.`,
+              );
             return;
           case "refuse":
             // A push to a refused pull request is not answered each time: the ask was.
@@ -177,10 +211,23 @@ export class PreviewManager {
             // After this step, not inside it: a namespace can take minutes to go, and the
             // webhook's delivery must not wait for it.
             if (stored)
-              this.later(key, () => this.teardown(gh, stored, decision.reason ?? whyStopped(event)));
+              this.later(key, () => this.teardown(gh, stored, decision.reason ?? whyStopped(event, pr)));
+            return;
+          case "hold":
+            if (stored) await this.hold(gh, stored, pr, decision.reason);
             return;
           case "resync":
-            if (stored) await this.move(gh, stored, pr);
+            if (!stored) return;
+            if (asked)
+              await this.say(
+                gh,
+                rt.ref,
+                pr.number,
+                stored.record.phase === "queued"
+                  ? `@${asked.by}, this pull request's preview is already queued: it starts when a preview ends, and its comment says when.`
+                  : `@${asked.by}, this pull request's preview is already running: its comment has the address, and it follows every push.`,
+              );
+            await this.move(rt, gh, stored, pr, template);
             return;
           case "start":
             await this.begin(rt, gh, template, pr);
@@ -194,11 +241,13 @@ export class PreviewManager {
     rt: RepoRuntime,
     template: PreviewTemplate,
     pr: { number: number; branch: string; sha: string },
+    /** The namespace the preview's record names: a preview that started is placed there, whatever its head now. */
+    namespace?: string,
   ) {
     const from = rt.config.environments.find((e) => e.name === template.from);
     if (!from) return { allowed: false as const, reason: `no environment ${template.from}` };
     const { project: _bound, ...source } = from;
-    const env = previewEnvironmentOf(template, source, pr);
+    const env = previewEnvironmentOf(template, source, pr, namespace);
     return placePreview(
       this.runtimes.projectFor(rt.info.owner, rt.info.repo),
       env,
@@ -267,42 +316,66 @@ export class PreviewManager {
       await this.store.delete(record.key);
       return;
     }
-    const name = env.name;
-    const deploymentId = await createPreviewDeployment(gh, rt.ref, name, record.head.sha);
-    await previewDeploymentStatus(
-      gh,
-      rt.ref,
-      deploymentId,
-      "in_progress",
-      `deploying ${record.head.sha.slice(0, 7)}`,
-      env.environmentUrl,
-    );
+    // The namespace is the preview's from now on: its uid is recorded before anything else (GitHub
+    // above all), so a failure or a crash after this still leaves a record that a teardown, a
+    // resume or another replica finds; a namespace nothing recorded would be left for good.
     record = {
       ...record,
       phase: "live",
       destination: destinationOf(env.destination),
       namespaceUid: ready.uid,
-      deploymentId,
-      deployedSha: record.head.sha,
     };
-    const commentId = await upsertPreviewComment(
-      gh,
-      rt.ref,
-      record,
-      this.body(record, env, { kind: "deploying" }),
-    );
-    record = { ...record, commentId };
-    await this.store.put(record, stored.resourceVersion);
+    let version: string;
+    try {
+      version = (await this.store.put(record, stored.resourceVersion)).resourceVersion;
+    } catch (err) {
+      // Not recorded: the namespace made just now goes again (by its uid), or it would be no one's.
+      if (ready.created)
+        await teardownPreviewNamespace(this.clientOf(env), record.namespace, ready.uid).catch(
+          () => undefined,
+        );
+      throw err;
+    }
+    // What GitHub shows of the start. Should it fail, the preview runs all the same: its first
+    // sync's report creates the deployment and the comment.
+    try {
+      const deploymentId = await createPreviewDeployment(gh, rt.ref, env.name, record.head.sha);
+      record = { ...record, deploymentId, deployedSha: record.head.sha };
+      await previewDeploymentStatus(
+        gh,
+        rt.ref,
+        deploymentId,
+        "in_progress",
+        `deploying ${short(record.head.sha)}`,
+        env.environmentUrl,
+      );
+      record.commentId = await upsertPreviewComment(
+        gh,
+        rt.ref,
+        record,
+        this.body(record, env, { kind: "deploying" }),
+      );
+    } catch (err) {
+      this.deps.log.warn({ err, preview: record.key }, "could not show a preview's start on GitHub");
+    }
+    await this.store
+      .put(record, version)
+      .catch((err) =>
+        this.deps.log.warn({ err, preview: record.key }, "could not record a preview's deployment"),
+      );
     this.run(rt, record, env);
   }
 
   private run(rt: RepoRuntime, record: PreviewRecord, env: EnvironmentConfig): void {
     const info = rt.info;
     const octokit = () => this.deps.auth(info.installationId);
-    const source = new GitHubSource(rt.ref, octokit, this.deps.cacheDir);
-    source.learnHead(record.head.branch, record.head.sha);
+    const source = new PreviewSource(
+      new GitHubSource(rt.ref, octokit, this.deps.cacheDir),
+      record.head.branch,
+      record.head.sha,
+    );
     const reconciler = new Reconciler({
-      app: `${appIdOf(info)}-${env.name}`,
+      app: previewAppId(record),
       repository: `${info.owner}/${info.repo}`,
       config: { environments: [env] },
       client: this.deps.client,
@@ -320,7 +393,9 @@ export class PreviewManager {
       leases: this.deps.leases,
       shard: this.deps.shard,
       watch: this.deps.watch,
-      pollIntervalMs: this.deps.pollIntervalMs,
+      // No polling: a preview follows its pull request through its pushes (webhooks, the sweep),
+      // and its source answers the head it was given without asking GitHub.
+      pollIntervalMs: 0,
     });
     const checks = previewChecks({
       repo: rt.ref,
@@ -330,8 +405,9 @@ export class PreviewManager {
       log: this.deps.log,
     });
     // The commit of the recorded deployment: a head recorded by a push but not yet synced is not it.
-    const deployedSha = record.deployedSha ?? record.head.sha;
-    this.running.set(record.key, { reconciler, source, env, checks, deployedSha });
+    const deployedSha =
+      record.deployedSha ?? (record.deploymentId === undefined ? undefined : record.head.sha);
+    this.running.set(record.key, { reconciler, source, env, checks, deployedSha, record });
     reconciler.start();
   }
 
@@ -354,23 +430,37 @@ export class PreviewManager {
           ? { kind: "live", message: "nothing to change" }
           : e.type === "renderError" || e.type === "clusterUnavailable"
             ? { kind: "failed", message: e.message }
-            : undefined;
+            : e.type === "syncStarted"
+              ? { kind: "deploying" }
+              : undefined;
     if (!state) return;
     const repo = refOf(stored.record);
     let record = stored.record;
-    // A preview that moved to a new head gets a deployment of that commit.
+    const url = running.env.environmentUrl;
+    // Each head gets a deployment of its own, in progress from its sync's start (or from its first
+    // word, for a head that fails before any sync starts), then successful or failed.
     if (record.deploymentId === undefined || running.deployedSha !== e.revision) {
       const id = await createPreviewDeployment(gh, repo, running.env.name, e.revision);
-      record = { ...record, deploymentId: id, deployedSha: e.revision };
       running.deployedSha = e.revision;
+      record = {
+        ...record,
+        deploymentId: id,
+        deployedSha: e.revision,
+        head: { ...record.head, sha: e.revision },
+      };
+      await previewDeploymentStatus(gh, repo, id, "in_progress", `deploying ${short(e.revision)}`, url);
+    } else if (state.kind === "deploying") return; // a head's later syncs (self-heals) show on its check run
+    if (state.kind === "deploying") {
+      record.commentId = await upsertPreviewComment(gh, repo, record, this.body(record, running.env, state));
+      await this.store.put(record, stored.resourceVersion);
+      return;
     }
-    const url = running.env.environmentUrl;
     await previewDeploymentStatus(
       gh,
       repo,
       record.deploymentId as number,
       state.kind === "live" ? "success" : "failure",
-      state.kind === "live" ? state.message : state.message,
+      state.message,
       url,
     );
     record = {
@@ -383,24 +473,75 @@ export class PreviewManager {
     await this.store.put(record, stored.resourceVersion);
   }
 
-  /** A push to the pull request: the preview follows its head. */
-  private async move(gh: Octokit, stored: StoredPreview, pr: PullView): Promise<void> {
-    const record = {
-      ...stored.record,
+  /** A push to the pull request (or one the sweep found) that qualifies: the preview follows its head. */
+  private async move(
+    rt: RepoRuntime,
+    gh: Octokit,
+    stored: StoredPreview,
+    pr: PullView,
+    template: PreviewTemplate,
+  ): Promise<void> {
+    const { held, ...was } = stored.record;
+    const record: PreviewRecord = {
+      ...was,
       head: { branch: pr.head.ref, sha: pr.head.sha },
       lastMovedAt: new Date().toISOString(),
     };
     const written = await this.store.put(record, stored.resourceVersion);
+    if (record.phase !== "live") return;
+    // The operator's quota and limits, again: one deleted or edited since comes back with the push.
+    await this.guard(rt, template, record);
     // A live preview another replica started, not met here yet: its Reconciler starts here now,
     // so the push reaches whichever replica holds its Lease instead of waiting for the sweep.
-    if (!this.running.has(record.key) && record.phase === "live" && this.deps.leases)
-      await this.resumeLive(gh, written);
+    if (!this.running.has(record.key) && this.deps.leases) await this.resumeLive(gh, written);
     const running = this.running.get(record.key);
     if (!running) return;
-    // The reconciler tracks the head branch; the push tells its source where the branch is now.
+    // The preview's source answers the head it is given: this one was checked just now.
     running.source.learnHead(pr.head.ref, pr.head.sha);
     // The revision goes with a push handed to the replica holding the preview's Lease.
     running.reconciler.nudgeBranch(pr.head.ref, "push", pr.author, undefined, { revision: pr.head.sha });
+  }
+
+  /**
+   * A push the preview must not follow (someone without the template's permission pushed): it
+   * stays at the head it runs, and its comment says why until a head that qualifies comes.
+   */
+  private async hold(gh: Octokit, stored: StoredPreview, pr: PullView, reason: string): Promise<void> {
+    if (stored.record.held?.sha === pr.head.sha) return;
+    let record: PreviewRecord = { ...stored.record, held: { sha: pr.head.sha, reason } };
+    let version = (await this.store.put(record, stored.resourceVersion)).resourceVersion;
+    const envName = previewName(record.pull, record.from);
+    const running = this.running.get(record.key);
+    const state: PreviewState =
+      record.phase === "queued"
+        ? { kind: "queued", position: 0, reason: "it waits for a preview to end" }
+        : record.lastError
+          ? { kind: "failed", message: record.lastError }
+          : { kind: "live", message: "running the last head it was allowed to follow" };
+    record = {
+      ...record,
+      commentId: await upsertPreviewComment(
+        gh,
+        refOf(record),
+        record,
+        previewCommentBody(record, envName, state, running?.env.environmentUrl),
+      ),
+    };
+    version = (await this.store.put(record, version)).resourceVersion;
+  }
+
+  /** The operator's quota and limits applied again in a live preview's namespace (when still its own). */
+  private async guard(rt: RepoRuntime, template: PreviewTemplate, record: PreviewRecord): Promise<void> {
+    const placement = this.placed(rt, template, { number: record.pull, ...record.head }, record.namespace);
+    if (!placement.allowed || !record.namespaceUid) return;
+    await reapplyPreviewGuards(
+      this.clientOf(placement.env),
+      record.namespace,
+      record.namespaceUid,
+      placement.limits,
+    ).catch((err) =>
+      this.deps.log.warn({ err, preview: record.key }, "could not apply a preview's quota and limits again"),
+    );
   }
 
   /** Stops the preview and deletes its namespace, retrying until it is gone; then starts waiters. */
@@ -413,10 +554,13 @@ export class PreviewManager {
     // A teardown resumed after a restart keeps the reason it began with: that is what happened.
     const why = stored.record.stopping ?? reason;
     const repositoryGone = quiet || stored.record.repositoryGone === true;
+    const resumed = stored.record.phase === "tearingDown";
     let record = {
       ...stored.record,
       phase: "tearingDown" as const,
       stopping: why,
+      // A teardown that begins counts its attempts from here (a live preview's are its syncs').
+      ...(resumed ? {} : { attempts: 0, lastError: undefined }),
       ...(repositoryGone ? { repositoryGone } : {}),
     };
     let version = (await this.store.put(record, stored.resourceVersion)).resourceVersion;
@@ -437,6 +581,7 @@ export class PreviewManager {
     if (uid) {
       const destination = record.destination ?? (running && destinationOf(running.env.destination));
       let wait = this.options.teardownRetryMs?.initial ?? 2_000;
+      // A resumed teardown that had waited before says so again (on the comment) at its first wait.
       let told = false;
       for (;;) {
         if (this.stopped) return; // the next start resumes it from the record
@@ -446,9 +591,12 @@ export class PreviewManager {
           .then((client) => teardownPreviewNamespace(client, record.namespace, uid))
           .catch((err: Error) => ({ done: false as const, waiting: `the API server (${err.message})` }));
         if (result.done) break;
-        if (!told) await say({ kind: "tearingDown", waiting: result.waiting });
-        told = true;
+        // Kept in the record, so a restart (or the sweep of another replica) knows how long it has
+        // waited and for what.
         record = { ...record, attempts: record.attempts + 1, lastError: result.waiting };
+        if (!told) await say({ kind: "tearingDown", waiting: result.waiting });
+        else version = (await this.store.put(record, version)).resourceVersion;
+        told = true;
         await new Promise((r) => setTimeout(r, wait));
         wait = Math.min(wait * 2, this.options.teardownRetryMs?.max ?? 60_000);
       }
@@ -456,8 +604,51 @@ export class PreviewManager {
     if (record.deploymentId !== undefined && !repositoryGone && gh)
       await previewDeploymentStatus(gh, repo, record.deploymentId, "inactive", `torn down: ${why}`);
     await say({ kind: "gone", why });
+    // Last, once the namespace is gone: what the preview's Reconciler kept in the state namespace
+    // (its state and Lease), then the record itself, so a teardown cut short is taken up again.
+    await this.forget(record);
     await this.store.delete(record.key);
     await this.startWaiting();
+  }
+
+  /**
+   * The preview Reconciler's state ConfigMap and Lease in the state namespace, deleted (gone
+   * already: fine). Never in the way of the teardown: one that cannot be deleted (RBAC without the
+   * previews component's grant) is logged and left.
+   */
+  private async forget(record: PreviewRecord): Promise<void> {
+    await this.forgetRuns(record).catch((err) =>
+      this.deps.log.warn(
+        { err, preview: record.key },
+        "could not delete a torn-down preview's state and Lease in syncward's namespace",
+      ),
+    );
+  }
+
+  private async forgetRuns(record: PreviewRecord): Promise<void> {
+    const app = previewAppId(record);
+    const namespace = this.deps.stateNamespace;
+    const envName = previewName(record.pull, record.from);
+    await this.deps.client.delete(
+      {
+        apiVersion: "v1",
+        group: "",
+        kind: "ConfigMap",
+        name: stateConfigMapName(instanceName(app, envName)),
+        namespace,
+      },
+      "background",
+    );
+    await this.deps.client.delete(
+      {
+        apiVersion: "coordination.k8s.io/v1",
+        group: "coordination.k8s.io",
+        kind: "Lease",
+        name: appLeaseName(app),
+        namespace,
+      },
+      "background",
+    );
   }
 
   /** The queued previews the limits now allow, started in queue order. */
@@ -468,7 +659,12 @@ export class PreviewManager {
       const rt = await this.runtimeOf(stored.record).catch(() => undefined);
       const template = rt?.config.previewEnvironments?.find((t) => t.from === stored.record.from);
       if (!rt || !template) continue;
-      const placement = this.placed(rt, template, { number: stored.record.pull, ...stored.record.head });
+      const placement = this.placed(
+        rt,
+        template,
+        { number: stored.record.pull, ...stored.record.head },
+        stored.record.namespace,
+      );
       if (!placement.allowed) continue;
       limitsOf.set(stored.record.key, placement.limits);
       const can = startable(all.map(queued), placement.limits).some((q) => q.key === stored.record.key);
@@ -501,10 +697,19 @@ export class PreviewManager {
   private async resumeLive(gh: Octokit, stored: StoredPreview): Promise<void> {
     const rt = await this.runtimeOf(stored.record);
     const template = rt?.config.previewEnvironments?.find((t) => t.from === stored.record.from);
+    // Where it started: a template whose namespace names the head ({sha7}) must not move it.
     const placement =
-      rt && template && this.placed(rt, template, { number: stored.record.pull, ...stored.record.head });
-    if (!rt || !placement?.allowed)
+      rt &&
+      template &&
+      this.placed(
+        rt,
+        template,
+        { number: stored.record.pull, ...stored.record.head },
+        stored.record.namespace,
+      );
+    if (!rt || !template || !placement?.allowed)
       return this.teardown(gh, stored, "its template or the operator's limits no longer allow it");
+    await this.guard(rt, template, stored.record);
     this.run(rt, stored.record, placement.env);
   }
 
@@ -538,6 +743,8 @@ export class PreviewManager {
           if (now?.record.phase === "live" || !running) return;
           this.running.delete(key);
           await running.reconciler.stop();
+          // Its Reconciler here may have written them again after the teardown deleted them.
+          if (!now) await this.forget(running.record);
         },
         "could not stop a preview another replica ended",
       );
@@ -546,11 +753,13 @@ export class PreviewManager {
   /**
    * Records whose pull request closed without a webhook reaching syncward, whose template left the
    * config, or whose TTL passed; and teardowns that stopped half way (a GitHub or API server
-   * failure), taken up again so none is forgotten until a restart.
+   * failure), taken up again so none is forgotten until a restart. A pull request whose head moved
+   * without a push webhook reaching syncward is handled as that push (its pushers checked).
    */
   async sweep(): Promise<string[]> {
     const removed: string[] = [];
     const all = await this.store.list();
+    this.options.teardownsPending?.(all.filter((s) => s.record.phase === "tearingDown").length);
     this.follow(all);
     for (const stored of all) {
       const { record } = stored;
@@ -572,7 +781,20 @@ export class PreviewManager {
         lastMovedAt: record.lastMovedAt,
         busy,
       });
-      if (decision.action === "keep") continue;
+      if (decision.action === "keep") {
+        // A head no webhook brought: the preview follows it as it would the push (or holds).
+        if (
+          rt &&
+          pr?.state === "open" &&
+          !busy &&
+          pr.head.sha !== record.head.sha &&
+          pr.head.sha !== record.held?.sha
+        )
+          void this.handle(rt, gh as Octokit, pr, { kind: "synchronize" }).catch((err) =>
+            this.deps.log.warn({ err, preview: record.key }, "could not follow a pull request's head"),
+          );
+        continue;
+      }
       const why = decision.action === "teardown" ? decision.why : "its teardown is taken up again";
       this.later(record.key, async () => {
         const now = await this.store.get(record.key);
@@ -658,12 +880,17 @@ export class PreviewManager {
 
   /** A polite answer to someone whose preview cannot be. */
   private async reply(gh: Octokit, repo: RepoRef, number: number, reason: string): Promise<void> {
-    await gh.rest.issues.createComment({
-      ...repo,
-      issue_number: number,
-      body: `No live preview for this pull request: ${reason}.`,
-    });
+    await this.say(gh, repo, number, `No live preview for this pull request: ${reason}.`);
   }
+
+  private async say(gh: Octokit, repo: RepoRef, number: number, body: string): Promise<void> {
+    await gh.rest.issues.createComment({ ...repo, issue_number: number, body });
+  }
+}
+
+/** The preview's app identity: the repository's plus the preview's name, apart from its environments. */
+function previewAppId(record: PreviewRecord): string {
+  return `${githubAppId(record.repository.id)}-${previewName(record.pull, record.from)}`;
 }
 
 /** The repository as GitHub's API names it (its id is the record's, never a parameter). */
@@ -682,8 +909,8 @@ function queued(stored: StoredPreview): QueuedPreview {
   };
 }
 
-function whyStopped(event: PreviewEvent): string {
-  if (event.kind === "closed") return "the pull request closed";
+function whyStopped(event: PreviewEvent, pr: PullView): string {
+  if (event.kind === "closed") return pr.merged ? "the pull request was merged" : "the pull request closed";
   if (event.kind === "command") return `@${event.by} asked with /preview stop`;
   if (event.kind === "unlabeled") return `the ${event.label} label was removed`;
   return "it no longer qualifies";

@@ -37,11 +37,17 @@ export function previewCommentBody(
     }
   })();
   const link = url && state.kind !== "gone" ? `\n\n${url}` : "";
+  // A push the preview does not follow is said for as long as it does not, whatever else happens.
+  const held =
+    record.held && state.kind !== "gone" && state.kind !== "tearingDown"
+      ? `\n\n**Not following** the push of ${codeSpan(record.held.sha.slice(0, 7))}: ${record.held.reason}. ` +
+        `The preview stays at ${at}; it follows the pull request again once no such commit is in its head's history.`
+      : "";
   return [
     `<!-- syncward-preview ${record.key} -->`,
     `#### Preview environment ${codeSpan(name)}`,
     "",
-    `${line}${link}`,
+    `${line}${held}${link}`,
     "",
     `Namespace ${codeSpan(record.namespace)}, branch ${codeSpan(record.head.branch, 120)}. ` +
       "Comment `/preview stop` to end it; it ends by itself when the pull request closes.",

@@ -42,6 +42,8 @@ export interface Metrics {
   /** `status` is the HTTP status, or "error" when no response came (a network failure). */
   countGitHubRequest(method: string, status: number | string): void;
   githubRateLimit(remaining: number, limit: number): void;
+  /** How many recorded previews are being torn down, as the last read of the records found. */
+  previewTeardownsPending(count: number): void;
   /**
    * Sets an environment's `syncward_app_info` series to `status` (read from the stored state),
    * labelled with its placement when given (else the last one known); undefined drops it (the
@@ -179,6 +181,11 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     help: "The GitHub API rate limit of the window, from the last response's x-ratelimit-limit.",
     registers: [registry],
   });
+  const teardownsPending = new Gauge({
+    name: "syncward_preview_teardowns_pending",
+    help: "Preview environments whose teardown has begun and not finished (their namespace not yet gone), from the preview records at the last sweep; every replica reports the same records.",
+    registers: [registry],
+  });
   const statuses = new Map<string, Shown>();
   const readKube = options.kubernetesRequests;
   new Counter({
@@ -294,6 +301,9 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     githubRateLimit(remaining, limit) {
       rateRemaining.set(remaining);
       rateLimit.set(limit);
+    },
+    previewTeardownsPending(count) {
+      teardownsPending.set(count);
     },
     setAppStatus(labels, status) {
       setStatus({ app: labels.app, environment: labels.environment }, labels.placement, status);

@@ -20,9 +20,8 @@ export const PREVIEW_GUARD_NAME = "syncward-preview";
 export type NamespaceReady = { ok: true; uid: string; created: boolean } | { ok: false; reason: string };
 
 /**
- * The preview's namespace, created when missing, with the operator's quota and limits applied
- * (again on every call, so a deleted or edited guard comes back). `recordedUid`: the namespace
- * syncward created for this preview before, if any.
+ * The preview's namespace, created when missing, with the operator's quota and limits applied.
+ * `recordedUid`: the namespace syncward created for this preview before, if any.
  */
 export async function preparePreviewNamespace(
   client: KubeClient,
@@ -66,6 +65,23 @@ export async function preparePreviewNamespace(
   if (!uid) throw new Error(`the API server returned namespace ${namespace} without a uid`);
   for (const guard of guardsOf(namespace, limits)) await client.apply(guard);
   return { ok: true, uid, created };
+}
+
+/**
+ * The operator's quota and limits applied again in the preview's namespace (a deleted or edited
+ * guard comes back), when it is still the one syncward created for the preview (`uid`). A
+ * namespace that is gone, terminating or someone else's is left alone: false.
+ */
+export async function reapplyPreviewGuards(
+  client: KubeClient,
+  namespace: string,
+  uid: string,
+  limits: Pick<ProjectPreviews, "resourceQuota" | "limitRange">,
+): Promise<boolean> {
+  const live = await client.get("v1", "Namespace", undefined, namespace);
+  if (!live || live.metadata.uid !== uid || live.metadata.deletionTimestamp) return false;
+  for (const guard of guardsOf(namespace, limits)) await client.apply(guard);
+  return true;
 }
 
 /** The operator's ResourceQuota and LimitRange for one preview namespace. */

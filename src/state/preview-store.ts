@@ -45,8 +45,15 @@ export interface PreviewRecord {
   /** The commit deploymentId is of (absent in records from before it was kept: the head then). */
   deployedSha?: string;
   commentId?: number;
+  /** The last failure: of a sync, or of the teardown's last attempt (what it waits for). */
   lastError?: string;
+  /** Failed syncs in a row; with phase tearingDown, the teardown's attempts that did not finish it. */
   attempts: number;
+  /**
+   * The pull request's head the preview does not follow, and why (someone without the template's
+   * permission pushed it): the preview stays at `head` until a head that qualifies comes.
+   */
+  held?: { sha: string; reason: string };
   /** Why it is being torn down (with phase tearingDown): a resumed teardown says the same. */
   stopping?: string;
   /**

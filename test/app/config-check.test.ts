@@ -108,6 +108,45 @@ describe("syncward / config on pull requests", () => {
     );
   });
 
+  for (const [what, from, why] of [
+    ["production", "edge", /"edge" is production: a preview never deploys to a production destination/],
+    [
+      "gated by approval",
+      "staging",
+      /"staging" is gated by approval: a preview never takes a gated environment's place/,
+    ],
+  ] as const)
+    it(`a preview template that copies an environment ${what} fails the check at its line`, async () => {
+      const proposed = `${MAIN}  - name: staging
+    source: {path: overlays/staging}
+    destination: {namespace: shop-staging}
+    previews: false
+    approval: {users: [carol], minimum: 1}
+  - name: edge
+    source: {path: overlays/edge}
+    destination: {namespace: shop-edge}
+    previews: false
+    production: true
+previewEnvironments:
+  - from: ${from}
+    namespace: "shop-pr-{number}"
+`;
+      const sent = mockPullRequestWithConfig(app().mock, [".github/syncward.yml"], proposed);
+      mockConfig(app().mock, MAIN);
+      await app().probot.receive(opened());
+      app().mock.assertDone();
+      const check = sent.check();
+      assert.equal(check.name, "syncward / config");
+      assert.equal(check.conclusion, "failure");
+      const annotation = check.output.annotations?.find((a) =>
+        /previewEnvironments\[0\]\.from/.test(a.message),
+      );
+      assert.ok(annotation, JSON.stringify(check.output.annotations));
+      assert.equal(annotation.path, ".github/syncward.yml");
+      assert.equal(annotation.start_line, proposed.split("\n").indexOf(`  - from: ${from}`) + 1);
+      assert.match(annotation.message, why);
+    });
+
   it("a proposed config that removes prod's approval is valid but needs a person's decision, never green or grey", async () => {
     const proposed = MAIN.replace("    approval: {users: [carol], minimum: 1}\n", "");
     const sent = mockPullRequestWithConfig(app().mock, [".github/syncward.yml", "README.md"], proposed);

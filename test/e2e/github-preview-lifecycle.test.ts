@@ -4,16 +4,30 @@
 // live one closes; removing the label or `/preview stop` ends a preview and the comment says why;
 // a teardown the app was stopped in the middle of is finished by the next instance, through the
 // cluster the preview's record names (not the app's own); and a preview
-// whose pull request has not moved for its time to live is torn down by the sweep.
+// whose pull request has not moved for its time to live is torn down by the sweep. A merge tears
+// everything down, the preview's state and Lease in syncward's namespace included; a teardown
+// whose cluster does not answer is retried and said on the comment, and finishes when it answers;
+// and a GitHub failure just after the namespace is made leaves nothing behind.
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
+import { mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, it } from "node:test";
+import { parse } from "yaml";
+import { KubeClient } from "../../src/kube/client.ts";
+import { appLeaseName } from "../../src/reconciler/reconciler.ts";
+import { githubAppId, instanceName } from "../../src/state/identity.ts";
 import { PREVIEW_RECORD_LABEL, PreviewStore, previewKey } from "../../src/state/preview-store.ts";
+import { stateConfigMapName } from "../../src/state/store.ts";
+import { REPO_PATH } from "../support/app.ts";
 import { kubectl, useCluster } from "../support/cluster.ts";
+import { cuttableProxy } from "../support/cuttable-proxy.ts";
 import { makeRepo } from "../support/git-repo.ts";
 import { takeOpenApiViolations } from "../support/github.ts";
 import {
   closePull,
+  labelPull,
   type PreviewApp,
   type PreviewAppOptions,
   type Pull,
@@ -23,7 +37,12 @@ import {
   until,
 } from "../support/preview-app.ts";
 import { configMap } from "../support/projects.ts";
-import { installationRepositoriesEvent, issueCommentEvent, pullRequestEvent } from "../support/webhooks.ts";
+import {
+  installationRepositoriesEvent,
+  issueCommentEvent,
+  pullRequestEvent,
+  repoIdOf,
+} from "../support/webhooks.ts";
 
 const cluster = useCluster();
 const prefix = `pl${randomBytes(3).toString("hex")}`;
@@ -54,15 +73,7 @@ describe("the lives of preview environments", () => {
       ...o,
     });
   /** Pull request `n` from its own branch with one ConfigMap of its own, labelled `preview`. */
-  const label = async (app: PreviewApp, n: number) => {
-    repo.git("checkout", "-q", "-b", `feature-${n}`, "main");
-    const head = repo.commit({ [`app/c${n}.yaml`]: configMap(`c${n}`) }, `add c${n}`);
-    repo.git("checkout", "-q", "main");
-    pulls.set(n, { state: "open", head, branch: `feature-${n}` });
-    await app.probot.receive(
-      pullRequestEvent("labeled", { number: n, headSha: head, headRef: `feature-${n}`, labels: ["preview"] }),
-    );
-  };
+  const label = (app: PreviewApp, n: number) => labelPull(app, repo, pulls, n);
   const close = (app: PreviewApp, n: number) => closePull(app, pulls, n);
   /** The preview comment of pull request `n` as it reads now. */
   const comment = (app: PreviewApp, n: number) => String(app.comments(n).at(-1)?.body);
@@ -291,6 +302,139 @@ describe("the lives of preview environments", () => {
         "no comment edit or deployment status for a repository GitHub would not let syncward reach",
       );
       clean(app);
+    } finally {
+      await app.close();
+    }
+  });
+  it("a merged pull request's preview is torn down whole: namespace, deployment inactive, and its state and Lease in syncward's namespace", async () => {
+    const stateNamespace = await cluster.namespace("pl-merge-state");
+    // As one of several replicas: the preview's Reconciler takes a Lease, as in production.
+    const app = await open({ stateNamespace, identity: "merge-replica" });
+    const leftovers = async () => {
+      const app = `${githubAppId(repoIdOf("acme/shop"))}-pr-19-dev`;
+      const state = await cluster.client.get(
+        "v1",
+        "ConfigMap",
+        stateNamespace,
+        stateConfigMapName(instanceName(app, "pr-19-dev")),
+      );
+      const lease = await cluster.client.get(
+        "coordination.k8s.io/v1",
+        "Lease",
+        stateNamespace,
+        appLeaseName(app),
+      );
+      return { state: state !== undefined, lease: lease !== undefined };
+    };
+    try {
+      await label(app, 19);
+      await live(app, 19);
+      assert.deepEqual(
+        await leftovers(),
+        { state: true, lease: true },
+        "the preview kept its state and Lease",
+      );
+      const pr = pulls.get(19) as Pull;
+      await app.probot.receive(
+        pullRequestEvent("closed", {
+          number: 19,
+          headSha: pr.head,
+          headRef: pr.branch,
+          merged: true,
+          // GitHub merges the head into main; the merge deploys a real commit of the test repository.
+          mergeCommitSha: pr.head,
+          labels: ["preview"],
+        }),
+      );
+      pulls.set(19, { ...pr, state: "closed" });
+      await gone(app, 19);
+      assert.match(comment(app, 19), /\*\*Torn down\*\* \(the pull request was merged\)/);
+      await until("its state and Lease to go", async () => {
+        await app.parts.previews.idle();
+        assert.deepEqual(await leftovers(), { state: false, lease: false });
+      });
+      assert.equal(await records(stateNamespace), 0, "no preview is left recorded");
+      clean(app);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it("a teardown whose cluster does not answer is retried, said on the comment, and finishes when it answers", async () => {
+    const stateNamespace = await cluster.namespace("pl-outage-state");
+    const own = cluster.syncwardClientWith(stateRules).client;
+    // The previews' cluster is reached through a proxy the test can cut.
+    const granted = cluster.syncwardClientWith([...previewRules, ...stateRules]);
+    const server = (
+      parse(readFileSync(granted.kubeconfig, "utf8")) as { clusters: Array<{ cluster: { server: string } }> }
+    ).clusters[0]?.cluster.server as string;
+    const proxy = await cuttableProxy(
+      granted.kubeconfig,
+      server,
+      mkdtempSync(join(tmpdir(), "syncward-pl-")),
+    );
+    const previewsCluster = KubeClient.fromKubeconfig({ kubeconfig: proxy.kubeconfig, timeoutMs: 3_000 });
+    const clusters = {
+      clientFor: (d: { cluster?: string }) => (d.cluster === "previews" ? previewsCluster : own),
+    };
+    const app = await open({ stateNamespace, client: own, clusters, destinationCluster: "previews" });
+    const store = new PreviewStore(cluster.client, stateNamespace);
+    try {
+      await label(app, 18);
+      await live(app, 18);
+      await proxy.cut();
+      await close(app, 18);
+      await until(
+        "the comment to say the teardown waits for the cluster, and the record to count its tries",
+        async () => {
+          assert.match(comment(app, 18), /\*\*Tearing down\*\*: waiting for the API server/);
+          const stored = await store.get(previewKey("acme/shop", 18, "dev"));
+          assert.equal(stored?.record.phase, "tearingDown");
+          assert.ok((stored?.record.attempts ?? 0) >= 2, `${stored?.record.attempts} tries recorded`);
+          assert.match(String(stored?.record.lastError), /the API server/);
+        },
+      );
+      assert.equal(await app.exists(previewNs(18)), true, "the namespace waits for its cluster");
+      assert.notEqual(statuses(app, 18).at(-1), "inactive", "not inactive while it is still there");
+      await proxy.restore();
+      await gone(app, 18);
+      assert.match(comment(app, 18), /\*\*Torn down\*\* \(the pull request closed\)/);
+      assert.equal(await records(stateNamespace), 0, "no preview is left recorded");
+      clean(app);
+    } finally {
+      await app.close();
+      await proxy.close();
+      previewsCluster.close();
+    }
+  });
+
+  it("a GitHub failure just after the namespace is made leaves a preview that runs, and a close leaves nothing", async () => {
+    const stateNamespace = await cluster.namespace("pl-gh-state");
+    let failed = false;
+    const app = await open({
+      stateNamespace,
+      // GitHub fails the start's deployment once: the namespace exists by then.
+      before: (a) =>
+        a.mock.api
+          .post(`${REPO_PATH}/deployments`, (body: { environment?: string }) => {
+            if (failed || body.environment !== "pr-20-dev") return false;
+            failed = true;
+            return true;
+          })
+          .reply(500, { message: "Server Error" }),
+    });
+    try {
+      await label(app, 20);
+      await live(app, 20);
+      assert.ok(failed, "GitHub failed the first deployment");
+      const stored = await new PreviewStore(cluster.client, stateNamespace).get(
+        previewKey("acme/shop", 20, "dev"),
+      );
+      const ns = await cluster.client.get("v1", "Namespace", undefined, previewNs(20));
+      assert.equal(stored?.record.namespaceUid, ns?.metadata.uid, "the record names the namespace it made");
+      await close(app, 20);
+      await gone(app, 20);
+      assert.equal(await records(stateNamespace), 0, "no preview is left recorded");
     } finally {
       await app.close();
     }

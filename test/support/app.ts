@@ -64,6 +64,11 @@ export async function startApp(options: {
   projects?: string;
   /** One of several replicas: app Leases on, shared out among the replicas by this identity. */
   replica?: { identity: string; watch?: boolean };
+  /**
+   * How often environments poll their branches (ms; default 0: never, passes come from events);
+   * "config": each environment's own `pollInterval` (3m by default), as in production.
+   */
+  pollIntervalMs?: number | "config";
   /** Preview environments: the sweep's interval and the teardown's retries (ms). */
   previewSweepMs?: number;
   previewTeardownRetryMs?: { initial: number; max: number };
@@ -82,7 +87,7 @@ export async function startApp(options: {
         identity: options.replica?.identity ?? "test",
         leases: options.replica !== undefined,
         watch: options.replica?.watch ?? false,
-        pollIntervalMs: 0,
+        pollIntervalMs: options.pollIntervalMs === "config" ? undefined : (options.pollIntervalMs ?? 0),
         autoStart: options.autoStart ?? false,
         reportRetryMs: options.reportRetryMs,
         previewSweepMs: options.previewSweepMs,

@@ -11,6 +11,7 @@ import { REPO_PATH, startApp, type TestApp } from "./app.ts";
 import { eventually, type TestCluster } from "./cluster.ts";
 import type { TestRepo } from "./git-repo.ts";
 import { answerEverything, configFile } from "./permissive-github.ts";
+import { configMap } from "./projects.ts";
 import { optionalRules } from "./syncward-account.ts";
 import { pullRequestEvent, repoIdOf } from "./webhooks.ts";
 import { within } from "./within.ts";
@@ -81,6 +82,17 @@ export interface PreviewAppOptions {
   identity?: string;
   /** Added to the repository's preview template (e.g. ttl). */
   template?: Record<string, unknown>;
+  /** How often the app polls its environments' branches (ms, or "config"; default 0: never, as startApp). */
+  pollIntervalMs?: number | "config";
+  /** Logins whose permission on the repository is read (everyone else is a writer). */
+  readers?: string[];
+  /**
+   * Pushes to the test's branches beyond each pull request's head pushed by octocat, as GitHub's
+   * activity of the branch lists them (the newest last).
+   */
+  pushes?: Array<{ branch: string; after: string; login: string }>;
+  /** Registers interceptors that answer before the app's usual GitHub (e.g. a failure). */
+  before?: (app: TestApp) => void;
 }
 
 export interface PreviewApp extends TestApp {
@@ -159,6 +171,7 @@ export async function startPreviewApp(o: PreviewAppOptions): Promise<PreviewApp>
   const app = await startApp({
     client,
     clusters: o.clusters,
+    pollIntervalMs: o.pollIntervalMs,
     stateNamespace: o.stateNamespace,
     ...(o.watch || o.identity ? { replica: { identity: o.identity ?? "previews", watch: true } } : {}),
     // A replica starts its shard and its previews itself, as the app in production does.
@@ -194,8 +207,14 @@ export async function startPreviewApp(o: PreviewAppOptions): Promise<PreviewApp>
       },
     ],
   });
+  o.before?.(app);
   const runs = recordCheckRuns(app);
   configAtRefs(app, config, repo);
+  for (const login of o.readers ?? [])
+    app.mock.api
+      .persist()
+      .get(`${REPO_PATH}/collaborators/${login}/permission`)
+      .reply(200, { permission: "read", role_name: "read", user: { login } });
   answerEverything(app.mock, config, repo.dir);
   const api = app.mock.api.persist();
   api.get(REPO_PATH).reply(200, () => ({
@@ -230,17 +249,41 @@ export async function startPreviewApp(o: PreviewAppOptions): Promise<PreviewApp>
       },
     ];
   });
-  // Everyone who pushed is a writer (the permission API says so for every login).
+  // The pull request's commits are the test repository's, from main to its head, each written by
+  // octocat (a writer, as the permission API says of every login but `readers`).
   api
     .get(/\/pulls\/\d+\/commits/)
     .query(true)
-    .reply(200, (uri) => [
-      {
-        sha: pulls.get(Number(uri.split("/")[5]))?.head,
+    .reply(200, (uri) => {
+      const head = pulls.get(Number(uri.split("/")[5]))?.head;
+      const shas = head ? repo.git("rev-list", "--reverse", `main..${head}`).split("\n").filter(Boolean) : [];
+      return (shas.length > 0 ? shas : [head]).map((sha) => ({
+        sha,
         author: { login: "octocat" },
         committer: { login: "web-flow" },
-      },
-    ]);
+      }));
+    });
+  // GitHub's activity of a branch: octocat pushed each pull request's head, and `pushes` more.
+  api
+    .get(`${REPO_PATH}/activity`)
+    .query(true)
+    .reply(200, (uri) => {
+      const ref = new URL(uri, "https://api.github.com").searchParams.get("ref") ?? "";
+      const branch = ref.replace(/^refs\/heads\//, "");
+      const heads = [...pulls.values()]
+        .filter((p) => p.branch === branch)
+        .map((p) => ({ branch, after: p.head, login: "octocat" }));
+      return [...heads, ...(o.pushes ?? []).filter((p) => p.branch === branch)].reverse().map((p, i) => ({
+        id: 5000 + i,
+        node_id: `A_${i}`,
+        before: "0".repeat(40),
+        after: p.after,
+        ref: `refs/heads/${branch}`,
+        timestamp: "2024-05-01T12:00:00Z",
+        activity_type: "push",
+        actor: { login: p.login, id: 1, type: "User" },
+      }));
+    });
   if (!o.identity) app.parts.previews.start();
 
   let closed = false;
@@ -277,6 +320,23 @@ export async function startPreviewApp(o: PreviewAppOptions): Promise<PreviewApp>
       }
     },
   };
+}
+
+/** Pull request `n` from its own branch with one ConfigMap of its own (`c<n>`), labelled `preview`. */
+export async function labelPull(
+  app: TestApp,
+  repo: TestRepo,
+  pulls: Map<number, Pull>,
+  n: number,
+): Promise<string> {
+  repo.git("checkout", "-q", "-b", `feature-${n}`, "main");
+  const head = repo.commit({ [`app/c${n}.yaml`]: configMap(`c${n}`) }, `add c${n}`);
+  repo.git("checkout", "-q", "main");
+  pulls.set(n, { state: "open", head, branch: `feature-${n}` });
+  await app.probot.receive(
+    pullRequestEvent("labeled", { number: n, headSha: head, headRef: `feature-${n}`, labels: ["preview"] }),
+  );
+  return head;
 }
 
 /** Pull request `n` closes (unmerged): GitHub says so, and the app hears the webhook. */

@@ -3,6 +3,7 @@ import { describe, it } from "node:test";
 import { ConfigError, parseConfig } from "../../../src/config/load.ts";
 import { dnsSafeBranch, expandPreviewText, previewEnvironmentOf } from "../../../src/config/preview.ts";
 import { namespaceTemplateProblem } from "../../../src/config/preview-schema.ts";
+import type { PreviewTemplate } from "../../../src/config/types.ts";
 
 const FILE = ".github/syncward.yml";
 const ENVIRONMENTS = `
@@ -234,5 +235,32 @@ describe("previewEnvironmentOf", () => {
   it("leaves the source environment as it was", () => {
     assert.equal(dev.destination.namespace, "payments-dev");
     assert.deepEqual(dev.syncPolicy.automated, { prune: false, selfHeal: false, allowEmpty: false });
+  });
+});
+
+describe("previewEnvironmentOf, for a preview that started at another head", () => {
+  const config = parseConfig(DOCUMENTED, FILE);
+  const dev = config.environments[0];
+  const template = { ...config.previewEnvironments?.[0], namespace: "payments-pr-{number}-{sha7}" };
+  assert.ok(dev && template.from);
+  const started = { ...PR, sha: "a".repeat(40) };
+  const moved = { ...PR, sha: "b".repeat(40) };
+  const first = previewEnvironmentOf(template as PreviewTemplate, dev, started);
+
+  it("a template naming the head would put the new head elsewhere", () =>
+    assert.equal(
+      previewEnvironmentOf(template as PreviewTemplate, dev, moved).destination.namespace,
+      "payments-pr-42-bbbbbbb",
+    ));
+
+  it("the namespace it was given stays its own: destination and the only namespace it may write", () => {
+    const resumed = previewEnvironmentOf(
+      template as PreviewTemplate,
+      dev,
+      moved,
+      first.destination.namespace,
+    );
+    assert.equal(resumed.destination.namespace, "payments-pr-42-aaaaaaa");
+    assert.deepEqual(resumed.policy.namespaces, ["payments-pr-42-aaaaaaa"]);
   });
 });

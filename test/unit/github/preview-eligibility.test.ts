@@ -124,7 +124,7 @@ describe("previewDecision", () => {
         ],
       }),
       "refuse",
-      /pushed by @eve \(triage\)/,
+      /pushed or written by @eve \(triage\)/,
     ],
     [
       "a commenter without the permission",
@@ -150,12 +150,33 @@ describe("previewDecision", () => {
       /needs maintain/,
     ],
     [
-      "a push by someone without write ends a live preview",
+      "a push by someone without write holds a live preview where it is",
       template(),
       { kind: "synchronize" },
       pull({ live: true, pushers: [{ login: "eve", permission: "read" }] }),
-      "stop",
-      /pushed by @eve/,
+      "hold",
+      /pushed or written by @eve \(read\)/,
+    ],
+    [
+      "a later push by a writer does not let it follow while eve's commit is on the branch",
+      template(),
+      { kind: "synchronize" },
+      pull({
+        live: true,
+        pushers: [
+          { login: "dana", permission: "write" },
+          { login: "eve", permission: "read" },
+        ],
+      }),
+      "hold",
+      /@eve \(read\)/,
+    ],
+    [
+      "a held preview follows again once no one without write pushed what its head holds",
+      template(),
+      { kind: "synchronize" },
+      pull({ live: true, pushers: [{ login: "dana", permission: "write" }] }),
+      "resync",
     ],
   ];
   for (const [what, t, event, pr, action, reason] of table) {

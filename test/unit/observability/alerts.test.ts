@@ -64,6 +64,12 @@ describe("monitoring alerts", () => {
     }
   });
 
+  it("fires when a preview's teardown has not finished for long, counting the records once", () => {
+    const stuck = alerts().find((a) => a.alert === "SyncwardPreviewTeardownStuck");
+    assert.ok(stuck, "SyncwardPreviewTeardownStuck exists");
+    assert.match(stuck.expr, /^max\(syncward_preview_teardowns_pending\) > 0$/);
+  });
+
   it("fires when no replica is scraped at all", () => {
     const down = alerts().find((a) => a.alert === "SyncwardDown");
     assert.ok(down, "SyncwardDown exists");

@@ -235,6 +235,15 @@ describe("createMetrics", () => {
     assert.equal(sample(text, 'syncward_github_requests_total{method="GET",status="404"}'), 1);
   });
 
+  it("gauges the preview teardowns that have not finished, as the last read of the records found", async () => {
+    const m = createMetrics({ defaultMetrics: false });
+    assert.equal(sample(await m.registry.metrics(), "syncward_preview_teardowns_pending"), 0);
+    m.previewTeardownsPending(2);
+    assert.equal(sample(await m.registry.metrics(), "syncward_preview_teardowns_pending"), 2);
+    m.previewTeardownsPending(0);
+    assert.equal(sample(await m.registry.metrics(), "syncward_preview_teardowns_pending"), 0);
+  });
+
   it("mirrors the Kubernetes clients' request counts by cluster, verb and code at scrape time", async () => {
     const own: Record<string, Record<string, number>> = { GET: { "200": 3 } };
     const edge: Record<string, Record<string, number>> = {};
