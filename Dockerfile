@@ -6,7 +6,7 @@
 # cross-compiled for the target; nothing downloaded is architecture-specific).
 #
 # The bases are pinned to exact version tags. Pinning them by digest as well
-# (node:24.21.0-bookworm-slim@sha256:...) belongs to the release pipeline that pushes the image:
+# (node:<version>-bookworm-slim@sha256:...) belongs to the release pipeline that pushes the image:
 # it resolves and records the digest it built from. No machine that develops syncward reaches the
 # registry, so no digest is written here that nobody could check.
 #
