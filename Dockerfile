@@ -6,7 +6,7 @@
 # cross-compiled for the target; nothing downloaded is architecture-specific).
 #
 # The bases are pinned to exact version tags. Pinning them by digest as well
-# (node:24.21.0-bookworm-slim@sha256:...) belongs to the release pipeline that pushes the image:
+# (node:<version>-bookworm-slim@sha256:...) belongs to the release pipeline that pushes the image:
 # it resolves and records the digest it built from. No machine that develops syncward reaches the
 # registry, so no digest is written here that nobody could check.
 #
@@ -22,10 +22,14 @@
 #
 # CI cannot run a container engine either: tools/image-layout.ts assembles the runtime stage's
 # files (below) from the same versions and runs the CLI, the app and a Helm render from them with
-# PATH limited to what the image holds. What only a real `docker build` proves: that this file
-# builds (the Go builds, apt, npm ci in the image), the Debian packages (git, tini,
-# ca-certificates) and their versions, the binaries' architecture on arm64, file ownership and
-# USER, HEALTHCHECK and the ENTRYPOINT's signal handling.
+# PATH limited to what the image holds, and checks that syncward's LICENSE and the license files
+# of every module compiled into helm and kubectl are there. What only a real `docker build` proves:
+# that this file builds (the Go builds, apt, npm ci, licenses.sh in the image), the Debian packages
+# (git, tini, ca-certificates) and their versions, the binaries' architecture on arm64, file
+# ownership and USER, HEALTHCHECK and the ENTRYPOINT's signal handling.
+
+# The Node version is IMAGE_NODE_VERSION of tools/cluster/versions.env (CI runs the tests on it;
+# tools/image-layout.ts and test/unit/dockerfile.test.ts fail when the two differ).
 ARG NODE_IMAGE=node:24.21.0-bookworm-slim
 ARG GO_IMAGE=golang:1.26.8-bookworm
 
@@ -35,7 +39,7 @@ FROM --platform=$BUILDPLATFORM ${GO_IMAGE} AS tools
 ARG TARGETOS=linux
 ARG TARGETARCH=amd64
 WORKDIR /src
-COPY tools/cluster/versions.env tools/cluster/build.sh ./tools/cluster/
+COPY tools/cluster/versions.env tools/cluster/build.sh tools/cluster/licenses.sh ./tools/cluster/
 # GOFLAGS=-mod=mod: build.sh's wrapper modules start without a go.sum, and each module it adds is
 # checked against the checksum database (GOSUMDB), never trusted on first use (GONOSUMDB,
 # GOPRIVATE, GOINSECURE empty; GOFLAGS carries no -insecure).
@@ -50,7 +54,8 @@ RUN --mount=type=cache,target=/go/pkg/mod --mount=type=cache,target=/root/.cache
     GOOS="${TARGETOS}" GOARCH="${TARGETARCH}" SYNCWARD_CLUSTER_CACHE=/out \
       bash tools/cluster/build.sh helm kubectl >/dev/null; \
     install -D -m 0755 "/out/helm-${HELM_VERSION}/bin/helm" /tools/helm; \
-    install -D -m 0755 "/out/kubernetes-${KUBERNETES_VERSION}/bin/kubectl" /tools/kubectl
+    install -D -m 0755 "/out/kubernetes-${KUBERNETES_VERSION}/bin/kubectl" /tools/kubectl; \
+    bash tools/cluster/licenses.sh /tools/licenses /tools/helm /tools/kubectl
 
 # --- build: TypeScript -> dist/ ---------------------------------------------------------------
 FROM ${NODE_IMAGE} AS build
@@ -90,6 +95,8 @@ RUN set -eux; \
 
 COPY --from=tools /tools/helm /usr/local/bin/helm
 COPY --from=tools /tools/kubectl /usr/local/bin/kubectl
+# The license and NOTICE files of every module compiled into them, and Go's (MODULES lists them).
+COPY --from=tools /tools/licenses /usr/local/share/doc/helm-kubectl
 # The binaries run on the target platform (under emulation when cross-building).
 RUN helm version --short && kubectl version --client
 
@@ -97,7 +104,9 @@ WORKDIR /app
 # Code and dependencies stay owned by root: the app cannot modify itself.
 COPY --from=deps /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
-COPY package.json package-lock.json app.yml ./
+# syncward's license. No NOTICE: syncward has no attribution notices of its own, and none of the
+# npm packages the image carries ships a NOTICE file (each keeps its own license in node_modules).
+COPY package.json package-lock.json app.yml LICENSE ./
 COPY bin ./bin
 COPY schema ./schema
 

@@ -11,6 +11,7 @@ import { loadavg, tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { down, PlaneError, type UpResult, up } from "../tools/cluster/plane.ts";
+import { buildHelm } from "./demo/build-helm.ts";
 import { ControllerProcess } from "./demo/controller-process.ts";
 import { DemoRepo } from "./demo/demo-repo.ts";
 import { killRunning, type RunResult, run } from "./demo/run.ts";
@@ -604,19 +605,6 @@ async function playStory(): Promise<void> {
   });
 }
 
-/** helm renders the worker-dev environment's chart; built from Go modules like the plane (cached). */
-async function buildHelm(): Promise<void> {
-  // No time limit: on an empty cache this builds helm from Go modules (minutes on 2 cores);
-  // build.sh's progress lines are shown as they come, so a first run does not look stuck.
-  const res = await run("bash", [join(root, "tools", "cluster", "build.sh"), "helm"], {
-    timeoutMs: 0,
-    progress: (line) => {
-      if (line.startsWith("[cluster build]")) process.stderr.write(`  ${line}\n`);
-    },
-  });
-  if (res.code !== 0) throw new StepFailure(`building helm failed: ${res.stderr.trim().split("\n").at(-1)}`);
-}
-
 /** worker-dev is a Helm chart: synced like the rest, its chart shown, a values change deployed. */
 async function helmStep(r: DemoRepo): Promise<void> {
   await story.step(
@@ -733,7 +721,7 @@ async function main(): Promise<number> {
   let setupError: string | undefined;
   try {
     kubeconfig = await startPlane();
-    await buildHelm();
+    await buildHelm(root);
     repo = await makeRepo();
     await startController();
     await playStory();

@@ -88,16 +88,38 @@ export function runtimeLayout(stage: Stage): { copies: Copy[]; env: Record<strin
   return { copies, env };
 }
 
-function versions(): Record<string, string> {
+function versions(): Record<"helm" | "kubernetes" | "node", string> {
   const out = execFileSync(
     "bash",
-    ["-c", 'source tools/cluster/versions.env; echo "$HELM_VERSION $KUBERNETES_VERSION"'],
+    ["-c", 'source tools/cluster/versions.env; echo "$HELM_VERSION $KUBERNETES_VERSION $IMAGE_NODE_VERSION"'],
     { cwd: ROOT },
   )
     .toString()
     .trim()
     .split(" ");
-  return { helm: out[0]!, kubernetes: out[1]! };
+  return { helm: out[0]!, kubernetes: out[1]!, node: out[2]! };
+}
+
+/** The Node version of the Dockerfile's NODE_IMAGE default (node:<version>-<variant>). */
+export function dockerfileNodeVersion(dockerfile: string): string | undefined {
+  return /^ARG NODE_IMAGE=node:(\d+\.\d+\.\d+)-/m.exec(dockerfile)?.[1];
+}
+
+/**
+ * The modules `go version -m` lists for a Go binary, as path@version: the main module and each
+ * dependency, or the module that replaces it.
+ */
+export function goModules(goVersionOutput: string): string[] {
+  const modules: string[] = [];
+  for (const line of goVersionOutput.split("\n")) {
+    const [, kind, path, version] = line.split("\t");
+    if (kind === "mod" || kind === "dep") modules.push(`${path}@${version}`);
+    else if (kind === "=>") {
+      modules.pop();
+      if (version) modules.push(`${path}@${version}`);
+    }
+  }
+  return modules;
 }
 
 function clusterCache(): string {
@@ -157,6 +179,12 @@ function assemble(copy: Copy, root: string, notes: string[]): void {
     const key = `${copy.from ?? "context"}:${source}`;
     if (key === "tools:/tools/helm" || key === "tools:/tools/kubectl") {
       cpSync(toolBinary(posix.basename(source), notes), into, { dereference: true });
+    } else if (key === "tools:/tools/licenses") {
+      execFileSync(
+        "bash",
+        ["tools/cluster/licenses.sh", into, toolBinary("helm", notes), toolBinary("kubectl", notes)],
+        { cwd: ROOT, stdio: ["ignore", "ignore", "inherit"] },
+      );
     } else if (key === "build:/app/dist") {
       if (!existsSync(join(ROOT, "dist", "build-info.json")))
         execFileSync(process.execPath, ["tools/build.mjs"], { cwd: ROOT, stdio: "inherit" });
@@ -171,6 +199,63 @@ function assemble(copy: Copy, root: string, notes: string[]): void {
       );
     }
   }
+}
+
+/**
+ * What the assembled runtime must hold besides what runs, each as [what, problem or undefined]:
+ * syncward's LICENSE (and a NOTICE, should one appear), the license files of every module compiled
+ * into helm and kubectl, and the Node version the Dockerfile and versions.env agree on.
+ */
+function contents(root: string, dockerfile: string, copies: Copy[]): Array<[string, string | undefined]> {
+  const results: Array<[string, string | undefined]> = [];
+  for (const name of ["LICENSE", "NOTICE"]) {
+    if (name === "NOTICE" && !existsSync(join(ROOT, name))) continue;
+    const copy = copies.find((c) => !c.from && c.sources.includes(name));
+    const at =
+      copy &&
+      join(root, copy.dest.endsWith("/") || copy.sources.length > 1 ? join(copy.dest, name) : copy.dest);
+    results.push([
+      `syncward's ${name}${copy ? ` at ${at?.slice(root.length)}` : ""}`,
+      !copy
+        ? `the runtime stage does not copy ${name}`
+        : readFileSync(at!, "utf8") === readFileSync(join(ROOT, name), "utf8")
+          ? undefined
+          : `${at} differs from ${name}`,
+    ]);
+  }
+  const licenses = copies.find((c) => c.from === "tools" && c.sources.includes("/tools/licenses"));
+  if (!licenses)
+    results.push(["helm's and kubectl's licenses", "the runtime stage does not copy /tools/licenses"]);
+  else {
+    const dir = join(root, licenses.dest);
+    const index = readFileSync(join(dir, "MODULES"), "utf8");
+    const unlicensed = /^No license or notice file at the root of: (.*)$/m.exec(index)?.[1]?.split(" ") ?? [];
+    for (const copy of copies.filter((c) => c.from === "tools" && c.sources[0] !== "/tools/licenses")) {
+      const binary = join(root, copy.dest);
+      const listed = spawnSync("go", ["version", "-m", binary], { encoding: "utf8" });
+      if (listed.error || listed.status !== 0) {
+        results.push([
+          `${copy.dest}'s licenses`,
+          `go version -m failed (Go is needed here): ${listed.error ?? listed.stderr}`,
+        ]);
+        continue;
+      }
+      const modules = goModules(listed.stdout);
+      const missing = modules.filter((m) => !existsSync(join(dir, m)) && !unlicensed.includes(m));
+      if (!existsSync(join(dir, "go", "LICENSE"))) missing.push("go (the standard library)");
+      results.push([
+        `${copy.dest}: the license files of its ${modules.length} modules and Go's in ${licenses.dest}`,
+        missing.length > 0 ? `none for ${missing.join(", ")}` : undefined,
+      ]);
+    }
+  }
+  const node = versions().node;
+  const fromDockerfile = dockerfileNodeVersion(dockerfile);
+  results.push([
+    `the image's Node ${node} (tools/cluster/versions.env) is the Dockerfile's NODE_IMAGE default`,
+    fromDockerfile === node ? undefined : `NODE_IMAGE says ${fromDockerfile ?? "no node:<version>-..."}`,
+  ]);
+  return results;
 }
 
 interface Check {
@@ -272,7 +357,8 @@ async function checkServer(
 
 async function main(): Promise<void> {
   const started = Date.now();
-  const stages = parseStages(readFileSync(join(ROOT, "Dockerfile"), "utf8"));
+  const dockerfile = readFileSync(join(ROOT, "Dockerfile"), "utf8");
+  const stages = parseStages(dockerfile);
   const runtime = stages.at(-1);
   if (!runtime) throw new Error("the Dockerfile has no stage");
   const { copies, env } = runtimeLayout(runtime);
@@ -296,6 +382,14 @@ async function main(): Promise<void> {
     for (const [k, v] of Object.entries(env)) imageEnv[k] = v.startsWith("/") ? join(root, v) : v;
     imageEnv.PATH = bin;
     let failed = 0;
+    for (const [what, problem] of contents(root, dockerfile, copies)) {
+      if (problem) failed++;
+      process.stdout.write(`${problem ? "FAIL" : "ok  "} ${what}${problem ? `: ${problem}` : ""}\n`);
+    }
+    if (process.versions.node !== versions().node)
+      notes.push(
+        `this ran on Node ${process.versions.node}, the image runs ${versions().node} (CI runs this on that one)`,
+      );
     for (const check of checks(tree)) {
       const r = spawnSync(join(bin, "node"), check.args, {
         cwd: join(root, "app"),
@@ -318,7 +412,7 @@ async function main(): Promise<void> {
     process.stdout.write(
       `${serverProblem ? "FAIL" : "ok  "} the app (CMD): /healthz answers, SIGTERM exits 0${serverProblem ? `: ${serverProblem}` : ""}\n`,
     );
-    for (const note of notes) process.stdout.write(`note: ${note}\n`);
+    for (const note of new Set(notes)) process.stdout.write(`note: ${note}\n`);
     process.stdout.write(
       `image layout: ${copies.length} COPY instructions assembled, ${failed} failed (${Date.now() - started} ms)\n`,
     );

@@ -12,6 +12,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 import { provisionAccount } from "../test/support/syncward-account.ts";
 import { down, PlaneError, planeDir, up } from "./cluster/plane.ts";
+import { describeMissing, missingTools } from "./prerequisites.ts";
 
 const root = join(import.meta.dirname, "..");
 const [mode = "all", ...only] = process.argv.slice(2);
@@ -30,6 +31,13 @@ const allDirs = [...unitDirs, "test/integration", "test/e2e"];
 const targets = only.length > 0 ? only : mode === "unit" ? unitDirs : allDirs;
 const files = targets.flatMap((t) => testFiles(join(root, t))).map((f) => relative(root, f));
 const needsCluster = mode !== "unit" && files.some((f) => /^test\/(integration|e2e)\//.test(f));
+
+// The programs the tests run, looked for first: a missing one is named with how to install it.
+const missing = missingTools(files);
+if (missing.length > 0) {
+  process.stderr.write(`[tests] ${describeMissing(missing)}`);
+  process.exit(1);
+}
 
 const env = { ...process.env };
 let startedHere = false;

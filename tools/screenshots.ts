@@ -25,11 +25,19 @@ const CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--hide-s
 
 function chromium(args: string[]): string {
   const bin = process.env.CHROMIUM ?? "chromium";
-  return execFileSync(bin, [...CHROMIUM_FLAGS, ...args], {
-    encoding: "utf8",
-    stdio: ["ignore", "pipe", "pipe"],
-    timeout: 60_000,
-  });
+  try {
+    return execFileSync(bin, [...CHROMIUM_FLAGS, ...args], {
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "pipe"],
+      timeout: 60_000,
+    });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT")
+      throw new Error(
+        `npm run screenshots draws the pages with Chromium, and '${bin}' was not found: install it (sudo apt-get install chromium, or brew install --cask chromium) or set CHROMIUM=/path/to/chrome`,
+      );
+    throw err;
+  }
 }
 
 /** The page's height at the column's width: the page writes it into its title (screenshot-page.ts). */

@@ -19,6 +19,11 @@ export interface RunOptions {
 
 const running = new Set<ChildProcess>();
 
+/** How long run() lets a command take, in ms; 0: no limit. */
+export function timeLimitMs(options: RunOptions): number {
+  return options.timeoutMs ?? 60_000;
+}
+
 export function run(file: string, args: string[], options: RunOptions = {}): Promise<RunResult> {
   return new Promise((resolve) => {
     const child = spawn(file, args, {
@@ -41,7 +46,7 @@ export function run(file: string, args: string[], options: RunOptions = {}): Pro
       partial = lines.pop() ?? "";
       for (const line of lines) options.progress(line);
     });
-    const limit = options.timeoutMs ?? 60_000;
+    const limit = timeLimitMs(options);
     const timer =
       limit > 0
         ? setTimeout(() => {

@@ -15,6 +15,7 @@ import { StateStore } from "../../src/state/store.ts";
 import { ensureBuilt } from "../support/built.ts";
 import { eventually, useCluster } from "../support/cluster.ts";
 import { makeRepo } from "../support/git-repo.ts";
+import { frontReady, TWO_WAVES } from "../support/two-waves.ts";
 import { DEFAULT_OWNER, DEFAULT_REPO, repoIdOf } from "../support/webhooks.ts";
 
 const cluster = useCluster();
@@ -32,26 +33,6 @@ function freePort(): Promise<number> {
   });
 }
 
-// Wave 0 is a LoadBalancer Service: Progressing until it has an address, which nothing in the test
-// plane gives it (no cloud controller) until the test does. Wave 1 waits for it.
-const manifests = `apiVersion: v1
-kind: Service
-metadata:
-  name: front
-  annotations: {argocd.argoproj.io/sync-wave: "0"}
-spec:
-  type: LoadBalancer
-  selector: {app: front}
-  ports: [{port: 80}]
----
-apiVersion: v1
-kind: ConfigMap
-metadata:
-  name: after-front
-  annotations: {argocd.argoproj.io/sync-wave: "1"}
-data: {v: "1"}
-`;
-
 describe("npm start stopped by SIGTERM during a sync", () => {
   let dir: string;
   let key: string;
@@ -67,7 +48,7 @@ describe("npm start stopped by SIGTERM during a sync", () => {
     execFileSync("openssl", ["genrsa", "-out", key, "2048"], { stdio: "ignore" });
     ns = await cluster.namespace("stop");
     stateNs = await cluster.stateNamespace("stop-state");
-    repo = makeRepo({ "app/all.yaml": manifests });
+    repo = makeRepo({ "app/all.yaml": TWO_WAVES });
     configFile = join(dir, "syncward.yml");
     writeFileSync(
       configFile,
@@ -168,10 +149,7 @@ describe("npm start stopped by SIGTERM during a sync", () => {
       async () => (await leasesHeldBy("replica-b")).length > 0,
       60_000,
     );
-    await cluster.client.request("PATCH", `/api/v1/namespaces/${ns}/services/front/status`, {
-      body: { status: { loadBalancer: { ingress: [{ ip: "192.0.2.10" }] } } },
-      contentType: "application/merge-patch+json",
-    });
+    await frontReady(cluster.client, ns);
     await eventually(
       "replica-b to write wave 1",
       async () => Boolean(await cluster.client.get("v1", "ConfigMap", ns, "after-front")),

@@ -1,13 +1,16 @@
 // `syncward controller` as real processes: killed mid-sync and restarted, it converges with
-// nothing lost; two replicas never act on one environment at once, and a survivor takes over.
+// nothing lost; two replicas never act on one environment at once, and a survivor takes over;
+// stopped with SIGTERM mid-sync, it exits 0 having released its Leases, and a standby takes over.
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { once } from "node:events";
 import { after, before, describe, it } from "node:test";
 import { localAppId } from "../../src/state/identity.ts";
 import { StateStore } from "../../src/state/store.ts";
 import { ensureBuilt } from "../support/built.ts";
 import { eventually, useCluster } from "../support/cluster.ts";
 import { makeRepo } from "../support/git-repo.ts";
+import { frontReady, TWO_WAVES } from "../support/two-waves.ts";
 
 const cluster = useCluster();
 const children: ChildProcess[] = [];
@@ -18,16 +21,19 @@ after(() => {
 interface Controller {
   child: ChildProcess;
   lines: string[];
+  /** What it wrote to stderr (the JSON log). */
+  log: () => string;
 }
 
 before(() => ensureBuilt());
 
-function startController(repo: string, args: string[]): Controller {
+function startController(repo: string, args: string[], env: NodeJS.ProcessEnv = {}): Controller {
   const child = spawn(
     process.execPath,
     ["bin/syncward.js", "controller", "--repo", repo, "--kubeconfig", cluster.syncwardKubeconfig, ...args],
     {
-      stdio: ["ignore", "pipe", "ignore"],
+      stdio: ["ignore", "pipe", "pipe"],
+      env: { ...process.env, ...env },
     },
   );
   children.push(child);
@@ -39,7 +45,11 @@ function startController(repo: string, args: string[]): Controller {
     buffer = parts.pop() ?? "";
     lines.push(...parts);
   });
-  return { child, lines };
+  let log = "";
+  child.stderr?.on("data", (d: Buffer) => {
+    log += d.toString();
+  });
+  return { child, lines, log: () => log };
 }
 
 function config(ns: string): string {
@@ -261,4 +271,144 @@ describe("syncward controller processes", () => {
     );
     b.child.kill("SIGTERM");
   });
+
+  it("stops on SIGTERM mid-sync: exits 0 within its bound, history says where, its Leases released by its exit, and a standby takes over", async (t) => {
+    const ns = await cluster.namespace("term");
+    const stateNs = await cluster.stateNamespace("term-state");
+    const repo = makeRepo({
+      ".github/syncward.yml": `environments:
+  - name: dev
+    source: {path: app}
+    destination: {namespace: ${ns}}
+    syncPolicy: {automated: {prune: true}, retry: {limit: 0}, healthTimeout: 10m}
+`,
+      "app/all.yaml": TWO_WAVES,
+    });
+    const common = ["--app", "term", "--state-namespace", stateNs, "--poll", "1s"];
+    // The bound the stop must keep (SYNCWARD_STOP_TIMEOUT): past it the process exits 1.
+    const bound = { SYNCWARD_STOP_TIMEOUT: "20s" };
+    const a = startController(repo.dir, [...common, "--identity", "replica-a"], bound);
+    await eventually(
+      "replica-a to write wave 0 and wait for it",
+      async () => Boolean(await cluster.client.get("v1", "Service", ns, "front")),
+      60_000,
+    );
+    const b = startController(repo.dir, [...common, "--identity", "replica-b"], bound);
+    await eventually(
+      "replica-b started, standing by",
+      async () => b.lines.some((l) => l.startsWith("syncward controller: watching")),
+      30_000,
+    );
+    const leases = await watchLeases(stateNs);
+    try {
+      assert.ok(leases.heldBy("replica-a", { apps: true }).length > 0, `replica-a holds the app\n${a.log()}`);
+      assert.deepEqual(
+        leases.heldBy("replica-b", { apps: true }),
+        [],
+        "replica-b waits: replica-a holds the app",
+      );
+
+      const exited = once(a.child, "exit");
+      const sigterm = Date.now();
+      a.child.kill("SIGTERM");
+      const [code, signal] = await exited;
+      const exit = Date.now();
+      assert.deepEqual([code, signal], [0, null], `exit 0: stopped within SYNCWARD_STOP_TIMEOUT\n${a.log()}`);
+      assert.ok(a.lines.includes("syncward controller: stopping"), a.lines.join("\n"));
+      assert.match(a.log(), /stopped: every Lease released/);
+      // Released by the process before it exited, not left to expire at the end of its term.
+      const held = (
+        await cluster.client.list("coordination.k8s.io/v1", "Lease", { namespace: stateNs })
+      ).items.filter((l) => (l as LeaseObject).spec?.holderIdentity === "replica-a");
+      assert.deepEqual(
+        held.map((l) => l.metadata.name),
+        [],
+        "no Lease still held by replica-a",
+      );
+      const released = leases.releasedAt("replica-a");
+      assert.ok(
+        released !== undefined && released >= sigterm,
+        "the watch saw replica-a's last Lease released",
+      );
+      t.diagnostic(
+        `replica-a's Leases released ${released - sigterm} ms after SIGTERM, ${exit - released} ms before its exit was seen (exit ${exit - sigterm} ms after SIGTERM)`,
+      );
+
+      assert.equal(
+        await cluster.client.get("v1", "ConfigMap", ns, "after-front"),
+        undefined,
+        "wave 1 not written",
+      );
+      const store = new StateStore(cluster.client, stateNs);
+      const instance = `${localAppId({ name: "term", path: "" })}.dev`;
+      const stopped = await store.load(instance);
+      const last = stopped.history.at(-1);
+      assert.equal(last?.result, "Failed");
+      assert.match(last?.message ?? "", /stopped at a safe point .*stopped while waiting for service\/front/);
+      assert.equal(stopped.stuck, undefined, "a stopped sync does not hold the revision as stuck");
+
+      // The standby holds the app at once and finishes the sync once wave 0 is healthy.
+      const takeover = await eventually(
+        "replica-b to hold the app",
+        async () => (leases.heldBy("replica-b", { apps: true }).length > 0 ? Date.now() : undefined),
+        30_000,
+      );
+      t.diagnostic(`replica-b held the app ${takeover - exit} ms after replica-a's exit`);
+      await frontReady(cluster.client, ns);
+      const done = await eventually(
+        "replica-b to finish the sync",
+        async () => {
+          const s = await store.load(instance);
+          return s.lastSyncedRevision === repo.head() ? s : undefined;
+        },
+        60_000,
+      );
+      assert.equal(done.history.at(-1)?.result, "Succeeded", b.lines.join("\n"));
+      assert.ok(await cluster.client.get("v1", "ConfigMap", ns, "after-front"), "wave 1 written");
+    } finally {
+      leases.stop();
+    }
+    b.child.kill("SIGTERM");
+    assert.deepEqual(await once(b.child, "exit"), [0, null], b.log());
+  });
 });
+
+interface LeaseObject {
+  metadata: { name: string; labels?: Record<string, string> };
+  spec?: { holderIdentity?: string | null };
+}
+
+/**
+ * The Leases of `namespace` as a watch reports them: who holds which, and the moment (this
+ * process's clock) each holder's last Lease was released (holder emptied, taken by another, or
+ * deleted). `apps: true` counts app Leases only, not the replicas' membership Leases.
+ */
+async function watchLeases(namespace: string) {
+  const leases = new Map<string, { holder: string; member: boolean }>();
+  const released = new Map<string, number>();
+  const record = (l: LeaseObject) =>
+    leases.set(l.metadata.name, {
+      holder: l.spec?.holderIdentity ?? "",
+      member: l.metadata.labels?.["syncward.dev/member"] === "true",
+    });
+  const list = await cluster.client.list("coordination.k8s.io/v1", "Lease", { namespace });
+  for (const l of list.items) record(l as unknown as LeaseObject);
+  const heldBy = (identity: string, only: { apps?: boolean } = {}) =>
+    [...leases].filter(([, l]) => l.holder === identity && !(only.apps && l.member)).map(([name]) => name);
+  const abort = new AbortController();
+  void cluster.client
+    .watch(
+      "coordination.k8s.io/v1",
+      "Lease",
+      { namespace, resourceVersion: list.resourceVersion, signal: abort.signal },
+      (type, obj) => {
+        const lease = obj as unknown as LeaseObject;
+        const before = leases.get(lease.metadata.name)?.holder ?? "";
+        if (type === "DELETED") leases.delete(lease.metadata.name);
+        else record(lease);
+        if (before && heldBy(before).length === 0) released.set(before, Date.now());
+      },
+    )
+    .catch(() => {});
+  return { heldBy, releasedAt: (identity: string) => released.get(identity), stop: () => abort.abort() };
+}

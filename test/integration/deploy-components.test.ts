@@ -1,6 +1,7 @@
 // deploy/components as a user adds them in an overlay of deploy/: rendered with the real
 // `kubectl kustomize`, the API server's dry-run for the built-in kinds, and the monitoring parts
-// checked against the metrics syncward really exports.
+// checked against the metrics syncward really exports. Every combination, in every order, and the
+// RBAC it grants: test/unit/deploy/components.test.ts.
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -42,24 +43,6 @@ const find = (objects: KubeObject[], kind: string, name: string) => {
 type Rules = Array<{ apiGroups?: string[]; resources?: string[]; verbs: string[] }>;
 const grants = (rules: Rules) =>
   rules.flatMap((r) => (r.resources ?? []).flatMap((res) => r.verbs.map((v) => `${v} ${res}`)));
-
-function permutations(items: string[]): string[][] {
-  if (items.length <= 1) return [items];
-  return items.flatMap((item, i) =>
-    permutations([...items.slice(0, i), ...items.slice(i + 1)]).map((rest) => [item, ...rest]),
-  );
-}
-
-/** What the syncward ServiceAccount holds cluster-wide: the ClusterRoles its ClusterRoleBindings name. */
-function clusterWideGrants(objects: KubeObject[]): string[] {
-  const bound = objects
-    .filter((o) => o.kind === "ClusterRoleBinding")
-    .map((o) => o as KubeObject & { roleRef: { name: string }; subjects?: Array<{ name: string }> })
-    .filter((b) => b.subjects?.some((s) => s.name === "syncward"))
-    .map((b) => b.roleRef.name);
-  const roles = objects.filter((o) => o.kind === "ClusterRole" && bound.includes(o.metadata.name));
-  return [...new Set(roles.flatMap((r) => grants((r as unknown as { rules: Rules }).rules)))].sort();
-}
 
 interface PodTemplate {
   spec: {
@@ -151,44 +134,6 @@ describe("deploy/components", () => {
       false,
       "bound per namespace by the user, never cluster-wide",
     );
-  });
-
-  it("impersonation, narrow-secrets and cluster-resources combine in every order, each granting only what it says", () => {
-    const sets = [[], ["impersonation"], ["narrow-secrets"], ["cluster-resources"]].concat(
-      permutations(["impersonation", "narrow-secrets"]),
-      permutations(["impersonation", "cluster-resources"]),
-      permutations(["narrow-secrets", "cluster-resources"]),
-      permutations(["impersonation", "narrow-secrets", "cluster-resources"]),
-    );
-    const byContent = new Map<string, string[]>();
-    for (const components of sets) {
-      const objects = overlay(components);
-      const granted = clusterWideGrants(objects);
-      const label = components.join(", ") || "deploy/ alone";
-      const key = [...components].sort().join(",");
-      const earlier = byContent.get(key);
-      if (earlier) assert.deepEqual(granted, earlier, `${label}: the same grants as in any other order`);
-      byContent.set(key, granted);
-      const narrow = components.includes("narrow-secrets");
-      const impersonating = components.includes("impersonation");
-      assert.equal(
-        granted.some((g) => g.endsWith(" secrets")),
-        !narrow,
-        `${label}: Secrets cluster-wide only without narrow-secrets`,
-      );
-      assert.equal(
-        granted.includes("patch deployments"),
-        !impersonating,
-        `${label}: writes on application kinds only without impersonation`,
-      );
-      const manager = grants(find(objects, "ClusterRole", "syncward-manager").rules as unknown as Rules);
-      if (impersonating)
-        assert.deepEqual(
-          manager.filter((g) => /^(create|update|patch|delete) /.test(g)),
-          [],
-          `${label}: the manager role writes nothing of its own under impersonation`,
-        );
-    }
   });
 
   it("monitoring's PodMonitor selects the app's pods on a port they have", () => {

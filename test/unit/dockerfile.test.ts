@@ -9,7 +9,14 @@ import { existsSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import { parseStages, productionPackages, runtimeLayout, type Stage } from "../../tools/image-layout.ts";
+import {
+  dockerfileNodeVersion,
+  goModules,
+  parseStages,
+  productionPackages,
+  runtimeLayout,
+  type Stage,
+} from "../../tools/image-layout.ts";
 import { ROOT } from "../support/built.ts";
 
 function patternRegex(pattern: string): RegExp {
@@ -164,6 +171,8 @@ describe("Dockerfile downloads", () => {
       /test "\$\(sum_of "k8s\.io\/kubernetes@\$\{KUBERNETES_VERSION\}"\)" = "\$\{KUBERNETES_MODULE_SUM\}"/,
     );
     assert.match(build, /bash tools\/cluster\/build\.sh helm kubectl/);
+    // The license and NOTICE files of what was compiled in, for the runtime to carry.
+    assert.match(build, /bash tools\/cluster\/licenses\.sh \/tools\/licenses \/tools\/helm \/tools\/kubectl/);
     // The build's `set -e` stops at a sum that differs, before anything is built.
     assert.ok(
       build.indexOf("set -eux") < build.indexOf("HELM_MODULE_SUM") &&
@@ -223,9 +232,42 @@ describe("Dockerfile downloads", () => {
       [
         { from: "tools", sources: ["/tools/helm"], dest: "/usr/local/bin/helm" },
         { from: "tools", sources: ["/tools/kubectl"], dest: "/usr/local/bin/kubectl" },
+        { from: "tools", sources: ["/tools/licenses"], dest: "/usr/local/share/doc/helm-kubectl" },
       ],
     );
     assert.equal(env.SYNCWARD_HELM, "/usr/local/bin/helm");
+  });
+
+  it("runs the Node of versions.env's IMAGE_NODE_VERSION and carries syncward's LICENSE", () => {
+    const node = /^IMAGE_NODE_VERSION=(\d+\.\d+\.\d+)$/m.exec(versionsEnv)?.[1];
+    assert.ok(node, "IMAGE_NODE_VERSION in versions.env, not overridable");
+    assert.equal(dockerfileNodeVersion(dockerfile), node, "the Dockerfile's NODE_IMAGE default");
+    assert.equal(dockerfileNodeVersion("ARG NODE_IMAGE=node:24.20.1-bookworm-slim\n"), "24.20.1");
+    assert.match(readFileSync(join(ROOT, ".ci", "run"), "utf8"), /node@\$IMAGE_NODE_VERSION/);
+    const { copies } = runtimeLayout(stages.at(-1)!);
+    assert.ok(
+      copies.some((c) => !c.from && c.sources.includes("LICENSE") && c.dest === "/app/"),
+      "LICENSE copied into /app",
+    );
+  });
+
+  it("reads the modules compiled into a Go binary, a replacement in the stead of what it replaces", () => {
+    const out = [
+      "/out/kubectl: go1.26.8",
+      "\tpath\tk8s.io/kubernetes/cmd/kubectl",
+      "\tmod\tk8s.io/kubernetes\tv1.37.2\th1:A=",
+      "\tdep\tgithub.com/spf13/cobra\tv1.10.1\th1:B=",
+      "\tdep\tk8s.io/api\tv0.0.0",
+      "\t=>\tk8s.io/api\tv0.37.2\th1:C=",
+      "\tdep\texample.com/local\tv0.0.0",
+      "\t=>\t../local\t",
+      "\tbuild\tCGO_ENABLED=0",
+    ].join("\n");
+    assert.deepEqual(goModules(out), [
+      "k8s.io/kubernetes@v1.37.2",
+      "github.com/spf13/cobra@v1.10.1",
+      "k8s.io/api@v0.37.2",
+    ]);
   });
 
   it("takes the runtime's node_modules as npm ci --omit=dev installs them", () => {

@@ -81,6 +81,7 @@ const OPTIONS: Array<{ name: string; set: string[]; components: string[] }> = [
   { name: "impersonation", set: ["impersonation.enabled=true"], components: ["impersonation"] },
   { name: "narrow Secrets", set: ["narrowSecrets.enabled=true"], components: ["narrow-secrets"] },
   { name: "cluster resources", set: ["clusterResources.enabled=true"], components: ["cluster-resources"] },
+  { name: "previews", set: ["previews.enabled=true"], components: ["previews"] },
   { name: "NetworkPolicy", set: ["networkPolicy.enabled=true"], components: ["network-policy"] },
   { name: "monitoring", set: ["monitoring.enabled=true"], components: ["monitoring"] },
   {
@@ -94,10 +95,18 @@ const OPTIONS: Array<{ name: string; set: string[]; components: string[] }> = [
       "impersonation.enabled=true",
       "narrowSecrets.enabled=true",
       "clusterResources.enabled=true",
+      "previews.enabled=true",
       "networkPolicy.enabled=true",
       "monitoring.enabled=true",
     ],
-    components: ["impersonation", "narrow-secrets", "cluster-resources", "network-policy", "monitoring"],
+    components: [
+      "impersonation",
+      "narrow-secrets",
+      "cluster-resources",
+      "previews",
+      "network-policy",
+      "monitoring",
+    ],
   },
 ];
 
