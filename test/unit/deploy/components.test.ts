@@ -90,12 +90,16 @@ function expectedGrants(chosen: ReadonlySet<string>): Grants {
   if (chosen.has("monitoring")) added.push("PodMonitor/syncward", "PrometheusRule/syncward");
   return {
     clusterWide: sorted(clusterWide),
-    // syncward's own state, whatever the components: deploy/rbac-state.yaml.
+    // syncward's own state, whatever the components: deploy/rbac-state.yaml; with previews, a
+    // torn-down preview's state ConfigMap and Lease are deleted too.
     namespaced: {
       syncward: sorted([
         ...grant(["get", "list", "watch", "create", "update", "patch"], ["core/configmaps"]),
         ...grant(["get", "list", "watch", "create", "update"], ["coordination.k8s.io/leases"]),
         ...grant(READ, ["core/secrets"]),
+        ...(chosen.has("previews")
+          ? grant(["delete"], ["core/configmaps", "coordination.k8s.io/leases"])
+          : []),
       ]),
     },
     toBind: Object.fromEntries(Object.entries(toBind).map(([k, v]) => [k, sorted(v)])),
