@@ -52,12 +52,42 @@ export function imageRuntime(dockerfile = readFileSync(join(ROOT, "Dockerfile"),
   return { flags, env: arenas ? { MALLOC_ARENA_MAX: arenas } : {} };
 }
 
+/** The Node version the image runs (tools/cluster/versions.env). */
+export function imageNodeVersion(
+  versions = readFileSync(join(ROOT, "tools", "cluster", "versions.env"), "utf8"),
+): string {
+  const version = /^IMAGE_NODE_VERSION=(\S+)$/m.exec(versions)?.[1];
+  if (!version) throw new Error("tools/cluster/versions.env names no IMAGE_NODE_VERSION");
+  return version;
+}
+
+let imageNodePath: string | undefined;
+
+/**
+ * The image's Node binary, whatever Node runs the benchmark: memory is the runtime's as much as
+ * syncward's (Node 20 and 24 differ by tens of MB here), so the controllers measured run on the
+ * image's Node. This process's own when it is that version; else the npm registry's `node`
+ * package of that version, as CI runs the suites (fetched once, then npx's cache).
+ */
+export function imageNode(): string {
+  const version = imageNodeVersion();
+  if (process.version === `v${version}`) return process.execPath;
+  imageNodePath ??= execFileSync("npx", ["-y", "-p", `node@${version}`, "node", "-p", "process.execPath"], {
+    encoding: "utf8",
+    stdio: ["ignore", "pipe", "inherit"],
+  }).trim();
+  return imageNodePath;
+}
+
 export function runWorker(input: WorkerInput): Promise<WorkerOutput> {
   const worker = compiledWorker();
   const runtime = imageRuntime();
-  progress(`memory worker: node ${runtime.flags.join(" ")} ${JSON.stringify(runtime.env)}`);
+  const node = imageNode();
+  progress(
+    `memory worker: node v${imageNodeVersion()} ${runtime.flags.join(" ")} ${JSON.stringify(runtime.env)}`,
+  );
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...runtime.flags, worker, JSON.stringify(input)], {
+    const child = spawn(node, [...runtime.flags, worker, JSON.stringify(input)], {
       cwd: ROOT,
       env: { ...process.env, ...runtime.env, NODE_OPTIONS: "" },
       stdio: ["ignore", "pipe", "inherit"],
@@ -102,6 +132,7 @@ export async function controllerMemory(ctx: BenchContext): Promise<BenchResult> 
     met: s.ready && s.memory.rss < 150 * MB,
     samples: { syncward: [Math.round(s.memory.rss / MB), Math.round(s.memoryAfterIdle.rss / MB)] },
     details: {
+      node: `v${imageNodeVersion()}`,
       ready: s.ready,
       initialSyncMs: s.readyMs,
       initialSyncCpuMs: Math.round(s.syncCpuMs),

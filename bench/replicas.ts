@@ -25,7 +25,7 @@ import { mapLimit } from "../src/util/map-limit.ts";
 import { sleep } from "../src/util/sleep.ts";
 import { ensureBuilt, ROOT } from "../test/support/built.ts";
 import { makeRepo } from "../test/support/git-repo.ts";
-import { imageRuntime } from "./controller-memory.ts";
+import { imageNode, imageRuntime } from "./controller-memory.ts";
 import {
   type BenchContext,
   type BenchResult,
@@ -122,11 +122,12 @@ export async function replicas(ctx: BenchContext): Promise<BenchResult> {
     const identities = Array.from({ length: count }, (_, i) => `replica-${i}`);
     /** The replicas running now, by identity (a killed one leaves, its replacement joins). */
     const live = new Map<string, ChildProcess>();
-    // What the image runs: its Node flags and malloc setting (the memory benchmark's reading of the Dockerfile).
+    // What the image runs: its Node, flags and malloc setting (as the memory benchmark runs them).
     const runtime = imageRuntime();
+    const node = imageNode();
     const start = (identity: string) => {
       const child = spawn(
-        process.execPath,
+        node,
         [
           ...runtime.flags,
           join(ROOT, "bin", "syncward.js"),
