@@ -39,7 +39,6 @@ import { OutageBackoff } from "./outage-backoff.ts";
 import type { PassSlots } from "./pass-slots.ts";
 import {
   pinnedRefusal,
-  pinnedRenderRefusal,
   pinnedText,
   pinOf,
   type RollbackTarget,
@@ -1031,15 +1030,10 @@ export class EnvironmentController {
     const target = rollbackTarget(state.history, state.lastSyncedRevision, this.o.env.name, request.target);
     if ("error" in target) return { refused: target.error };
     const pin = pinOf(target.entry, request.actor, request.reason ?? "");
-    // Refused before anything is pinned when the commit no longer renders what that entry applied.
-    const now = await this.fx
-      .desiredAt(pin.revision)
-      .then((r) => renderSeen(r.objects, this.o.env.destination.namespace).digest)
-      .catch(() => undefined); // a render that fails now fails the sync below, which says why
-    const differs = now === undefined ? undefined : pinnedRenderRefusal(pin, pin.revision, now);
-    if (differs) return { refused: `${differs.replace(/; nothing was written$/, "")}; nothing was pinned` };
     const trigger = request.trigger ?? "rollback";
     const needsApproval = request.needsApproval ?? false;
+    // Held to the pin it is about to set: refused before anything is pinned when the commit no
+    // longer renders what that entry applied.
     const decision = await this.fx.gate.check({
       path: "manual",
       revision: pin.revision,
@@ -1047,7 +1041,10 @@ export class EnvironmentController {
       actor: request.actor,
       needsApproval,
       state,
+      pin,
     });
+    if (!decision.allowed && decision.check === "pin")
+      return { refused: decision.reason.replace(/; nothing was written$/, "; nothing was pinned") };
     if (!decision.allowed) return this.fx.refuseManual(decision, pin.revision, trigger, request.actor);
     await this.serialize(() =>
       this.o.store.update(this.instance, (s) => {

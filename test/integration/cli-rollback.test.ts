@@ -12,7 +12,7 @@ import { kubectl, useCluster } from "../support/cluster.ts";
 import { makeRepo } from "../support/git-repo.ts";
 
 const cluster = useCluster();
-type StoredState = Pick<EnvironmentState, "history" | "pin">;
+type StoredState = Pick<EnvironmentState, "history" | "pin" | "lastError">;
 
 async function run(args: string[]): Promise<{ code: number; out: string; err: string }> {
   let out = "";
@@ -27,35 +27,43 @@ const conf = (version: string) =>
 const extra = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: extra}\ndata: {added: in-rev2}\n";
 
 /** A repository with one manually synced environment, dev, and the CLI flags that reach it. */
-async function manualApp(name: string) {
+async function manualApp(name: string, policy = "") {
   const ns = await cluster.namespace(name);
   const stateNs = await cluster.stateNamespace(`${name}-state`);
   const repo = makeRepo({
-    ".github/syncward.yml": `environments:\n  - name: dev\n    source: {path: app}\n    destination: {namespace: ${ns}}\n`,
+    ".github/syncward.yml": `environments:\n  - name: dev\n    source: {path: app}\n    destination: {namespace: ${ns}}\n${policy}`,
     "app/conf.yaml": conf("v1"),
   });
-  const common = [
-    ...["--repo", repo.dir, "--kubeconfig", cluster.syncwardKubeconfig],
-    ...["--app", name, "--state-namespace", stateNs],
-  ];
-  return { ns, stateNs, repo, common };
+  const options = {
+    repo: repo.dir,
+    kubeconfig: cluster.syncwardKubeconfig,
+    app: name,
+    "state-namespace": stateNs,
+  };
+  const common = Object.entries(options).flatMap(([k, v]) => [`--${k}`, v]);
+  return { ns, stateNs, repo, options, common };
+}
+
+/** The same, automated with prune and self-heal. */
+const automatedApp = (name: string) =>
+  manualApp(name, "    syncPolicy: {automated: {prune: true, selfHeal: true}}\n");
+
+/** What happens when a chart range or a remote base moves under a commit, written into the state. */
+function rewriteStateIn(stateNs: string, change: (state: StoredState) => void): void {
+  const list = JSON.parse(kubectl(["-n", stateNs, "get", "configmaps", "-o", "json"])) as {
+    items: Array<{ metadata: { name: string }; data?: Record<string, string> }>;
+  };
+  const cm = list.items.find((c) => c.data?.[STATE_KEY] !== undefined);
+  assert.ok(cm, "the environment's state");
+  const state = JSON.parse(cm.data?.[STATE_KEY] ?? "{}") as StoredState;
+  change(state);
+  const patch = JSON.stringify({ data: { [STATE_KEY]: JSON.stringify(state) } });
+  kubectl(["-n", stateNs, "patch", "configmap", cm.metadata.name, "--type=merge", "-p", patch]);
 }
 
 describe("syncward app rollback", () => {
   it("re-deploys an earlier revision and keeps it there until unpinned", async () => {
-    const ns = await cluster.namespace("rollback");
-    const stateNs = await cluster.stateNamespace("rollback-state");
-    const repo = makeRepo({
-      ".github/syncward.yml": `environments:\n  - name: dev\n    source: {path: app}\n    destination: {namespace: ${ns}}\n    syncPolicy: {automated: {prune: true, selfHeal: true}}\n`,
-      "app/conf.yaml": conf("v1"),
-    });
-    const options = {
-      repo: repo.dir,
-      kubeconfig: cluster.syncwardKubeconfig,
-      app: "rollback-shop",
-      "state-namespace": stateNs,
-    };
-    const common = Object.entries(options).flatMap(([k, v]) => [`--${k}`, v]);
+    const { ns, repo, options, common } = await automatedApp("rollback-shop");
     const live = async (name = "conf") =>
       (
         (await cluster.client.get("v1", "ConfigMap", ns, name)) as
@@ -178,18 +186,7 @@ describe("syncward app rollback", () => {
     const version = async () =>
       ((await cluster.client.get("v1", "ConfigMap", ns, "conf")) as { data?: Record<string, string> })?.data
         ?.version;
-    // What happens when a chart range or a remote base moves under a commit, written into the state.
-    const rewriteState = (change: (state: StoredState) => void) => {
-      const list = JSON.parse(kubectl(["-n", stateNs, "get", "configmaps", "-o", "json"])) as {
-        items: Array<{ metadata: { name: string }; data?: Record<string, string> }>;
-      };
-      const cm = list.items.find((c) => c.data?.[STATE_KEY] !== undefined);
-      assert.ok(cm, "the environment's state");
-      const state = JSON.parse(cm.data?.[STATE_KEY] ?? "{}") as StoredState;
-      change(state);
-      const patch = JSON.stringify({ data: { [STATE_KEY]: JSON.stringify(state) } });
-      kubectl(["-n", stateNs, "patch", "configmap", cm.metadata.name, "--type=merge", "-p", patch]);
-    };
+    const rewriteState = (change: (state: StoredState) => void) => rewriteStateIn(stateNs, change);
 
     assert.equal((await run(["app", "sync", "dev", ...common])).code, 0);
     repo.commit({ "app/conf.yaml": conf("v2") });
@@ -235,5 +232,55 @@ describe("syncward app rollback", () => {
     assert.equal(again.code, 1, again.out);
     assert.match(again.out, /today is not the one history entry 1 applied .*nothing was written/);
     assert.equal(await version(), "by-hand", "the differing render was not applied");
+  });
+
+  it("self-heal at a pin whose render moved writes nothing, and history and the state say why, once", async () => {
+    // Automated with self-heal, and no approval rule: nothing but the pin binds the render.
+    const { ns, stateNs, repo, options, common } = await automatedApp("rollback-heal");
+    const version = async () =>
+      ((await cluster.client.get("v1", "ConfigMap", ns, "conf")) as { data?: Record<string, string> })?.data
+        ?.version;
+    assert.equal((await run(["app", "sync", "dev", ...common])).code, 0);
+    repo.commit({ "app/conf.yaml": conf("v2") });
+    assert.equal((await run(["app", "sync", "dev", ...common])).code, 0);
+    const back = await run(["app", "rollback", "dev", "1", ...common]);
+    assert.equal(back.code, 0, back.err + back.out);
+    assert.equal(await version(), "v1");
+
+    // The render of the pinned commit moves (as a chart range would), and someone edits by hand.
+    rewriteStateIn(stateNs, (state) => {
+      if (state.pin) state.pin.renderDigest = "f".repeat(64);
+    });
+    kubectl(["-n", ns, "patch", "configmap", "conf", "--type=merge", "-p", '{"data":{"version":"by-hand"}}']);
+    const ctx = await openContext(options);
+    try {
+      const controller = ctx.reconciler.controller("dev");
+      const instance = controller.instance;
+      const before = (await ctx.reconciler.store.load(instance)).history.length;
+      controller.nudge("selfHeal", "syncward");
+      await controller.idle();
+      assert.equal(await version(), "by-hand", "self-heal did not apply the fresh render");
+      const state = await ctx.reconciler.store.load(instance);
+      assert.equal(state.history.length, before + 1, "one entry says why");
+      const entry = state.history.at(-1);
+      assert.equal(entry?.trigger, "selfHeal");
+      assert.equal(entry?.result, "Error");
+      assert.match(
+        entry?.message ?? "",
+        /^the render of [0-9a-f]{7} today is not the one history entry 1 applied \(digest ffffffffffff, now [0-9a-f]{12}\): .*nothing was written$/,
+      );
+      assert.equal(state.lastError?.message, entry?.message);
+      assert.equal(state.pin?.historyId, 1, "still pinned");
+
+      // Another heal, and a push's pass: still nothing written, and said only once.
+      controller.nudge("selfHeal", "syncward");
+      await controller.idle();
+      controller.nudge("push", "pusher");
+      await controller.idle();
+      assert.equal(await version(), "by-hand");
+      assert.equal((await ctx.reconciler.store.load(instance)).history.length, before + 1);
+    } finally {
+      await ctx.close();
+    }
   });
 });
