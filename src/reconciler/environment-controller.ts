@@ -38,6 +38,9 @@ import { findOrphans, mayBeOrphan, type Orphan, RISKY_KINDS } from "./orphans.ts
 import { OutageBackoff } from "./outage-backoff.ts";
 import type { PassSlots } from "./pass-slots.ts";
 import {
+  pinEndedMessage,
+  pinNotEndedRefusal,
+  pinnedApprovalText,
   pinnedRefusal,
   pinnedText,
   pinOf,
@@ -583,8 +586,10 @@ export class EnvironmentController {
     const taken = state.pin
       ? { revision: trackedRevision(branchHead, state.pin) }
       : await revisionToTake(this.fx.promotion, branchHead, state.lastSyncedRevision);
-    if (state.pin) this.announcePinned(branchHead, state.pin);
-    else this.fx.promotion?.announce(branchHead, "waiting" in taken ? taken.waiting : undefined);
+    if (state.pin) {
+      if (await this.offerPinEnd(state, state.pin, branchHead, policy, passTrigger, passActor)) return;
+    } else this.fx.promotion?.announce(branchHead, "waiting" in taken ? taken.waiting : undefined);
+    if (state.pendingSync?.approvedAwaitingProof) await this.releaseProven(state.pendingSync.revision);
     const head = taken.revision ?? state.lastSyncedRevision;
     if (!head) return;
     const { trigger, actor } = attributePass(
@@ -633,6 +638,7 @@ export class EnvironmentController {
       gated: Boolean(rules?.rules.approval) && rules?.weakens.length === 0,
       renderMoved: this.renderMoved(state, head, rendered),
       healHeld: selfHealHeldBy(env.syncWindows, new Date()),
+      gatedPin: Boolean(state.pin && (env.approval ?? state.deployedRules?.approval)),
     };
     let action = nextAction(input);
     if (action.kind === "noChange") {
@@ -681,7 +687,14 @@ export class EnvironmentController {
     if (action.kind === "inSync") {
       this.lastDriftSignature = "";
       if (marks && head === state.lastSyncedRevision && !moved)
-        this.settled = { head, env, marks, at: this.lastFullPoll, pinned: Boolean(state.pin) };
+        // (A gated environment's pin may end with an approval of a newer head: it reads the branch.)
+        this.settled = {
+          head,
+          env,
+          marks,
+          at: this.lastFullPoll,
+          pinned: Boolean(state.pin && !input.gatedPin),
+        };
       // After an outage (health Unknown: nothing could be read) the objects just read say it again;
       // an upstream of a promotion records every change (its health is a downstream's evidence).
       const now = this.liveHealth(live);
@@ -742,6 +755,75 @@ export class EnvironmentController {
         reason,
       });
     }
+  }
+
+  /**
+   * A pinned pass. On a gated, automated environment the newer commit of the branch it would take
+   * is announced for approval, saying that approving it ends the pin; once it is approved in full
+   * it is released (releaseApproved) after this pass, which then ends (true). Anything else the
+   * pin holds back is said once on its own check run (announcePinned).
+   */
+  private async offerPinEnd(
+    state: EnvironmentState,
+    pin: PinRecord,
+    branchHead: string,
+    policy: { automated: boolean; prune: boolean },
+    trigger: Trigger,
+    actor: string,
+  ): Promise<boolean> {
+    const candidate = policy.automated
+      ? (await revisionToTake(this.fx.promotion, branchHead, pin.revision)).revision
+      : undefined;
+    const verdict =
+      candidate && candidate !== pin.revision ? await this.pinVerdict(state, candidate) : undefined;
+    if (!candidate || !verdict || "refusal" in verdict) {
+      this.announcePinned(branchHead, pin);
+      return false;
+    }
+    const decision = await this.fx.gate.check({
+      path: "automated",
+      revision: candidate,
+      trigger,
+      actor,
+      wait: { manual: false, prune: policy.prune },
+      ...(verdict.note ? { waitNote: verdict.note } : {}),
+      state,
+    });
+    if (!decision.allowed) return false;
+    const approvers = decision.approvals ?? [];
+    const done = await this.releaseApproved(candidate, approvers.at(-1) ?? actor, approvers);
+    return done.endedPin !== undefined;
+  }
+
+  /**
+   * What the pin says of an approved release of `revision`: nothing when not pinned, or pinned at
+   * it; on a gated environment, when it is a newer commit of the branch the pinned one is on, the
+   * note its wait carries (approving it ends the pin); otherwise why it is refused.
+   */
+  private async pinVerdict(
+    state: EnvironmentState,
+    revision: string,
+  ): Promise<{ note?: string } | { refusal: string }> {
+    const pin = state.pin;
+    if (!pin || pin.revision === revision) return {};
+    const env = this.o.env;
+    const refused = pinnedRefusal(pin, revision, env.name) ?? "";
+    if (!(await this.fx.gate.rules(state)).rules.approval) return { refusal: refused };
+    if (!(await this.newerOnBranch(pin.revision, revision)))
+      return { refusal: pinNotEndedRefusal(pin, revision, env.name, env.source.branch) };
+    return { note: pinnedApprovalText(pin, env.name) };
+  }
+
+  /**
+   * `revision` descends from `pinned` and is on the tracked branch (its head or an ancestor of it):
+   * a force push that rewrote the history, or a commit of another line, does not qualify. A source
+   * that cannot tell answers no.
+   */
+  private async newerOnBranch(pinned: string, revision: string): Promise<boolean> {
+    const source = this.o.source;
+    if (!source.contains) return false;
+    const head = await source.head(this.o.env.source.branch);
+    return (await source.contains(pinned, revision)) && (await source.contains(revision, head));
   }
 
   /**
@@ -1069,11 +1151,8 @@ export class EnvironmentController {
       this.o.store.update(this.instance, (s) => {
         removed = s.pin;
         if (!removed) return;
-        const message = unpinMessage(removed, actor, this.o.env.source.branch);
-        const outcome = outcomeWithoutWork(removed.revision, "Succeeded", message);
         // Straight into history, not through fx.record: nothing ran, so the health stays as it was.
-        appendHistory(s, historyEntryOf("unpin", actor, outcome), this.o.env.revisionHistoryLimit);
-        s.pin = undefined;
+        this.dropPin(s, actor, unpinMessage(removed, actor, this.o.env.source.branch));
       }),
     );
     if (removed && this.looping) this.nudge("cli", actor);
@@ -1106,9 +1185,10 @@ export class EnvironmentController {
       return { revision: requested.head, held: false, refused: requested.refusal.reason };
     }
     const revision = requested.revision;
-    // Pinned elsewhere: no approval is asked of a revision the pin would refuse once approved.
-    const pinned = pinnedRefusal((await this.o.store.load(this.instance)).pin, revision, this.o.env.name);
-    if (pinned) return { revision, held: false, refused: pinned };
+    // Pinned elsewhere: no approval is asked of a revision the pin would refuse once approved (on
+    // a gated environment a newer commit of the branch may end the pin: its wait says so).
+    const verdict = await this.pinVerdict(await this.o.store.load(this.instance), revision);
+    if ("refusal" in verdict) return { revision, held: false, refused: verdict.refusal };
     const flags = {
       prune: request.prune,
       force: request.force,
@@ -1126,6 +1206,7 @@ export class EnvironmentController {
         ...flags,
         ...(request.actorId === undefined ? {} : { actorId: request.actorId }),
       },
+      ...(verdict.note ? { waitNote: verdict.note } : {}),
     });
     if (!decision.allowed) {
       if (decision.check === "approval") return { revision, held: true };
@@ -1158,7 +1239,17 @@ export class EnvironmentController {
     base?: string,
     /** Who contributed was not looked at (approval.allowAuthor was true). */
     unchecked?: boolean,
-  ): Promise<{ approvers: string[]; needed: number; released: boolean; refused?: string; expired: number }> {
+  ): Promise<{
+    approvers: string[];
+    needed: number;
+    released: boolean;
+    refused?: string;
+    expired: number;
+    /** Approved in full, but its upstreams have not proven it: why, and it deploys once they have. */
+    waiting?: string;
+    /** The pin the approved commit ends (a newer commit of a pinned environment's branch). */
+    endedPin?: PinRecord;
+  }> {
     const render = await this.renderApproved(revision);
     const state = await this.o.store.update(this.instance, (s) => {
       addApproval(s, {
@@ -1190,16 +1281,39 @@ export class EnvironmentController {
     if (!released) return { approvers, needed, released, expired };
     // A promoted environment deploys only what its upstreams proved: the approval waits until then.
     const evidence = await this.fx.promotion?.evidenceOf(revision, `approved by @${by}`);
-    if (evidence && !evidence.proven)
+    if (evidence && !evidence.proven) {
+      await this.o.store.update(this.instance, (s) => {
+        if (s.pendingSync?.revision === revision) s.pendingSync.approvedAwaitingProof = true;
+      });
       return {
         approvers,
         needed,
         released: false,
-        refused: `waiting for its upstreams to prove it (${evidence.text}); it deploys once they have`,
         expired,
+        waiting: `its upstreams have not proven it yet (${evidence.text}); it deploys once they have, without another approval`,
       };
-    const pending = state.pendingSync;
-    const manual = Boolean(pending?.manual && pending.revision === revision);
+    }
+    const done = await this.releaseApproved(revision, by, approvers, evidence?.note);
+    return { approvers, needed, released: done.refused === undefined, expired, ...done };
+  }
+
+  /**
+   * Releases the sync an approval completed. The gate answers first: `refused` carries its reason
+   * (a freeze, a closed window, a pin it does not end) and nothing runs. A requested sync runs as
+   * the manual sync it was, an automated one through the loop; on a pinned environment the pin
+   * ends first (endPinByApproval), then the approved commit is synced.
+   */
+  private async releaseApproved(
+    revision: string,
+    by: string,
+    approvers: readonly string[],
+    promotion?: PromotionNote,
+  ): Promise<{ refused?: string; endedPin?: PinRecord }> {
+    const state = await this.o.store.load(this.instance);
+    const verdict = await this.pinVerdict(state, revision);
+    if ("refusal" in verdict) return { refused: verdict.refusal };
+    const pending = state.pendingSync?.revision === revision ? state.pendingSync : undefined;
+    const manual = Boolean(pending?.manual);
     const trigger = manual && pending ? pending.trigger : "comment";
     const decision = await this.fx.gate.check({
       path: manual ? "manual" : "automated",
@@ -1210,24 +1324,86 @@ export class EnvironmentController {
     });
     if (!decision.allowed) {
       await this.fx.refuseManual(decision, revision, trigger, by);
-      return { approvers, needed, released: false, refused: decision.reason, expired };
+      return { refused: decision.reason };
     }
-    if (manual && pending) {
-      this.syncInBackground({
-        trigger: pending.trigger,
-        actor: pending.actor,
-        revision,
-        prune: pending.prune,
-        force: pending.force,
-        allowEmpty: pending.allowEmpty,
-        confirmPrune: pending.confirmPrune,
-        needsApproval: true,
-        ...(evidence ? { promotion: evidence.note } : {}),
-      });
-    } else {
-      this.nudge("comment", by);
+    const request: ManualSync = {
+      trigger,
+      actor: manual && pending ? pending.actor : by,
+      revision,
+      prune: pending?.prune,
+      force: pending?.force,
+      allowEmpty: pending?.allowEmpty,
+      confirmPrune: pending?.confirmPrune,
+      needsApproval: true,
+      ...(promotion ? { promotion } : {}),
+    };
+    const pin = state.pin && state.pin.revision !== revision ? state.pin : undefined;
+    if (pin) {
+      this.serialize(async () => {
+        if (await this.endPinByApproval(pin, revision, approvers)) await this.syncNow(request);
+      }).catch((err: unknown) =>
+        this.o.log.warn(
+          { err, instance: this.instance, revision },
+          "an approved sync that ends the pin did not finish",
+        ),
+      );
+      return { endedPin: pin };
     }
-    return { approvers, needed, released, expired };
+    if (manual) this.syncInBackground(request);
+    else this.nudge("comment", by);
+    return {};
+  }
+
+  /**
+   * An approval that waited for its upstreams' proof (approvedAwaitingProof): once they have proven
+   * the commit, released as the approval would have been; the mark is cleared either way it ends.
+   */
+  private async releaseProven(revision: string): Promise<void> {
+    const approvers = (await this.o.store.load(this.instance)).pendingApprovals
+      .filter((a) => a.sha === revision)
+      .map((a) => a.by);
+    const by = approvers.at(-1) ?? "syncward";
+    const evidence = await this.fx.promotion?.evidenceOf(revision, `approved by @${by}`);
+    if (!evidence?.proven) return;
+    await this.o.store.update(this.instance, (s) => {
+      if (s.pendingSync?.revision === revision) s.pendingSync.approvedAwaitingProof = undefined;
+    });
+    const done = await this.releaseApproved(revision, by, approvers, evidence.note);
+    this.o.log.info(
+      { instance: this.instance, revision, refused: done.refused },
+      "an approval that waited for its upstreams' proof is released",
+    );
+  }
+
+  /**
+   * Ends `pin` for the approved `revision`, a history entry naming the approvers and the commit;
+   * false when another pin stands now (a rollback since), which this approval does not end.
+   */
+  private async endPinByApproval(
+    pin: PinRecord,
+    revision: string,
+    approvers: readonly string[],
+  ): Promise<boolean> {
+    let ended = true;
+    await this.o.store.update(this.instance, (s) => {
+      ended = true;
+      if (!s.pin) return;
+      if (s.pin.at !== pin.at || s.pin.revision !== pin.revision) {
+        ended = false;
+        return;
+      }
+      this.dropPin(s, approvers.join(", ") || "syncward", pinEndedMessage(pin, revision, approvers));
+    });
+    return ended;
+  }
+
+  /** Removes the state's pin with a history entry (trigger `unpin`): nothing ran, so the health stays. */
+  private dropPin(s: EnvironmentState, actor: string, message: string): void {
+    const pin = s.pin;
+    if (!pin) return;
+    const outcome = outcomeWithoutWork(pin.revision, "Succeeded", message);
+    appendHistory(s, historyEntryOf("unpin", actor, outcome), this.o.env.revisionHistoryLimit);
+    s.pin = undefined;
   }
 
   /**

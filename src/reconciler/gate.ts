@@ -51,6 +51,8 @@ export interface GateRequest {
   render?: RenderSeen;
   /** The pin this write is to be held to: a rollback's, before it is set (else the state's). */
   pin?: PinRecord;
+  /** Said after the reason of a wait for approval (a pinned environment's: approving ends the pin). */
+  waitNote?: string;
 }
 
 export interface GateOptions {
@@ -207,6 +209,7 @@ export class Gate {
     if (!decision.allowed && decision.check === "approval") {
       const evidence = await this.o.evidenceOf?.(request.revision);
       if (evidence) decision.reason = `${decision.reason}; promotion: ${evidence}`;
+      if (request.waitNote) decision.reason = `${decision.reason}; ${request.waitNote}`;
     }
     if (!decision.allowed && decision.check === "pin")
       await this.reportPinned(request, state, decision.reason);

@@ -128,6 +128,36 @@ export function pinnedRefusal(pin: PinRecord | undefined, revision: string, env:
   return `${env} is pinned at ${short(pin.revision)} by ${pin.by} (rollback to history ${pin.historyId}): \`syncward app unpin ${env}\` first, or \`syncward app rollback ${env} <id>\` to pin another deployed revision`;
 }
 
+/**
+ * What the wait for approval of a newer commit of a gated, pinned environment's branch says
+ * (after `waiting for approval (0/1)`): approving it deploys it and ends the pin.
+ */
+export function pinnedApprovalText(
+  pin: Pick<PinRecord, "revision" | "by" | "historyId">,
+  env: string,
+): string {
+  return `pinned at ${short(pin.revision)} by ${pin.by} (rollback to history ${pin.historyId}); /approve ${env} deploys this commit and ends the pin, or /unpin ${env}`;
+}
+
+/**
+ * Why an approval of `revision` does not end the pin: it is not a newer commit of the branch the
+ * pinned commit is on (a force push rewrote the history since, or the commit left the branch).
+ */
+export function pinNotEndedRefusal(
+  pin: Pick<PinRecord, "revision" | "by" | "historyId">,
+  revision: string,
+  env: string,
+  branch: string,
+): string {
+  return `refused: ${env} is pinned at ${short(pin.revision)} by ${pin.by} (rollback to history ${pin.historyId}), and ${short(revision)} is not a newer commit of ${branch} after it (the branch's history was rewritten, or the commit left the branch), so approving it does not end the pin; /unpin ${env} first`;
+}
+
+/** The history entry of a pin that an approval of a newer commit ended. */
+export function pinEndedMessage(pin: PinRecord, revision: string, approvers: readonly string[]): string {
+  const by = approvers.length > 0 ? ` by ${approvers.map((a) => `@${a}`).join(", ")}` : "";
+  return `pin at ${short(pin.revision)} (rollback to history ${pin.historyId} by ${pin.by}) ended by the approval of ${short(revision)}${by}; ${short(revision)} deploys`;
+}
+
 /** `app get`'s line: who pinned what, and how to resume. */
 export function pinnedLine(pin: PinRecord, env: string): string {
   return `${short(pin.revision)} by ${pin.by} at ${pin.at}: \`syncward app unpin ${env}\` resumes`;

@@ -219,6 +219,11 @@ export interface PendingSync {
   force?: boolean;
   allowEmpty?: boolean;
   confirmPrune?: boolean;
+  /**
+   * Approved in full while the upstreams of a promoted environment had not proven the revision
+   * (any more): released, without another approval, by the first pass that finds it proven.
+   */
+  approvedAwaitingProof?: true;
 }
 
 /**

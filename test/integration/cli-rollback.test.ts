@@ -6,6 +6,7 @@ import { describe, it } from "node:test";
 import { openContext } from "../../src/cli/context.ts";
 import type { CliIO } from "../../src/cli/io.ts";
 import { main } from "../../src/cli/main.ts";
+import type { ReconcilerEvent } from "../../src/reconciler/events.ts";
 import { STATE_KEY } from "../../src/state/store.ts";
 import type { EnvironmentState } from "../../src/state/types.ts";
 import { kubectl, useCluster } from "../support/cluster.ts";
@@ -279,6 +280,85 @@ describe("syncward app rollback", () => {
       await controller.idle();
       assert.equal(await version(), "by-hand");
       assert.equal((await ctx.reconciler.store.load(instance)).history.length, before + 1);
+    } finally {
+      await ctx.close();
+    }
+  });
+
+  it("on a gated environment an approval of a newer commit deploys it and ends the pin; a force push's commit does not", async () => {
+    const { ns, repo, options, common } = await manualApp(
+      "rollback-gated",
+      "    syncPolicy: {automated: {prune: true, selfHeal: true}}\n    approval: {users: [carol]}\n",
+    );
+    const version = async () =>
+      ((await cluster.client.get("v1", "ConfigMap", ns, "conf")) as { data?: Record<string, string> })?.data
+        ?.version;
+    const rev1 = repo.head();
+    assert.equal((await run(["app", "sync", "dev", ...common])).code, 0);
+    repo.commit({ "app/conf.yaml": conf("v2") });
+    assert.equal((await run(["app", "sync", "dev", ...common])).code, 0);
+    assert.equal((await run(["app", "rollback", "dev", "1", ...common])).code, 0);
+    assert.equal(await version(), "v1");
+
+    const events: ReconcilerEvent[] = [];
+    const ctx = await openContext(options, { emit: (e) => events.push(e) });
+    try {
+      const controller = ctx.reconciler.controller("dev");
+      const load = () => ctx.reconciler.store.load(controller.instance);
+      // A fix pushed on top: announced for approval, saying what approving it does.
+      const rev3 = repo.commit({ "app/conf.yaml": conf("v3") });
+      controller.nudge("push", "dave");
+      await controller.idle();
+      assert.equal(await version(), "v1", "nothing deploys before the approval");
+      assert.equal((await load()).pendingSync?.revision, rev3);
+      const wait = events.findLast((e) => e.type === "awaitingApproval" && e.revision === rev3);
+      assert.match(
+        (wait as { reason?: string } | undefined)?.reason ?? "",
+        /^waiting for approval \(0\/1\); pinned at [0-9a-f]{7} by \S+ \(rollback to history 1\); \/approve dev deploys this commit and ends the pin, or \/unpin dev$/,
+      );
+
+      const approved = await controller.approve(rev3, "carol", 7, await controller.base(await load()));
+      assert.equal(approved.released, true, JSON.stringify(approved));
+      assert.equal(approved.endedPin?.historyId, 1);
+      await controller.idle();
+      assert.equal(await version(), "v3", "the approved commit is deployed");
+      const after = await load();
+      assert.equal(after.pin, undefined, "the pin ended");
+      const [ended, synced] = after.history.slice(-2);
+      assert.equal(ended?.trigger, "unpin");
+      assert.equal(ended?.actor, "carol");
+      assert.match(
+        ended?.message ?? "",
+        /^pin at [0-9a-f]{7} \(rollback to history 1 by \S+\) ended by the approval of [0-9a-f]{7} by @carol; [0-9a-f]{7} deploys$/,
+      );
+      assert.equal(synced?.revision, rev3);
+      assert.equal(synced?.result, "Succeeded");
+
+      // Pinned again at rev1; then main is force-pushed to a history that does not hold rev1.
+      assert.equal((await run(["app", "rollback", "dev", rev1.slice(0, 7), ...common])).code, 0);
+      assert.equal(await version(), "v1");
+      repo.git("checkout", "-q", "--orphan", "rewritten");
+      const orphan = repo.commit({ "app/conf.yaml": conf("rewritten") }, "rewritten history");
+      repo.git("checkout", "-q", "-B", "main");
+      controller.nudge("push", "mallory");
+      await controller.idle();
+      assert.notEqual((await load()).pendingSync?.revision, orphan, "not announced for approval");
+      assert.equal(
+        events.some((e) => e.type === "awaitingApproval" && e.revision === orphan),
+        false,
+      );
+      const held = events.findLast((e) => e.type === "waiting" && e.revision === orphan);
+      assert.match((held as { reason?: string } | undefined)?.reason ?? "", /^pinned at [0-9a-f]{7} by /);
+      // An approval of it anyway (a stale wait, the Approve button) is recorded and deploys nothing.
+      const refused = await controller.approve(orphan, "carol", 7, await controller.base(await load()));
+      assert.equal(refused.released, false);
+      assert.match(
+        refused.refused ?? "",
+        /^refused: dev is pinned at [0-9a-f]{7} by \S+ \(rollback to history \d+\), and [0-9a-f]{7} is not a newer commit of main after it .*does not end the pin; \/unpin dev first$/,
+      );
+      await controller.idle();
+      assert.equal(await version(), "v1");
+      assert.ok((await load()).pin, "still pinned");
     } finally {
       await ctx.close();
     }
