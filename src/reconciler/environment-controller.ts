@@ -24,6 +24,7 @@ import type {
   PinRecord,
   PromotionNote,
   RecordedPush,
+  RollbackNote,
   Trigger,
 } from "../state/types.ts";
 import { addApproval, approvalsOf, withdrawApproval } from "./approvals.ts";
@@ -46,6 +47,7 @@ import {
   pinOf,
   type RollbackTarget,
   rollbackNote,
+  rollbackNoteOf,
   rollbackTarget,
   unpinMessage,
 } from "./pin.ts";
@@ -149,6 +151,8 @@ export interface ManualSync {
   note?: string;
   /** An automatic rollback: why, and the evidence, kept with the history entry. */
   autoRollback?: AutoRollbackNote;
+  /** A person's rollback: which entry, who and why, kept with the history entry. */
+  rollback?: RollbackNote;
 }
 
 /** An environment's instance name (state/identity.ts builds every name from the app's identity). */
@@ -978,6 +982,7 @@ export class EnvironmentController {
       ...(promotion ? { promotion } : {}),
       ...(request.note ? { note: request.note } : {}),
       ...(request.autoRollback ? { autoRollback: request.autoRollback } : {}),
+      ...(request.rollback ? { rollback: request.rollback } : {}),
     });
   }
 
@@ -1139,7 +1144,7 @@ export class EnvironmentController {
       needsApproval,
       onProgress: request.onProgress,
       note: rollbackNote(pin),
-      ...(request.autoRollback ? { autoRollback: request.autoRollback } : {}),
+      ...(request.autoRollback ? { autoRollback: request.autoRollback } : { rollback: rollbackNoteOf(pin) }),
     });
     return { ...outcome, pin };
   }

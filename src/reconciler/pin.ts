@@ -1,7 +1,7 @@
 // Rollback and pins, the pure part: which history entry a rollback re-deploys, what a pinned
 // environment says to a sync that names another revision, and what history records. The
 // controller (environment-controller.ts) reads the state, asks these, and writes.
-import type { HistoryEntry, PinRecord } from "../state/types.ts";
+import type { HistoryEntry, PinRecord, RollbackNote } from "../state/types.ts";
 import { short } from "../util/short-sha.ts";
 
 /** An entry that deployed its revision: a success, and not an unpin (which deployed nothing). */
@@ -106,6 +106,16 @@ export function pinnedRenderRefusal(
 ): string | undefined {
   if (!pin?.renderDigest || pin.revision !== revision || pin.renderDigest === digest) return undefined;
   return `the render of ${short(revision)} today is not the one history entry ${pin.historyId} applied (digest ${pin.renderDigest.slice(0, 12)}, now ${digest.slice(0, 12)}): something it renders from outside the commit changed (a chart version range, a remote base, the operator's limits); nothing was written`;
+}
+
+/** What a rollback's history entry keeps of it (`/history`, `app history`). */
+export function rollbackNoteOf(pin: PinRecord): RollbackNote {
+  return { historyId: pin.historyId, revision: pin.revision, by: pin.by, reason: pin.reason };
+}
+
+/** A rollback as `/history` and `app history` show it: `rollback to history 3 (a1b2c3d) by alice: why`. */
+export function rollbackText(note: RollbackNote): string {
+  return `rollback to history ${note.historyId} (${short(note.revision)}) by ${note.by}${note.reason ? `: ${note.reason}` : ""}`;
 }
 
 /** What the rollback's history entry says before the sync's own message. */

@@ -144,11 +144,22 @@ describe("syncward app rollback", () => {
       revision: string;
       trigger: string;
       message: string;
+      rollback?: { historyId: number; revision: string; by: string; reason: string };
     }>;
     // The last rollback (by commit, to rev2) and its unpin; the history's limit may have let the first go.
     const rollback = history.findLast((h) => h.trigger === "rollback");
     assert.equal(rollback?.revision, rev2);
     assert.match(rollback?.message ?? "", /^rollback to history 2 /);
+    assert.deepEqual(
+      { ...rollback?.rollback, by: "" },
+      { historyId: 2, revision: rev2, by: "", reason: "" },
+      "the entry keeps which entry it re-deployed",
+    );
+    // The table says which entry each rollback went back to, and why.
+    const listed = (await run(["app", "history", "dev", ...common])).out;
+    assert.match(listed, /^ROLLED BACK$/m);
+    assert.match(listed, /^\d+: rollback to history 1 \([0-9a-f]{7}\) by \S+: v2 breaks checkout$/m);
+    assert.match(listed, /^\d+: rollback to history 2 \([0-9a-f]{7}\) by \S+$/m);
     const unpin = history.find((h) => h.trigger === "unpin");
     assert.equal(unpin?.revision, rev2);
     assert.match(
