@@ -59,8 +59,8 @@ export interface ApprovalOutcome {
   recorded: boolean;
   /** It completed the approvals: the held sync runs now. */
   released?: boolean;
-  /** Approved in full, but the environment is pinned elsewhere: nothing deploys until an unpin. */
-  heldByPin?: boolean;
+  /** Approved in full, but the upstreams have not proven the commit: it deploys once they have. */
+  waitsForProof?: boolean;
   revision?: string;
 }
 
@@ -227,19 +227,19 @@ export async function approveAs(
       revision,
       message: `Approved \`${short(revision)}\` for **${name}** ${count}, but the sync is ${inertText(result.refused)}. Nothing was changed.${rewritten ? `\n\n${rewritten}` : ""}`,
     };
-  // A pinned environment takes its pin, not the approved commit, until someone unpins it.
-  const pin = state.pin && state.pin.revision !== revision ? state.pin : undefined;
-  const released = result.released && pin === undefined;
-  const outcome = released
-    ? "deploying."
-    : result.released && pin
-      ? `**${name}** is pinned at \`${short(pin.revision)}\` (rollback to history ${pin.historyId} by ${pin.by}), so nothing deploys until \`/unpin ${name}\`.`
+  // Approved in full, but a promoted environment waits for its upstreams' proof of the commit.
+  const outcome = result.waiting
+    ? `${inertText(result.waiting)}.`
+    : result.released
+      ? result.endedPin
+        ? `deploying; this ends the pin at \`${short(result.endedPin.revision)}\` (rollback to history ${result.endedPin.historyId} by ${result.endedPin.by}).`
+        : "deploying."
       : "waiting for more approvals.";
   return {
     ok: true,
     recorded: true,
-    released,
-    ...(result.released && pin ? { heldByPin: true } : {}),
+    released: result.released,
+    ...(result.waiting ? { waitsForProof: true } : {}),
     revision,
     message: `Approved \`${short(revision)}\` for **${name}** ${count}; ${outcome}${note ? ` ${note}` : ""}${rewritten ? `\n\n${rewritten}` : ""}`,
   };

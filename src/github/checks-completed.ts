@@ -67,7 +67,7 @@ export async function onStatus(runtimes: Runtimes, payload: StatusPayload): Prom
 }
 
 /**
- * Nudges every environment held to requireChecks (by the rules in force) that tracks one of
+ * Nudges every environment held to requireChecks (by the rules in force) or promotion.checks that tracks one of
  * `branches` or waits at `sha`; the pass asks the gate again. Returns their names. On a replica
  * without the app's lease the wake-up is handed to the holder (Reconciler.wake).
  */
@@ -77,7 +77,8 @@ async function wakeWaiting(rt: RepoRuntime, sha: string, branches: string[]): Pr
     const tracked = branches.includes(controller.env.source.branch);
     if (!tracked && (await rt.reconciler.store.load(controller.instance)).pendingSync?.revision !== sha)
       continue;
-    if (!(await controller.rules()).requireChecks) continue;
+    // Held for its own required checks, or for the checks its promotion names.
+    if (!((await controller.rules()).requireChecks || controller.env.promotion?.checks.length)) continue;
     rt.reconciler.wake(controller.env.name);
     woken.push(controller.env.name);
   }

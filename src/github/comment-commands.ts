@@ -376,8 +376,10 @@ async function approve(
 /** What the approver can do after `/approve`, from what approveAs decided. */
 function approveNext(name: string, outcome: Awaited<ReturnType<typeof approveAs>>): string {
   if (outcome.released) return `the check run \`${checkName(name)}\` shows the deployment.`;
-  if (outcome.heldByPin)
-    return `${cmd(`/unpin ${name}`)} once the branch is fit to deploy again (${cmd(`/history ${name}`)} says why it was rolled back).`;
+  if (outcome.waitsForProof)
+    return `nothing to do: it deploys once its upstreams have proven it; the check run \`${checkName(name)}\` shows their evidence.`;
+  if (outcome.message.includes("does not end the pin"))
+    return `${cmd(`/unpin ${name}`)} once the branch is fit to deploy again (${cmd(`/history ${name}`)} says why it was rolled back), then approve again if it still waits.`;
   if (outcome.recorded && outcome.ok)
     return `another approver comments ${cmd(`/approve ${name}`)}; ${cmd("/help")} lists who may.`;
   if (outcome.message.startsWith("Sorry"))

@@ -18,6 +18,8 @@ const LEFT_REMEMBERED = 1000;
 const VERIFIED_CACHE = 256;
 /** Commit titles remembered from push payloads and the API's answers (history labels them). */
 const TITLES_REMEMBERED = 1000;
+/** Answers of "is A an ancestor of B" remembered (a pinned environment asks on every pass). */
+const ANCESTRY_REMEMBERED = 256;
 
 // GitHub's `commit.verification.reason` values (REST docs, "Signature verification object"), in
 // words a person acts on; a reason not listed is shown as GitHub gives it.
@@ -44,6 +46,7 @@ export class GitHubSource implements RevisionSource {
   private readonly left = new BoundedMap<string, true>(LEFT_REMEMBERED);
   private readonly verification = new BoundedMap<string, Promise<string | undefined>>(VERIFIED_CACHE);
   private readonly titles = new BoundedMap<string, string>(TITLES_REMEMBERED);
+  private readonly ancestry = new BoundedMap<string, boolean>(ANCESTRY_REMEMBERED);
 
   constructor(
     private readonly ref: RepoRef,
@@ -101,6 +104,35 @@ export class GitHubSource implements RevisionSource {
     const { data } = await gh.rest.repos.getCommit({ ...this.ref, ref });
     this.learnTitle(data.sha, data.commit?.message);
     return data.sha;
+  }
+
+  /**
+   * GitHub's compare of `ancestor...descendant`: "ahead" or "identical" is a line of history from
+   * one to the other; "behind" or "diverged" is not, and neither is a commit GitHub no longer has
+   * (404, 422). Two commits' ancestry never changes, so an answer is remembered; a failure to ask
+   * (GitHub down) throws and is asked again.
+   */
+  async contains(ancestor: string, descendant: string): Promise<boolean> {
+    if (ancestor === descendant) return true;
+    const key = `${ancestor}...${descendant}`;
+    const known = this.ancestry.get(key);
+    if (known !== undefined) return known;
+    const gh = await this.octokit();
+    let answer: boolean;
+    try {
+      const { data } = await gh.rest.repos.compareCommitsWithBasehead({
+        ...this.ref,
+        basehead: key,
+        per_page: 1,
+      });
+      answer = data.status === "ahead" || data.status === "identical";
+    } catch (err) {
+      const status = statusOf(err);
+      if (status !== 404 && status !== 422) throw err;
+      answer = false;
+    }
+    this.ancestry.set(key, answer);
+    return answer;
   }
 
   /** GitHub's commit verification (`GET /repos/{owner}/{repo}/commits/{ref}`), for policy.requireSignedCommits. */

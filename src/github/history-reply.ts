@@ -1,14 +1,15 @@
 // The `/history` reply: an environment's operations, newest first, each revision linked and named
 // by its commit's title where history recorded one (entries written before titles were kept show
 // the SHA alone).
+import { rollbackText } from "../reconciler/pin.ts";
 import type { HistoryEntry } from "../state/types.ts";
 import { commitLink, type Links } from "./links.ts";
 import { tableCell } from "./markdown.ts";
 
 export function historyReply(envName: string, history: HistoryEntry[], links: Links | undefined): string {
-  // The promotion column only where some entry was a promotion, with the evidence it used; an
-  // automatic rollback's evidence goes there too.
-  const promoted = history.some((h) => h.promotion || h.autoRollback);
+  // The evidence column only where some entry was a promotion, with the evidence it used; an
+  // automatic rollback's evidence goes there too, and a person's rollback's target and reason.
+  const promoted = history.some((h) => h.promotion || h.autoRollback || h.rollback);
   const rows = history
     .slice()
     .reverse()
@@ -19,7 +20,7 @@ export function historyReply(envName: string, history: HistoryEntry[], links: Li
   return [
     `**${envName}** history:`,
     "",
-    `| ID | DATE | REVISION | TRIGGER | ACTOR | RESULT |${promoted ? " PROMOTION |" : ""}`,
+    `| ID | DATE | REVISION | TRIGGER | ACTOR | RESULT |${promoted ? " EVIDENCE |" : ""}`,
     `| --- | --- | --- | --- | --- | --- |${promoted ? " --- |" : ""}`,
     ...rows,
   ].join("\n");
@@ -29,5 +30,6 @@ function evidenceCell(h: HistoryEntry): string {
   const told =
     h.promotion ??
     (h.autoRollback && { ...h.autoRollback, reason: `automatic rollback: ${h.autoRollback.reason}` });
-  return told ? tableCell(`${told.reason}: ${told.evidence.join(", ")}`) : "";
+  if (told) return tableCell(`${told.reason}: ${told.evidence.join(", ")}`);
+  return h.rollback ? tableCell(rollbackText(h.rollback)) : "";
 }

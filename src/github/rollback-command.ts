@@ -27,11 +27,26 @@ export async function rollbackCommand(
     ...(target ? { target } : {}),
     reason: `/rollback on #${pullNumber}`,
   });
-  return rollbackReply(controller.env.name, controller.env.source.branch, result);
+  const { name, branch, gated } = placeOf(controller);
+  return rollbackReply(name, branch, result, gated);
 }
 
-/** The reply to a rollback's result (pure). */
-export function rollbackReply(name: string, branch: string, result: RollbackResult): RollbackReply {
+/** The environment's name, its tracked branch, and whether an approval rule gates it. */
+function placeOf(controller: EnvironmentController): { name: string; branch: string; gated: boolean } {
+  const env = controller.env;
+  return { name: env.name, branch: env.source.branch, gated: Boolean(env.approval) };
+}
+
+/**
+ * The reply to a rollback's result (pure). `gated`: the environment has an approval rule, so an
+ * approved newer commit of the branch ends the pin too.
+ */
+export function rollbackReply(
+  name: string,
+  branch: string,
+  result: RollbackResult,
+  gated = false,
+): RollbackReply {
   const history = cmd(`/history ${name}`);
   if ("refused" in result)
     return {
@@ -48,7 +63,10 @@ export function rollbackReply(name: string, branch: string, result: RollbackResu
       next: `once what the message names is resolved, comment ${cmd(`/rollback ${name}`)} again.`,
     };
   const sha = `\`${short(pin.revision)}\``;
-  const held = `automated syncs, promotions and retries hold at ${sha} and self-heal defends it; new commits to \`${branch}\` wait until ${cmd(`/unpin ${name}`)}`;
+  const until = gated
+    ? `${cmd(`/unpin ${name}`)}, or until an approval of a newer commit of \`${branch}\` deploys it and ends the pin`
+    : cmd(`/unpin ${name}`);
+  const held = `automated syncs, promotions and retries hold at ${sha} and self-heal defends it; new commits to \`${branch}\` wait until ${until}`;
   if (result.handedOver)
     return {
       ok: true,
@@ -73,12 +91,8 @@ export async function unpinCommand(
   who: { login: string },
 ): Promise<RollbackReply> {
   const removed = await controller.unpin(who.login);
-  return unpinReply(
-    controller.env.name,
-    controller.env.source.branch,
-    removed,
-    Boolean(controller.env.approval),
-  );
+  const { name, branch, gated } = placeOf(controller);
+  return unpinReply(name, branch, removed, gated);
 }
 
 /** The reply to an unpin (pure): what was pinned, and what the next sync takes. */

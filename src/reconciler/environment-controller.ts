@@ -11,7 +11,7 @@ import { assess, outcomeWithoutWork, type SyncOutcome, type SyncRequest } from "
 import type { KubeClient } from "../kube/client.ts";
 import { clusterNameOf, UnknownDestinationError } from "../kube/clusters.ts";
 import { KubeConnectionError } from "../kube/errors.ts";
-import { keyOf, keyString } from "../kube/object.ts";
+import { type KubeObject, keyOf, keyString } from "../kube/object.ts";
 import { timed } from "../observability/durations.ts";
 import type { RenderedSource } from "../source/render.ts";
 import { appendHistory } from "../state/history.ts";
@@ -24,12 +24,13 @@ import type {
   PinRecord,
   PromotionNote,
   RecordedPush,
+  RollbackNote,
   Trigger,
 } from "../state/types.ts";
 import { addApproval, approvalsOf, withdrawApproval } from "./approvals.ts";
 import { autoRollbackDecision } from "./auto-rollback.ts";
 import { runAutoRollback } from "./auto-rollback-run.ts";
-import { nextAction } from "./decide.ts";
+import { nextAction, type PassInput } from "./decide.ts";
 import { EnvironmentEffects } from "./effects.ts";
 import type { Emit } from "./events.ts";
 import type { GateDecision } from "./gate-decision.ts";
@@ -38,20 +39,23 @@ import { findOrphans, mayBeOrphan, type Orphan, RISKY_KINDS } from "./orphans.ts
 import { OutageBackoff } from "./outage-backoff.ts";
 import type { PassSlots } from "./pass-slots.ts";
 import {
+  pinEndedMessage,
+  pinNotEndedRefusal,
+  pinnedApprovalText,
   pinnedRefusal,
-  pinnedRenderRefusal,
   pinnedText,
   pinOf,
   type RollbackTarget,
   rollbackNote,
+  rollbackNoteOf,
   rollbackTarget,
   unpinMessage,
 } from "./pin.ts";
 import { effectivePolicy } from "./policy.ts";
 import { type PromoteResult, promoteWith } from "./promotion/promote.ts";
-import { Promotion, type PromotionLinks } from "./promotion/promotion.ts";
+import { Promotion, type PromotionLinks, type Target } from "./promotion/promotion.ts";
 import { type AnnouncedPush, attributePass } from "./push-attribution.ts";
-import { revisionToTake, trackedRevision } from "./release/choose-revision.ts";
+import { revisionFromBranch, revisionToTake, trackedRevision } from "./release/choose-revision.ts";
 import { bindsRender, deployedRenderMoved, renderSeen } from "./render-binding.ts";
 import type { RequiredChecks } from "./required-checks.ts";
 import { resyncIntervalMs } from "./resync.ts";
@@ -147,7 +151,44 @@ export interface ManualSync {
   note?: string;
   /** An automatic rollback: why, and the evidence, kept with the history entry. */
   autoRollback?: AutoRollbackNote;
+  /** A person's rollback: which entry, who and why, kept with the history entry. */
+  rollback?: RollbackNote;
 }
+
+/** What an approval did (EnvironmentController.approve). */
+export interface Approved {
+  approvers: string[];
+  needed: number;
+  released: boolean;
+  refused?: string;
+  expired: number;
+  /** Approved in full, but its upstreams have not proven it: why, and it deploys once they have. */
+  waiting?: string;
+  /** The pin the approved commit ends (a newer commit of a pinned environment's branch). */
+  endedPin?: PinRecord;
+}
+
+/** What a pass read before it looks at the cluster (readPass). */
+interface PassRead {
+  state: EnvironmentState;
+  policy: ReturnType<typeof effectivePolicy>;
+  /** What the environment takes from its branch (revisionFromBranch). */
+  taken: Target;
+  /** The revision the pass looks at: the one taken, else the one the environment runs. */
+  head: string;
+  /** Who the pass is attributed to (push-attribution.ts). */
+  trigger: Trigger;
+  actor: string;
+}
+
+/** What nextAction is shown by a pass (passInput), and whether the deployed render's config moved. */
+type PassView = PassInput & {
+  moved: boolean;
+  state: EnvironmentState;
+  policy: ReturnType<typeof effectivePolicy>;
+  /** Pinned where an approval gates new releases: the pin may end, so idle polls read the branch. */
+  gatedPin: boolean;
+};
 
 /** An environment's instance name (state/identity.ts builds every name from the app's identity). */
 export { instanceName } from "../state/identity.ts";
@@ -564,14 +605,34 @@ export class EnvironmentController {
     return true;
   }
 
-  /** One level-triggered pass. */
+  /**
+   * One level-triggered pass: what the environment takes now (readPass), its render (renderPass),
+   * then a release of a new revision (releasePass) or the cluster compared with the render and
+   * healed or reported (comparePass).
+   */
   private async pass(passTrigger: Trigger, passActor: string, named?: ReadonlySet<string>): Promise<void> {
-    const env = this.o.env;
     // Taken before anything is read: whatever changes from here on shows as a different mark.
     const started = Date.now();
     const marks = this.marks();
     this.settled = undefined;
     this.stateTouched = false;
+    const read = await this.readPass(passTrigger, passActor);
+    if (!read) return;
+    const rendered = await this.renderPass(read, passTrigger === "poll" ? started : undefined);
+    if (!rendered) return;
+    const input = await this.passInput(read, rendered);
+    if (await this.releasePass(read, rendered, input)) return;
+    await this.comparePass(rendered, input, marks, named);
+  }
+
+  /**
+   * The state (after a sync another replica handed over), the policy, and the revision the pass
+   * looks at: what the environment takes from its branch (revisionFromBranch), else the one it
+   * runs. A pinned pass may end the pin by an approval instead (offerPinEnd); an approval that
+   * waited for its upstreams' proof is released once they proved it. Undefined: nothing to look at.
+   */
+  private async readPass(passTrigger: Trigger, passActor: string): Promise<PassRead | undefined> {
+    const env = this.o.env;
     let state = await this.o.store.load(this.instance);
     if (state.handedOver) {
       await this.runHandedOver(state.handedOver);
@@ -579,40 +640,58 @@ export class EnvironmentController {
     }
     const policy = effectivePolicy(env, state);
     const branchHead = await this.o.source.head(env.source.branch);
-    // A rollback's pin holds everything, promotions too; otherwise a promotion takes the newest
-    // commit its upstreams proved, or holds where it is.
-    const taken = state.pin
-      ? { revision: trackedRevision(branchHead, state.pin) }
-      : await revisionToTake(this.fx.promotion, branchHead, state.lastSyncedRevision);
-    if (state.pin) this.announcePinned(branchHead, state.pin);
-    else this.fx.promotion?.announce(branchHead, "waiting" in taken ? taken.waiting : undefined);
+    const taken = await revisionFromBranch(this.fx.promotion, async () => branchHead, state);
+    if (state.pin) {
+      if (await this.offerPinEnd(state, state.pin, branchHead, policy, passTrigger, passActor))
+        return undefined;
+    } else this.fx.promotion?.announce(branchHead, taken.waiting);
+    if (state.pendingSync?.approvedAwaitingProof) await this.releaseProven(state.pendingSync.revision);
     const head = taken.revision ?? state.lastSyncedRevision;
-    if (!head) return;
+    if (!head) return undefined;
     const { trigger, actor } = attributePass(
       { trigger: passTrigger, actor: passActor },
       head,
       state.lastSyncedRevision,
       this.announced,
     );
+    return { state, policy, taken, head, trigger, actor };
+  }
+
+  /**
+   * The render of the pass's revision, once the destination answers (else reported, as is a render
+   * that fails); the watches follow its kinds. A poll (`pollStarted`) scans for orphans too.
+   */
+  private async renderPass(
+    read: PassRead,
+    pollStarted: number | undefined,
+  ): Promise<RenderedSource | undefined> {
+    const { state, head, trigger, actor } = read;
     const found = this.destination();
     // Watches first: on a cluster that is down they retry, and the first answer brings a pass.
     this.watchDestination();
     const problem = "problem" in found ? found.problem : await this.unreachable(found.client);
     if (problem) {
       await this.fx.reportDestination(head, state, trigger, actor, problem);
-      return;
+      return undefined;
     }
     const rendered = await this.fx.renderOrReport(head, state, trigger, actor);
-    if (!rendered) return;
+    if (!rendered) return undefined;
     this.watcher?.ensureKinds([
       ...(state.inventory ?? []),
       ...rendered.objects.map((o) => ({ apiVersion: o.apiVersion, kind: o.kind })),
     ]);
-    if (passTrigger === "poll") {
+    if (pollStarted !== undefined) {
       await this.scanOrphans(head, rendered);
-      this.lastFullPoll = started;
+      this.lastFullPoll = pollStarted;
     }
+    return rendered;
+  }
 
+  /** What nextAction (decide.ts) is shown; `moved`: the deployed commit's render config moved. */
+  private async passInput(read: PassRead, rendered: RenderedSource): Promise<PassView> {
+    const env = this.o.env;
+    const { policy, head } = read;
+    let state = read.state;
     // A config change since the deployed commit was synced that renders it differently (source or
     // destination settings, possibly changed on another branch): a gated environment treats the
     // commit as a new release, which the gate asks approval for, never as drift to heal.
@@ -623,18 +702,28 @@ export class EnvironmentController {
     if (moved) state = { ...state, lastSyncedRevision: undefined };
     const fresh = policy.automated && head !== state.lastSyncedRevision;
     const rules = fresh ? await this.fx.gate.rules(state) : undefined;
-    const input = {
+    return {
+      moved,
       policy,
       state,
       head,
       // Only a new revision is compared with the deployed render (passes at the same one are many).
       // (Never "no change" when the config moved: the same objects may now go elsewhere.)
-      digest: fresh && !moved ? renderSeen(rendered.objects, this.o.env.destination.namespace).digest : "",
+      digest: fresh && !moved ? renderSeen(rendered.objects, env.destination.namespace).digest : "",
       // A config change that loosens a guard is never "no change": it waits under the old rule.
       gated: Boolean(rules?.rules.approval) && rules?.weakens.length === 0,
       renderMoved: this.renderMoved(state, head, rendered),
       healHeld: selfHealHeldBy(env.syncWindows, new Date()),
+      gatedPin: Boolean(state.pin && (env.approval ?? state.deployedRules?.approval)),
     };
+  }
+
+  /**
+   * A new revision: advanced as "no change" when it renders what is deployed and the gate lets it
+   * (every check but the approval), else released (syncRevision). True when the pass ends here.
+   */
+  private async releasePass(read: PassRead, rendered: RenderedSource, input: PassView): Promise<boolean> {
+    const { head, trigger, actor, taken } = read;
     let action = nextAction(input);
     if (action.kind === "noChange") {
       // "No change" skips only the approval: the commit must still pass every other check (a
@@ -653,21 +742,33 @@ export class EnvironmentController {
             });
       if (gate?.allowed) {
         await this.fx.advanceUnchanged(head, trigger, actor);
-        return;
+        return true;
       }
       action = { kind: "sync" };
     }
-    if (action.kind === "sync") {
-      await syncRevision(this.fx, head, trigger, actor, {
-        prune: policy.prune,
-        loop: true,
-        path: "automated",
-        ...(taken.note && taken.revision === head ? { promotion: taken.note } : {}),
-      });
-      return;
-    }
+    if (action.kind !== "sync") return false;
+    await syncRevision(this.fx, head, trigger, actor, {
+      prune: input.policy.prune,
+      loop: true,
+      path: "automated",
+      ...(taken.note && taken.revision === head ? { promotion: taken.note } : {}),
+    });
+    return true;
+  }
 
-    if (named && action.kind === "assess" && mayHealNamed(input) && !this.o.tracksHealth) {
+  /**
+   * The cluster compared with the render (only the objects watch events named, when that can
+   * stand in for the whole): in sync (recordInSync), healed (self-heal.ts), or reported out of
+   * sync (reportOutOfSync).
+   */
+  private async comparePass(
+    rendered: RenderedSource,
+    input: PassView,
+    marks: string | undefined,
+    named: ReadonlySet<string> | undefined,
+  ): Promise<void> {
+    const { head, policy, state } = input;
+    if (named && mayHealNamed(input) && !this.o.tracksHealth) {
       if (await healNamed(this.fx, head, rendered, named, state)) return;
     }
     const assessment = await assess(
@@ -678,25 +779,10 @@ export class EnvironmentController {
     const { plan, live } = assessment;
     const drifted = plan.steps.flatMap((s) => s.tasks);
     const extra = [...plan.prunes, ...plan.requiresPruning].map((p) => p.key);
-    action = nextAction({ ...input, assessed: { drifted: drifted.length, extra: extra.length } });
-    if (action.kind === "inSync") {
-      this.lastDriftSignature = "";
-      if (marks && head === state.lastSyncedRevision && !moved)
-        this.settled = { head, env, marks, at: this.lastFullPoll, pinned: Boolean(state.pin) };
-      // After an outage (health Unknown: nothing could be read) the objects just read say it again;
-      // an upstream of a promotion records every change (its health is a downstream's evidence).
-      const now = this.liveHealth(live);
-      const health =
-        state.health === "Unknown" || (this.o.tracksHealth && state.health !== now) ? now : undefined;
-      if (action.markSynced || health)
-        await this.o.store.update(this.instance, (s) => {
-          if (action.markSynced) s.syncStatus = "Synced";
-          if (health && (s.health === "Unknown" || this.o.tracksHealth)) s.health = health;
-        });
-      return;
-    }
-    if (action.kind === "heal") {
-      await heal(
+    const action = nextAction({ ...input, assessed: { drifted: drifted.length, extra: extra.length } });
+    if (action.kind === "inSync") return this.recordInSync(input, live, action.markSynced, marks);
+    if (action.kind === "heal")
+      return heal(
         this.fx,
         head,
         rendered,
@@ -705,16 +791,57 @@ export class EnvironmentController {
         state,
         assessment,
       );
-      return;
-    }
-    if (action.kind !== "outOfSync") return;
+    if (action.kind === "outOfSync") await this.reportOutOfSync(input, live, drifted, extra, action.reason);
+  }
+
+  /**
+   * Nothing differs: the state says Synced (and the health the objects show, after an outage or
+   * for a downstream's evidence); a poll finding the same next time may read nothing (quiet()).
+   */
+  private async recordInSync(
+    input: PassView,
+    live: ReadonlyMap<string, KubeObject>,
+    markSynced: boolean,
+    marks: string | undefined,
+  ): Promise<void> {
+    const { head, state, moved } = input;
+    this.lastDriftSignature = "";
+    if (marks && head === state.lastSyncedRevision && !moved)
+      // (A gated environment's pin may end with an approval of a newer head: it reads the branch.)
+      this.settled = {
+        head,
+        env: this.o.env,
+        marks,
+        at: this.lastFullPoll,
+        pinned: Boolean(state.pin && !input.gatedPin),
+      };
+    // After an outage (health Unknown: nothing could be read) the objects just read say it again;
+    // an upstream of a promotion records every change (its health is a downstream's evidence).
+    const now = this.liveHealth(live);
+    const health =
+      state.health === "Unknown" || (this.o.tracksHealth && state.health !== now) ? now : undefined;
+    if (markSynced || health)
+      await this.o.store.update(this.instance, (s) => {
+        if (markSynced) s.syncStatus = "Synced";
+        if (health && (s.health === "Unknown" || this.o.tracksHealth)) s.health = health;
+      });
+  }
+
+  /** The difference is left (no self-heal, a freeze, stuck): the state and, once per drift, the event say why. */
+  private async reportOutOfSync(
+    input: PassView,
+    live: ReadonlyMap<string, KubeObject>,
+    drifted: ReadonlyArray<{ key: string; drifted: string[]; action: string }>,
+    extra: string[],
+    reason: string,
+  ): Promise<void> {
+    const { head, state } = input;
     if (this.o.tracksHealth && state.health !== this.liveHealth(live)) {
       const health = this.liveHealth(live);
       await this.o.store.update(this.instance, (s) => {
         s.health = health;
       });
     }
-
     const driftedFields = drifted.flatMap((t) =>
       t.drifted.length > 0
         ? t.drifted.map((p) => `${t.key} ${p}`)
@@ -726,23 +853,90 @@ export class EnvironmentController {
         s.syncStatus = "OutOfSync";
       });
     }
-    if (signature !== this.lastDriftSignature) {
-      this.lastDriftSignature = signature;
-      const reason = action.reason;
-      this.o.log.info(
-        { instance: this.instance, revision: head, drifted: driftedFields, requiresPruning: extra },
-        `OutOfSync: ${reason}`,
-      );
-      this.o.emit({
-        type: "outOfSync",
-        instance: this.instance,
-        env: env.name,
-        revision: head,
-        drifted: driftedFields,
-        requiresPruning: extra,
-        reason,
-      });
+    if (signature === this.lastDriftSignature) return;
+    this.lastDriftSignature = signature;
+    this.o.log.info(
+      { instance: this.instance, revision: head, drifted: driftedFields, requiresPruning: extra },
+      `OutOfSync: ${reason}`,
+    );
+    this.o.emit({
+      type: "outOfSync",
+      instance: this.instance,
+      env: this.o.env.name,
+      revision: head,
+      drifted: driftedFields,
+      requiresPruning: extra,
+      reason,
+    });
+  }
+
+  /**
+   * A pinned pass. On a gated, automated environment the newer commit of the branch it would take
+   * is announced for approval, saying that approving it ends the pin; once it is approved in full
+   * it is released (releaseApproved) after this pass, which then ends (true). Anything else the
+   * pin holds back is said once on its own check run (announcePinned).
+   */
+  private async offerPinEnd(
+    state: EnvironmentState,
+    pin: PinRecord,
+    branchHead: string,
+    policy: { automated: boolean; prune: boolean },
+    trigger: Trigger,
+    actor: string,
+  ): Promise<boolean> {
+    const candidate = policy.automated
+      ? (await revisionToTake(this.fx.promotion, branchHead, pin.revision)).revision
+      : undefined;
+    const verdict =
+      candidate && candidate !== pin.revision ? await this.pinVerdict(state, candidate) : undefined;
+    if (!candidate || !verdict || "refusal" in verdict) {
+      this.announcePinned(branchHead, pin);
+      return false;
     }
+    const decision = await this.fx.gate.check({
+      path: "automated",
+      revision: candidate,
+      trigger,
+      actor,
+      wait: { manual: false, prune: policy.prune },
+      ...(verdict.note ? { waitNote: verdict.note } : {}),
+      state,
+    });
+    if (!decision.allowed) return false;
+    const approvers = decision.approvals ?? [];
+    const done = await this.releaseApproved(candidate, approvers.at(-1) ?? actor, approvers);
+    return done.endedPin !== undefined;
+  }
+
+  /**
+   * What the pin says of an approved release of `revision`: nothing when not pinned, or pinned at
+   * it; on a gated environment, when it is a newer commit of the branch the pinned one is on, the
+   * note its wait carries (approving it ends the pin); otherwise why it is refused.
+   */
+  private async pinVerdict(
+    state: EnvironmentState,
+    revision: string,
+  ): Promise<{ note?: string } | { refusal: string }> {
+    const pin = state.pin;
+    if (!pin || pin.revision === revision) return {};
+    const env = this.o.env;
+    const refused = pinnedRefusal(pin, revision, env.name) ?? "";
+    if (!(await this.fx.gate.rules(state)).rules.approval) return { refusal: refused };
+    if (!(await this.newerOnBranch(pin.revision, revision)))
+      return { refusal: pinNotEndedRefusal(pin, revision, env.name, env.source.branch) };
+    return { note: pinnedApprovalText(pin, env.name) };
+  }
+
+  /**
+   * `revision` descends from `pinned` and is on the tracked branch (its head or an ancestor of it):
+   * a force push that rewrote the history, or a commit of another line, does not qualify. A source
+   * that cannot tell answers no.
+   */
+  private async newerOnBranch(pinned: string, revision: string): Promise<boolean> {
+    const source = this.o.source;
+    if (!source.contains) return false;
+    const head = await source.head(this.o.env.source.branch);
+    return (await source.contains(pinned, revision)) && (await source.contains(revision, head));
   }
 
   /**
@@ -765,7 +959,7 @@ export class EnvironmentController {
   }
 
   /** The worst health of the objects just read (none with a health: Healthy). */
-  private liveHealth(live: ReadonlyMap<string, import("../kube/object.ts").KubeObject>): string {
+  private liveHealth(live: ReadonlyMap<string, KubeObject>): string {
     return worstHealth([...live.values()].map((o) => assessHealth(o, this.health)))?.status ?? "Healthy";
   }
 
@@ -897,6 +1091,7 @@ export class EnvironmentController {
       ...(promotion ? { promotion } : {}),
       ...(request.note ? { note: request.note } : {}),
       ...(request.autoRollback ? { autoRollback: request.autoRollback } : {}),
+      ...(request.rollback ? { rollback: request.rollback } : {}),
     });
   }
 
@@ -912,8 +1107,7 @@ export class EnvironmentController {
   > {
     const head = await this.o.source.head(this.o.env.source.branch);
     // A pin holds a manual sync without a revision too: it re-deploys the pinned one.
-    if (state.pin) return { revision: trackedRevision(head, state.pin) };
-    const taken = await revisionToTake(this.fx.promotion, head, state.lastSyncedRevision);
+    const taken = await revisionFromBranch(this.fx.promotion, async () => head, state);
     if (taken.revision) return { revision: taken.revision, ...(taken.note ? { promotion: taken.note } : {}) };
     if (state.lastSyncedRevision) return { revision: state.lastSyncedRevision };
     return {
@@ -1031,15 +1225,10 @@ export class EnvironmentController {
     const target = rollbackTarget(state.history, state.lastSyncedRevision, this.o.env.name, request.target);
     if ("error" in target) return { refused: target.error };
     const pin = pinOf(target.entry, request.actor, request.reason ?? "");
-    // Refused before anything is pinned when the commit no longer renders what that entry applied.
-    const now = await this.fx
-      .desiredAt(pin.revision)
-      .then((r) => renderSeen(r.objects, this.o.env.destination.namespace).digest)
-      .catch(() => undefined); // a render that fails now fails the sync below, which says why
-    const differs = now === undefined ? undefined : pinnedRenderRefusal(pin, pin.revision, now);
-    if (differs) return { refused: `${differs.replace(/; nothing was written$/, "")}; nothing was pinned` };
     const trigger = request.trigger ?? "rollback";
     const needsApproval = request.needsApproval ?? false;
+    // Held to the pin it is about to set: refused before anything is pinned when the commit no
+    // longer renders what that entry applied.
     const decision = await this.fx.gate.check({
       path: "manual",
       revision: pin.revision,
@@ -1047,7 +1236,10 @@ export class EnvironmentController {
       actor: request.actor,
       needsApproval,
       state,
+      pin,
     });
+    if (!decision.allowed && decision.check === "pin")
+      return { refused: decision.reason.replace(/; nothing was written$/, "; nothing was pinned") };
     if (!decision.allowed) return this.fx.refuseManual(decision, pin.revision, trigger, request.actor);
     await this.serialize(() =>
       this.o.store.update(this.instance, (s) => {
@@ -1060,7 +1252,7 @@ export class EnvironmentController {
       needsApproval,
       onProgress: request.onProgress,
       note: rollbackNote(pin),
-      ...(request.autoRollback ? { autoRollback: request.autoRollback } : {}),
+      ...(request.autoRollback ? { autoRollback: request.autoRollback } : { rollback: rollbackNoteOf(pin) }),
     });
     return { ...outcome, pin };
   }
@@ -1072,11 +1264,8 @@ export class EnvironmentController {
       this.o.store.update(this.instance, (s) => {
         removed = s.pin;
         if (!removed) return;
-        const message = unpinMessage(removed, actor, this.o.env.source.branch);
-        const outcome = outcomeWithoutWork(removed.revision, "Succeeded", message);
         // Straight into history, not through fx.record: nothing ran, so the health stays as it was.
-        appendHistory(s, historyEntryOf("unpin", actor, outcome), this.o.env.revisionHistoryLimit);
-        s.pin = undefined;
+        this.dropPin(s, actor, unpinMessage(removed, actor, this.o.env.source.branch));
       }),
     );
     if (removed && this.looping) this.nudge("cli", actor);
@@ -1109,9 +1298,10 @@ export class EnvironmentController {
       return { revision: requested.head, held: false, refused: requested.refusal.reason };
     }
     const revision = requested.revision;
-    // Pinned elsewhere: no approval is asked of a revision the pin would refuse once approved.
-    const pinned = pinnedRefusal((await this.o.store.load(this.instance)).pin, revision, this.o.env.name);
-    if (pinned) return { revision, held: false, refused: pinned };
+    // Pinned elsewhere: no approval is asked of a revision the pin would refuse once approved (on
+    // a gated environment a newer commit of the branch may end the pin: its wait says so).
+    const verdict = await this.pinVerdict(await this.o.store.load(this.instance), revision);
+    if ("refusal" in verdict) return { revision, held: false, refused: verdict.refusal };
     const flags = {
       prune: request.prune,
       force: request.force,
@@ -1129,6 +1319,7 @@ export class EnvironmentController {
         ...flags,
         ...(request.actorId === undefined ? {} : { actorId: request.actorId }),
       },
+      ...(verdict.note ? { waitNote: verdict.note } : {}),
     });
     if (!decision.allowed) {
       if (decision.check === "approval") return { revision, held: true };
@@ -1161,24 +1352,49 @@ export class EnvironmentController {
     base?: string,
     /** Who contributed was not looked at (approval.allowAuthor was true). */
     unchecked?: boolean,
-  ): Promise<{ approvers: string[]; needed: number; released: boolean; refused?: string; expired: number }> {
+  ): Promise<Approved> {
+    const { state, render } = await this.recordApproval(revision, { by, id, base, unchecked });
+    const counted = await this.countApprovals(state, revision, render);
+    if (counted.approvers.length < counted.needed) return { ...counted, released: false };
+    // A promoted environment deploys only what its upstreams proved: the approval waits until then.
+    const evidence = await this.fx.promotion?.evidenceOf(revision, `approved by @${by}`);
+    if (evidence && !evidence.proven)
+      return { ...counted, ...(await this.awaitProof(revision, evidence.text)) };
+    const done = await this.releaseApproved(revision, by, counted.approvers, evidence?.note);
+    return { ...counted, released: done.refused === undefined, ...done };
+  }
+
+  /**
+   * Adds the approval to the state, bound to the configuration it was judged under and the render
+   * it was shown (a later config change, or a render of the commit that differs, stops it counting).
+   */
+  private async recordApproval(
+    revision: string,
+    who: { by: string; id?: number; base?: string; unchecked?: boolean },
+  ): Promise<{ state: EnvironmentState; render: string }> {
     const render = await this.renderApproved(revision);
     const state = await this.o.store.update(this.instance, (s) => {
       addApproval(s, {
         sha: revision,
-        by,
-        ...(id !== undefined ? { id } : {}),
+        by: who.by,
+        ...(who.id !== undefined ? { id: who.id } : {}),
         at: new Date().toISOString(),
-        ...(base !== undefined ? { base } : {}),
-        ...(unchecked ? { unchecked: true as const } : {}),
-        // The configuration it was judged under: a later config change stops it counting.
+        ...(who.base !== undefined ? { base: who.base } : {}),
+        ...(who.unchecked ? { unchecked: true as const } : {}),
         config: approvedConfigOf(this.env),
-        // And the render: a later render of the commit that differs is not what was approved.
         render,
       });
     });
+    return { state, render };
+  }
+
+  /** Who approved `revision` and still counts under the rules in force, how many are needed, how many lapsed. */
+  private async countApprovals(
+    state: EnvironmentState,
+    revision: string,
+    render: string,
+  ): Promise<{ approvers: string[]; needed: number; expired: number }> {
     const rules = (await this.fx.gate.rules(state)).rules;
-    const needed = rules.approval?.minimum ?? 0;
     const { approvers, expired } = approvalsOf(
       state,
       revision,
@@ -1189,20 +1405,40 @@ export class EnvironmentController {
       approvedConfigOf(this.env),
       render,
     );
-    const released = approvers.length >= needed;
-    if (!released) return { approvers, needed, released, expired };
-    // A promoted environment deploys only what its upstreams proved: the approval waits until then.
-    const evidence = await this.fx.promotion?.evidenceOf(revision, `approved by @${by}`);
-    if (evidence && !evidence.proven)
-      return {
-        approvers,
-        needed,
-        released: false,
-        refused: `waiting for its upstreams to prove it (${evidence.text}); it deploys once they have`,
-        expired,
-      };
-    const pending = state.pendingSync;
-    const manual = Boolean(pending?.manual && pending.revision === revision);
+    return { approvers, needed: rules.approval?.minimum ?? 0, expired };
+  }
+
+  /** Approved in full before its upstreams proved it: kept on the wait, released by the pass that finds it proven. */
+  private async awaitProof(
+    revision: string,
+    evidence: string,
+  ): Promise<Pick<Approved, "released" | "waiting">> {
+    await this.o.store.update(this.instance, (s) => {
+      if (s.pendingSync?.revision === revision) s.pendingSync.approvedAwaitingProof = true;
+    });
+    return {
+      released: false,
+      waiting: `its upstreams have not proven it yet (${evidence}); it deploys once they have, without another approval`,
+    };
+  }
+
+  /**
+   * Releases the sync an approval completed. The gate answers first: `refused` carries its reason
+   * (a freeze, a closed window, a pin it does not end) and nothing runs. A requested sync runs as
+   * the manual sync it was, an automated one through the loop; on a pinned environment the pin
+   * ends first (endPinByApproval), then the approved commit is synced.
+   */
+  private async releaseApproved(
+    revision: string,
+    by: string,
+    approvers: readonly string[],
+    promotion?: PromotionNote,
+  ): Promise<{ refused?: string; endedPin?: PinRecord }> {
+    const state = await this.o.store.load(this.instance);
+    const verdict = await this.pinVerdict(state, revision);
+    if ("refusal" in verdict) return { refused: verdict.refusal };
+    const pending = state.pendingSync?.revision === revision ? state.pendingSync : undefined;
+    const manual = Boolean(pending?.manual);
     const trigger = manual && pending ? pending.trigger : "comment";
     const decision = await this.fx.gate.check({
       path: manual ? "manual" : "automated",
@@ -1213,24 +1449,86 @@ export class EnvironmentController {
     });
     if (!decision.allowed) {
       await this.fx.refuseManual(decision, revision, trigger, by);
-      return { approvers, needed, released: false, refused: decision.reason, expired };
+      return { refused: decision.reason };
     }
-    if (manual && pending) {
-      this.syncInBackground({
-        trigger: pending.trigger,
-        actor: pending.actor,
-        revision,
-        prune: pending.prune,
-        force: pending.force,
-        allowEmpty: pending.allowEmpty,
-        confirmPrune: pending.confirmPrune,
-        needsApproval: true,
-        ...(evidence ? { promotion: evidence.note } : {}),
-      });
-    } else {
-      this.nudge("comment", by);
+    const request: ManualSync = {
+      trigger,
+      actor: manual && pending ? pending.actor : by,
+      revision,
+      prune: pending?.prune,
+      force: pending?.force,
+      allowEmpty: pending?.allowEmpty,
+      confirmPrune: pending?.confirmPrune,
+      needsApproval: true,
+      ...(promotion ? { promotion } : {}),
+    };
+    const pin = state.pin && state.pin.revision !== revision ? state.pin : undefined;
+    if (pin) {
+      this.serialize(async () => {
+        if (await this.endPinByApproval(pin, revision, approvers)) await this.syncNow(request);
+      }).catch((err: unknown) =>
+        this.o.log.warn(
+          { err, instance: this.instance, revision },
+          "an approved sync that ends the pin did not finish",
+        ),
+      );
+      return { endedPin: pin };
     }
-    return { approvers, needed, released, expired };
+    if (manual) this.syncInBackground(request);
+    else this.nudge("comment", by);
+    return {};
+  }
+
+  /**
+   * An approval that waited for its upstreams' proof (approvedAwaitingProof): once they have proven
+   * the commit, released as the approval would have been; the mark is cleared either way it ends.
+   */
+  private async releaseProven(revision: string): Promise<void> {
+    const approvers = (await this.o.store.load(this.instance)).pendingApprovals
+      .filter((a) => a.sha === revision)
+      .map((a) => a.by);
+    const by = approvers.at(-1) ?? "syncward";
+    const evidence = await this.fx.promotion?.evidenceOf(revision, `approved by @${by}`);
+    if (!evidence?.proven) return;
+    await this.o.store.update(this.instance, (s) => {
+      if (s.pendingSync?.revision === revision) s.pendingSync.approvedAwaitingProof = undefined;
+    });
+    const done = await this.releaseApproved(revision, by, approvers, evidence.note);
+    this.o.log.info(
+      { instance: this.instance, revision, refused: done.refused },
+      "an approval that waited for its upstreams' proof is released",
+    );
+  }
+
+  /**
+   * Ends `pin` for the approved `revision`, a history entry naming the approvers and the commit;
+   * false when another pin stands now (a rollback since), which this approval does not end.
+   */
+  private async endPinByApproval(
+    pin: PinRecord,
+    revision: string,
+    approvers: readonly string[],
+  ): Promise<boolean> {
+    let ended = true;
+    await this.o.store.update(this.instance, (s) => {
+      ended = true;
+      if (!s.pin) return;
+      if (s.pin.at !== pin.at || s.pin.revision !== pin.revision) {
+        ended = false;
+        return;
+      }
+      this.dropPin(s, approvers.join(", ") || "syncward", pinEndedMessage(pin, revision, approvers));
+    });
+    return ended;
+  }
+
+  /** Removes the state's pin with a history entry (trigger `unpin`): nothing ran, so the health stays. */
+  private dropPin(s: EnvironmentState, actor: string, message: string): void {
+    const pin = s.pin;
+    if (!pin) return;
+    const outcome = outcomeWithoutWork(pin.revision, "Succeeded", message);
+    appendHistory(s, historyEntryOf("unpin", actor, outcome), this.o.env.revisionHistoryLimit);
+    s.pin = undefined;
   }
 
   /**

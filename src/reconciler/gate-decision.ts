@@ -1,6 +1,6 @@
 // What the gate decides, as a pure function of what it was shown: every path that writes to an
 // environment (see WritePath) asks it with the exact revision it is about to apply. Which checks
-// apply depends on the path (CHECKS); they run in a fixed order (freeze, window, signature,
+// apply depends on the path (CHECKS); they run in a fixed order (freeze, window, pin, signature,
 // approval, required checks), so the first reason a person must act on is the one reported.
 import { formatDuration } from "../config/duration.ts";
 import type { EnvironmentConfig } from "../config/types.ts";
@@ -18,15 +18,18 @@ import { evaluateWindows, selfHealHeldBy } from "./sync-windows.ts";
  */
 export type WritePath = "automated" | "retry" | "refresh" | "selfHeal" | "manual";
 
-export type GateCheck = "freeze" | "window" | "signature" | "approval" | "checks";
+export type GateCheck = "freeze" | "window" | "pin" | "signature" | "approval" | "checks";
 
-/** The checks each path passes; `approval` on a manual path only where the request needs it. */
+/**
+ * The checks each path passes; `approval` on a manual path only where the request needs it. `pin`
+ * on every path: at a pinned commit only the render its rollback entry applied is ever written.
+ */
 export const CHECKS: Record<WritePath, readonly GateCheck[]> = {
-  automated: ["freeze", "window", "signature", "approval", "checks"],
-  refresh: ["freeze", "window", "signature", "approval", "checks"],
-  retry: ["freeze", "signature"],
-  selfHeal: ["freeze", "window"],
-  manual: ["freeze", "window", "signature", "approval", "checks"],
+  automated: ["freeze", "window", "pin", "signature", "approval", "checks"],
+  refresh: ["freeze", "window", "pin", "signature", "approval", "checks"],
+  retry: ["freeze", "pin", "signature"],
+  selfHeal: ["freeze", "window", "pin"],
+  manual: ["freeze", "window", "pin", "signature", "approval", "checks"],
 };
 
 export interface GateInput {
@@ -53,6 +56,11 @@ export interface GateInput {
   /** Digest of the render about to be applied (render-binding.ts): approvals of another render do not count. */
   render?: string;
   /**
+   * Why the render about to be applied at a pinned commit is not the one its rollback entry
+   * applied (pin.ts pinnedRenderRefusal), when it is not.
+   */
+  pinnedRender?: string;
+  /**
    * "the render of abc1234 changed since it was approved: ...", when the deployed revision now
    * renders otherwise or approvals were given for another render: a new release, never healed.
    */
@@ -60,7 +68,8 @@ export interface GateInput {
 }
 
 export type GateDecision =
-  | { allowed: true }
+  /** `approvals`: who approved the revision, where the approval check applied. */
+  | { allowed: true; approvals?: string[] }
   | {
       allowed: false;
       check: GateCheck;
@@ -123,6 +132,8 @@ export function decideGate(input: GateInput): GateDecision {
     }
   }
 
+  if (on("pin") && input.pinnedRender) return { allowed: false, check: "pin", reason: input.pinnedRender };
+
   // Self-heal re-applies the approved render only: a differing one waits for approval as a new release.
   if (path === "selfHeal" && input.renderChanged && rules.approval)
     return {
@@ -140,6 +151,7 @@ export function decideGate(input: GateInput): GateDecision {
       reason: `${input.signatureProblem}; environment ${rules.name} deploys only signed commits (policy.requireSignedCommits)`,
     };
 
+  let approved: string[] | undefined;
   if (on("approval") && rules.approval) {
     const needed = rules.approval.minimum;
     const { approvers, expired, rejudged, unchecked, reconfigured } = approvalsOf(
@@ -193,6 +205,7 @@ export function decideGate(input: GateInput): GateDecision {
         expired,
       };
     }
+    approved = approvers;
   }
 
   if (on("checks") && input.missingChecks && input.missingChecks.length > 0)
@@ -202,5 +215,5 @@ export function decideGate(input: GateInput): GateDecision {
       reason: `waiting for checks to pass on ${input.revision.slice(0, 7)}: ${input.missingChecks.join(", ")}`,
     };
 
-  return { allowed: true };
+  return approved ? { allowed: true, approvals: approved } : { allowed: true };
 }

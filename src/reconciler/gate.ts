@@ -16,11 +16,15 @@ import {
   stricterRules,
 } from "../config/stricter.ts";
 import type { EnvironmentConfig, RequiredCheck } from "../config/types.ts";
+import { outcomeWithoutWork } from "../engine/sync.ts";
+import { appendHistory } from "../state/history.ts";
 import type { StateStore } from "../state/store.ts";
-import type { EnvironmentState, PendingSync, RecordedPush, Trigger } from "../state/types.ts";
+import type { EnvironmentState, PendingSync, PinRecord, RecordedPush, Trigger } from "../state/types.ts";
 import type { Logger } from "./environment-controller.ts";
 import type { Emit } from "./events.ts";
 import { applies, decideGate, type GateDecision, type WritePath } from "./gate-decision.ts";
+import { historyEntryOf } from "./history-entry.ts";
+import { pinnedRenderRefusal } from "./pin.ts";
 import {
   approvedRenderMoved,
   bindsRender,
@@ -45,6 +49,10 @@ export interface GateRequest {
   state?: EnvironmentState;
   /** The render about to be written, by a caller that holds it (else a gated environment's gate renders). */
   render?: RenderSeen;
+  /** The pin this write is to be held to: a rollback's, before it is set (else the state's). */
+  pin?: PinRecord;
+  /** Said after the reason of a wait for approval (a pinned environment's: approving ends the pin). */
+  waitNote?: string;
 }
 
 export interface GateOptions {
@@ -188,6 +196,7 @@ export class Gate {
       weakens,
       render: bound.render?.digest,
       renderChanged: bound.changed,
+      pinnedRender: await this.pinnedRender(request, state, bound.render),
       signatureProblem: applies("signature", shape)
         ? await this.signatureProblem(request.revision)
         : undefined,
@@ -200,7 +209,10 @@ export class Gate {
     if (!decision.allowed && decision.check === "approval") {
       const evidence = await this.o.evidenceOf?.(request.revision);
       if (evidence) decision.reason = `${decision.reason}; promotion: ${evidence}`;
+      if (request.waitNote) decision.reason = `${decision.reason}; ${request.waitNote}`;
     }
+    if (!decision.allowed && decision.check === "pin")
+      await this.reportPinned(request, state, decision.reason);
     const missing = !decision.allowed && (decision.approvals?.length ?? 0) < (decision.needed ?? 0);
     if (!decision.allowed && decision.check === "approval" && missing && request.wait && !deployed)
       await this.announceWait(
@@ -236,6 +248,54 @@ export class Gate {
       deployedMoved: deployed !== undefined,
       ...(approved && render ? { changed: renderChangedReason(request.revision, approved, render) } : {}),
     };
+  }
+
+  /**
+   * Why the render about to be written at a pinned commit is not the one the pin's rollback entry
+   * applied (rendered here when the caller holds none); undefined when it is, or no pin binds it.
+   * A render that fails here is left to the write, which renders again and reports it.
+   */
+  private async pinnedRender(
+    request: GateRequest,
+    state: EnvironmentState,
+    bound: RenderSeen | undefined,
+  ): Promise<string | undefined> {
+    const pin = request.pin ?? state.pin;
+    if (!pin?.renderDigest || pin.revision !== request.revision) return undefined;
+    const render =
+      request.render ?? bound ?? (await this.o.renderOf?.(request.revision).catch(() => undefined));
+    return render ? pinnedRenderRefusal(pin, request.revision, render.digest) : undefined;
+  }
+
+  /**
+   * A machine's write (the automated pass, self-heal) held by the pin's render: nobody asked, so
+   * history, the state's last error and the check run say why, once per revision and reason. A
+   * person's request hears it in its answer; a retry's refusal is its release's history entry.
+   */
+  private async reportPinned(request: GateRequest, state: EnvironmentState, reason: string): Promise<void> {
+    if (request.path !== "automated" && request.path !== "selfHeal") return;
+    const { revision, trigger, actor } = request;
+    if (state.lastError?.revision === revision && state.lastError.message === reason) return;
+    const outcome = outcomeWithoutWork(revision, "Error", reason);
+    let said = false;
+    await this.o.store.update(this.o.instance, (s) => {
+      if (s.lastError?.revision === revision && s.lastError.message === reason) return;
+      said = true;
+      appendHistory(s, historyEntryOf(trigger, actor, outcome), this.o.env.revisionHistoryLimit);
+      s.lastError = { revision, message: reason, at: new Date().toISOString() };
+      s.syncStatus = "OutOfSync";
+    });
+    if (!said) return;
+    this.o.log.warn({ instance: this.o.instance, revision, path: request.path }, reason);
+    this.o.emit({
+      type: "refused",
+      instance: this.o.instance,
+      env: this.o.env.name,
+      revision,
+      trigger,
+      actor,
+      outcome,
+    });
   }
 
   private async signatureProblem(sha: string): Promise<string | undefined> {

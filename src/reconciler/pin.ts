@@ -1,7 +1,7 @@
 // Rollback and pins, the pure part: which history entry a rollback re-deploys, what a pinned
 // environment says to a sync that names another revision, and what history records. The
 // controller (environment-controller.ts) reads the state, asks these, and writes.
-import type { HistoryEntry, PinRecord } from "../state/types.ts";
+import type { HistoryEntry, PinRecord, RollbackNote } from "../state/types.ts";
 import { short } from "../util/short-sha.ts";
 
 /** An entry that deployed its revision: a success, and not an unpin (which deployed nothing). */
@@ -108,6 +108,16 @@ export function pinnedRenderRefusal(
   return `the render of ${short(revision)} today is not the one history entry ${pin.historyId} applied (digest ${pin.renderDigest.slice(0, 12)}, now ${digest.slice(0, 12)}): something it renders from outside the commit changed (a chart version range, a remote base, the operator's limits); nothing was written`;
 }
 
+/** What a rollback's history entry keeps of it (`/history`, `app history`). */
+export function rollbackNoteOf(pin: PinRecord): RollbackNote {
+  return { historyId: pin.historyId, revision: pin.revision, by: pin.by, reason: pin.reason };
+}
+
+/** A rollback as `/history` and `app history` show it: `rollback to history 3 (a1b2c3d) by alice: why`. */
+export function rollbackText(note: RollbackNote): string {
+  return `rollback to history ${note.historyId} (${short(note.revision)}) by ${note.by}${note.reason ? `: ${note.reason}` : ""}`;
+}
+
 /** What the rollback's history entry says before the sync's own message. */
 export function rollbackNote(pin: PinRecord): string {
   const why = pin.reason ? ` (${pin.reason})` : "";
@@ -126,6 +136,36 @@ export function unpinMessage(pin: PinRecord, by: string, branch: string): string
 export function pinnedRefusal(pin: PinRecord | undefined, revision: string, env: string): string | undefined {
   if (!pin || pin.revision === revision) return undefined;
   return `${env} is pinned at ${short(pin.revision)} by ${pin.by} (rollback to history ${pin.historyId}): \`syncward app unpin ${env}\` first, or \`syncward app rollback ${env} <id>\` to pin another deployed revision`;
+}
+
+/**
+ * What the wait for approval of a newer commit of a gated, pinned environment's branch says
+ * (after `waiting for approval (0/1)`): approving it deploys it and ends the pin.
+ */
+export function pinnedApprovalText(
+  pin: Pick<PinRecord, "revision" | "by" | "historyId">,
+  env: string,
+): string {
+  return `pinned at ${short(pin.revision)} by ${pin.by} (rollback to history ${pin.historyId}); /approve ${env} deploys this commit and ends the pin, or /unpin ${env}`;
+}
+
+/**
+ * Why an approval of `revision` does not end the pin: it is not a newer commit of the branch the
+ * pinned commit is on (a force push rewrote the history since, or the commit left the branch).
+ */
+export function pinNotEndedRefusal(
+  pin: Pick<PinRecord, "revision" | "by" | "historyId">,
+  revision: string,
+  env: string,
+  branch: string,
+): string {
+  return `refused: ${env} is pinned at ${short(pin.revision)} by ${pin.by} (rollback to history ${pin.historyId}), and ${short(revision)} is not a newer commit of ${branch} after it (the branch's history was rewritten, or the commit left the branch), so approving it does not end the pin; /unpin ${env} first`;
+}
+
+/** The history entry of a pin that an approval of a newer commit ended. */
+export function pinEndedMessage(pin: PinRecord, revision: string, approvers: readonly string[]): string {
+  const by = approvers.length > 0 ? ` by ${approvers.map((a) => `@${a}`).join(", ")}` : "";
+  return `pin at ${short(pin.revision)} (rollback to history ${pin.historyId} by ${pin.by}) ended by the approval of ${short(revision)}${by}; ${short(revision)} deploys`;
 }
 
 /** `app get`'s line: who pinned what, and how to resume. */

@@ -1,6 +1,6 @@
 // Where revisions come from: a local git repository (the controller command, the CLI, the demo)
 // or GitHub (the app). The reconciler only needs a branch head and the tree at a SHA.
-import { checkoutTree, commitTitleOf, headOf, resolveRevision } from "../source/git.ts";
+import { checkoutTree, commitTitleOf, headOf, isAncestor, resolveRevision } from "../source/git.ts";
 import { BoundedMap } from "../util/bounded-map.ts";
 
 export interface RevisionSource {
@@ -28,6 +28,12 @@ export interface RevisionSource {
    * already knows or reads without asking a remote: undefined when it does not know.
    */
   commitTitle?(sha: string): Promise<string | undefined>;
+  /**
+   * Whether commit `ancestor` is `descendant` or one of its ancestors: false for histories that
+   * share no such line (after a force push). Sources that cannot tell leave it out, and every
+   * question that needs it is answered no.
+   */
+  contains?(ancestor: string, descendant: string): Promise<boolean>;
 }
 
 export class LocalGitSource implements RevisionSource {
@@ -50,6 +56,10 @@ export class LocalGitSource implements RevisionSource {
 
   tree(sha: string): Promise<string> {
     return checkoutTree(this.repoDir, sha, this.cacheDir);
+  }
+
+  contains(ancestor: string, descendant: string): Promise<boolean> {
+    return isAncestor(this.repoDir, ancestor, descendant);
   }
 
   /** One `git log` per commit: a commit's message never changes, so it is remembered. */

@@ -2,11 +2,10 @@
 // named steps (release/): which revision, its render, the gate asked with the exact revision and
 // render immediately before its first write, the sync; then one history entry.
 import { syncWithRetry } from "../engine/retry.ts";
-import { outcomeWithoutWork, type SyncOutcome } from "../engine/sync.ts";
+import type { SyncOutcome } from "../engine/sync.ts";
 import type { Trigger } from "../state/types.ts";
 import type { EnvironmentEffects } from "./effects.ts";
 import type { GateDecision } from "./gate-decision.ts";
-import { pinnedRenderRefusal } from "./pin.ts";
 import { answeredByGate, askGate } from "./release/ask-gate.ts";
 import { chooseRevision } from "./release/choose-revision.ts";
 import { readState } from "./release/read-state.ts";
@@ -51,9 +50,7 @@ async function attempt(r: Release, n: number): Promise<SyncOutcome> {
   const unread = await readState(r, revision);
   if (unread) return unread;
   const seen = renderSeen(render.rendered.objects, r.fx.o.env.destination.namespace);
-  // A pinned revision deploys the render its rollback entry applied, or nothing.
-  const notPinned = pinnedRenderRefusal(r.state.pin, revision, seen.digest);
-  if (notPinned) return outcomeWithoutWork(revision, "Error", notPinned, r.opts.dryRun);
+  // The gate holds a pinned revision to the render its rollback entry applied, as every write.
   const refused = await askGate(r, n, moves, revision, seen);
   if (refused) return refused;
   // What the gate let through: recorded on success, and exactly what this revision's retries apply.

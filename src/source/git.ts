@@ -107,6 +107,26 @@ export async function headOf(repoDir: string, branch: string): Promise<string> {
 }
 
 /**
+ * Whether commit `ancestor` is `descendant` or one of its ancestors (`git merge-base
+ * --is-ancestor`). False when either is not a full SHA or not a commit git has (an unrelated
+ * history, a commit a force push left behind and git collected).
+ */
+export async function isAncestor(repoDir: string, ancestor: string, descendant: string): Promise<boolean> {
+  if (!isFullSha(ancestor) || !isFullSha(descendant)) return false;
+  if (ancestor === descendant) return true;
+  const result = await git(repoDir, [
+    "merge-base",
+    "--is-ancestor",
+    "--end-of-options",
+    ancestor,
+    descendant,
+  ]);
+  if (result.ok) return true;
+  if (result.spawnError || notARepository(result)) throw gitFailure(repoDir, "merge-base", result);
+  return false;
+}
+
+/**
  * Paths (relative to the repository root, sorted) that differ between two revisions. A rename lists both
  * the old and the new path, so an environment whose files moved away notices.
  */

@@ -61,6 +61,8 @@ export interface HistoryEntry {
   promotion?: PromotionNote;
   /** An automatic rollback: the release it went back from and why (reconciler/auto-rollback.ts). */
   autoRollback?: AutoRollbackNote;
+  /** A person's rollback: the entry it re-deployed, who, and why. */
+  rollback?: RollbackNote;
   /**
    * CustomResourceDefinitions the operation created or changed, by name: an automatic rollback
    * never goes back past them unless rollback.acrossCRDChanges says so.
@@ -71,6 +73,16 @@ export interface HistoryEntry {
    * deploys only a render with this digest. Absent in entries written before it was kept.
    */
   renderDigest?: string;
+}
+
+/** What a person's rollback re-deployed and why, as the pin it set records it. */
+export interface RollbackNote {
+  /** The history entry whose revision (and render) it re-deployed. */
+  historyId: number;
+  revision: string;
+  by: string;
+  /** Why, as the person said it (`app rollback --reason`, `/rollback on #7`); "" for nothing. */
+  reason: string;
 }
 
 /** Why syncward rolled an environment back on its own, and the evidence it used. */
@@ -219,6 +231,11 @@ export interface PendingSync {
   force?: boolean;
   allowEmpty?: boolean;
   confirmPrune?: boolean;
+  /**
+   * Approved in full while the upstreams of a promoted environment had not proven the revision
+   * (any more): released, without another approval, by the first pass that finds it proven.
+   */
+  approvedAwaitingProof?: true;
 }
 
 /**

@@ -3,9 +3,10 @@
 // starts at the newest commit the environment ran before that still shares history with the
 // pending one, so the rewritten commits and whoever force-pushed them count; with none (an orphan
 // history) no approval is accepted. The reply says what happened instead of "could not be run: Not
-// Found (404)". And an approval given while a rollback pins the environment says that nothing
-// deploys until an unpin. The state is the environment's as the reconciler would hold it; every
-// request goes to the OpenAPI-validated mock.
+// Found (404)". And an approval given while a rollback pins the environment says that it deploys
+// the newer commit and ends the pin, or why it does not (a commit off the pinned one's line). The
+// state is the environment's as the reconciler would hold it; every request goes to the
+// OpenAPI-validated mock.
 import assert from "node:assert/strict";
 import { afterEach, describe, it } from "node:test";
 import { parseConfig } from "../../src/config/load.ts";
@@ -13,6 +14,8 @@ import { guardsOf } from "../../src/config/stricter.ts";
 import { handleCommentCommands } from "../../src/github/comment-commands.ts";
 import type { Octokit } from "../../src/github/octokit.ts";
 import type { RepoRuntime } from "../../src/github/runtime.ts";
+import type { EnvironmentController } from "../../src/reconciler/environment-controller.ts";
+import { pinNotEndedRefusal } from "../../src/reconciler/pin.ts";
 import { defaultState } from "../../src/state/store.ts";
 import type { EnvironmentState } from "../../src/state/types.ts";
 import { mockPermission, mockReactions, mockReply, REPO_PATH } from "../support/app.ts";
@@ -36,7 +39,12 @@ const mock = mockGitHub();
 afterEach(() => mock.reset());
 
 /** The repository's runtime as the comment handler sees it: prod ran DEPLOYED, PENDING waits. */
-function runtime(extra: Partial<EnvironmentState> = {}): {
+type Approved = Awaited<ReturnType<EnvironmentController["approve"]>>;
+
+function runtime(
+  extra: Partial<EnvironmentState> = {},
+  answer: Partial<Approved> = {},
+): {
   rt: RepoRuntime;
   approved: Array<{ revision: string; base: string }>;
 } {
@@ -76,7 +84,7 @@ function runtime(extra: Partial<EnvironmentState> = {}): {
     base: async () => DEPLOYED,
     approve: async (revision: string, login: string, _id: number, base: string) => {
       approved.push({ revision, base });
-      return { approvers: [login], needed: 1, released: true };
+      return { approvers: [login], needed: 1, released: true, expired: 0, ...answer };
     },
   };
   const store = { load: async () => state, list: async () => [state], update: async () => state };
@@ -176,12 +184,18 @@ describe("/approve after a force push took the deployed commit out of main", () 
 
 /** GitHub's compare of `base` with the pending commit: 404, `base` is gone from the history. */
 describe("/approve while the environment is pinned by a rollback", () => {
-  it("records the approval and says nothing deploys until an unpin, instead of 'deploying'", async () => {
-    const pin = { revision: EARLIER, historyId: 1, by: "erin", at: "2024-05-01T13:00:00Z", reason: "" };
-    const { rt, approved } = runtime({ pin });
-    mockReactions(mock, 1001, "rocket");
+  const pin = { revision: EARLIER, historyId: 1, by: "erin", at: "2024-05-01T13:00:00Z", reason: "" };
+  /** carol approves PENDING, which dave pushed on top of the pinned commit's line. */
+  const approve = async (answer: Partial<Approved>, reaction: "rocket" | "confused") => {
+    const { rt, approved } = runtime({ pin }, answer);
+    mockReactions(mock, 1001, reaction);
     mockPermission(mock, "carol", "write");
-    mergedPull();
+    mock.api
+      .get(`${REPO_PATH}/pulls/7`)
+      .reply(
+        200,
+        apiPull({ number: 7, author: "dave", mergedBy: "dave", commits: [], mergeCommit: PENDING }),
+      );
     gone(DEPLOYED);
     mockRange(mock, {
       base: EARLIER,
@@ -197,10 +211,24 @@ describe("/approve while the environment is pinned by a rollback", () => {
     await handleCommentCommands(rt, gh(), command("carol", 3001));
     mock.assertDone();
     assert.equal(approved.length, 1, "the approval is recorded");
-    const body = reply.body();
+    return reply.body();
+  };
+
+  it("an approval of a newer commit deploys it and says that it ends the pin", async () => {
+    const body = await approve({ endedPin: pin }, "rocket");
     assert.match(
       body,
-      /^Approved `[0-9a-f]{7}` for \*\*prod\*\* \(1\/1\); \*\*prod\*\* is pinned at `[0-9a-f]{7}` \(rollback to history 1 by erin\), so nothing deploys until `\/unpin prod`\./,
+      /^Approved `[0-9a-f]{7}` for \*\*prod\*\* \(1\/1\); deploying; this ends the pin at `[0-9a-f]{7}` \(rollback to history 1 by erin\)\./,
+    );
+    assert.match(body, /\*\*Next:\*\* the check run `syncward \/ prod` shows the deployment\./);
+  });
+
+  it("an approval of a commit off the pinned one's line is recorded, deploys nothing and says to unpin", async () => {
+    const refused = pinNotEndedRefusal(pin, PENDING, "prod", "main");
+    const body = await approve({ released: false, refused }, "confused");
+    assert.match(
+      body,
+      /^Approved `[0-9a-f]{7}` for \*\*prod\*\* \(1\/1\), but the sync is .*prod is pinned at `?[0-9a-f]{7}`? by erin \(rollback to history 1\), and `?[0-9a-f]{7}`? is not a newer commit of main after it .*does not end the pin; .*\/unpin prod.* first.*\. Nothing was changed\./,
     );
     assert.doesNotMatch(body, /deploying|shows the deployment/);
     assert.match(body, /\*\*Next:\*\* `\/unpin prod` once the branch is fit to deploy again/);

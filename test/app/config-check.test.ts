@@ -88,6 +88,37 @@ function mockPullRequestWithConfig(
 const opened = () => pullRequestEvent("opened", { number: 7, headSha: HEAD, sender: { login: "alice" } });
 
 describe("syncward / config on pull requests", () => {
+  it("a promotion cycle and an unknown upstream fail the check at their lines, naming promotion.after", async () => {
+    const proposed = `${MAIN.replace(
+      "    previews: false\n",
+      "    previews: false\n    promotion: {after: prod, healthyFor: 1m}\n",
+    )}    promotion: {after: [dev, stagign], healthyFor: 1m}\n`;
+    const sent = mockPullRequestWithConfig(app().mock, [".github/syncward.yml"], proposed);
+    mockConfig(app().mock, MAIN);
+    await app().probot.receive(opened());
+    app().mock.assertDone();
+    const check = sent.check();
+    assert.equal(check.conclusion, "failure");
+    const messages = (check.output.annotations ?? []).map((a) => `${a.start_line}: ${a.message}`);
+    assert.ok(
+      messages.some((m) =>
+        /^6: environments\[0\]\.promotion\.after: promotion cycle: dev -> prod -> dev \(each waits for the next, so none could ever deploy\)$/.test(
+          m,
+        ),
+      ),
+      messages.join("\n"),
+    );
+    assert.ok(
+      messages.some((m) =>
+        /^13: environments\[1\]\.promotion\.after\[1\]: prod is promoted after "stagign", which is not an environment of this file.*; environments: dev, prod$/.test(
+          m,
+        ),
+      ),
+      messages.join("\n"),
+    );
+    assert.match(check.output.summary, /promotion cycle: dev -> prod -> dev/);
+  });
+
   it("a typo in the proposed config fails the check at its line, naming the field", async () => {
     const proposed = MAIN.replace("    source: {path: overlays/prod}", "    sourec: {path: overlays/prod}");
     const sent = mockPullRequestWithConfig(app().mock, [".github/syncward.yml"], proposed);

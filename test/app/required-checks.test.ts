@@ -7,6 +7,7 @@ import { afterEach, describe, it } from "node:test";
 import type { Octokit } from "../../src/github/octokit.ts";
 import { GitHubRequiredChecks } from "../../src/github/required-checks.ts";
 import { createTestProbot, type GitHubMock, mockGitHub } from "../support/github.ts";
+import { mockCommitChecks } from "../support/github-checks.ts";
 
 const SHA = "a1b2c3d4e5f60718293a4b5c6d7e8f9012345678";
 const REPO = "/repos/acme/shop";
@@ -46,16 +47,7 @@ function mockChecks(
   runs: ReturnType<typeof run>[],
   statuses: Array<{ context: string; state: string }>,
 ) {
-  // Every run (filter=all): GitHub's default, the latest of each name and app, would hide a
-  // failing run of one job behind a newer run of another.
-  mock.api
-    .get(`${REPO}/commits/${SHA}/check-runs`)
-    .query({ filter: "all", per_page: "100" })
-    .reply(200, { total_count: runs.length, check_runs: runs });
-  mock.api
-    .get(`${REPO}/commits/${SHA}/status`)
-    .query(true)
-    .reply(200, { state: "pending", sha: SHA, total_count: statuses.length, statuses });
+  mockCommitChecks(mock, SHA, runs, statuses);
 }
 
 /** `main` protected with these required contexts and checks (each with the app it is pinned to). */

@@ -9,20 +9,12 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { KubeClient } from "../../src/kube/client.ts";
 import { KubeConnectionError } from "../../src/kube/errors.ts";
-import {
-  bootstrapAsRestarted,
-  mockPermission,
-  mockReactions,
-  REPO_PATH,
-  startApp,
-  type TestApp,
-} from "../support/app.ts";
+import { bootstrapAsRestarted, startApp, type TestApp } from "../support/app.ts";
 import { eventually, useCluster } from "../support/cluster.ts";
 import { makeRepo, type TestRepo } from "../support/git-repo.ts";
-import { GITHUB_API } from "../support/github.ts";
 import { FakeGitHub } from "../support/github-fake.ts";
-import { apiPull, mockAccount } from "../support/github-range.ts";
-import { issueCommentEvent, pushEvent } from "../support/webhooks.ts";
+import { commentOnPull, mockMergedPull } from "../support/pull-comments.ts";
+import { pushEvent } from "../support/webhooks.ts";
 
 const cluster = useCluster();
 
@@ -47,33 +39,11 @@ describe("the app killed mid-sync and restarted", () => {
     )?.data?.v;
 
   /** The pull request whose merge produced `c1`, which approvers comment on. */
-  const mockPullRequest = (app: TestApp) =>
-    app.mock
-      .scope(GITHUB_API)
-      .persist()
-      .get(`${REPO_PATH}/pulls/7`)
-      .optionally()
-      .reply(200, () =>
-        apiPull({
-          number: 7,
-          author: "bob",
-          mergedBy: "bob",
-          commits: [c1],
-          mergeCommit: c1,
-          head: "f".repeat(40),
-        }),
-      );
+  const mockPullRequest = (app: TestApp) => mockMergedPull(app, () => [c1]);
 
-  const comment = async (app: TestApp, id: number, login: string, body: string) => {
-    mockReactions(app.mock, id, "rocket");
-    mockPermission(app.mock, login, "write");
-    // Each approver approves once here: their listed login is pinned to their GitHub account.
-    if (body.startsWith("/approve")) mockAccount(app.mock, login);
-    const event = issueCommentEvent({ body, sender: { login }, commentId: id });
-    (event.payload.issue.user as { login: string }).login = "bob";
-    await app.probot.receive(event);
-    await app.settle();
-  };
+  // Each approver approves once here: their listed login is pinned to their GitHub account.
+  const comment = (app: TestApp, id: number, login: string, body: string) =>
+    commentOnPull(app, id, login, body);
 
   before(async () => {
     ns.web = await cluster.namespace("ghr-web");

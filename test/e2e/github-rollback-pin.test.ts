@@ -3,7 +3,8 @@
 // run, the deployment status and the gauge say so); three pushes then deploy nothing and a hand
 // edit is still reverted to the pinned render; the app restarted (a new instance on the same
 // state and GitHub) keeps the pin; `/unpin dev` deploys the branch head and the pin is gone from
-// everything that showed it. And a rollback of a frozen environment is refused, pinning nothing.
+// everything that showed it. A rollback of a frozen environment is refused, pinning nothing. And
+// on a gated environment a fix pushed on top asks for approval, and its approval ends the pin.
 import assert from "node:assert/strict";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -22,6 +23,7 @@ import {
 import { eventually, kubectl, useCluster } from "../support/cluster.ts";
 import { makeRepo, type TestRepo } from "../support/git-repo.ts";
 import { FakeGitHub } from "../support/github-fake.ts";
+import { commentOnPull, mockMergedPull } from "../support/pull-comments.ts";
 import { issueCommentEvent, pushEvent, repoIdOf } from "../support/webhooks.ts";
 
 const cluster = useCluster();
@@ -337,3 +339,84 @@ describe("/rollback of a frozen environment", () => {
     }
   });
 });
+
+describe("/rollback on a gated environment, then /approve of a fix", () => {
+  it("the fix's check run says approving it ends the pin; /approve deploys it and ends the pin", async () => {
+    const ns = await cluster.namespace("ghpin-gated");
+    const stateNs = await cluster.stateNamespace("ghpin-gated-state");
+    const repo = makeRepo(files(1));
+    const c: string[] = [];
+    c[1] = repo.head();
+    const github = new FakeGitHub(
+      repo,
+      `environments:\n  - name: dev\n    source: {path: app}\n    destination: {namespace: ${ns}}\n    syncPolicy: {automated: {prune: true, selfHeal: true}}\n    approval: {users: [carol]}\n`,
+    );
+    const i = await instance(stateNs, github);
+    try {
+      const { app } = i;
+      // Pull request #7 (bob's) brought the fix: c2 and c3, merged as c3.
+      mockMergedPull(app, () => [c[2]!, c[3]!]);
+      const comment = async (id: number, login: string, body: string) => {
+        await commentOnPull(app, id, login, body);
+        return github.comments.at(-1)?.body ?? "";
+      };
+      const settings = async () =>
+        (
+          (await cluster.client.get("v1", "ConfigMap", ns, "settings")) as
+            | { data?: { v?: string } }
+            | undefined
+        )?.data?.v;
+      // c1 and c2 deployed by an operator (the CLI's path, which needs no approval).
+      await app.probot.receive(pushEvent({ after: c[1], before: "0".repeat(40), modified: [] }));
+      await app.settle();
+      const r = app.parts.runtimes.all()[0]!.reconciler;
+      const dev = r.controller("dev");
+      await dev.sync({ trigger: "cli", actor: "operator", revision: c[1] });
+      c[2] = repo.commit(files(2), "version 2");
+      await dev.sync({ trigger: "cli", actor: "operator", revision: c[2] });
+      assert.equal(await settings(), "2");
+
+      assert.match(await comment(5001, "alice", "/rollback dev 1"), /^\*\*dev\*\* rolled back to /);
+      assert.equal(await settings(), "1");
+
+      // The fix lands on main: its check run asks for approval, and says what approving does.
+      c[3] = repo.commit(files(3), "fix");
+      await app.probot.receive(
+        pushEvent({ after: c[3], before: c[2], modified: [], sender: { login: "bob" } }),
+      );
+      await app.settle();
+      assert.equal(await settings(), "1", "nothing deploys before the approval");
+      const waiting = github.checks.filter((x) => x.name === CHECK && x.head_sha === c[3]).at(-1);
+      assert.match(
+        `${waiting?.output?.title}\n${waiting?.output?.summary}`,
+        new RegExp(
+          `pinned at ${c[1]!.slice(0, 7)} by alice \\(rollback to history 1\\); /approve dev deploys this commit and ends the pin, or /unpin dev`,
+        ),
+      );
+
+      const reply = await comment(5002, "carol", "/approve dev");
+      assert.match(
+        reply,
+        new RegExp(
+          `^Approved \`${c[3]!.slice(0, 7)}\` for \\*\\*dev\\*\\* \\(1/1\\); deploying; this ends the pin at \`${c[1]!.slice(0, 7)}\` \\(rollback to history 1 by alice\\)\\.`,
+        ),
+      );
+      await eventually("the fix deployed", async () => (await settings()) === "3");
+      await app.settle();
+      const state = await r.store.load(dev.instance);
+      assert.equal(state.pin, undefined, "the pin ended");
+      const [ended, synced] = state.history.slice(-2);
+      assert.equal(ended?.trigger, "unpin");
+      assert.match(ended?.message ?? "", /ended by the approval of [0-9a-f]{7} by @carol/);
+      assert.equal(synced?.revision, c[3]);
+      assert.equal(lastConclusion(github, c[3]!), "success");
+      app.mock.assertDone();
+    } finally {
+      await i.close();
+    }
+  });
+});
+
+function lastConclusion(github: FakeGitHub, sha: string): string | undefined {
+  return github.checks.filter((x) => x.name === CHECK && x.head_sha === sha).at(-1)?.conclusion;
+}

@@ -6,13 +6,14 @@ import { describe, it } from "node:test";
 import { openContext } from "../../src/cli/context.ts";
 import type { CliIO } from "../../src/cli/io.ts";
 import { main } from "../../src/cli/main.ts";
+import type { ReconcilerEvent } from "../../src/reconciler/events.ts";
 import { STATE_KEY } from "../../src/state/store.ts";
 import type { EnvironmentState } from "../../src/state/types.ts";
 import { kubectl, useCluster } from "../support/cluster.ts";
 import { makeRepo } from "../support/git-repo.ts";
 
 const cluster = useCluster();
-type StoredState = Pick<EnvironmentState, "history" | "pin">;
+type StoredState = Pick<EnvironmentState, "history" | "pin" | "lastError">;
 
 async function run(args: string[]): Promise<{ code: number; out: string; err: string }> {
   let out = "";
@@ -27,35 +28,43 @@ const conf = (version: string) =>
 const extra = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: extra}\ndata: {added: in-rev2}\n";
 
 /** A repository with one manually synced environment, dev, and the CLI flags that reach it. */
-async function manualApp(name: string) {
+async function manualApp(name: string, policy = "") {
   const ns = await cluster.namespace(name);
   const stateNs = await cluster.stateNamespace(`${name}-state`);
   const repo = makeRepo({
-    ".github/syncward.yml": `environments:\n  - name: dev\n    source: {path: app}\n    destination: {namespace: ${ns}}\n`,
+    ".github/syncward.yml": `environments:\n  - name: dev\n    source: {path: app}\n    destination: {namespace: ${ns}}\n${policy}`,
     "app/conf.yaml": conf("v1"),
   });
-  const common = [
-    ...["--repo", repo.dir, "--kubeconfig", cluster.syncwardKubeconfig],
-    ...["--app", name, "--state-namespace", stateNs],
-  ];
-  return { ns, stateNs, repo, common };
+  const options = {
+    repo: repo.dir,
+    kubeconfig: cluster.syncwardKubeconfig,
+    app: name,
+    "state-namespace": stateNs,
+  };
+  const common = Object.entries(options).flatMap(([k, v]) => [`--${k}`, v]);
+  return { ns, stateNs, repo, options, common };
+}
+
+/** The same, automated with prune and self-heal. */
+const automatedApp = (name: string) =>
+  manualApp(name, "    syncPolicy: {automated: {prune: true, selfHeal: true}}\n");
+
+/** What happens when a chart range or a remote base moves under a commit, written into the state. */
+function rewriteStateIn(stateNs: string, change: (state: StoredState) => void): void {
+  const list = JSON.parse(kubectl(["-n", stateNs, "get", "configmaps", "-o", "json"])) as {
+    items: Array<{ metadata: { name: string }; data?: Record<string, string> }>;
+  };
+  const cm = list.items.find((c) => c.data?.[STATE_KEY] !== undefined);
+  assert.ok(cm, "the environment's state");
+  const state = JSON.parse(cm.data?.[STATE_KEY] ?? "{}") as StoredState;
+  change(state);
+  const patch = JSON.stringify({ data: { [STATE_KEY]: JSON.stringify(state) } });
+  kubectl(["-n", stateNs, "patch", "configmap", cm.metadata.name, "--type=merge", "-p", patch]);
 }
 
 describe("syncward app rollback", () => {
   it("re-deploys an earlier revision and keeps it there until unpinned", async () => {
-    const ns = await cluster.namespace("rollback");
-    const stateNs = await cluster.stateNamespace("rollback-state");
-    const repo = makeRepo({
-      ".github/syncward.yml": `environments:\n  - name: dev\n    source: {path: app}\n    destination: {namespace: ${ns}}\n    syncPolicy: {automated: {prune: true, selfHeal: true}}\n`,
-      "app/conf.yaml": conf("v1"),
-    });
-    const options = {
-      repo: repo.dir,
-      kubeconfig: cluster.syncwardKubeconfig,
-      app: "rollback-shop",
-      "state-namespace": stateNs,
-    };
-    const common = Object.entries(options).flatMap(([k, v]) => [`--${k}`, v]);
+    const { ns, repo, options, common } = await automatedApp("rollback-shop");
     const live = async (name = "conf") =>
       (
         (await cluster.client.get("v1", "ConfigMap", ns, name)) as
@@ -135,11 +144,22 @@ describe("syncward app rollback", () => {
       revision: string;
       trigger: string;
       message: string;
+      rollback?: { historyId: number; revision: string; by: string; reason: string };
     }>;
     // The last rollback (by commit, to rev2) and its unpin; the history's limit may have let the first go.
     const rollback = history.findLast((h) => h.trigger === "rollback");
     assert.equal(rollback?.revision, rev2);
     assert.match(rollback?.message ?? "", /^rollback to history 2 /);
+    assert.deepEqual(
+      { ...rollback?.rollback, by: "" },
+      { historyId: 2, revision: rev2, by: "", reason: "" },
+      "the entry keeps which entry it re-deployed",
+    );
+    // The table says which entry each rollback went back to, and why.
+    const listed = (await run(["app", "history", "dev", ...common])).out;
+    assert.match(listed, /^ROLLED BACK$/m);
+    assert.match(listed, /^\d+: rollback to history 1 \([0-9a-f]{7}\) by \S+: v2 breaks checkout$/m);
+    assert.match(listed, /^\d+: rollback to history 2 \([0-9a-f]{7}\) by \S+$/m);
     const unpin = history.find((h) => h.trigger === "unpin");
     assert.equal(unpin?.revision, rev2);
     assert.match(
@@ -178,18 +198,7 @@ describe("syncward app rollback", () => {
     const version = async () =>
       ((await cluster.client.get("v1", "ConfigMap", ns, "conf")) as { data?: Record<string, string> })?.data
         ?.version;
-    // What happens when a chart range or a remote base moves under a commit, written into the state.
-    const rewriteState = (change: (state: StoredState) => void) => {
-      const list = JSON.parse(kubectl(["-n", stateNs, "get", "configmaps", "-o", "json"])) as {
-        items: Array<{ metadata: { name: string }; data?: Record<string, string> }>;
-      };
-      const cm = list.items.find((c) => c.data?.[STATE_KEY] !== undefined);
-      assert.ok(cm, "the environment's state");
-      const state = JSON.parse(cm.data?.[STATE_KEY] ?? "{}") as StoredState;
-      change(state);
-      const patch = JSON.stringify({ data: { [STATE_KEY]: JSON.stringify(state) } });
-      kubectl(["-n", stateNs, "patch", "configmap", cm.metadata.name, "--type=merge", "-p", patch]);
-    };
+    const rewriteState = (change: (state: StoredState) => void) => rewriteStateIn(stateNs, change);
 
     assert.equal((await run(["app", "sync", "dev", ...common])).code, 0);
     repo.commit({ "app/conf.yaml": conf("v2") });
@@ -235,5 +244,134 @@ describe("syncward app rollback", () => {
     assert.equal(again.code, 1, again.out);
     assert.match(again.out, /today is not the one history entry 1 applied .*nothing was written/);
     assert.equal(await version(), "by-hand", "the differing render was not applied");
+  });
+
+  it("self-heal at a pin whose render moved writes nothing, and history and the state say why, once", async () => {
+    // Automated with self-heal, and no approval rule: nothing but the pin binds the render.
+    const { ns, stateNs, repo, options, common } = await automatedApp("rollback-heal");
+    const version = async () =>
+      ((await cluster.client.get("v1", "ConfigMap", ns, "conf")) as { data?: Record<string, string> })?.data
+        ?.version;
+    assert.equal((await run(["app", "sync", "dev", ...common])).code, 0);
+    repo.commit({ "app/conf.yaml": conf("v2") });
+    assert.equal((await run(["app", "sync", "dev", ...common])).code, 0);
+    const back = await run(["app", "rollback", "dev", "1", ...common]);
+    assert.equal(back.code, 0, back.err + back.out);
+    assert.equal(await version(), "v1");
+
+    // The render of the pinned commit moves (as a chart range would), and someone edits by hand.
+    rewriteStateIn(stateNs, (state) => {
+      if (state.pin) state.pin.renderDigest = "f".repeat(64);
+    });
+    kubectl(["-n", ns, "patch", "configmap", "conf", "--type=merge", "-p", '{"data":{"version":"by-hand"}}']);
+    const ctx = await openContext(options);
+    try {
+      const controller = ctx.reconciler.controller("dev");
+      const instance = controller.instance;
+      const before = (await ctx.reconciler.store.load(instance)).history.length;
+      controller.nudge("selfHeal", "syncward");
+      await controller.idle();
+      assert.equal(await version(), "by-hand", "self-heal did not apply the fresh render");
+      const state = await ctx.reconciler.store.load(instance);
+      assert.equal(state.history.length, before + 1, "one entry says why");
+      const entry = state.history.at(-1);
+      assert.equal(entry?.trigger, "selfHeal");
+      assert.equal(entry?.result, "Error");
+      assert.match(
+        entry?.message ?? "",
+        /^the render of [0-9a-f]{7} today is not the one history entry 1 applied \(digest ffffffffffff, now [0-9a-f]{12}\): .*nothing was written$/,
+      );
+      assert.equal(state.lastError?.message, entry?.message);
+      assert.equal(state.pin?.historyId, 1, "still pinned");
+
+      // Another heal, and a push's pass: still nothing written, and said only once.
+      controller.nudge("selfHeal", "syncward");
+      await controller.idle();
+      controller.nudge("push", "pusher");
+      await controller.idle();
+      assert.equal(await version(), "by-hand");
+      assert.equal((await ctx.reconciler.store.load(instance)).history.length, before + 1);
+    } finally {
+      await ctx.close();
+    }
+  });
+
+  it("on a gated environment an approval of a newer commit deploys it and ends the pin; a force push's commit does not", async () => {
+    const { ns, repo, options, common } = await manualApp(
+      "rollback-gated",
+      "    syncPolicy: {automated: {prune: true, selfHeal: true}}\n    approval: {users: [carol]}\n",
+    );
+    const version = async () =>
+      ((await cluster.client.get("v1", "ConfigMap", ns, "conf")) as { data?: Record<string, string> })?.data
+        ?.version;
+    const rev1 = repo.head();
+    assert.equal((await run(["app", "sync", "dev", ...common])).code, 0);
+    repo.commit({ "app/conf.yaml": conf("v2") });
+    assert.equal((await run(["app", "sync", "dev", ...common])).code, 0);
+    assert.equal((await run(["app", "rollback", "dev", "1", ...common])).code, 0);
+    assert.equal(await version(), "v1");
+
+    const events: ReconcilerEvent[] = [];
+    const ctx = await openContext(options, { emit: (e) => events.push(e) });
+    try {
+      const controller = ctx.reconciler.controller("dev");
+      const load = () => ctx.reconciler.store.load(controller.instance);
+      // A fix pushed on top: announced for approval, saying what approving it does.
+      const rev3 = repo.commit({ "app/conf.yaml": conf("v3") });
+      controller.nudge("push", "dave");
+      await controller.idle();
+      assert.equal(await version(), "v1", "nothing deploys before the approval");
+      assert.equal((await load()).pendingSync?.revision, rev3);
+      const wait = events.findLast((e) => e.type === "awaitingApproval" && e.revision === rev3);
+      assert.match(
+        (wait as { reason?: string } | undefined)?.reason ?? "",
+        /^waiting for approval \(0\/1\); pinned at [0-9a-f]{7} by \S+ \(rollback to history 1\); \/approve dev deploys this commit and ends the pin, or \/unpin dev$/,
+      );
+
+      const approved = await controller.approve(rev3, "carol", 7, await controller.base(await load()));
+      assert.equal(approved.released, true, JSON.stringify(approved));
+      assert.equal(approved.endedPin?.historyId, 1);
+      await controller.idle();
+      assert.equal(await version(), "v3", "the approved commit is deployed");
+      const after = await load();
+      assert.equal(after.pin, undefined, "the pin ended");
+      const [ended, synced] = after.history.slice(-2);
+      assert.equal(ended?.trigger, "unpin");
+      assert.equal(ended?.actor, "carol");
+      assert.match(
+        ended?.message ?? "",
+        /^pin at [0-9a-f]{7} \(rollback to history 1 by \S+\) ended by the approval of [0-9a-f]{7} by @carol; [0-9a-f]{7} deploys$/,
+      );
+      assert.equal(synced?.revision, rev3);
+      assert.equal(synced?.result, "Succeeded");
+
+      // Pinned again at rev1; then main is force-pushed to a history that does not hold rev1.
+      assert.equal((await run(["app", "rollback", "dev", rev1.slice(0, 7), ...common])).code, 0);
+      assert.equal(await version(), "v1");
+      repo.git("checkout", "-q", "--orphan", "rewritten");
+      const orphan = repo.commit({ "app/conf.yaml": conf("rewritten") }, "rewritten history");
+      repo.git("checkout", "-q", "-B", "main");
+      controller.nudge("push", "mallory");
+      await controller.idle();
+      assert.notEqual((await load()).pendingSync?.revision, orphan, "not announced for approval");
+      assert.equal(
+        events.some((e) => e.type === "awaitingApproval" && e.revision === orphan),
+        false,
+      );
+      const held = events.findLast((e) => e.type === "waiting" && e.revision === orphan);
+      assert.match((held as { reason?: string } | undefined)?.reason ?? "", /^pinned at [0-9a-f]{7} by /);
+      // An approval of it anyway (a stale wait, the Approve button) is recorded and deploys nothing.
+      const refused = await controller.approve(orphan, "carol", 7, await controller.base(await load()));
+      assert.equal(refused.released, false);
+      assert.match(
+        refused.refused ?? "",
+        /^refused: dev is pinned at [0-9a-f]{7} by \S+ \(rollback to history \d+\), and [0-9a-f]{7} is not a newer commit of main after it .*does not end the pin; \/unpin dev first$/,
+      );
+      await controller.idle();
+      assert.equal(await version(), "v1");
+      assert.ok((await load()).pin, "still pinned");
+    } finally {
+      await ctx.close();
+    }
   });
 });

@@ -1,8 +1,9 @@
 // Promotion on the real control plane: staging -> prod with healthyFor 2s. prod deploys a commit
 // only once staging has kept it synced and Healthy for 2s without a break (staging deploys another
 // path than prod: what is promoted is the commit), is woken by staging's state change alone (no
-// polls here), never takes a commit whose staging release turned Degraded within the window, and
-// `promote` on a gated environment goes through its approval.
+// polls here), never takes a commit whose staging release turned Degraded within the window,
+// `promote` on a gated environment goes through its approval, and an approval of a commit staging
+// proves no more waits for staging's proof (live has no automated sync: the approval was the act).
 //
 // staging's release is a custom resource whose health an operator's Lua check reads from its
 // status, which the test writes as its controller would: Ready (Healthy) or Broken (Degraded).
@@ -344,5 +345,66 @@ describe("promotion staging -> prod (healthyFor 2s)", () => {
     const entry = done.history.at(-1);
     assert.deepEqual(entry?.promotion?.from, ["staging"]);
     assert.match(entry?.promotion?.evidence.join(", ") ?? "", /^staging: Healthy for \d+s at this commit$/);
+  });
+
+  it("an approval of a commit staging has not proven (any more) is kept, and live deploys it once staging proves it", async () => {
+    const live = t.reconciler.controller("live");
+    const staging = t.reconciler.controller("staging");
+    const before = (await t.state("live")).lastSyncedRevision;
+    const five = t.repo.commit(files("5"), "five");
+    staging.nudge("push", "tester");
+    await eventually("staging Healthy at five", async () => {
+      const open = (await t.state("staging")).healthRecords?.at(-1);
+      return open?.revision === five && open.until === undefined;
+    });
+    await new Promise((r) => setTimeout(r, HEALTHY_FOR));
+    const request = {
+      trigger: "comment" as const,
+      actor: "bob",
+      reason: "/promote live by @bob",
+      fromGitHub: true,
+    };
+    const asked = await live.promote(request);
+    assert.ok(!("refusal" in asked) && asked.revision === five && asked.held, JSON.stringify(asked));
+
+    // staging turns Degraded at five before anyone approves: five is proven no more.
+    t.setBroken(true);
+    await eventually("staging Degraded at five", async () => {
+      const last = (await t.state("staging")).healthRecords?.at(-1);
+      return last?.revision === five && last.ended === "Degraded";
+    });
+    const approved = await live.approve(five, "alice", 1, await live.base(await t.state("live")));
+    assert.equal(approved.released, false, JSON.stringify(approved));
+    assert.equal(approved.refused, undefined);
+    assert.match(
+      approved.waiting ?? "",
+      /^its upstreams have not proven it yet \(staging: turned Degraded at this commit after \d+s Healthy\); it deploys once they have, without another approval$/,
+    );
+    await live.idle();
+    const waiting = await t.state("live");
+    assert.equal(waiting.lastSyncedRevision, before, "nothing deployed");
+    assert.equal(waiting.pendingSync?.revision, five);
+    assert.equal(waiting.pendingSync?.approvedAwaitingProof, true);
+
+    // Healthy again at five: once staging has kept it so for 2s, live deploys it, asked by nobody.
+    t.setBroken(false);
+    const done = await eventually(
+      "live at five",
+      async () => {
+        const s = await t.state("live");
+        return s.lastSyncedRevision === five ? s : undefined;
+      },
+      HEALTHY_FOR + 20_000,
+    );
+    assert.equal(await valueIn(t.ns.live), "5");
+    const entry = done.history.at(-1);
+    assert.equal(entry?.actor, "bob", "the promotion bob asked for");
+    assert.equal(entry?.promotion?.reason, "approved by @alice");
+    assert.match(entry?.promotion?.evidence.join(", ") ?? "", /^staging: Healthy for \d+s at this commit$/);
+    const reproven = (await t.state("staging")).healthRecords?.at(-1);
+    assert.ok(
+      Date.parse(entry?.startedAt ?? "") >= Date.parse(reproven?.since ?? "") + HEALTHY_FOR,
+      "not before staging proved it again",
+    );
   });
 });

@@ -23,6 +23,27 @@ export function mockTarball(mock: GitHubMock, repo: TestRepo, sha: string): void
     );
 }
 
+/**
+ * GitHub's check runs and combined status of commit `sha`, as the requireChecks adapter reads them.
+ * Every run (filter=all): GitHub's default, the latest of each name and app, would hide a failing
+ * run of one job behind a newer run of another.
+ */
+export function mockCommitChecks(
+  mock: GitHubMock,
+  sha: string,
+  runs: ReadonlyArray<object>,
+  statuses: ReadonlyArray<{ context: string; state: string }>,
+): void {
+  mock.api
+    .get(`${REPO_PATH}/commits/${sha}/check-runs`)
+    .query({ filter: "all", per_page: "100" })
+    .reply(200, { total_count: runs.length, check_runs: runs });
+  mock.api
+    .get(`${REPO_PATH}/commits/${sha}/status`)
+    .query(true)
+    .reply(200, { state: "pending", sha, total_count: statuses.length, statuses });
+}
+
 export interface CheckRun {
   name: string;
   head_sha: string;

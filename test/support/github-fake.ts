@@ -79,6 +79,20 @@ export class FakeGitHub {
       });
   }
 
+  /** GitHub's compare status of `base...head`, from the real repository's history. */
+  private compared(base: string, head: string): "identical" | "ahead" | "behind" | "diverged" {
+    if (base === head) return "identical";
+    const within = (a: string, b: string) => {
+      try {
+        this.repo.git("merge-base", "--is-ancestor", a, b);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    return within(base, head) ? "ahead" : within(head, base) ? "behind" : "diverged";
+  }
+
   /** Who pushes to the repository, as GitHub's repository activity names them. */
   pusher = { login: "alice", id: userIdOf("alice"), type: "User" };
 
@@ -151,7 +165,7 @@ export class FakeGitHub {
       .reply((uri) => {
         const [base, head] = uri.split("?")[0]!.split("/").at(-1)!.split("...") as [string, string];
         const commits = this.commits(`${base}..${head}`);
-        return [200, { status: "ahead", total_commits: commits.length, commits }];
+        return [200, { status: this.compared(base, head), total_commits: commits.length, commits }];
       });
     api
       .get(`${REPO}/commits`)

@@ -9,7 +9,7 @@ import { assessHealth, worstHealth } from "../../engine/health/index.ts";
 import type { SyncOutcome } from "../../engine/sync.ts";
 import { type KubeObject, keyOf } from "../../kube/object.ts";
 import type { EnvironmentController } from "../../reconciler/environment-controller.ts";
-import { pinnedLine, type RollbackTarget, rollbackTargetOf } from "../../reconciler/pin.ts";
+import { pinnedLine, type RollbackTarget, rollbackTargetOf, rollbackText } from "../../reconciler/pin.ts";
 import { effectivePolicy } from "../../reconciler/policy.ts";
 import { evaluateWindows } from "../../reconciler/sync-windows.ts";
 import type { EnvironmentState } from "../../state/types.ts";
@@ -179,6 +179,10 @@ export async function appCommand(
           if (reverts.length > 0) io.out(`\nREVERTED\n${reverts.join("\n")}`);
           const promotions = evidenceLines(state.history, "promotion");
           if (promotions.length > 0) io.out(`\nPROMOTED\n${promotions.join("\n")}`);
+          const byHand = state.history.flatMap((h) =>
+            h.rollback ? [`${h.id}: ${rollbackText(h.rollback)}`] : [],
+          );
+          if (byHand.length > 0) io.out(`\nROLLED BACK\n${byHand.join("\n")}`);
           const rollbacks = evidenceLines(state.history, "autoRollback");
           if (rollbacks.length > 0) io.out(`\nROLLED BACK AUTOMATICALLY\n${rollbacks.join("\n")}`);
         }

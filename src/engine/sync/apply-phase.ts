@@ -1,45 +1,28 @@
 // Phase 5 of a sync: the writes. Apply wave by wave (waiting for health in between), prune after
 // the last wave, and report. A failed wave stops the sync before anything later is applied or
-// anything is pruned; then the SyncFail hooks run.
+// anything is pruned; then the SyncFail hooks run. What each step decides is apply-steps.ts (pure).
 import { isTransient } from "../../kube/errors.ts";
-import { keyOf, kubectlName } from "../../kube/object.ts";
+import type { KubeObject } from "../../kube/object.ts";
 import { ensureNamespace, runWaves } from "../apply.ts";
 import { runHooks } from "../hooks/run.ts";
 import { pruneInWaves } from "../prune.ts";
-import { errorMessage, resourceOf } from "../resource-results.ts";
+import { errorMessage } from "../resource-results.ts";
 import type { SyncOutcome } from "../types.ts";
 import { waitHealthy } from "../wait.ts";
+import { type Failure, pruneStep, showsPlan, unprunedResults, withSyncFailHooks } from "./apply-steps.ts";
 import { describe, failedMessage } from "./report.ts";
 import { finish, type SyncRun } from "./run.ts";
 import { type SyncScope, withNotes } from "./scope.ts";
 
 export async function applyPhase(run: SyncRun, scope: SyncScope): Promise<SyncOutcome> {
   const { client, target, request, resources, totals } = run;
-  const { plan, pending, changes, hooks, onFailure, inventory } = scope;
+  const { plan, pending, changes, hooks, inventory } = scope;
   const env = target.env;
-  const opts = env.syncPolicy.syncOptions;
   let pruned = false;
-  const failed = async (why: { message: string; retryable: boolean }): Promise<SyncOutcome> => {
-    if (!pruned)
-      for (const p of plan.prunes)
-        resources.push(
-          resourceOf(p.live, {
-            status: "OutOfSync",
-            action: "skipped",
-            message: `${kubectlName(keyOf(p.live))} not pruned: the sync failed before pruning`,
-          }),
-        );
-    let message = why.message;
-    if (onFailure.length > 0) {
-      // Argo CD's SyncFail hooks (a notification, a rollback): on any failure, awaited and reported.
-      const ran = await runHooks(client, target, onFailure, request, resources);
-      message += `; SyncFail hooks: ${ran.map((r) => `${r.name} ${r.outcome === "Succeeded" ? "succeeded" : r.message}`).join(", ")}`;
-    }
-    return finish(run, "Failed", withNotes(scope, message), why.retryable, inventory);
-  };
+  const failed = (why: Failure) => failSync(run, scope, why, pruned);
   try {
-    if (changes > 0 || hooks.length > 0) await request.onPlan?.(plan);
-    if (opts.CreateNamespace)
+    if (showsPlan(changes, hooks.length)) await request.onPlan?.(plan);
+    if (env.syncPolicy.syncOptions.CreateNamespace)
       await ensureNamespace(client, env.destination.namespace, env.syncPolicy.managedNamespaceMetadata);
     const stopped = await runWaves(
       client,
@@ -50,19 +33,10 @@ export async function applyPhase(run: SyncRun, scope: SyncScope): Promise<SyncOu
       hooks,
       resources,
       totals,
-      async (applied) => {
-        if (plan.prunes.length === 0) return undefined;
-        if (plan.prunes.some((p) => p.last)) {
-          const waited = await waitHealthy(client, applied, request, -1, target.health);
-          if (waited) return { message: waited, retryable: false };
-        }
-        pruned = true;
-        const stuck = await pruneInWaves(
-          { client, propagation: opts.PrunePropagationPolicy, request, resources, totals },
-          plan.prunes,
-        );
-        return stuck ? { message: stuck, retryable: false } : undefined;
-      },
+      (applied) =>
+        pruneAfterWaves(run, scope, applied, () => {
+          pruned = true;
+        }),
     );
     if (stopped) return await failed(stopped);
   } catch (err) {
@@ -76,5 +50,45 @@ export async function applyPhase(run: SyncRun, scope: SyncScope): Promise<SyncOu
     withNotes(scope, describe(plan, pending.length, false, totals, hooks.length)),
     false,
     inventory,
+  );
+}
+
+/**
+ * After the last wave: the prunes (pruneStep), once what was applied is Healthy where a prune is
+ * marked PruneLast; `starting` is told before the first delete. Why it stopped, if it did.
+ */
+async function pruneAfterWaves(
+  run: SyncRun,
+  scope: SyncScope,
+  applied: KubeObject[],
+  starting: () => void,
+): Promise<Failure | undefined> {
+  const { client, target, request, resources, totals } = run;
+  const prunes = scope.plan.prunes;
+  const step = pruneStep(prunes);
+  if (step === "none") return undefined;
+  if (step === "afterHealthy") {
+    const waited = await waitHealthy(client, applied, request, -1, target.health);
+    if (waited) return { message: waited, retryable: false };
+  }
+  starting();
+  const propagation = target.env.syncPolicy.syncOptions.PrunePropagationPolicy;
+  const stuck = await pruneInWaves({ client, propagation, request, resources, totals }, prunes);
+  return stuck ? { message: stuck, retryable: false } : undefined;
+}
+
+/** A failed sync: the prunes it did not reach are reported, its SyncFail hooks run, and it ends Failed. */
+async function failSync(run: SyncRun, scope: SyncScope, why: Failure, pruned: boolean): Promise<SyncOutcome> {
+  if (!pruned) run.resources.push(...unprunedResults(scope.plan.prunes));
+  const ran =
+    scope.onFailure.length > 0
+      ? await runHooks(run.client, run.target, scope.onFailure, run.request, run.resources)
+      : [];
+  return finish(
+    run,
+    "Failed",
+    withNotes(scope, withSyncFailHooks(why.message, ran)),
+    why.retryable,
+    scope.inventory,
   );
 }

@@ -1,11 +1,13 @@
-// Step 1 of a release: which revision this attempt syncs. Today that is the revision the operation
-// was started for (the branch head, or the one a person named), which a retry keeps (Argo CD);
-// with retry.refresh a retry moves to the branch's newest revision, only if that passes every gate
-// a new revision must pass (a gated environment's retry never moves: what was approved is what it
-// retries). A rollback's pin (trackedRevision) and then a promotion (revisionToTake) decide here,
-// before anything is rendered or asked: a pin holds promotions too.
+// Step 1 of a release: which revision it syncs. What the environment takes from its branch
+// (revisionFromBranch: a rollback's pin, then a promotion, then the branch head) is decided here
+// for the pass that starts a release, a request that names no revision, and a retry with
+// retry.refresh alike, before anything is rendered or asked: a pin holds promotions too. A
+// release keeps the revision it was started for (the one taken, or the one a person named), as a
+// retry does (Argo CD); with retry.refresh a retry moves to what the branch gives now, only if
+// that passes every gate a new revision must pass (a gated environment's retry never moves: what
+// was approved is what it retries).
 
-import type { PinRecord } from "../../state/types.ts";
+import type { EnvironmentState, PinRecord } from "../../state/types.ts";
 import type { Promotion, Target } from "../promotion/promotion.ts";
 import { ask } from "./ask-gate.ts";
 import type { Release } from "./release.ts";
@@ -52,20 +54,27 @@ export function trackedRevision(branchHead: string, pin: Pick<PinRecord, "revisi
   return pin?.revision ?? branchHead;
 }
 
+/**
+ * What the environment takes from its branch now: the pinned revision while a rollback pins it
+ * (the branch is not read); else revisionToTake (a promotion's newest proven commit, or none:
+ * `waiting` says why; without one, the head).
+ */
+export async function revisionFromBranch(
+  promotion: Promotion | undefined,
+  head: () => Promise<string>,
+  state: Pick<EnvironmentState, "pin" | "lastSyncedRevision">,
+): Promise<Target> {
+  if (state.pin) return { revision: state.pin.revision };
+  return revisionToTake(promotion, await head(), state.lastSyncedRevision);
+}
+
 export async function chooseRevision(r: Release, n: number): Promise<{ revision: string; moves: boolean }> {
   const env = r.env;
   const newest =
     revisionSourceOf(n, r.opts.pinned, env.syncPolicy.retry.refresh) === "operation"
       ? r.head
-      : r.state.pin
-        ? trackedRevision(r.head, r.state.pin)
-        : ((
-            await revisionToTake(
-              r.fx.promotion,
-              await r.fx.o.source.head(env.source.branch),
-              r.state.lastSyncedRevision,
-            )
-          ).revision ?? r.head);
+      : ((await revisionFromBranch(r.fx.promotion, () => r.fx.o.source.head(env.source.branch), r.state))
+          .revision ?? r.head);
   const allowed =
     newest !== r.head && (await ask(r, "refresh", newest, { manual: false, prune: r.opts.prune })).allowed;
   return chosenRevision(r.head, newest, allowed);

@@ -110,6 +110,7 @@ export async function recordRelease<O extends SyncOutcome>(r: Release, outcome: 
     {
       ...(r.opts.promotion ? { promotion: r.opts.promotion } : {}),
       ...(r.opts.autoRollback ? { autoRollback: r.opts.autoRollback } : {}),
+      ...(r.opts.rollback ? { rollback: r.opts.rollback } : {}),
       // What a rollback to this entry must render again (pin.ts).
       ...(facts.ok && r.digest ? { renderDigest: r.digest.digest } : {}),
     },

@@ -5,7 +5,13 @@ import type { EnvironmentConfig } from "../../config/types.ts";
 import type { SyncRequest } from "../../engine/sync.ts";
 import type { RenderedSource } from "../../source/render.ts";
 import type { RetriedAttempts } from "../../state/retried.ts";
-import type { AutoRollbackNote, EnvironmentState, PromotionNote, Trigger } from "../../state/types.ts";
+import type {
+  AutoRollbackNote,
+  EnvironmentState,
+  PromotionNote,
+  RollbackNote,
+  Trigger,
+} from "../../state/types.ts";
 import type { EnvironmentEffects } from "../effects.ts";
 import type { GateDecision, WritePath } from "../gate-decision.ts";
 import type { RenderSeen } from "../render-binding.ts";
@@ -32,6 +38,8 @@ export interface ReleaseOptions {
   note?: string;
   /** An automatic rollback: why, and the evidence, kept with the history entry. */
   autoRollback?: AutoRollbackNote;
+  /** A person's rollback: which entry, who and why, kept with the history entry. */
+  rollback?: RollbackNote;
 }
 
 export interface Release {

@@ -192,3 +192,52 @@ describe("GitHubSource commit titles", () => {
     assert.equal(calls.asked, 1);
   });
 });
+
+describe("GitHubSource ancestry (whether a pinned commit is behind a newer one)", () => {
+  /** GitHub's compare answers `status` (or throws an error with `status` as its HTTP status). */
+  function comparing(answers: Record<string, string | number>) {
+    const asked: string[] = [];
+    const octokit = {
+      rest: {
+        repos: {
+          compareCommitsWithBasehead: async ({ basehead }: { basehead: string }) => {
+            asked.push(basehead);
+            const answer = answers[basehead];
+            if (typeof answer === "number")
+              throw Object.assign(new Error("GitHub said no"), { status: answer });
+            return { data: { status: answer } };
+          },
+        },
+      },
+    } as unknown as Octokit;
+    return { src: new GitHubSource({ owner: "acme", repo: "shop" }, async () => octokit, "/tmp"), asked };
+  }
+
+  it("ahead and identical are a line of history; behind, diverged and a commit GitHub no longer has are not", async () => {
+    const { src } = comparing({
+      [`${sha(1)}...${sha(2)}`]: "ahead",
+      [`${sha(1)}...${sha(3)}`]: "identical",
+      [`${sha(2)}...${sha(1)}`]: "behind",
+      [`${sha(1)}...${sha(4)}`]: "diverged",
+      [`${sha(1)}...${sha(5)}`]: 404,
+      [`${sha(1)}...${sha(6)}`]: 422,
+    });
+    assert.equal(await src.contains(sha(1), sha(2)), true);
+    assert.equal(await src.contains(sha(1), sha(3)), true);
+    assert.equal(await src.contains(sha(2), sha(1)), false);
+    assert.equal(await src.contains(sha(1), sha(4)), false, "a force push's history");
+    assert.equal(await src.contains(sha(1), sha(5)), false);
+    assert.equal(await src.contains(sha(1), sha(6)), false);
+    assert.equal(await src.contains(sha(7), sha(7)), true, "a commit is its own");
+  });
+
+  it("asks once per pair; GitHub failing is thrown, not taken for a no, and asked again", async () => {
+    const answers: Record<string, string | number> = { [`${sha(1)}...${sha(2)}`]: 503 };
+    const { src, asked } = comparing(answers);
+    await assert.rejects(src.contains(sha(1), sha(2)), /GitHub said no/);
+    answers[`${sha(1)}...${sha(2)}`] = "ahead";
+    assert.equal(await src.contains(sha(1), sha(2)), true);
+    assert.equal(await src.contains(sha(1), sha(2)), true);
+    assert.equal(asked.length, 2);
+  });
+});

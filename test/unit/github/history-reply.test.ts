@@ -35,3 +35,48 @@ describe("the /history reply", () => {
     assert.deepEqual(checkGfm(reply), []);
   });
 });
+
+describe("the /history reply's evidence column", () => {
+  const [first, second, third] = history(3);
+  const entries = [
+    first!,
+    {
+      ...second!,
+      trigger: "rollback" as const,
+      actor: "erin",
+      message: "rollback to history 1 (1111111) by erin, pinned (v2 breaks checkout): synced",
+      rollback: {
+        historyId: 1,
+        revision: first!.revision,
+        by: "erin",
+        reason: "v2 breaks `checkout` | @ops",
+      },
+    },
+    {
+      ...third!,
+      trigger: "autoRollback" as const,
+      actor: "syncward",
+      autoRollback: {
+        from: "3",
+        reason: "3333333 stayed Degraded for 5m",
+        evidence: ["Degraded since 10:00"],
+      },
+    },
+  ];
+  const reply = historyReply("prod", entries, links);
+  const rows = reply.split("\n").filter((l) => /^\| \d+ \|/.test(l));
+
+  it("shows a person's rollback's target, who and why, as an automatic one's evidence", () => {
+    assert.match(reply, /\| RESULT \| EVIDENCE \|$/m);
+    assert.match(
+      rows[1] ?? "",
+      /\| rollback \| erin \| Succeeded \| rollback to history 1 \(1111111\) by erin: v2 breaks \\`checkout\\` \\\| `@ops` \|$/,
+    );
+    assert.match(
+      rows[0] ?? "",
+      /\| automatic rollback: 3333333 stayed Degraded for 5m: Degraded since 10:00 \|$/,
+    );
+    assert.match(rows[2] ?? "", /\| Succeeded \| {2}\|$/);
+    assert.deepEqual(checkGfm(reply), []);
+  });
+});

@@ -91,6 +91,16 @@ describe("/rollback: the reply to each result", () => {
     });
 });
 
+describe("/rollback of a gated environment: the reply", () => {
+  it("says that an approval of a newer commit ends the pin too", () => {
+    const result = outcome("Succeeded", "rollback to history 3 (aaaaaaa) by alice, pinned: synced", { pin });
+    assert.match(
+      rollbackReply("prod", "main", result, true).reply,
+      /new commits to `main` wait until `\/unpin prod`, or until an approval of a newer commit of `main` deploys it and ends the pin\.$/,
+    );
+  });
+});
+
 describe("/unpin: the reply", () => {
   it("says what was pinned, by which rollback and who, without mentioning them", () => {
     const got = unpinReply("prod", "main", pin, false);

@@ -265,17 +265,51 @@ const rows: Row[] = [
     },
     "allowed",
   ],
+  ...(["automated", "refresh", "retry", "selfHeal", "manual"] as const).map(
+    (path): Row => [
+      `a render at a pin other than the rollback entry's stops the ${path} path`,
+      {
+        rules: healing,
+        path,
+        pinnedRender: "the render of aaaaaaa today is not the one history entry 3 applied",
+      },
+      /^the render of aaaaaaa today is not the one history entry 3 applied$/,
+    ],
+  ),
+  [
+    "a freeze is said before the pin's render",
+    { rules: plain, state: state(frozen), pinnedRender: "the render of aaaaaaa today is not ..." },
+    /frozen by @alice/,
+  ],
+  [
+    "the pin's render is said before a missing approval",
+    { rules: gated, pinnedRender: "the render of aaaaaaa today is not ..." },
+    /^the render of aaaaaaa today is not/,
+  ],
 ];
 
 describe("the gate's decision", () => {
   for (const [name, input, expected] of rows) {
     it(name, () => {
       const decision = decideGate({ path: "automated", revision: SHA, state: state(), now: NOW, ...input });
-      if (expected === "allowed") assert.deepEqual(decision, { allowed: true });
+      if (expected === "allowed") assert.equal(decision.allowed, true);
       else {
         assert.equal(decision.allowed, false);
         assert.match(decision.allowed ? "" : decision.reason, expected);
       }
     });
   }
+});
+
+describe("an allowed decision names who approved", () => {
+  it("lists the approvers where the approval check applied, and nobody elsewhere", () => {
+    const base = { path: "automated" as const, revision: SHA, now: NOW };
+    const yes = decideGate({
+      ...base,
+      rules: gated,
+      state: state({ pendingApprovals: [approved("carol")] }),
+    });
+    assert.deepEqual(yes, { allowed: true, approvals: ["carol"] });
+    assert.deepEqual(decideGate({ ...base, rules: plain, state: state() }), { allowed: true });
+  });
 });

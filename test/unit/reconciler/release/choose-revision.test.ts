@@ -1,7 +1,9 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import type { Promotion } from "../../../../src/reconciler/promotion/promotion.ts";
 import {
   chosenRevision,
+  revisionFromBranch,
   revisionSourceOf,
   trackedRevision,
 } from "../../../../src/reconciler/release/choose-revision.ts";
@@ -41,4 +43,50 @@ describe("the revision automated syncs follow", () => {
     ["pinned at the branch head: the same revision", PINNED, { revision: PINNED }, PINNED],
   ];
   for (const [name, head, pin, want] of rows) it(name, () => assert.equal(trackedRevision(head, pin), want));
+});
+
+describe("what the environment takes from its branch (the pass, a request naming none, a refreshing retry)", () => {
+  const PINNED = "c".repeat(40);
+  const PROVEN = "d".repeat(40);
+  /** A promotion whose rule takes `proven` (none: it holds, saying why). */
+  const promotion = (proven?: string) =>
+    ({
+      target: async () => (proven ? { revision: proven } : { waiting: "staging: Healthy for 4s of 10s" }),
+    }) as unknown as Promotion;
+  const unread = async (): Promise<string> => {
+    throw new Error("the branch is not read while pinned");
+  };
+  const rows: Array<
+    [string, Promotion | undefined, () => Promise<string>, { pin?: { revision: string } }, object]
+  > = [
+    ["the branch head", undefined, async () => NEWER, {}, { revision: NEWER }],
+    [
+      "pinned: the pin, without reading the branch",
+      promotion(PROVEN),
+      unread,
+      { pin: { revision: PINNED } },
+      { revision: PINNED },
+    ],
+    [
+      "promoted: the newest commit its upstreams proved",
+      promotion(PROVEN),
+      async () => NEWER,
+      {},
+      { revision: PROVEN },
+    ],
+    [
+      "promoted, none proven: nothing, and why",
+      promotion(),
+      async () => NEWER,
+      {},
+      { waiting: "staging: Healthy for 4s of 10s" },
+    ],
+  ];
+  for (const [name, p, head, state, want] of rows)
+    it(name, async () =>
+      assert.deepEqual(
+        await revisionFromBranch(p, head, state as Parameters<typeof revisionFromBranch>[2]),
+        want,
+      ),
+    );
 });
