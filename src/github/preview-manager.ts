@@ -190,7 +190,10 @@ export class PreviewManager {
           const r = stored.record;
           if (r.head.sha === pr.head.sha || r.held?.sha === pr.head.sha) return;
         }
-        const facts = await previewFactsOf(gh, rt.ref, pr, live, pusher);
+        const facts = await previewFactsOf(gh, rt.ref, pr, live, {
+          trusted: rt.info.defaultBranch,
+          sender: pusher,
+        });
         const decision = previewDecision(template, event, facts);
         const asked = event.kind === "command" ? event : undefined;
         switch (decision.action) {
