@@ -16,6 +16,7 @@ import { join } from "node:path";
 import { describe, it } from "node:test";
 import { parse } from "yaml";
 import { KubeClient } from "../../src/kube/client.ts";
+import { PREVIEW_CLAIM_ANNOTATION, PREVIEW_LABEL } from "../../src/reconciler/preview-namespace.ts";
 import { appLeaseName } from "../../src/reconciler/reconciler.ts";
 import { githubAppId, instanceName } from "../../src/state/identity.ts";
 import { PREVIEW_RECORD_LABEL, PreviewStore, previewKey } from "../../src/state/preview-store.ts";
@@ -38,6 +39,7 @@ import {
 } from "../support/preview-app.ts";
 import { configMap } from "../support/projects.ts";
 import {
+  DEFAULT_INSTALLATION_ID,
   installationRepositoriesEvent,
   issueCommentEvent,
   pullRequestEvent,
@@ -435,6 +437,106 @@ describe("the lives of preview environments", () => {
       await close(app, 20);
       await gone(app, 20);
       assert.equal(await records(stateNamespace), 0, "no preview is left recorded");
+    } finally {
+      await app.close();
+    }
+  });
+  it("two replicas starting one queued preview at once: one starts it, and its record keeps the namespace, which the close deletes", async () => {
+    const stateNamespace = await cluster.namespace("pl-race-state");
+    // Two replicas of the app on the same records, sweeps off: the test starts the queue itself.
+    const a = await open({ stateNamespace, sweepMs: 0 });
+    const b = await open({ stateNamespace, sweepMs: 0 });
+    try {
+      // A queued preview whose limits now allow it (as a teardown elsewhere leaves it).
+      repo.git("checkout", "-q", "-b", "feature-21", "main");
+      const head = repo.commit({ "app/c21.yaml": configMap("c21") }, "add c21");
+      repo.git("checkout", "-q", "main");
+      pulls.set(21, { state: "open", head, branch: "feature-21" });
+      const store = new PreviewStore(cluster.client, stateNamespace);
+      const key = previewKey("acme/shop", 21, "dev");
+      const now = new Date().toISOString();
+      await store.put({
+        key,
+        repository: { owner: "acme", repo: "shop", id: repoIdOf("acme/shop") },
+        installation: DEFAULT_INSTALLATION_ID,
+        pull: 21,
+        from: "dev",
+        namespace: previewNs(21),
+        destination: {},
+        head: { branch: "feature-21", sha: head },
+        phase: "queued",
+        requestedAt: now,
+        lastMovedAt: now,
+        attempts: 0,
+      });
+      // Two teardowns finishing together, on two replicas: each starts the queue.
+      await Promise.all([a.parts.previews.startQueued(), b.parts.previews.startQueued()]);
+      await Promise.all([a.parts.previews.idle(), b.parts.previews.idle()]);
+      const stored = await store.get(key);
+      const ns = await cluster.client.get("v1", "Namespace", undefined, previewNs(21));
+      assert.equal(stored?.record.phase, "live", "the preview is recorded live");
+      assert.ok(ns?.metadata.uid, "its namespace is there");
+      assert.equal(stored?.record.namespaceUid, ns?.metadata.uid, "the record names the namespace");
+      assert.deepEqual(
+        a.sent("POST", /\/issues\/21\/comments$/).filter((c) => /No live preview/.test(String(c.body))),
+        [],
+        "no refusal from the start that lost",
+      );
+      await close(a, 21);
+      await until(
+        "the namespace and the record to go",
+        async () => {
+          await Promise.all([a.parts.previews.idle(), b.parts.previews.idle()]);
+          assert.equal(await a.exists(previewNs(21)), false);
+          assert.equal(await records(stateNamespace), 0);
+        },
+        60_000,
+      );
+    } finally {
+      // The first app's mock answers for both: it is forgotten last.
+      await b.close();
+      await a.close();
+    }
+  });
+
+  it("a namespace a start made before it could record it (a crash) is taken up by the next start, and the close deletes it", async () => {
+    const stateNamespace = await cluster.namespace("pl-claim-state");
+    const app = await open({ stateNamespace, limits: { maxPerRepository: 1 } });
+    const store = new PreviewStore(cluster.client, stateNamespace);
+    try {
+      await label(app, 22);
+      await live(app, 22);
+      await label(app, 23);
+      await app.parts.previews.idle();
+      assert.match(comment(app, 23), /\*\*Queued\*\*/);
+      // A start of #23 created its namespace and stopped there (a crash): the namespace carries
+      // the token the start wrote into the record first; no uid is recorded.
+      const key = previewKey("acme/shop", 23, "dev");
+      const queued = await store.get(key);
+      assert.ok(queued);
+      await store.put({ ...queued.record, claim: "token-of-23", launches: 1 }, queued.resourceVersion);
+      const made = await cluster.client.create({
+        apiVersion: "v1",
+        kind: "Namespace",
+        metadata: {
+          name: previewNs(23),
+          labels: { [PREVIEW_LABEL]: "true" },
+          annotations: { [PREVIEW_CLAIM_ANNOTATION]: "token-of-23" },
+        },
+      });
+      await close(app, 22);
+      await gone(app, 22);
+      await live(app, 23);
+      const stored = await store.get(key);
+      assert.equal(
+        stored?.record.namespaceUid,
+        made.metadata.uid,
+        "the namespace made before is the preview's",
+      );
+      await close(app, 23);
+      await gone(app, 23);
+      assert.equal(await records(stateNamespace), 0, "no preview is left recorded");
+      clean(app);
     } finally {
       await app.close();
     }
