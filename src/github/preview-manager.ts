@@ -609,8 +609,10 @@ export class PreviewManager {
     if (record.namespaceUid || claim) {
       const destination = record.destination ?? (running && destinationOf(running.env.destination));
       let wait = this.options.teardownRetryMs?.initial ?? 2_000;
-      // A resumed teardown that had waited before says so again (on the comment) at its first wait.
-      let told = false;
+      // What the comment says the teardown waits for. Said at the first wait (a resumed teardown
+      // says it again), and again whenever it changes: the namespace's conditions, which name the
+      // finalizers and the kinds of objects that hold it, come a moment after its deletion.
+      let said: string | undefined;
       for (;;) {
         if (this.stopped) return; // the next start resumes it from the record
         // Resolved at each attempt: a destination cluster the registry lost may come back.
@@ -627,9 +629,9 @@ export class PreviewManager {
         // Kept in the record, so a restart (or the sweep of another replica) knows how long it has
         // waited and for what.
         record = { ...record, attempts: record.attempts + 1, lastError: result.waiting };
-        if (!told) await say({ kind: "tearingDown", waiting: result.waiting });
+        if (result.waiting !== said) await say({ kind: "tearingDown", waiting: result.waiting });
         else version = (await this.store.put(record, version)).resourceVersion;
-        told = true;
+        said = result.waiting;
         await new Promise((r) => setTimeout(r, wait));
         wait = Math.min(wait * 2, this.options.teardownRetryMs?.max ?? 60_000);
       }

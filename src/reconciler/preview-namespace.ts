@@ -190,14 +190,17 @@ export async function teardownPreviewNamespace(
   return { done: false, waiting: terminatingReason(after) };
 }
 
-/** Why a namespace is still terminating, from its status conditions. */
+/**
+ * Why a namespace is still terminating, from its status conditions: the finalizers that remain and
+ * the kinds of the objects that remain (what holds it, for the comment and the record).
+ */
 export function terminatingReason(ns: KubeObject): string {
   const conditions = (
     (ns.status as { conditions?: Array<{ type: string; status: string; message?: string }> })?.conditions ??
     []
   ).filter((c) => c.status === "True" && c.message);
-  const named =
-    conditions.find((c) => c.type === "NamespaceFinalizersRemaining") ??
-    conditions.find((c) => c.type === "NamespaceContentRemaining");
-  return named?.message ?? `namespace ${ns.metadata.name} is terminating`;
+  const named = ["NamespaceFinalizersRemaining", "NamespaceContentRemaining"].flatMap(
+    (type) => conditions.find((c) => c.type === type)?.message ?? [],
+  );
+  return named.length > 0 ? named.join("; ") : `namespace ${ns.metadata.name} is terminating`;
 }

@@ -541,4 +541,54 @@ describe("the lives of preview environments", () => {
       await app.close();
     }
   });
+  it("an object of the pull request's own whose finalizer nobody removes holds the teardown: the comment names what holds the namespace, it counts against the limits, and it ends once the operator removes the finalizer", async () => {
+    const stateNamespace = await cluster.namespace("pl-final-state");
+    const app = await open({ stateNamespace, limits: { maxPerRepository: 1 } });
+    const ns = previewNs(24);
+    const release = () =>
+      kubectl([
+        "patch",
+        "configmap",
+        "stuck",
+        "-n",
+        ns,
+        "--type=merge",
+        "-p",
+        JSON.stringify({ metadata: { finalizers: null } }),
+      ]);
+    try {
+      // #24's manifests hold a ConfigMap with a finalizer no controller ever removes.
+      await labelPull(app, repo, pulls, 24, {
+        "app/stuck.yaml":
+          'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: stuck, finalizers: ["example.com/never"]}\ndata: {v: "1"}\n',
+      });
+      await live(app, 24);
+      await close(app, 24);
+      // Not idle(): the teardown waits as long as the finalizer is there.
+      await until("the comment to name what holds the namespace", async () => {
+        assert.match(comment(app, 24), /\*\*Tearing down\*\*: waiting for .*example\.com\/never.*configmaps/);
+      });
+      // Still counted against the limits: another pull request waits.
+      await label(app, 25);
+      assert.match(comment(app, 25), /\*\*Queued\*\* \(position 1\): this repository has 1 live preview/);
+      assert.equal(await app.exists(previewNs(25)), false);
+      assert.ok(await app.exists(ns), "the namespace is not forced: its finalizer is not stripped");
+
+      // The operator looks (kubectl get all -n <ns>), decides, and removes the finalizer.
+      release();
+      await gone(app, 24);
+      await live(app, 25);
+      await close(app, 25);
+      await gone(app, 25);
+      assert.equal(await records(stateNamespace), 0, "no preview is left recorded");
+      clean(app);
+    } finally {
+      try {
+        release();
+      } catch {
+        // already gone
+      }
+      await app.close();
+    }
+  });
 });

@@ -138,7 +138,7 @@ describe("a preview namespace", () => {
     assert.ok(theirs && !theirs.metadata.deletionTimestamp, "the new namespace of that name was deleted");
   });
 
-  it("reports what holds a terminating namespace", async () => {
+  it("reports what holds a terminating namespace: the finalizers and the kinds of objects that remain", async () => {
     const ns = fresh();
     const ready = await preparePreviewNamespace(client(), ns, "acme/payments#7:dev", {});
     assert.ok(ready.ok);
@@ -159,11 +159,14 @@ describe("a preview namespace", () => {
       "the finalizer reported",
       async () => {
         const t = await teardownPreviewNamespace(client(), ns, ready.uid);
-        return !t.done && /example.com\/hold/.test(t.waiting) ? t.waiting : undefined;
+        return !t.done && /example.com\/hold/.test(t.waiting) && /configmaps/.test(t.waiting)
+          ? t.waiting
+          : undefined;
       },
       60_000,
     );
-    assert.match(waiting, /example.com\/hold|finalizer/i);
+    // The finalizer and the kind of object it holds: what to look for with kubectl get -n.
+    assert.match(waiting, /finalizers remaining: example.com\/hold.*; .*configmaps/);
     finalizers(null);
     await eventually(
       "the namespace gone once the finalizer is removed",

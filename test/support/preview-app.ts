@@ -354,15 +354,19 @@ export async function startPreviewApp(o: PreviewAppOptions): Promise<PreviewApp>
   };
 }
 
-/** Pull request `n` from its own branch with one ConfigMap of its own (`c<n>`), labelled `preview`. */
+/**
+ * Pull request `n` from its own branch with one ConfigMap of its own (`c<n>`) and `files`,
+ * labelled `preview`.
+ */
 export async function labelPull(
   app: TestApp,
   repo: TestRepo,
   pulls: Map<number, Pull>,
   n: number,
+  files: Record<string, string> = {},
 ): Promise<string> {
   repo.git("checkout", "-q", "-b", `feature-${n}`, "main");
-  const head = repo.commit({ [`app/c${n}.yaml`]: configMap(`c${n}`) }, `add c${n}`);
+  const head = repo.commit({ [`app/c${n}.yaml`]: configMap(`c${n}`), ...files }, `add c${n}`);
   repo.git("checkout", "-q", "main");
   pulls.set(n, { state: "open", head, branch: `feature-${n}` });
   await app.probot.receive(
