@@ -23,6 +23,11 @@ export interface PreviewPullFacts {
    * activity of the branch) and the sender of the push being handled.
    */
   pushers: Array<{ login: string; permission: Permission }>;
+  /**
+   * What of the head's commits, or of who pushed them, GitHub did not show in full: the pushers
+   * may be incomplete, so the head does not qualify.
+   */
+  unreadable?: string;
   labels: string[];
   /** The preview is live (or queued) now. */
   live: boolean;
@@ -104,6 +109,9 @@ export function refusalOf(template: PreviewTemplate, pr: PreviewPullFacts): stri
   if (short.length > 0) {
     const who = short.map((p) => `@${p.login} (${p.permission})`).join(", ");
     return `commits on the branch were pushed or written by ${who}; a preview needs ${need} access for everyone who pushed to it`;
+  }
+  if (pr.unreadable) {
+    return `syncward could not tell everyone who pushed to the branch (${pr.unreadable}); a preview needs ${need} access for everyone who pushed to it`;
   }
   return undefined;
 }

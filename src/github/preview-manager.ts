@@ -6,6 +6,7 @@
 // the state namespace are the truth: a restart resumes them, and a sweep catches lost close
 // webhooks and expired TTLs. With several replicas every one runs a Reconciler for every live
 // preview and its app Lease picks the one that syncs and reports (preview-replicas.ts).
+import { randomBytes } from "node:crypto";
 import { previewEnvironmentOf, previewName } from "../config/preview.ts";
 import type { EnvironmentConfig, PreviewTemplate } from "../config/types.ts";
 import type { KubeClient } from "../kube/client.ts";
@@ -14,15 +15,18 @@ import { placePreview } from "../projects/previews.ts";
 import type { ProjectPreviews } from "../projects/types.ts";
 import type { ReconcilerEvent } from "../reconciler/events.ts";
 import {
+  claimedNamespaceUid,
   preparePreviewNamespace,
   reapplyPreviewGuards,
+  type Teardown,
   teardownPreviewNamespace,
 } from "../reconciler/preview-namespace.ts";
-import { admit, type QueuedPreview, startable } from "../reconciler/preview-queue.ts";
+import { admit, byQueue, type QueuedPreview, startable } from "../reconciler/preview-queue.ts";
 import { appLeaseName, Reconciler } from "../reconciler/reconciler.ts";
 import { githubAppId, instanceName } from "../state/identity.ts";
 import {
   destinationOf,
+  PreviewConflictError,
   type PreviewRecord,
   PreviewStore,
   previewKey,
@@ -70,6 +74,9 @@ interface Running {
   /** The record it was started from (what names its state and Lease). */
   record: PreviewRecord;
 }
+
+/** The serial step in which queued previews are started (no preview's key looks like it). */
+const QUEUE = "(the queue)";
 
 export class PreviewManager {
   private readonly store: PreviewStore;
@@ -190,7 +197,10 @@ export class PreviewManager {
           const r = stored.record;
           if (r.head.sha === pr.head.sha || r.held?.sha === pr.head.sha) return;
         }
-        const facts = await previewFactsOf(gh, rt.ref, pr, live, pusher);
+        const facts = await previewFactsOf(gh, rt.ref, pr, live, {
+          trusted: rt.info.defaultBranch,
+          sender: pusher,
+        });
         const decision = previewDecision(template, event, facts);
         const asked = event.kind === "command" ? event : undefined;
         switch (decision.action) {
@@ -295,7 +305,13 @@ export class PreviewManager {
     await this.launch(rt, gh, stored, placement.env, placement.limits);
   }
 
-  /** Namespace, record, deployment and the preview's Reconciler. */
+  /**
+   * Namespace, record, deployment and the preview's Reconciler, for a queued record as `stored`
+   * read it. Runs in the preview's serial step. Before anything is created the record is written
+   * with one more launch and its claim token (a write that must find it as read): of two starts at
+   * once (two teardowns, two replicas) only one gets past it, and the namespace it makes carries
+   * the token, so a start cut short after the create is taken up by the next one.
+   */
   private async launch(
     rt: RepoRuntime,
     gh: Octokit,
@@ -303,17 +319,28 @@ export class PreviewManager {
     env: EnvironmentConfig,
     limits: ProjectPreviews,
   ): Promise<void> {
-    let record = stored.record;
-    const ready = await preparePreviewNamespace(
-      this.clientOf(env),
-      record.namespace,
-      record.key,
-      limits,
-      record.namespaceUid,
-    );
+    let record: PreviewRecord = {
+      ...stored.record,
+      claim: stored.record.claim ?? randomBytes(24).toString("base64url"),
+      launches: (stored.record.launches ?? 0) + 1,
+    };
+    let claimed: string;
+    try {
+      claimed = (await this.store.put(record, stored.resourceVersion)).resourceVersion;
+    } catch (err) {
+      if (err instanceof PreviewConflictError) return; // another start (or a stop) got there first
+      throw err;
+    }
+    const ready = await preparePreviewNamespace(this.clientOf(env), record.namespace, record.key, limits, {
+      recordedUid: record.namespaceUid,
+      claim: record.claim,
+    });
     if (!ready.ok) {
-      await this.reply(gh, rt.ref, record.pull, ready.reason);
-      await this.store.delete(record.key);
+      if (ready.later) return; // queued still: the next start (a teardown's, the sweep's) tries again
+      // Only a record that owns no namespace, and only as written just now: never a record another
+      // replica has made live since.
+      if (!record.namespaceUid && (await this.store.delete(record.key, claimed)))
+        await this.reply(gh, rt.ref, record.pull, ready.reason);
       return;
     }
     // The namespace is the preview's from now on: its uid is recorded before anything else (GitHub
@@ -327,7 +354,7 @@ export class PreviewManager {
     };
     let version: string;
     try {
-      version = (await this.store.put(record, stored.resourceVersion)).resourceVersion;
+      version = (await this.store.put(record, claimed)).resourceVersion;
     } catch (err) {
       // Not recorded: the namespace made just now goes again (by its uid), or it would be no one's.
       if (ready.created)
@@ -577,26 +604,34 @@ export class PreviewManager {
       };
       version = (await this.store.put(record, version)).resourceVersion;
     };
-    const uid = record.namespaceUid;
-    if (uid) {
+    // A namespace made by a start cut short before its uid was recorded carries the record's claim.
+    const claim = record.claim;
+    if (record.namespaceUid || claim) {
       const destination = record.destination ?? (running && destinationOf(running.env.destination));
       let wait = this.options.teardownRetryMs?.initial ?? 2_000;
-      // A resumed teardown that had waited before says so again (on the comment) at its first wait.
-      let told = false;
+      // What the comment says the teardown waits for. Said at the first wait (a resumed teardown
+      // says it again), and again whenever it changes: the namespace's conditions, which name the
+      // finalizers and the kinds of objects that hold it, come a moment after its deletion.
+      let said: string | undefined;
       for (;;) {
         if (this.stopped) return; // the next start resumes it from the record
         // Resolved at each attempt: a destination cluster the registry lost may come back.
         const result = await Promise.resolve()
           .then(() => this.teardownClient(record, destination))
-          .then((client) => teardownPreviewNamespace(client, record.namespace, uid))
+          .then(async (client): Promise<Teardown> => {
+            const uid =
+              record.namespaceUid ??
+              (claim === undefined ? undefined : await claimedNamespaceUid(client, record.namespace, claim));
+            return uid ? teardownPreviewNamespace(client, record.namespace, uid) : { done: true };
+          })
           .catch((err: Error) => ({ done: false as const, waiting: `the API server (${err.message})` }));
         if (result.done) break;
         // Kept in the record, so a restart (or the sweep of another replica) knows how long it has
         // waited and for what.
         record = { ...record, attempts: record.attempts + 1, lastError: result.waiting };
-        if (!told) await say({ kind: "tearingDown", waiting: result.waiting });
+        if (result.waiting !== said) await say({ kind: "tearingDown", waiting: result.waiting });
         else version = (await this.store.put(record, version)).resourceVersion;
-        told = true;
+        said = result.waiting;
         await new Promise((r) => setTimeout(r, wait));
         wait = Math.min(wait * 2, this.options.teardownRetryMs?.max ?? 60_000);
       }
@@ -608,7 +643,15 @@ export class PreviewManager {
     // (its state and Lease), then the record itself, so a teardown cut short is taken up again.
     await this.forget(record);
     await this.store.delete(record.key);
-    await this.startWaiting();
+    this.startQueuedLater();
+  }
+
+  /**
+   * startQueued in a step of its own, after the current one: a step never waits for another
+   * preview's step (two such waits could wait for each other).
+   */
+  private startQueuedLater(): void {
+    this.later(QUEUE, () => this.startQueued(), "could not start the queued previews");
   }
 
   /**
@@ -651,27 +694,35 @@ export class PreviewManager {
     );
   }
 
-  /** The queued previews the limits now allow, started in queue order. */
-  private async startWaiting(): Promise<void> {
-    const all = await this.store.list();
-    const limitsOf = new Map<string, ProjectPreviews>();
-    for (const stored of all.filter((s) => s.record.phase === "queued")) {
-      const rt = await this.runtimeOf(stored.record).catch(() => undefined);
-      const template = rt?.config.previewEnvironments?.find((t) => t.from === stored.record.from);
-      if (!rt || !template) continue;
-      const placement = this.placed(
-        rt,
-        template,
-        { number: stored.record.pull, ...stored.record.head },
-        stored.record.namespace,
+  /**
+   * The queued previews the limits now allow, started in queue order (after a teardown, and at
+   * each sweep). Each start runs in its preview's serial step and reads the record again there: a
+   * preview another start made live meanwhile is left alone.
+   */
+  async startQueued(): Promise<void> {
+    const waiting = (await this.store.list()).filter((s) => s.record.phase === "queued");
+    for (const { record } of waiting.sort((a, b) => byQueue(queued(a), queued(b)))) {
+      await this.serial(record.key, async () => {
+        const now = await this.store.get(record.key);
+        if (now?.record.phase !== "queued") return;
+        const rt = await this.runtimeOf(now.record).catch(() => undefined);
+        const template = rt?.config.previewEnvironments?.find((t) => t.from === now.record.from);
+        if (!rt || !template) return;
+        const placement = this.placed(
+          rt,
+          template,
+          { number: now.record.pull, ...now.record.head },
+          now.record.namespace,
+        );
+        if (!placement.allowed) return;
+        const all = (await this.store.list()).map(queued);
+        if (!startable(all, placement.limits).some((q) => q.key === now.record.key)) return;
+        const gh = await this.deps.auth(now.record.installation);
+        await this.launch(rt, gh, now, placement.env, placement.limits);
+      }).catch((err) =>
+        // It stays queued: the next teardown or sweep tries again. The others go on.
+        this.deps.log.warn({ err, preview: record.key }, "could not start a queued preview"),
       );
-      if (!placement.allowed) continue;
-      limitsOf.set(stored.record.key, placement.limits);
-      const can = startable(all.map(queued), placement.limits).some((q) => q.key === stored.record.key);
-      if (!can) continue;
-      const gh = await this.deps.auth(stored.record.installation);
-      await this.launch(rt, gh, stored, placement.env, placement.limits);
-      stored.record.phase = "live";
     }
   }
 
@@ -804,6 +855,9 @@ export class PreviewManager {
       });
       removed.push(record.key);
     }
+    // A start that failed (or was cut short), or room another replica's teardown made: the queued
+    // previews the limits allow start now.
+    if (all.some((s) => s.record.phase === "queued")) this.startQueuedLater();
     return removed;
   }
 

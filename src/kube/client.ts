@@ -443,22 +443,25 @@ export class KubeClient {
 
   /**
    * `uid`: delete only that object (a precondition), never another one of the same name: a 409
-   * when the name now belongs to another.
+   * when the name now belongs to another. `resourceVersion`: only as it was read (a 409 when it
+   * changed since).
    */
   async delete(
     key: ResourceKey & { apiVersion: string },
     propagation: Propagation = "foreground",
     uid?: string,
+    resourceVersion?: string,
   ): Promise<boolean> {
     const r = await this.mustResource(key.apiVersion, key.kind);
     const policy = { foreground: "Foreground", background: "Background", orphan: "Orphan" }[propagation];
+    const preconditions = { ...(uid ? { uid } : {}), ...(resourceVersion ? { resourceVersion } : {}) };
     try {
       await this.request("DELETE", this.objectPath(r, key.namespace || undefined, key.name), {
         body: {
           kind: "DeleteOptions",
           apiVersion: "v1",
           propagationPolicy: policy,
-          ...(uid ? { preconditions: { uid } } : {}),
+          ...(uid || resourceVersion ? { preconditions } : {}),
         },
       });
       return true;

@@ -63,9 +63,7 @@ function startingAhead(
 
 /** The queued previews that may start now, in queue order (after one ended, say). */
 export function startable(all: readonly QueuedPreview[], limits: PreviewLimits): QueuedPreview[] {
-  const order = all
-    .filter((p) => p.phase === "queued")
-    .sort((a, b) => a.requestedAt.localeCompare(b.requestedAt) || a.key.localeCompare(b.key));
+  const order = all.filter((p) => p.phase === "queued").sort(byQueue);
   const state = all.map((p) => ({ ...p }));
   const out: QueuedPreview[] = [];
   for (const next of order) {
@@ -76,4 +74,9 @@ export function startable(all: readonly QueuedPreview[], limits: PreviewLimits):
     if (entry) entry.phase = "live";
   }
   return out;
+}
+
+/** The queue's order: first asked for first, then by key (two asked for at the same instant). */
+export function byQueue(a: QueuedPreview, b: QueuedPreview): number {
+  return a.requestedAt.localeCompare(b.requestedAt) || a.key.localeCompare(b.key);
 }

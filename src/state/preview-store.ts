@@ -47,6 +47,19 @@ export interface PreviewRecord {
   commentId?: number;
   /** The last failure: of a sync, or of the teardown's last attempt (what it waits for). */
   lastError?: string;
+  /**
+   * A random token of this record's, written into it before syncward creates the preview's
+   * namespace and put on that namespace (annotation syncward.dev/preview-claim): a namespace
+   * carrying it is the one a start made for this record before it could record the uid (a crash,
+   * a failure), and is taken as the preview's (preview-namespace.ts).
+   */
+  claim?: string;
+  /**
+   * Starts begun from the queue: each start writes it one higher (a write that must find the
+   * record as read) before it creates anything, so of two starts of one queued preview at once
+   * (two teardowns finishing together, two replicas) one goes on and the other leaves it.
+   */
+  launches?: number;
   /** Failed syncs in a row; with phase tearingDown, the teardown's attempts that did not finish it. */
   attempts: number;
   /**
@@ -133,18 +146,28 @@ export class PreviewStore {
     }
   }
 
-  /** Deletes the record; false when it was already gone. */
-  async delete(key: string): Promise<boolean> {
-    return this.client.delete(
-      {
-        apiVersion: "v1",
-        group: "",
-        kind: "ConfigMap",
-        name: previewConfigMapName(key),
-        namespace: this.namespace,
-      },
-      "background",
-    );
+  /**
+   * Deletes the record; false when it was already gone. `resourceVersion`: only the record as it
+   * was read, never one someone wrote since (false then too).
+   */
+  async delete(key: string, resourceVersion?: string): Promise<boolean> {
+    try {
+      return await this.client.delete(
+        {
+          apiVersion: "v1",
+          group: "",
+          kind: "ConfigMap",
+          name: previewConfigMapName(key),
+          namespace: this.namespace,
+        },
+        "background",
+        undefined,
+        resourceVersion,
+      );
+    } catch (err) {
+      if (resourceVersion && err instanceof KubeApiError && err.status === 409) return false;
+      throw err;
+    }
   }
 }
 

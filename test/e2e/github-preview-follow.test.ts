@@ -3,7 +3,8 @@
 // a head that moved without a webhook is followed at the next sweep; a push brings back the
 // operator's quota someone deleted; each head's deployment goes in progress, then success or
 // failure (a head that does not render); a push by someone without write is not followed, nor is
-// a writer's push on top of it, until that commit leaves the branch; and `/preview` on a live
+// a writer's push on top of it, until that commit leaves the branch, nor when the pull request's
+// base is moved to a branch at that commit; and `/preview` on a live
 // preview or `/preview stop` without one each get a reply.
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
@@ -202,6 +203,28 @@ describe("a live preview follows its pull request", () => {
     assert.equal(await app.exists(previewNs(41), "eve"), false);
   });
 
+  it("moving the pull request's base to a branch at a commit pushed without write hides nothing: neither a writer's push on top nor /preview deploys it", async () => {
+    const before = await open(43);
+    const eves = await push(43, { "app/eve43.yaml": configMap("eve43") }, { login: "eve" });
+    await until("the comment to say why the preview does not follow", async () => {
+      await app.parts.previews.idle();
+      assert.match(comment(43), /\*\*Not following\*\*.*@eve \(read\)/);
+    });
+    // A writer makes a branch at eve's commit and makes it the pull request's base (an `edited`
+    // webhook, which previews do not act on): the pull request's own list of commits no longer has it.
+    repo.git("branch", "evil-base-43", eves);
+    pulls.set(43, { ...(pulls.get(43) as Pull), base: "evil-base-43" });
+    await push(43, { "app/on-top43.yaml": configMap("on-top43") }, { login: "octocat" });
+    await app.probot.receive(
+      issueCommentEvent({ body: "/preview", number: 43, commentId: 4301, sender: { login: "alice" } }),
+    );
+    await app.parts.previews.idle();
+    assert.match(comment(43), /\*\*Not following\*\*.*@eve \(read\)/, "eve's commit is still in the head");
+    assert.match(comment(43), new RegExp(`stays at \`${before.slice(0, 7)}\``));
+    assert.equal(await app.exists(previewNs(43), "eve43"), false, "eve's object never ran");
+    assert.equal(await app.exists(previewNs(43), "on-top43"), false);
+  });
+
   it("/preview on a live preview and /preview stop without one each get a reply", async () => {
     const replies = (n: number) =>
       app.sent("POST", new RegExp(`/issues/${n}/comments$`)).map((b) => String(b.body));
@@ -224,12 +247,14 @@ describe("a live preview follows its pull request", () => {
   it("leaves nothing when the pull requests close", async () => {
     await closePull(app, pulls, 40);
     await closePull(app, pulls, 41);
+    await closePull(app, pulls, 43);
     await until(
-      "both namespaces gone",
+      "the namespaces gone",
       async () => {
         await app.parts.previews.idle();
         assert.equal(await app.exists(previewNs(40)), false);
         assert.equal(await app.exists(previewNs(41)), false);
+        assert.equal(await app.exists(previewNs(43)), false);
       },
       60_000,
     );

@@ -16,6 +16,7 @@ import { join } from "node:path";
 import { describe, it } from "node:test";
 import { parse } from "yaml";
 import { KubeClient } from "../../src/kube/client.ts";
+import { PREVIEW_CLAIM_ANNOTATION, PREVIEW_LABEL } from "../../src/reconciler/preview-namespace.ts";
 import { appLeaseName } from "../../src/reconciler/reconciler.ts";
 import { githubAppId, instanceName } from "../../src/state/identity.ts";
 import { PREVIEW_RECORD_LABEL, PreviewStore, previewKey } from "../../src/state/preview-store.ts";
@@ -38,6 +39,7 @@ import {
 } from "../support/preview-app.ts";
 import { configMap } from "../support/projects.ts";
 import {
+  DEFAULT_INSTALLATION_ID,
   installationRepositoriesEvent,
   issueCommentEvent,
   pullRequestEvent,
@@ -436,6 +438,156 @@ describe("the lives of preview environments", () => {
       await gone(app, 20);
       assert.equal(await records(stateNamespace), 0, "no preview is left recorded");
     } finally {
+      await app.close();
+    }
+  });
+  it("two replicas starting one queued preview at once: one starts it, and its record keeps the namespace, which the close deletes", async () => {
+    const stateNamespace = await cluster.namespace("pl-race-state");
+    // Two replicas of the app on the same records, sweeps off: the test starts the queue itself.
+    const a = await open({ stateNamespace, sweepMs: 0 });
+    const b = await open({ stateNamespace, sweepMs: 0 });
+    try {
+      // A queued preview whose limits now allow it (as a teardown elsewhere leaves it).
+      repo.git("checkout", "-q", "-b", "feature-21", "main");
+      const head = repo.commit({ "app/c21.yaml": configMap("c21") }, "add c21");
+      repo.git("checkout", "-q", "main");
+      pulls.set(21, { state: "open", head, branch: "feature-21" });
+      const store = new PreviewStore(cluster.client, stateNamespace);
+      const key = previewKey("acme/shop", 21, "dev");
+      const now = new Date().toISOString();
+      await store.put({
+        key,
+        repository: { owner: "acme", repo: "shop", id: repoIdOf("acme/shop") },
+        installation: DEFAULT_INSTALLATION_ID,
+        pull: 21,
+        from: "dev",
+        namespace: previewNs(21),
+        destination: {},
+        head: { branch: "feature-21", sha: head },
+        phase: "queued",
+        requestedAt: now,
+        lastMovedAt: now,
+        attempts: 0,
+      });
+      // Two teardowns finishing together, on two replicas: each starts the queue.
+      await Promise.all([a.parts.previews.startQueued(), b.parts.previews.startQueued()]);
+      await Promise.all([a.parts.previews.idle(), b.parts.previews.idle()]);
+      const stored = await store.get(key);
+      const ns = await cluster.client.get("v1", "Namespace", undefined, previewNs(21));
+      assert.equal(stored?.record.phase, "live", "the preview is recorded live");
+      assert.ok(ns?.metadata.uid, "its namespace is there");
+      assert.equal(stored?.record.namespaceUid, ns?.metadata.uid, "the record names the namespace");
+      assert.deepEqual(
+        a.sent("POST", /\/issues\/21\/comments$/).filter((c) => /No live preview/.test(String(c.body))),
+        [],
+        "no refusal from the start that lost",
+      );
+      await close(a, 21);
+      await until(
+        "the namespace and the record to go",
+        async () => {
+          await Promise.all([a.parts.previews.idle(), b.parts.previews.idle()]);
+          assert.equal(await a.exists(previewNs(21)), false);
+          assert.equal(await records(stateNamespace), 0);
+        },
+        60_000,
+      );
+    } finally {
+      // The first app's mock answers for both: it is forgotten last.
+      await b.close();
+      await a.close();
+    }
+  });
+
+  it("a namespace a start made before it could record it (a crash) is taken up by the next start, and the close deletes it", async () => {
+    const stateNamespace = await cluster.namespace("pl-claim-state");
+    const app = await open({ stateNamespace, limits: { maxPerRepository: 1 } });
+    const store = new PreviewStore(cluster.client, stateNamespace);
+    try {
+      await label(app, 22);
+      await live(app, 22);
+      await label(app, 23);
+      await app.parts.previews.idle();
+      assert.match(comment(app, 23), /\*\*Queued\*\*/);
+      // A start of #23 created its namespace and stopped there (a crash): the namespace carries
+      // the token the start wrote into the record first; no uid is recorded.
+      const key = previewKey("acme/shop", 23, "dev");
+      const queued = await store.get(key);
+      assert.ok(queued);
+      await store.put({ ...queued.record, claim: "token-of-23", launches: 1 }, queued.resourceVersion);
+      const made = await cluster.client.create({
+        apiVersion: "v1",
+        kind: "Namespace",
+        metadata: {
+          name: previewNs(23),
+          labels: { [PREVIEW_LABEL]: "true" },
+          annotations: { [PREVIEW_CLAIM_ANNOTATION]: "token-of-23" },
+        },
+      });
+      await close(app, 22);
+      await gone(app, 22);
+      await live(app, 23);
+      const stored = await store.get(key);
+      assert.equal(
+        stored?.record.namespaceUid,
+        made.metadata.uid,
+        "the namespace made before is the preview's",
+      );
+      await close(app, 23);
+      await gone(app, 23);
+      assert.equal(await records(stateNamespace), 0, "no preview is left recorded");
+      clean(app);
+    } finally {
+      await app.close();
+    }
+  });
+  it("an object of the pull request's own whose finalizer nobody removes holds the teardown: the comment names what holds the namespace, it counts against the limits, and it ends once the operator removes the finalizer", async () => {
+    const stateNamespace = await cluster.namespace("pl-final-state");
+    const app = await open({ stateNamespace, limits: { maxPerRepository: 1 } });
+    const ns = previewNs(24);
+    const release = () =>
+      kubectl([
+        "patch",
+        "configmap",
+        "stuck",
+        "-n",
+        ns,
+        "--type=merge",
+        "-p",
+        JSON.stringify({ metadata: { finalizers: null } }),
+      ]);
+    try {
+      // #24's manifests hold a ConfigMap with a finalizer no controller ever removes.
+      await labelPull(app, repo, pulls, 24, {
+        "app/stuck.yaml":
+          'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: stuck, finalizers: ["example.com/never"]}\ndata: {v: "1"}\n',
+      });
+      await live(app, 24);
+      await close(app, 24);
+      // Not idle(): the teardown waits as long as the finalizer is there.
+      await until("the comment to name what holds the namespace", async () => {
+        assert.match(comment(app, 24), /\*\*Tearing down\*\*: waiting for .*example\.com\/never.*configmaps/);
+      });
+      // Still counted against the limits: another pull request waits.
+      await label(app, 25);
+      assert.match(comment(app, 25), /\*\*Queued\*\* \(position 1\): this repository has 1 live preview/);
+      assert.equal(await app.exists(previewNs(25)), false);
+      assert.ok(await app.exists(ns), "the namespace is not forced: its finalizer is not stripped");
+
+      // The operator looks (kubectl get all -n <ns>), decides, and removes the finalizer.
+      release();
+      await gone(app, 24);
+      await live(app, 25);
+      await close(app, 25);
+      await gone(app, 25);
+      assert.equal(await records(stateNamespace), 0, "no preview is left recorded");
+      clean(app);
+    } finally {
+      try {
+        release();
+      } catch {
+        // already gone
+      }
       await app.close();
     }
   });

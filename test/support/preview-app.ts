@@ -53,6 +53,8 @@ export interface Pull {
   head: string;
   branch: string;
   fork?: boolean;
+  /** The branch it merges into (default main): a writer can move it (an `edited` webhook). */
+  base?: string;
 }
 
 export interface PreviewAppOptions {
@@ -245,23 +247,53 @@ export async function startPreviewApp(o: PreviewAppOptions): Promise<PreviewApp>
         user: { login: "octocat" },
         labels: [{ name: "preview" }],
         head: { sha: pr.head, ref: pr.branch, repo: { id: pr.fork ? id + 1 : id } },
-        base: { ref: "main", repo: { id } },
+        base: { ref: pr.base ?? "main", repo: { id } },
       },
     ];
   });
-  // The pull request's commits are the test repository's, from main to its head, each written by
-  // octocat (a writer, as the permission API says of every login but `readers`).
+  // A head's commits that are not on a base (the compare API, by pages of `per_page`) are the test
+  // repository's, each written by octocat (a writer, as the permission API says of every login but
+  // `readers`): only the branch's activity tells who pushed them.
+  api
+    .get(/\/compare\/[^/]+\.\.\.[^/?]+$/)
+    .query(true)
+    .reply(200, (uri) => {
+      const url = new URL(uri, "https://api.github.com");
+      const [base = "", head = ""] = decodeURIComponent(url.pathname.split("/compare/")[1] ?? "").split(
+        "...",
+      );
+      const list = (range: string) => repo.git("rev-list", "--reverse", range).split("\n").filter(Boolean);
+      const ahead = list(`${base}..${head}`);
+      const behind = list(`${head}..${base}`).length;
+      const perPage = Number(url.searchParams.get("per_page") ?? 250);
+      const page = Number(url.searchParams.get("page") ?? 1);
+      return {
+        status:
+          ahead.length === 0 ? (behind === 0 ? "identical" : "behind") : behind === 0 ? "ahead" : "diverged",
+        ahead_by: ahead.length,
+        behind_by: behind,
+        total_commits: ahead.length,
+        commits: ahead.slice((page - 1) * perPage, page * perPage).map((sha) => ({
+          sha,
+          author: { login: "octocat" },
+          committer: { login: "web-flow" },
+        })),
+      };
+    });
+  // A pull request's own list of commits, as GitHub computes it: those of its head not on its base
+  // (which a writer can move), the oldest 250. syncward must not rely on it; it answers here so a
+  // regression to it is seen doing what GitHub would make it do.
   api
     .get(/\/pulls\/\d+\/commits/)
     .query(true)
     .reply(200, (uri) => {
-      const head = pulls.get(Number(uri.split("/")[5]))?.head;
-      const shas = head ? repo.git("rev-list", "--reverse", `main..${head}`).split("\n").filter(Boolean) : [];
-      return (shas.length > 0 ? shas : [head]).map((sha) => ({
-        sha,
-        author: { login: "octocat" },
-        committer: { login: "web-flow" },
-      }));
+      const pr = pulls.get(Number(uri.split("/")[5]));
+      const shas = pr ? repo.git("rev-list", "--reverse", `${pr.base ?? "main"}..${pr.head}`) : "";
+      return shas
+        .split("\n")
+        .filter(Boolean)
+        .slice(0, 250)
+        .map((sha) => ({ sha, author: { login: "octocat" }, committer: { login: "web-flow" } }));
     });
   // GitHub's activity of a branch: octocat pushed each pull request's head, and `pushes` more.
   api
@@ -322,15 +354,19 @@ export async function startPreviewApp(o: PreviewAppOptions): Promise<PreviewApp>
   };
 }
 
-/** Pull request `n` from its own branch with one ConfigMap of its own (`c<n>`), labelled `preview`. */
+/**
+ * Pull request `n` from its own branch with one ConfigMap of its own (`c<n>`) and `files`,
+ * labelled `preview`.
+ */
 export async function labelPull(
   app: TestApp,
   repo: TestRepo,
   pulls: Map<number, Pull>,
   n: number,
+  files: Record<string, string> = {},
 ): Promise<string> {
   repo.git("checkout", "-q", "-b", `feature-${n}`, "main");
-  const head = repo.commit({ [`app/c${n}.yaml`]: configMap(`c${n}`) }, `add c${n}`);
+  const head = repo.commit({ [`app/c${n}.yaml`]: configMap(`c${n}`), ...files }, `add c${n}`);
   repo.git("checkout", "-q", "main");
   pulls.set(n, { state: "open", head, branch: `feature-${n}` });
   await app.probot.receive(

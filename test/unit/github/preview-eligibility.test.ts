@@ -6,16 +6,9 @@ import {
   type PreviewPullFacts,
   previewDecision,
 } from "../../../src/github/preview-eligibility.ts";
+import { previewTemplate } from "../../support/preview-template.ts";
 
-const template = (fields: Partial<PreviewTemplate> = {}): PreviewTemplate => ({
-  from: "dev",
-  namespace: "p-{number}",
-  trigger: "label",
-  label: "preview",
-  ttl: 3_600_000,
-  permission: "write",
-  ...fields,
-});
+const template = previewTemplate;
 const pull = (fields: Partial<PreviewPullFacts> = {}): PreviewPullFacts => ({
   sameRepository: true,
   author: "dana",
