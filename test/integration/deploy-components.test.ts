@@ -82,7 +82,7 @@ describe("deploy/components", () => {
     ]);
   });
 
-  it("previews adds only its ClusterRole and binding: namespaces and their guards, nothing else", () => {
+  it("previews adds its ClusterRole (namespaces and their guards) and a Role in syncward's namespace (a torn-down preview's state and Lease), nothing else", () => {
     const base = overlay([]);
     const withIt = overlay(["previews"]);
     const added = withIt.filter(
@@ -91,7 +91,15 @@ describe("deploy/components", () => {
     assert.deepEqual(added.map((o) => `${o.kind}/${o.metadata.name}`).sort(), [
       "ClusterRole/syncward-previews",
       "ClusterRoleBinding/syncward-previews",
+      "Role/syncward-previews-state",
+      "RoleBinding/syncward-previews-state",
     ]);
+    const state = find(withIt, "Role", "syncward-previews-state") as unknown as {
+      metadata: { namespace: string };
+      rules: Rules;
+    };
+    assert.equal(state.metadata.namespace, "syncward");
+    assert.deepEqual(grants(state.rules).sort(), ["delete configmaps", "delete leases"]);
     const role = find(withIt, "ClusterRole", "syncward-previews") as unknown as { rules: Rules };
     assert.deepEqual(grants(role.rules).sort(), [
       "create limitranges",
@@ -172,6 +180,7 @@ describe("deploy/components", () => {
       "SyncwardGitHubRateLimitLow",
       "SyncwardKubernetesErrors",
       "SyncwardOutOfSync",
+      "SyncwardPreviewTeardownStuck",
       "SyncwardSyncFailing",
       "SyncwardWebhooksSlow",
     ]);
