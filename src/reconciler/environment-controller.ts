@@ -276,6 +276,7 @@ export class EnvironmentController {
         store: o.store,
         stateClient: o.stateClient ?? o.client,
         checks: o.checks,
+        ...(o.source.contains ? { contains: o.source.contains.bind(o.source) } : {}),
         wake: () => this.nudge("promotion", "syncward"),
         emit: o.emit,
       });
