@@ -1542,7 +1542,7 @@ export class EnvironmentController {
     const state = await this.o.store.load(this.instance);
     const counted = await this.countApprovals(state, revision, await this.renderApproved(revision));
     const by = counted.approvers.at(-1);
-    const evidence = await this.fx.promotion?.evidenceOf(revision, `approved by @${by ?? "nobody"}`);
+    const evidence = await this.fx.promotion?.evidenceOf(revision, by ? `approved by @${by}` : "approved");
     if (!evidence?.proven) return;
     await this.o.store.update(this.instance, (s) => {
       if (s.pendingSync?.revision === revision) s.pendingSync.approvedAwaitingProof = undefined;
