@@ -90,3 +90,23 @@ export function withdrawApproval(state: EnvironmentState, by: { login: string; i
   state.pendingApprovals = state.pendingApprovals.filter((a) => !mine(a));
   return [...new Set(withdrawn)];
 }
+
+/**
+ * The approvals that may count for `revision`: while a pin holds the environment at another
+ * revision, only those given after the pin was set (whoever approved before it never saw it, and
+ * an approval of a newer commit ends the pin). `beforePin`: how many of `revision`'s were left out.
+ */
+export function countableApprovals<S extends Pick<EnvironmentState, "pendingApprovals" | "pin">>(
+  state: S,
+  revision: string,
+): { state: S; beforePin: number } {
+  const pin = state.pin;
+  if (!pin || pin.revision === revision) return { state, beforePin: 0 };
+  const set = Date.parse(pin.at);
+  const after = (a: ApprovalRecord) => a.sha !== revision || Date.parse(a.at) > set;
+  const kept = state.pendingApprovals.filter(after);
+  return {
+    state: { ...state, pendingApprovals: kept },
+    beforePin: state.pendingApprovals.length - kept.length,
+  };
+}

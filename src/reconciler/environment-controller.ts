@@ -27,7 +27,8 @@ import type {
   RollbackNote,
   Trigger,
 } from "../state/types.ts";
-import { addApproval, approvalsOf, withdrawApproval } from "./approvals.ts";
+import { short } from "../util/short-sha.ts";
+import { addApproval, approvalsOf, countableApprovals, withdrawApproval } from "./approvals.ts";
 import { autoRollbackDecision } from "./auto-rollback.ts";
 import { runAutoRollback } from "./auto-rollback-run.ts";
 import { nextAction, type PassInput } from "./decide.ts";
@@ -39,7 +40,9 @@ import { findOrphans, mayBeOrphan, type Orphan, RISKY_KINDS } from "./orphans.ts
 import { OutageBackoff } from "./outage-backoff.ts";
 import type { PassSlots } from "./pass-slots.ts";
 import {
+  pinEndApprovalsRefusal,
   pinEndedMessage,
+  pinNotAfterRefusal,
   pinNotEndedRefusal,
   pinnedApprovalText,
   pinnedRefusal,
@@ -49,6 +52,7 @@ import {
   rollbackNote,
   rollbackNoteOf,
   rollbackTarget,
+  rolledBackFrom,
   unpinMessage,
 } from "./pin.ts";
 import { effectivePolicy } from "./policy.ts";
@@ -62,7 +66,7 @@ import { resyncIntervalMs } from "./resync.ts";
 import type { RevisionSource } from "./revision-source.ts";
 import { heal, healNamed, mayHealNamed } from "./self-heal.ts";
 import { stateWatchMark, watchStates } from "./state-watch.ts";
-import { syncRevision } from "./sync-operation.ts";
+import { type ReleaseOptions, syncRevision } from "./sync-operation.ts";
 import { selfHealHeldBy } from "./sync-windows.ts";
 import { ManagedWatch } from "./watch.ts";
 
@@ -153,6 +157,16 @@ export interface ManualSync {
   autoRollback?: AutoRollbackNote;
   /** A person's rollback: which entry, who and why, kept with the history entry. */
   rollback?: RollbackNote;
+  /**
+   * An approval of a newer commit ends this pin: the sync may name another revision than the
+   * pinned one, and the pin is removed only once the gate let the sync's first write through.
+   */
+  endsPin?: PinRecord;
+}
+
+/** The same pin (set by the same rollback): a rollback since sets another. */
+function samePin(a: PinRecord | undefined, b: PinRecord): boolean {
+  return a !== undefined && a.at === b.at && a.revision === b.revision;
 }
 
 /** What an approval did (EnvironmentController.approve). */
@@ -262,6 +276,7 @@ export class EnvironmentController {
         store: o.store,
         stateClient: o.stateClient ?? o.client,
         checks: o.checks,
+        ...(o.source.contains ? { contains: o.source.contains.bind(o.source) } : {}),
         wake: () => this.nudge("promotion", "syncward"),
         emit: o.emit,
       });
@@ -893,18 +908,20 @@ export class EnvironmentController {
       this.announcePinned(branchHead, pin);
       return false;
     }
+    // Asked as the approval's release it would be (the machine writes nothing but the pinned
+    // revision): its wait is announced, saying that approving it ends the pin.
     const decision = await this.fx.gate.check({
-      path: "automated",
+      path: "manual",
       revision: candidate,
       trigger,
       actor,
+      needsApproval: true,
       wait: { manual: false, prune: policy.prune },
       ...(verdict.note ? { waitNote: verdict.note } : {}),
       state,
     });
     if (!decision.allowed) return false;
-    const approvers = decision.approvals ?? [];
-    const done = await this.releaseApproved(candidate, approvers.at(-1) ?? actor, approvers);
+    const done = await this.releaseApproved(candidate, decision.approvals?.at(-1));
     return done.endedPin !== undefined;
   }
 
@@ -924,6 +941,10 @@ export class EnvironmentController {
     if (!(await this.fx.gate.rules(state)).rules.approval) return { refusal: refused };
     if (!(await this.newerOnBranch(pin.revision, revision)))
       return { refusal: pinNotEndedRefusal(pin, revision, env.name, env.source.branch) };
+    // The release the rollback went back from, and anything before it, is what the pin is about.
+    const from = pin.from;
+    if (from && from !== pin.revision && !(await this.strictlyAfter(from, revision)))
+      return { refusal: pinNotAfterRefusal({ ...pin, from }, revision, env.name, env.source.branch) };
     return { note: pinnedApprovalText(pin, env.name) };
   }
 
@@ -937,6 +958,12 @@ export class EnvironmentController {
     if (!source.contains) return false;
     const head = await source.head(this.o.env.source.branch);
     return (await source.contains(pinned, revision)) && (await source.contains(revision, head));
+  }
+
+  /** `revision` descends from `from` and is another commit. A source that cannot tell answers no. */
+  private async strictlyAfter(from: string, revision: string): Promise<boolean> {
+    if (revision === from || !this.o.source.contains) return false;
+    return this.o.source.contains(from, revision);
   }
 
   /**
@@ -1055,8 +1082,10 @@ export class EnvironmentController {
     const revision = requested.revision;
     const promotion = request.promotion ?? ("promotion" in requested ? requested.promotion : undefined);
     const needsApproval = request.needsApproval ?? request.trigger !== "cli";
-    // Another revision than the pinned one would be put straight back by the next pass: refused.
-    const pinned = request.dryRun ? undefined : pinnedRefusal(state.pin, revision, env.name);
+    // Another revision than the pinned one would be put straight back by the next pass: refused,
+    // unless an approval of a newer commit ends this very pin (not one set since).
+    const ending = request.endsPin && samePin(state.pin, request.endsPin) ? state.pin : undefined;
+    const pinned = request.dryRun || ending ? undefined : pinnedRefusal(state.pin, revision, env.name);
     if (pinned) return outcomeWithoutWork(revision, "Refused", pinned);
     const found = this.destination();
     if ("problem" in found)
@@ -1092,6 +1121,7 @@ export class EnvironmentController {
       ...(request.note ? { note: request.note } : {}),
       ...(request.autoRollback ? { autoRollback: request.autoRollback } : {}),
       ...(request.rollback ? { rollback: request.rollback } : {}),
+      ...(ending ? { beforeFirstWrite: this.pinEnding(ending, revision) } : {}),
     });
   }
 
@@ -1153,6 +1183,7 @@ export class EnvironmentController {
         ...(request.needsApproval === false ? { needsApproval: false } : {}),
         ...(request.allowEmpty ? { allowEmpty: true } : {}),
         ...(request.confirmPrune ? { confirmPrune: true } : {}),
+        ...(request.endsPin ? { endsPin: request.endsPin } : {}),
       };
     });
     return {
@@ -1224,7 +1255,8 @@ export class EnvironmentController {
     const state = await this.o.store.load(this.instance);
     const target = rollbackTarget(state.history, state.lastSyncedRevision, this.o.env.name, request.target);
     if ("error" in target) return { refused: target.error };
-    const pin = pinOf(target.entry, request.actor, request.reason ?? "");
+    const from = rolledBackFrom(state, request.autoRollback?.from);
+    const pin = pinOf(target.entry, request.actor, request.reason ?? "", new Date(), from);
     const trigger = request.trigger ?? "rollback";
     const needsApproval = request.needsApproval ?? false;
     // Held to the pin it is about to set: refused before anything is pinned when the commit no
@@ -1244,6 +1276,11 @@ export class EnvironmentController {
     await this.serialize(() =>
       this.o.store.update(this.instance, (s) => {
         s.pin = pin;
+        // Approvals and waits of other commits were given without the pin in view: withdrawn, so
+        // that nothing approved before it (a wait for its upstreams' proof too) ends it; the next
+        // pass asks for approval anew, saying what approving ends.
+        s.pendingApprovals = s.pendingApprovals.filter((a) => a.sha === pin.revision);
+        if (s.pendingSync && s.pendingSync.revision !== pin.revision) s.pendingSync = undefined;
       }),
     );
     const outcome = await this.sync({
@@ -1360,7 +1397,7 @@ export class EnvironmentController {
     const evidence = await this.fx.promotion?.evidenceOf(revision, `approved by @${by}`);
     if (evidence && !evidence.proven)
       return { ...counted, ...(await this.awaitProof(revision, evidence.text)) };
-    const done = await this.releaseApproved(revision, by, counted.approvers, evidence?.note);
+    const done = await this.releaseApproved(revision, by, evidence?.note);
     return { ...counted, released: done.refused === undefined, ...done };
   }
 
@@ -1388,7 +1425,10 @@ export class EnvironmentController {
     return { state, render };
   }
 
-  /** Who approved `revision` and still counts under the rules in force, how many are needed, how many lapsed. */
+  /**
+   * Who approved `revision` and still counts under the rules in force (while pinned elsewhere,
+   * only approvals given after the pin), how many are needed, how many lapsed.
+   */
   private async countApprovals(
     state: EnvironmentState,
     revision: string,
@@ -1396,7 +1436,7 @@ export class EnvironmentController {
   ): Promise<{ approvers: string[]; needed: number; expired: number }> {
     const rules = (await this.fx.gate.rules(state)).rules;
     const { approvers, expired } = approvalsOf(
-      state,
+      countableApprovals(state, revision).state,
       revision,
       new Date(),
       rules.approval?.expiresAfter,
@@ -1425,13 +1465,14 @@ export class EnvironmentController {
   /**
    * Releases the sync an approval completed. The gate answers first: `refused` carries its reason
    * (a freeze, a closed window, a pin it does not end) and nothing runs. A requested sync runs as
-   * the manual sync it was, an automated one through the loop; on a pinned environment the pin
-   * ends first (endPinByApproval), then the approved commit is synced.
+   * the manual sync it was, an automated one through the loop; on a pinned environment the
+   * approved commit is synced as a person's request that ends the pin (ManualSync.endsPin): the
+   * pin goes only once the gate let that sync's first write through. `by`: who the release is
+   * attributed to (absent: the last approver the gate counted).
    */
   private async releaseApproved(
     revision: string,
-    by: string,
-    approvers: readonly string[],
+    by: string | undefined,
     promotion?: PromotionNote,
   ): Promise<{ refused?: string; endedPin?: PinRecord }> {
     const state = await this.o.store.load(this.instance);
@@ -1440,20 +1481,26 @@ export class EnvironmentController {
     const pending = state.pendingSync?.revision === revision ? state.pendingSync : undefined;
     const manual = Boolean(pending?.manual);
     const trigger = manual && pending ? pending.trigger : "comment";
+    const pin = state.pin && state.pin.revision !== revision ? state.pin : undefined;
     const decision = await this.fx.gate.check({
-      path: manual ? "manual" : "automated",
+      // Ending a pin is a person's act (the machine writes nothing but the pinned revision).
+      path: manual || pin ? "manual" : "automated",
       revision,
       trigger,
-      actor: by,
+      actor: by ?? "syncward",
       needsApproval: true,
+      state,
     });
+    const actor = by ?? (decision.allowed ? decision.approvals?.at(-1) : undefined) ?? "syncward";
     if (!decision.allowed) {
-      await this.fx.refuseManual(decision, revision, trigger, by);
+      await this.fx.refuseManual(decision, revision, trigger, actor);
       return { refused: decision.reason };
     }
+    const few = pin ? await this.pinEndShort(state, pin, revision, decision.approvals ?? []) : undefined;
+    if (few) return { refused: few };
     const request: ManualSync = {
       trigger,
-      actor: manual && pending ? pending.actor : by,
+      actor: manual && pending ? pending.actor : actor,
       revision,
       prune: pending?.prune,
       force: pending?.force,
@@ -1461,43 +1508,66 @@ export class EnvironmentController {
       confirmPrune: pending?.confirmPrune,
       needsApproval: true,
       ...(promotion ? { promotion } : {}),
+      ...(pin ? { endsPin: pin } : {}),
     };
-    const pin = state.pin && state.pin.revision !== revision ? state.pin : undefined;
     if (pin) {
-      this.serialize(async () => {
-        if (await this.endPinByApproval(pin, revision, approvers)) await this.syncNow(request);
-      }).catch((err: unknown) =>
-        this.o.log.warn(
-          { err, instance: this.instance, revision },
-          "an approved sync that ends the pin did not finish",
-        ),
-      );
+      this.syncInBackground(request);
       return { endedPin: pin };
     }
     if (manual) this.syncInBackground(request);
-    else this.nudge("comment", by);
+    else this.nudge("comment", actor);
     return {};
+  }
+
+  /**
+   * Why the approvals the gate counted do not end `pin` (pinEndApprovalsRefusal): fewer than the
+   * stricter rule's minimum, or none. Undefined: they end it.
+   */
+  private async pinEndShort(
+    state: EnvironmentState,
+    pin: PinRecord,
+    revision: string,
+    approvers: readonly string[],
+  ): Promise<string | undefined> {
+    const minimum = (await this.fx.gate.rules(state)).rules.approval?.minimum;
+    return pinEndApprovalsRefusal(pin, revision, this.o.env.name, approvers, minimum);
   }
 
   /**
    * An approval that waited for its upstreams' proof (approvedAwaitingProof): once they have proven
    * the commit, released as the approval would have been; the mark is cleared either way it ends.
+   * It is credited to the approvals that count now (not one that lapsed meanwhile).
    */
   private async releaseProven(revision: string): Promise<void> {
-    const approvers = (await this.o.store.load(this.instance)).pendingApprovals
-      .filter((a) => a.sha === revision)
-      .map((a) => a.by);
-    const by = approvers.at(-1) ?? "syncward";
-    const evidence = await this.fx.promotion?.evidenceOf(revision, `approved by @${by}`);
+    const state = await this.o.store.load(this.instance);
+    const counted = await this.countApprovals(state, revision, await this.renderApproved(revision));
+    const by = counted.approvers.at(-1);
+    const evidence = await this.fx.promotion?.evidenceOf(revision, by ? `approved by @${by}` : "approved");
     if (!evidence?.proven) return;
     await this.o.store.update(this.instance, (s) => {
       if (s.pendingSync?.revision === revision) s.pendingSync.approvedAwaitingProof = undefined;
     });
-    const done = await this.releaseApproved(revision, by, approvers, evidence.note);
+    const done = await this.releaseApproved(revision, by, evidence.note);
     this.o.log.info(
       { instance: this.instance, revision, refused: done.refused },
       "an approval that waited for its upstreams' proof is released",
     );
+  }
+
+  /**
+   * The release of an approved commit ending `pin` (ManualSync.endsPin), once the gate let its
+   * first write through: the pin is removed by a history entry naming the approvers the gate
+   * counted. A refusal (too few approvals, another pin since) stops the release before it writes;
+   * the pin then stays.
+   */
+  private pinEnding(pin: PinRecord, revision: string): ReleaseOptions["beforeFirstWrite"] {
+    return async (approvers) => {
+      const state = await this.o.store.load(this.instance);
+      const few = await this.pinEndShort(state, pin, revision, approvers);
+      if (few) return few;
+      if (await this.endPinByApproval(pin, revision, approvers)) return undefined;
+      return `refused: ${this.o.env.name} was pinned again since ${short(revision)} was approved (another rollback); that pin stays`;
+    };
   }
 
   /**

@@ -5,7 +5,8 @@
 import { formatDuration } from "../config/duration.ts";
 import type { EnvironmentConfig } from "../config/types.ts";
 import type { EnvironmentState } from "../state/types.ts";
-import { approvalsOf } from "./approvals.ts";
+import { approvalsOf, countableApprovals } from "./approvals.ts";
+import { pinnedWriteRefusal } from "./pin.ts";
 import { effectivePolicy } from "./policy.ts";
 import { evaluateWindows, selfHealHeldBy } from "./sync-windows.ts";
 
@@ -22,7 +23,9 @@ export type GateCheck = "freeze" | "window" | "pin" | "signature" | "approval" |
 
 /**
  * The checks each path passes; `approval` on a manual path only where the request needs it. `pin`
- * on every path: at a pinned commit only the render its rollback entry applied is ever written.
+ * on every path: at a pinned commit only the render its rollback entry applied is ever written,
+ * and on every path but a person's, nothing but the pinned revision (a person naming another
+ * revision is refused by the caller, and an approval that ends the pin is a person's).
  */
 export const CHECKS: Record<WritePath, readonly GateCheck[]> = {
   automated: ["freeze", "window", "pin", "signature", "approval", "checks"],
@@ -133,6 +136,13 @@ export function decideGate(input: GateInput): GateDecision {
   }
 
   if (on("pin") && input.pinnedRender) return { allowed: false, check: "pin", reason: input.pinnedRender };
+  // A release or a retry begun before a rollback pinned the environment (here or on another
+  // replica) stops at its next write: only the pinned revision is written by the machine.
+  const elsewhere =
+    on("pin") && path !== "manual" && state.pin
+      ? pinnedWriteRefusal(state.pin, input.revision, rules.name)
+      : undefined;
+  if (elsewhere) return { allowed: false, check: "pin", reason: elsewhere };
 
   // Self-heal re-applies the approved render only: a differing one waits for approval as a new release.
   if (path === "selfHeal" && input.renderChanged && rules.approval)
@@ -154,8 +164,10 @@ export function decideGate(input: GateInput): GateDecision {
   let approved: string[] | undefined;
   if (on("approval") && rules.approval) {
     const needed = rules.approval.minimum;
+    // While pinned elsewhere, only approvals given after the pin count: they end it.
+    const countable = countableApprovals(state, input.revision);
     const { approvers, expired, rejudged, unchecked, reconfigured } = approvalsOf(
-      state,
+      countable.state,
       input.revision,
       now,
       rules.approval.expiresAfter,
@@ -196,10 +208,14 @@ export function decideGate(input: GateInput): GateDecision {
           ? `; the config change is held to the old rule (${input.weakens.join("; ")})`
           : "";
       const rendered = input.renderChanged ? `; ${input.renderChanged}` : "";
+      const pinned =
+        countable.beforePin > 0
+          ? `; ${countable.beforePin} approval(s) were given before ${rules.name} was pinned at ${state.pin?.revision.slice(0, 7)}: approve again`
+          : "";
       return {
         allowed: false,
         check: "approval",
-        reason: `waiting for approval (${approvers.length}/${needed})${rendered}${lapsed}${changed}${moved}${blind}${why}`,
+        reason: `waiting for approval (${approvers.length}/${needed})${rendered}${lapsed}${changed}${moved}${blind}${pinned}${why}`,
         approvals: approvers,
         needed,
         expired,

@@ -1,7 +1,7 @@
 // Rollback and pins, the pure part: which history entry a rollback re-deploys, what a pinned
 // environment says to a sync that names another revision, and what history records. The
 // controller (environment-controller.ts) reads the state, asks these, and writes.
-import type { HistoryEntry, PinRecord, RollbackNote } from "../state/types.ts";
+import type { EnvironmentState, HistoryEntry, PinRecord, RollbackNote } from "../state/types.ts";
 import { short } from "../util/short-sha.ts";
 
 /** An entry that deployed its revision: a success, and not an unpin (which deployed nothing). */
@@ -77,12 +77,13 @@ function commitEntry(
   return { entry };
 }
 
-/** The pin a rollback to `entry` sets. */
+/** The pin a rollback to `entry` sets; `from`: the release it goes back from (rolledBackFrom). */
 export function pinOf(
   entry: Pick<HistoryEntry, "id" | "revision" | "renderDigest">,
   by: string,
   reason: string,
   now = new Date(),
+  from?: string,
 ): PinRecord {
   return {
     revision: entry.revision,
@@ -91,7 +92,55 @@ export function pinOf(
     at: now.toISOString(),
     reason,
     ...(entry.renderDigest ? { renderDigest: entry.renderDigest } : {}),
+    ...(from ? { from } : {}),
   };
+}
+
+/**
+ * The release a rollback goes back from: a pin already standing keeps its own (a second rollback
+ * does not make the first bad release good); else the bad release an automatic rollback names,
+ * else the release that failed last (stuck: it may have written half of itself), else the one
+ * running.
+ */
+export function rolledBackFrom(
+  state: Pick<EnvironmentState, "pin" | "stuck" | "lastSyncedRevision">,
+  bad?: string,
+): string | undefined {
+  return state.pin?.from ?? bad ?? state.stuck?.revision ?? state.lastSyncedRevision;
+}
+
+/**
+ * Why a write of `revision` is refused while `pin` holds another revision, on the paths nobody
+ * chose the revision on (the automated pass, a retry, a refresh, self-heal): a release or a retry
+ * begun before the pin was set does not go on writing. Undefined: it is the pinned revision.
+ */
+export function pinnedWriteRefusal(
+  pin: Pick<PinRecord, "revision" | "by" | "historyId">,
+  revision: string,
+  env: string,
+): string | undefined {
+  if (pin.revision === revision) return undefined;
+  return `refused: ${env} is pinned at ${short(pin.revision)} by ${pin.by} (rollback to history ${pin.historyId}), and nothing but ${short(pin.revision)} is written while it stands: ${short(revision)} (begun before the pin) was not written`;
+}
+
+/**
+ * Why the approvals counted for `revision` do not end `pin`: fewer than the rule in force needs
+ * (`minimum`, the stricter of the deployed and the current rule), and never none, whatever a
+ * shortcut for the deployed revision says; none at all without an approval rule. Undefined: enough.
+ */
+export function pinEndApprovalsRefusal(
+  pin: Pick<PinRecord, "revision" | "by" | "historyId">,
+  revision: string,
+  env: string,
+  approvers: readonly string[],
+  minimum: number | undefined,
+): string | undefined {
+  const needed = minimum === undefined ? undefined : Math.max(1, minimum);
+  if (needed !== undefined && approvers.length >= needed) return undefined;
+  const pinned = `${env} is pinned at ${short(pin.revision)} by ${pin.by} (rollback to history ${pin.historyId})`;
+  if (needed === undefined)
+    return `refused: ${pinned}, and without an approval rule only /unpin ${env} ends it; nothing was unpinned`;
+  return `refused: ${pinned}, and only approvals of ${short(revision)} given after the pin end it: ${approvers.length} of ${needed} counted; nothing was unpinned`;
 }
 
 /**
@@ -160,6 +209,23 @@ export function pinNotEndedRefusal(
   branch: string,
 ): string {
   return `refused: ${env} is pinned at ${short(pin.revision)} by ${pin.by} (rollback to history ${pin.historyId}), and ${short(revision)} is not a newer commit of ${branch} after it (the branch's history was rewritten, or the commit left the branch), so approving it does not end the pin; /unpin ${env} first`;
+}
+
+/**
+ * Why an approval of `revision` does not end a pin whose rollback went back from `pin.from`: it
+ * is that release (the one rolled back from), or not a commit after it; the fix goes on top of it.
+ */
+export function pinNotAfterRefusal(
+  pin: Pick<PinRecord, "revision" | "by" | "historyId"> & { from: string },
+  revision: string,
+  env: string,
+  branch: string,
+): string {
+  const what =
+    revision === pin.from
+      ? "the release it went back from"
+      : `not a commit of ${branch} after ${short(pin.from)}, the release it went back from`;
+  return `refused: ${env} is pinned at ${short(pin.revision)} by ${pin.by} (rollback to history ${pin.historyId}), and ${short(revision)} is ${what}, so approving it does not end the pin; approve a commit on top of it, or /unpin ${env}`;
 }
 
 /** The history entry of a pin that an approval of a newer commit ended. */

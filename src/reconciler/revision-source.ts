@@ -58,9 +58,19 @@ export class LocalGitSource implements RevisionSource {
     return checkoutTree(this.repoDir, sha, this.cacheDir);
   }
 
-  contains(ancestor: string, descendant: string): Promise<boolean> {
-    return isAncestor(this.repoDir, ancestor, descendant);
+  /**
+   * `git merge-base --is-ancestor`; a yes is remembered (two commits' ancestry never changes), a no
+   * is asked again (the commit may not have been fetched into the repository yet).
+   */
+  async contains(ancestor: string, descendant: string): Promise<boolean> {
+    const key = `${ancestor}...${descendant}`;
+    if (this.ancestry.has(key)) return true;
+    const yes = await isAncestor(this.repoDir, ancestor, descendant);
+    if (yes) this.ancestry.set(key, true);
+    return yes;
   }
+
+  private readonly ancestry = new BoundedMap<string, true>(1024);
 
   /** One `git log` per commit: a commit's message never changes, so it is remembered. */
   async commitTitle(sha: string): Promise<string | undefined> {

@@ -136,6 +136,12 @@ export interface PinRecord {
   reason: string;
   /** The render that entry applied: every sync while pinned must render exactly it. */
   renderDigest?: string;
+  /**
+   * The release the rollback went back from (the one that failed last, else the one running):
+   * only an approval of a commit after it, and not it, ends the pin. Absent in pins set before
+   * it was kept: a commit after the pinned one then.
+   */
+  from?: string;
 }
 
 export interface FreezeRecord {
@@ -255,6 +261,8 @@ export interface HandedOverSync {
   needsApproval?: boolean;
   allowEmpty?: boolean;
   confirmPrune?: boolean;
+  /** An approval of a newer commit ends this pin (ManualSync.endsPin): removed once the sync may write. */
+  endsPin?: PinRecord;
 }
 
 /**

@@ -2,17 +2,30 @@
 // revision goes live and stays (a new commit, a manual sync, the automated pass and self-heal all
 // keep it) until the pin is removed, and history says who did what with which entry.
 import assert from "node:assert/strict";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, it } from "node:test";
+import pino from "pino";
 import { openContext } from "../../src/cli/context.ts";
 import type { CliIO } from "../../src/cli/io.ts";
 import { main } from "../../src/cli/main.ts";
+import { findEnvironment, parseConfig } from "../../src/config/load.ts";
+import {
+  type ControllerOptions,
+  EnvironmentController,
+} from "../../src/reconciler/environment-controller.ts";
 import type { ReconcilerEvent } from "../../src/reconciler/events.ts";
-import { STATE_KEY } from "../../src/state/store.ts";
+import { PassSlots } from "../../src/reconciler/pass-slots.ts";
+import { pinOf } from "../../src/reconciler/pin.ts";
+import { LocalGitSource } from "../../src/reconciler/revision-source.ts";
+import { STATE_KEY, StateStore } from "../../src/state/store.ts";
 import type { EnvironmentState } from "../../src/state/types.ts";
 import { kubectl, useCluster } from "../support/cluster.ts";
 import { makeRepo } from "../support/git-repo.ts";
 
 const cluster = useCluster();
+const trees = mkdtempSync(join(tmpdir(), "syncward-trees-"));
 type StoredState = Pick<EnvironmentState, "history" | "pin" | "lastError">;
 
 async function run(args: string[]): Promise<{ code: number; out: string; err: string }> {
@@ -26,6 +39,53 @@ async function run(args: string[]): Promise<{ code: number; out: string; err: st
 const conf = (version: string) =>
   `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: conf}\ndata: {version: "${version}"}\n`;
 const extra = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: extra}\ndata: {added: in-rev2}\n";
+/** A Service the API server refuses (port out of range): the release that adds it fails. */
+const invalidService =
+  "apiVersion: v1\nkind: Service\nmetadata: {name: bad}\nspec: {ports: [{port: 70000}]}\n";
+const GATED =
+  "    syncPolicy: {automated: {prune: true, selfHeal: true}, retry: {limit: 0}}\n    approval: {users: [carol]}\n";
+
+/** A state store whose reads wait for `before` while it is set: a test writes between a release's steps. */
+class HeldStore extends StateStore {
+  before: Promise<unknown> | undefined;
+  override async load(instance: string): Promise<EnvironmentState> {
+    await this.before;
+    return super.load(instance);
+  }
+}
+
+/**
+ * dev's controller as one replica runs it, with no watches or polls (tests nudge it), on a state
+ * store whose reads a test can hold; `other` is the same state as another replica writes it.
+ */
+async function controllerOf(name: string, policy: string, more: Partial<ControllerOptions> = {}) {
+  const ns = await cluster.namespace(name);
+  const stateNs = await cluster.stateNamespace(`${name}-state`);
+  const config = `environments:\n  - name: dev\n    source: {path: app}\n    destination: {namespace: ${ns}}\n${policy}`;
+  const repo = makeRepo({ ".github/syncward.yml": config, "app/conf.yaml": conf("v1") });
+  const store = new HeldStore(cluster.syncwardClient, stateNs);
+  const controller = new EnvironmentController({
+    app: name,
+    env: findEnvironment(parseConfig(config), "dev"),
+    client: cluster.syncwardClient,
+    store,
+    source: new LocalGitSource(repo.dir, trees),
+    emit: () => undefined,
+    log: pino({ level: "silent" }),
+    pollIntervalMs: 0,
+    watch: false,
+    ...more,
+  });
+  const other = new StateStore(cluster.syncwardClient, stateNs);
+  const version = async () =>
+    (
+      (await cluster.client.get("v1", "ConfigMap", ns, "conf")) as
+        | { data?: Record<string, string> }
+        | undefined
+    )?.data?.version;
+  const load = () => other.load(controller.instance);
+  return { controller, repo, ns, store, other, version, load };
+}
 
 /** A repository with one manually synced environment, dev, and the CLI flags that reach it. */
 async function manualApp(name: string, policy = "") {
@@ -373,5 +433,148 @@ describe("syncward app rollback", () => {
     } finally {
       await ctx.close();
     }
+  });
+
+  it("an approval given before a rollback does not end its pin, nor does a fresh approval of the release it went back from", async () => {
+    const { controller, repo, version, load } = await controllerOf("rollback-approved-before", GATED);
+    const rev1 = repo.head();
+    assert.equal((await controller.sync({ trigger: "cli", actor: "ops" })).phase, "Succeeded");
+    // A release that fails: approved by carol, its sync refused by the API server.
+    const bad = repo.commit({ "app/conf.yaml": conf("v2"), "app/svc.yaml": invalidService }, "bad");
+    controller.nudge("push", "dave");
+    await controller.idle();
+    assert.equal((await load()).pendingSync?.revision, bad);
+    const approved = await controller.approve(bad, "carol", 7, await controller.base(await load()));
+    assert.equal(approved.released, true, JSON.stringify(approved));
+    await controller.idle();
+    assert.equal((await load()).history.at(-1)?.result, "Failed");
+    assert.equal((await load()).lastSyncedRevision, rev1);
+
+    // Rolled back to the release before it (as rollback.onDegraded does), pinned there.
+    const back = await controller.rollback({ actor: "alice", target: { historyId: 1 } });
+    assert.ok(!("refused" in back) && back.phase === "Succeeded", JSON.stringify(back));
+    assert.equal(await version(), "v1");
+
+    // The next pass: carol's old approval ends nothing, and the bad release is not synced again.
+    controller.nudge("poll", "syncward");
+    await controller.idle();
+    const after = await load();
+    assert.equal(after.pin?.revision, rev1, "still pinned");
+    assert.equal(await version(), "v1");
+    assert.ok(!after.history.some((h) => h.trigger === "unpin"), "no pin ended");
+    assert.deepEqual(
+      after.pendingApprovals,
+      [],
+      "carol's approval, given without the pin in view, is withdrawn",
+    );
+    assert.equal(after.pin?.from, bad, "the pin knows which release it went back from");
+
+    // A fresh approval of the release the rollback went back from does not end it either.
+    const again = await controller.approve(bad, "carol", 7, await controller.base(await load()));
+    assert.equal(again.released, false);
+    assert.match(
+      again.refused ?? "",
+      /^refused: dev is pinned at [0-9a-f]{7} by alice \(rollback to history 1\), and [0-9a-f]{7} is the release it went back from, so approving it does not end the pin; approve a commit on top of it, or \/unpin dev$/,
+    );
+    await controller.idle();
+    assert.equal((await load()).pin?.revision, rev1);
+    assert.equal(await version(), "v1");
+
+    // The fix on top of it, approved after the pin, ends it.
+    const fix = repo.commit({ "app/conf.yaml": conf("v3"), "app/svc.yaml": null }, "fix");
+    controller.nudge("push", "dave");
+    await controller.idle();
+    assert.equal((await load()).pendingSync?.revision, fix);
+    const fixed = await controller.approve(fix, "carol", 7, await controller.base(await load()));
+    assert.equal(fixed.endedPin?.historyId, 1, JSON.stringify(fixed));
+    await controller.idle();
+    assert.equal(await version(), "v3");
+    assert.equal((await load()).pin, undefined);
+  });
+
+  it("a retry of a release begun before a rollback's pin (set on another replica) is refused at the pin, not attempted again", async () => {
+    const retry = "retry: {limit: 3, backoff: {duration: 1s, factor: 1, maxDuration: 1s}}";
+    const { controller, repo, store, other, version, load } = await controllerOf(
+      "rollback-retry",
+      `    syncPolicy: {automated: {prune: true}, ${retry}}\n`,
+      {
+        // The failed first attempt of the bad release: another replica's /rollback pins entry 1
+        // (the pin is written before its sync, which is handed to this one, the lease holder);
+        // this replica's next read of the state is after it.
+        log: Object.assign(pino({ level: "silent" }), {
+          warn: (_obj: object, msg?: string) => {
+            if (msg === "sync failed; retrying") store.before ??= pinElsewhere();
+          },
+        }),
+      },
+    );
+    const pinElsewhere = () =>
+      other.update(controller.instance, (s) => {
+        const entry = s.history.find((h) => h.id === 1);
+        if (entry) s.pin = pinOf(entry, "alice", "from the other replica");
+      });
+    const rev1 = repo.head();
+    controller.nudge("push", "dave");
+    await controller.idle();
+    assert.equal(await version(), "v1");
+    const bad = repo.commit({ "app/conf.yaml": conf("v2"), "app/svc.yaml": invalidService }, "bad");
+    controller.nudge("push", "dave");
+    await controller.idle();
+    assert.ok(store.before, "the bad release was retried");
+
+    const state = await load();
+    assert.equal(state.pin?.revision, rev1);
+    const entry = state.history.at(-1);
+    assert.equal(entry?.revision, bad);
+    assert.equal(entry?.result, "Refused", entry?.message);
+    assert.match(
+      entry?.message ?? "",
+      /^refused: dev is pinned at [0-9a-f]{7} by alice \(rollback to history 1\), and nothing but [0-9a-f]{7} is written while it stands/,
+    );
+    assert.deepEqual(
+      entry?.retried?.map((r) => r.revision),
+      [bad],
+      "only the attempt before the pin",
+    );
+    assert.equal(await version(), "v1");
+  });
+
+  it("an approval that ends a pin leaves it standing when a freeze comes before its sync", async () => {
+    // One pass at a time, and the test holds the slot: what the approval releases queues behind it.
+    const slots = new PassSlots(1, 600_000);
+    const { controller, repo, other, version, load } = await controllerOf("rollback-freeze", GATED, {
+      passes: slots,
+    });
+    assert.equal((await controller.sync({ trigger: "cli", actor: "ops" })).phase, "Succeeded");
+    repo.commit({ "app/conf.yaml": conf("v2") });
+    assert.equal((await controller.sync({ trigger: "cli", actor: "ops" })).phase, "Succeeded");
+    const back = await controller.rollback({ actor: "alice", target: { historyId: 1 } });
+    assert.ok(!("refused" in back) && back.phase === "Succeeded", JSON.stringify(back));
+    const fix = repo.commit({ "app/conf.yaml": conf("v3") }, "fix");
+    controller.nudge("push", "dave");
+    await controller.idle();
+    assert.equal((await load()).pendingSync?.revision, fix);
+
+    const release = await slots.acquire();
+    controller.nudge("poll", "syncward");
+    const approved = await controller.approve(fix, "carol", 7, await controller.base(await load()));
+    assert.equal(approved.endedPin?.historyId, 1, JSON.stringify(approved));
+    // Between the approval and its sync, another replica (or the CLI) freezes dev.
+    await other.update(controller.instance, (s) => {
+      s.freeze = { by: "bob", at: new Date().toISOString(), reason: "incident" };
+    });
+    release();
+    await controller.idle();
+    const frozen = await load();
+    assert.equal(frozen.pin?.historyId, 1, "the pin stays");
+    assert.ok(!frozen.history.some((h) => h.trigger === "unpin"), "no pin ended");
+    assert.equal(await version(), "v1");
+
+    // Unfrozen, carol's approval (given after the pin) deploys the fix and ends the pin.
+    await controller.setFreeze(undefined);
+    controller.nudge("poll", "syncward");
+    await controller.idle();
+    assert.equal(await version(), "v3");
+    assert.equal((await load()).pin, undefined);
   });
 });

@@ -174,6 +174,40 @@ const valueIn = async (namespace: string) =>
   ((await cluster.client.get("v1", "ConfigMap", namespace, "settings")) as { data?: { version?: string } })
     ?.data?.version;
 
+/** `env`'s state once it runs `revision` (a promotion waits for staging's window to close). */
+const runs = (t: Setup, env: string, revision: string) =>
+  eventually(
+    `${env} at ${revision.slice(0, 7)}`,
+    async () => {
+      const s = await t.state(env);
+      return s.lastSyncedRevision === revision ? s : undefined;
+    },
+    HEALTHY_FOR + 20_000,
+  );
+
+/** `/promote live` by bob, from GitHub. */
+const PROMOTE_LIVE = {
+  trigger: "comment" as const,
+  actor: "bob",
+  reason: "/promote live by @bob",
+  fromGitHub: true,
+};
+
+/** Resolves once staging has kept `revision` Healthy for healthyFor without a break, as its state records it. */
+const stagingProves = (t: Setup, revision: string) =>
+  eventually(
+    `staging Healthy at ${revision.slice(0, 7)} for ${HEALTHY_FOR}ms`,
+    async () => {
+      const open = (await t.state("staging")).healthRecords?.at(-1);
+      return (
+        open?.revision === revision &&
+        open.until === undefined &&
+        Date.parse(open.since) + HEALTHY_FOR < Date.now()
+      );
+    },
+    HEALTHY_FOR + 20_000,
+  );
+
 /** deploy/'s grants, the Web rules, and (cluster-wide) deploy/'s state Role's rules. */
 function account() {
   const stateRole = stateRbacFor("any").find((o) => o.kind === "Role") as unknown as { rules: PolicyRule[] };
@@ -289,12 +323,7 @@ describe("promotion staging -> prod (healthyFor 2s)", () => {
     const fix = (await t.state("staging")).lastSyncedRevision as string;
     const live = t.reconciler.controller("live");
     const staging = t.reconciler.controller("staging");
-    const request = {
-      trigger: "comment" as const,
-      actor: "bob",
-      reason: "/promote live by @bob",
-      fromGitHub: true,
-    };
+    const request = PROMOTE_LIVE;
 
     assert.match(
       "refusal" in (await staging.promote(request))
@@ -358,12 +387,7 @@ describe("promotion staging -> prod (healthyFor 2s)", () => {
       return open?.revision === five && open.until === undefined;
     });
     await new Promise((r) => setTimeout(r, HEALTHY_FOR));
-    const request = {
-      trigger: "comment" as const,
-      actor: "bob",
-      reason: "/promote live by @bob",
-      fromGitHub: true,
-    };
+    const request = PROMOTE_LIVE;
     const asked = await live.promote(request);
     assert.ok(!("refusal" in asked) && asked.revision === five && asked.held, JSON.stringify(asked));
 
@@ -388,14 +412,7 @@ describe("promotion staging -> prod (healthyFor 2s)", () => {
 
     // Healthy again at five: once staging has kept it so for 2s, live deploys it, asked by nobody.
     t.setBroken(false);
-    const done = await eventually(
-      "live at five",
-      async () => {
-        const s = await t.state("live");
-        return s.lastSyncedRevision === five ? s : undefined;
-      },
-      HEALTHY_FOR + 20_000,
-    );
+    const done = await runs(t, "live", five);
     assert.equal(await valueIn(t.ns.live), "5");
     const entry = done.history.at(-1);
     assert.equal(entry?.actor, "bob", "the promotion bob asked for");
@@ -406,5 +423,121 @@ describe("promotion staging -> prod (healthyFor 2s)", () => {
       Date.parse(entry?.startedAt ?? "") >= Date.parse(reproven?.since ?? "") + HEALTHY_FOR,
       "not before staging proved it again",
     );
+  });
+
+  it("an approval that waited for staging's proof does not end a pin set after it; one given after the pin does, credited to who counts", async () => {
+    const live = t.reconciler.controller("live");
+    const staging = t.reconciler.controller("staging");
+    const five = (await t.state("live")).lastSyncedRevision as string;
+    const six = t.repo.commit(files("6"), "six");
+    staging.nudge("push", "tester");
+    await stagingProves(t, six);
+    const request = PROMOTE_LIVE;
+    const degradedAtSix = async () => {
+      t.setBroken(true);
+      await eventually("staging Degraded at six", async () => {
+        const last = (await t.state("staging")).healthRecords?.at(-1);
+        return last?.revision === six && last.ended === "Degraded";
+      });
+    };
+    const asked = await live.promote(request);
+    assert.ok(!("refusal" in asked) && asked.revision === six && asked.held, JSON.stringify(asked));
+    await degradedAtSix();
+    const early = await live.approve(six, "alice", 1, await live.base(await t.state("live")));
+    assert.match(early.waiting ?? "", /^its upstreams have not proven it yet/, JSON.stringify(early));
+
+    // carol pins live where it runs, at five, before staging proves six again.
+    const pinned = await live.rollback({ actor: "carol", target: { commit: five }, reason: "hold live" });
+    assert.ok(!("refused" in pinned) && pinned.phase === "Succeeded", JSON.stringify(pinned));
+    t.setBroken(false);
+    await stagingProves(t, six);
+    live.nudge("poll", "syncward");
+    await live.idle();
+    const held = await t.state("live");
+    assert.equal(held.pin?.by, "carol", "alice's approval, given before the pin, does not end it");
+    assert.equal(held.lastSyncedRevision, five);
+    assert.equal(await valueIn(t.ns.live), "5");
+    assert.equal(held.pendingSync?.approvedAwaitingProof, undefined);
+
+    // Asked again, with the pin in view; staging turns Degraded before the approvals arrive.
+    const again = await live.promote(request);
+    assert.ok(!("refusal" in again) && again.held, JSON.stringify(again));
+    const wait = t.events.findLast(
+      (e) => e.type === "awaitingApproval" && e.env === "live" && e.revision === six,
+    );
+    assert.match(
+      (wait as { reason?: string } | undefined)?.reason ?? "",
+      /pinned at [0-9a-f]{7} by carol .*ends the pin/,
+    );
+    await degradedAtSix();
+    // dave's approval was judged against another deployed revision: it does not count.
+    const stale = await live.approve(six, "dave", 4, "0".repeat(40));
+    assert.deepEqual(stale.approvers, [], JSON.stringify(stale));
+    const counted = await live.approve(six, "alice", 1, await live.base(await t.state("live")));
+    assert.match(counted.waiting ?? "", /^its upstreams have not proven it yet/, JSON.stringify(counted));
+    t.setBroken(false);
+    const done = await runs(t, "live", six);
+    assert.equal(done.pin, undefined);
+    assert.equal(await valueIn(t.ns.live), "6");
+    const ended = done.history.findLast((h) => h.trigger === "unpin");
+    assert.equal(ended?.actor, "alice");
+    assert.match(
+      ended?.message ?? "",
+      /^pin at [0-9a-f]{7} \(rollback to history \d+ by carol\) ended by the approval of [0-9a-f]{7} by @alice; [0-9a-f]{7} deploys$/,
+    );
+  });
+
+  it("never moves prod back to an older commit staging was rolled back to and proved", async () => {
+    const staging = t.reconciler.controller("staging");
+    const prod = t.reconciler.controller("prod");
+    const six = t.repo.head();
+    await runs(t, "prod", six);
+    const five = t.repo.git("rev-parse", "HEAD~1");
+    const back = await staging.rollback({ actor: "mallory", target: { commit: five } });
+    assert.ok(!("refused" in back) && back.phase === "Succeeded", JSON.stringify(back));
+    try {
+      await stagingProves(t, five);
+      prod.nudge("poll", "syncward");
+      await prod.idle();
+      assert.equal((await t.state("prod")).lastSyncedRevision, six, "prod stays at six");
+      assert.equal(await valueIn(t.ns.prod), "6");
+    } finally {
+      await staging.unpin("mallory");
+      await eventually(
+        "staging back at six",
+        async () => (await t.state("staging")).lastSyncedRevision === six,
+      );
+    }
+  });
+
+  it("never takes a commit staging proved that a force push dropped from the branch", async () => {
+    const staging = t.reconciler.controller("staging");
+    const prod = t.reconciler.controller("prod");
+    const six = t.repo.head();
+    await runs(t, "prod", six);
+    // staging frozen: it runs what it is told, not the branch head.
+    await staging.setFreeze({ by: "tester", reason: "hold" });
+    const seven = t.repo.commit(files("7"), "seven");
+    // main is force-pushed back before seven, onto another commit.
+    t.repo.git("reset", "-q", "--hard", six);
+    const eight = t.repo.commit(files("8"), "eight, rewritten");
+    // A sync of seven begun before the force push (or `app sync --revision`) runs it on staging.
+    const ran = await staging.sync({ trigger: "cli", actor: "tester", revision: seven, ignoreFreeze: true });
+    assert.equal(ran.phase, "Succeeded", ran.message);
+    await stagingProves(t, seven);
+    prod.nudge("poll", "syncward");
+    await prod.idle();
+    assert.equal((await t.state("prod")).lastSyncedRevision, six, "prod does not take seven");
+    assert.equal(await valueIn(t.ns.prod), "6");
+    const said = t.events.filter((e) => e.type === "waiting" && e.env === "prod" && e.revision === eight);
+    assert.match(
+      (said.at(-1) as { reason?: string } | undefined)?.reason ?? "",
+      /^promotion: [0-9a-f]{7} is proven but is not on main \(its history was rewritten, or the commit is another branch's\); staging: has not been Healthy at this commit/,
+    );
+
+    // Unfrozen, staging takes the rewritten head, and prod follows it once proven.
+    await staging.setFreeze(undefined);
+    await runs(t, "prod", eight);
+    assert.equal(await valueIn(t.ns.prod), "8");
   });
 });

@@ -63,36 +63,53 @@ export function proofOf(upstream: Upstream, revision: string, healthyFor: number
 
 /**
  * The commits a downstream may consider, newest first: those the first upstream ran (its records,
- * newest first), on the downstream's branch. A commit of another branch qualifies only when it is
- * the downstream's own head: syncward cannot tell whether a commit is on a branch it did not come from.
+ * newest first). Whether each is on the downstream's branch, and after what it runs, is lineOf's.
  */
-export function candidatesOf(upstreams: readonly Upstream[], branch: string, head: string): string[] {
+export function candidatesOf(upstreams: readonly Upstream[]): string[] {
   const first = upstreams[0];
   if (!first) return [];
-  const sameBranch = upstreams.every((u) => u.branch === branch);
-  const seen = new Set<string>();
-  const out: string[] = [];
-  for (const r of [...first.records].reverse()) {
-    if (seen.has(r.revision)) continue;
-    seen.add(r.revision);
-    if (sameBranch || r.revision === head) out.push(r.revision);
-  }
-  return out;
+  return [...new Set([...first.records].reverse().map((r) => r.revision))];
 }
 
+/** Whether commit `ancestor` is `descendant` or one of its ancestors (RevisionSource.contains). */
+export type Contains = (ancestor: string, descendant: string) => Promise<boolean>;
+
 /**
- * Whether the downstream, at `current`, would move back to the older `chosen`: it never does (a
- * commit it took stays until a newer one is proven, even when the upstream's proof of it ended
- * since; going back is a rollback, a person's decision). Older means later in `candidates`.
+ * Whether a downstream at `current` whose branch head is `head` may move to `candidate`:
+ * - `branch`: the head does not contain it (a force push dropped it, or it is another branch's);
+ * - `back`: it does not contain `current` (older, or another line: going back is a rollback, a
+ *   person's decision, however the upstream's records are ordered);
+ * - `unknown`: the source cannot tell ancestry (and it is not the head, taken by a downstream that
+ *   runs nothing or runs it already), which is no;
+ * - `ok`: on the branch, and `current` or after it.
+ * Ancestry is asked of the source, which remembers each answer (two commits' never changes).
  */
-export function movesBack(
-  candidates: readonly string[],
-  chosen: string,
+export async function lineOf(
+  candidate: string,
+  head: string,
   current: string | undefined,
-): boolean {
-  if (!current || current === chosen) return false;
-  const at = candidates.indexOf(current);
-  return at >= 0 && at < candidates.indexOf(chosen);
+  contains: Contains | undefined,
+): Promise<"ok" | "branch" | "back" | "unknown"> {
+  const after = !current || current === candidate;
+  if (after && candidate === head) return "ok";
+  if (!contains) return "unknown";
+  if (!after && !(await contains(current, candidate))) return "back";
+  if (candidate !== head && !(await contains(candidate, head))) return "branch";
+  return "ok";
+}
+
+/** Why a proven commit is not taken, for the wait (lineOf's answer other than `ok`). */
+export function offLineText(
+  candidate: string,
+  line: "branch" | "back" | "unknown",
+  current: string | undefined,
+  branch: string,
+): string {
+  if (line === "branch")
+    return `${SHORT(candidate)} is proven but is not on ${branch} (its history was rewritten, or the commit is another branch's)`;
+  if (line === "back")
+    return `${SHORT(candidate)} is proven but does not come after ${SHORT(current ?? "")}, which stays until a newer commit is proven (going back is a rollback)`;
+  return `${SHORT(candidate)} is proven, but this source cannot tell whether it is on ${branch}`;
 }
 
 /** The outcome of the revision rule for one downstream. */
@@ -106,29 +123,50 @@ export interface Choice {
 /** The candidates every upstream has proven, newest first, each with its proofs. */
 export function provenCandidates(
   upstreams: readonly Upstream[],
-  branch: string,
-  head: string,
   healthyFor: number,
   now: Date,
 ): Array<{ revision: string; proofs: Proof[] }> {
-  return candidatesOf(upstreams, branch, head)
+  return candidatesOf(upstreams)
     .map((revision) => ({ revision, proofs: upstreams.map((u) => proofOf(u, revision, healthyFor, now)) }))
     .filter((c) => c.proofs.every((p) => p.proven));
 }
 
+/** A proven candidate on the downstream's line, or why one is not (offLineText). */
+export type Lined = { revision: string; proofs: Proof[] } | { off: string };
+
 /**
- * The revision rule: the newest candidate every upstream has proven (the named checks are asked
- * of it afterwards, promotion.ts). With none, the proofs are those of the head: what it waits for.
+ * The proven candidates, newest first, each as it lies on the downstream's line (lineOf): one at
+ * a time, so a downstream that takes the first asks the source about that one only.
  */
-export function chooseProven(
+export async function* onLine(
+  proven: ReadonlyArray<{ revision: string; proofs: Proof[] }>,
+  where: { head: string; current?: string; branch: string },
+  contains: Contains | undefined,
+): AsyncGenerator<Lined> {
+  for (const c of proven) {
+    const line = await lineOf(c.revision, where.head, where.current, contains);
+    yield line === "ok" ? c : { off: offLineText(c.revision, line, where.current, where.branch) };
+  }
+}
+
+/**
+ * The revision rule: the newest candidate every upstream has proven that lies on the downstream's
+ * line (on its branch, not back from `current`); the named checks are asked of it afterwards
+ * (promotion.ts). With none, the proofs are those of the head, and why each proven one was not taken.
+ */
+export async function chooseProven(
   upstreams: readonly Upstream[],
-  branch: string,
-  head: string,
+  where: { head: string; current?: string; branch: string },
+  contains: Contains | undefined,
   healthyFor: number,
   now: Date,
-): Choice {
-  const newest = provenCandidates(upstreams, branch, head, healthyFor, now)[0];
-  return newest ?? { proofs: upstreams.map((u) => proofOf(u, head, healthyFor, now)) };
+): Promise<Choice & { off: string[] }> {
+  const off: string[] = [];
+  for await (const c of onLine(provenCandidates(upstreams, healthyFor, now), where, contains)) {
+    if (!("off" in c)) return { ...c, off };
+    off.push(c.off);
+  }
+  return { proofs: upstreams.map((u) => proofOf(u, where.head, healthyFor, now)), off };
 }
 
 /**

@@ -12,9 +12,9 @@ import type { Emit } from "../events.ts";
 import { checkLabel, type RequiredChecks } from "../required-checks.ts";
 import { watchStates } from "../state-watch.ts";
 import {
-  candidatesOf,
-  movesBack,
+  type Contains,
   nextWake,
+  onLine,
   type Proof,
   proofOf,
   provenCandidates,
@@ -39,6 +39,11 @@ export interface PromotionOptions {
   /** syncward's own cluster, where the states are. */
   stateClient: KubeClient;
   checks?: RequiredChecks;
+  /**
+   * The source's ancestry (RevisionSource.contains): a commit is taken only when the downstream's
+   * branch head contains it and it contains what the downstream runs. Absent: nothing is taken.
+   */
+  contains?: Contains;
   /** Asks the downstream for a pass (its controller's nudge). */
   wake: () => void;
   emit: Emit;
@@ -99,42 +104,48 @@ export class Promotion {
   }
 
   /**
-   * The revision rule for the branch head `head`: the newest commit of the branch every upstream
-   * has proven and whose named checks passed. Arms the wake-up for the next proof to come.
+   * The revision rule for the branch head `head`: the newest commit every upstream has proven that
+   * is on the branch and not back from `current` (evidence.ts lineOf), and whose named checks
+   * passed. Arms the wake-up for the next proof to come.
    */
   async target(head: string, current?: string, now = new Date()): Promise<Target> {
     const upstreams = await this.upstreams();
     this.arm(upstreams, now);
     const { healthyFor } = this.rule;
     const branch = this.o.env.source.branch;
-    const proven = provenCandidates(upstreams, branch, head, healthyFor, now);
-    // Never back to an older commit than the one it runs: it holds there instead.
-    const candidates = candidatesOf(upstreams, branch, head);
-    if (proven[0] && movesBack(candidates, proven[0].revision, current))
-      return { waiting: `${SHORT(current ?? "")} stays until a newer commit is proven` };
+    const proven = provenCandidates(upstreams, healthyFor, now);
     const headProofs = upstreams.map((u) => proofOf(u, head, healthyFor, now));
     let waitingChecks: string | undefined;
-    for (const c of proven.slice(0, CHECKED_CANDIDATES)) {
+    let offLine: string | undefined;
+    let checked = 0;
+    for await (const c of onLine(proven, { head, current, branch }, this.o.contains)) {
+      if ("off" in c) {
+        offLine ??= c.off;
+        continue;
+      }
+      if (checked++ >= CHECKED_CANDIDATES) break;
       const missing = await this.missingChecks(c.revision);
-      if (missing.length === 0)
-        return {
-          revision: c.revision,
-          note: this.noteOf(c.proofs),
-          ...this.headWaits(c.revision, head, headProofs),
-        };
+      if (missing.length === 0) {
+        const waiting = this.headWaits(c.revision, head, headProofs, offLine);
+        return { revision: c.revision, note: this.noteOf(c.proofs), ...(waiting ? { waiting } : {}) };
+      }
       waitingChecks ??= `${SHORT(c.revision)} is proven, but checks have not passed on it: ${missing.join(", ")}`;
     }
-    const waiting = [waitingChecks, ...headProofs.filter((p) => !p.proven).map((p) => p.text)]
+    const waiting = [waitingChecks, offLine, ...headProofs.filter((p) => !p.proven).map((p) => p.text)]
       .filter(Boolean)
       .join("; ");
     return { waiting: waiting || `no commit of ${this.o.env.source.branch} is proven by ${this.names()}` };
   }
 
-  /** Why the head is not what the downstream takes, when it is not. */
-  private headWaits(revision: string, head: string, proofs: Proof[]): { waiting?: string } {
-    if (revision === head) return {};
+  /**
+   * Why the head is not what the downstream takes, when it is not, and the newer proven commit
+   * passed over for the one taken (`offLine`: off the branch, or back from what it runs).
+   */
+  private headWaits(revision: string, head: string, proofs: Proof[], offLine?: string): string | undefined {
+    if (revision === head) return undefined;
     const open = proofs.filter((p) => !p.proven).map((p) => p.text);
-    return { waiting: open.length > 0 ? open.join("; ") : `${SHORT(head)}'s checks have not passed` };
+    const why = open.length > 0 ? open.join("; ") : `${SHORT(head)}'s checks have not passed`;
+    return offLine ? `${offLine}; ${why}` : why;
   }
 
   /**

@@ -87,6 +87,27 @@ export async function askGate(
     r.held = after.held;
     return after.outcome;
   }
+  const stop = await firstWrite(r, decision.allowed ? (decision.approvals ?? []) : []);
+  if (stop) {
+    r.held = stop;
+    return outcomeWithoutWork(revision, "Refused", stop.reason);
+  }
   r.rules = after.rules;
+  return undefined;
+}
+
+/**
+ * The release's opts.beforeFirstWrite, once, with the approvals the gate counted (a retry's gate
+ * counts none: a release whose first attempt never reached the gate is then refused, failing
+ * closed). A reason is held like the gate's `pin` check.
+ */
+async function firstWrite(
+  r: Release,
+  approvals: readonly string[],
+): Promise<(GateDecision & { allowed: false }) | undefined> {
+  if (!r.opts.beforeFirstWrite || r.cleared) return undefined;
+  const reason = await r.opts.beforeFirstWrite(approvals);
+  if (reason) return { allowed: false, check: "pin", reason };
+  r.cleared = true;
   return undefined;
 }

@@ -40,6 +40,12 @@ export interface ReleaseOptions {
   autoRollback?: AutoRollbackNote;
   /** A person's rollback: which entry, who and why, kept with the history entry. */
   rollback?: RollbackNote;
+  /**
+   * Asked once, right after the gate let the release's first write through, with the approvals it
+   * counted: a reason stops the release there, before it writes (an approval ending a pin removes
+   * the pin here, and not before: a gate that refuses leaves it standing).
+   */
+  beforeFirstWrite?: (approvals: readonly string[]) => Promise<string | undefined>;
 }
 
 export interface Release {
@@ -71,6 +77,8 @@ export interface Release {
    * never a fresh render of the same revision that nobody approved.
    */
   allowedRender?: { revision: string; rendered: RenderedSource };
+  /** opts.beforeFirstWrite was asked and let the release write. */
+  cleared?: boolean;
 }
 
 /**

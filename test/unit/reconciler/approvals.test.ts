@@ -1,6 +1,11 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { addApproval, approvalsOf, withdrawApproval } from "../../../src/reconciler/approvals.ts";
+import {
+  addApproval,
+  approvalsOf,
+  countableApprovals,
+  withdrawApproval,
+} from "../../../src/reconciler/approvals.ts";
 import { defaultState } from "../../../src/state/store.ts";
 
 const A = "a".repeat(40);
@@ -118,5 +123,23 @@ describe("approvals in the state", () => {
     assert.deepEqual(withdrawApproval(s, { login: "carol", id: 7 }).sort(), [A, B]);
     assert.deepEqual(approvalsOf(s, A, NOW).approvers, ["dave"]);
     assert.deepEqual(withdrawApproval(s, { login: "carol", id: 7 }), []);
+  });
+});
+
+describe("approvals while a pin holds another revision", () => {
+  const pin = { revision: B, historyId: 2, by: "alice", at: at(30), reason: "" };
+  it("only those given after the pin count; the others are told", () => {
+    const s = defaultState("app.prod");
+    addApproval(s, { sha: A, by: "bob", id: 1, at: at(10) });
+    addApproval(s, { sha: A, by: "carol", id: 2, at: at(40) });
+    const { state, beforePin } = countableApprovals({ ...s, pin }, A);
+    assert.deepEqual(approvalsOf(state, A, NOW).approvers, ["carol"]);
+    assert.equal(beforePin, 1);
+  });
+  it("all of them when not pinned, or pinned at the revision itself", () => {
+    const s = defaultState("app.prod");
+    addApproval(s, { sha: B, by: "bob", id: 1, at: at(10) });
+    assert.equal(countableApprovals(s, B).beforePin, 0);
+    assert.equal(countableApprovals({ ...s, pin }, B).beforePin, 0);
   });
 });

@@ -15,6 +15,14 @@ const state = (over: Partial<EnvironmentState> = {}): EnvironmentState => ({
   selfHeals: {},
   ...over,
 });
+const B = "b".repeat(40);
+const pinnedAt = (revision: string, at = "2026-06-01T11:00:00Z") => ({
+  revision,
+  historyId: 2,
+  by: "alice",
+  at,
+  reason: "",
+});
 const frozen = { freeze: { by: "alice", at: "2026-06-01T10:00:00Z", reason: "release night" } };
 const approved = (by: string, at = "2026-06-01T11:30:00Z", id?: number) => ({
   sha: SHA,
@@ -276,6 +284,46 @@ const rows: Row[] = [
       /^the render of aaaaaaa today is not the one history entry 3 applied$/,
     ],
   ),
+  ...(["automated", "refresh", "retry", "selfHeal"] as const).map(
+    (path): Row => [
+      `while pinned at another revision nothing else is written on the ${path} path (a release begun before the pin)`,
+      { rules: healing, path, state: state({ pin: pinnedAt(B) }) },
+      /^refused: dev is pinned at bbbbbbb by alice \(rollback to history 2\), and nothing but bbbbbbb is written while it stands: aaaaaaa \(begun before the pin\) was not written$/,
+    ],
+  ),
+  [
+    "a person's request may name another revision (refused by its caller, or an approval ending the pin)",
+    { rules: plain, path: "manual", state: state({ pin: pinnedAt(B) }) },
+    "allowed",
+  ],
+  [
+    "the pinned revision itself is written",
+    { rules: healing, state: state({ pin: pinnedAt(SHA) }) },
+    "allowed",
+  ],
+  [
+    "an approval given before the pin does not count for another revision, and the reason says so",
+    {
+      rules: gated,
+      path: "manual",
+      needsApproval: true,
+      state: state({ pin: pinnedAt(B, "2026-06-01T11:45:00Z"), pendingApprovals: [approved("carol")] }),
+    },
+    /^waiting for approval \(0\/1\); 1 approval\(s\) were given before dev was pinned at bbbbbbb: approve again$/,
+  ],
+  [
+    "one given after the pin does",
+    {
+      rules: gated,
+      path: "manual",
+      needsApproval: true,
+      state: state({
+        pin: pinnedAt(B, "2026-06-01T11:45:00Z"),
+        pendingApprovals: [approved("carol", "2026-06-01T11:50:00Z")],
+      }),
+    },
+    "allowed",
+  ],
   [
     "a freeze is said before the pin's render",
     { rules: plain, state: state(frozen), pinnedRender: "the render of aaaaaaa today is not ..." },

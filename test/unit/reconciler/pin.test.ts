@@ -1,13 +1,17 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import {
+  pinEndApprovalsRefusal,
+  pinNotAfterRefusal,
   pinnedLine,
   pinnedRefusal,
   pinnedRenderRefusal,
+  pinnedWriteRefusal,
   pinOf,
   rollbackNote,
   rollbackTarget,
   rollbackTargetOf,
+  rolledBackFrom,
   unpinMessage,
 } from "../../../src/reconciler/pin.ts";
 import type { HistoryEntry } from "../../../src/state/types.ts";
@@ -186,4 +190,72 @@ describe("a pinned revision renders what its entry applied, or nothing", () => {
       if (want === undefined) assert.equal(got, undefined);
       else assert.match(got ?? "", want);
     });
+});
+
+describe("which release a rollback goes back from", () => {
+  const pinned = pinOf({ id: 1, revision: A }, "alice", "", new Date(), C);
+  const cases: Array<[string, Parameters<typeof rolledBackFrom>, string | undefined]> = [
+    ["the release running", [{ lastSyncedRevision: B }], B],
+    [
+      "a release that failed after it (it may have written half of itself)",
+      [{ lastSyncedRevision: A, stuck: { revision: C, reason: "x", since: "" } }],
+      C,
+    ],
+    ["the bad release an automatic rollback names", [{ lastSyncedRevision: A }, C], C],
+    ["a second rollback keeps the first one's", [{ lastSyncedRevision: A, pin: pinned }, B], C],
+    ["nothing ran", [{}], undefined],
+  ];
+  for (const [name, args, want] of cases) it(name, () => assert.equal(rolledBackFrom(...args), want));
+});
+
+describe("what ends a pin, and what does not", () => {
+  const pin = pinOf({ id: 3, revision: A }, "alice", "", new Date("2026-01-01T00:00:00Z"), B);
+  const approvals: Array<[string, readonly string[], number | undefined, RegExp | undefined]> = [
+    ["one approval where one is needed ends it", ["carol"], 1, undefined],
+    ["two where two are needed", ["carol", "dave"], 2, undefined],
+    [
+      "one where two are needed does not",
+      ["carol"],
+      2,
+      /^refused: dev is pinned at aaaaaaa by alice \(rollback to history 3\), and only approvals of ccccccc given after the pin end it: 1 of 2 counted; nothing was unpinned$/,
+    ],
+    [
+      "none never does, even where the rule in force needs none (a shortcut for the deployed revision)",
+      [],
+      0,
+      /only approvals of ccccccc given after the pin end it: 0 of 1 counted/,
+    ],
+    [
+      "without an approval rule nothing but /unpin does",
+      ["carol"],
+      undefined,
+      /without an approval rule only \/unpin dev ends it; nothing was unpinned$/,
+    ],
+  ];
+  for (const [name, approvers, minimum, want] of approvals)
+    it(name, () => {
+      const got = pinEndApprovalsRefusal(pin, C, "dev", approvers, minimum);
+      if (want) assert.match(got ?? "", want);
+      else assert.equal(got, undefined);
+    });
+  it("the release the rollback went back from is not a fix of it", () =>
+    assert.equal(
+      pinNotAfterRefusal({ ...pin, from: B }, B, "dev", "main"),
+      "refused: dev is pinned at aaaaaaa by alice (rollback to history 3), and bbbbbbb is the release it went back from, so approving it does not end the pin; approve a commit on top of it, or /unpin dev",
+    ));
+  it("nor is a commit before it", () =>
+    assert.match(
+      pinNotAfterRefusal({ ...pin, from: B }, C, "dev", "main"),
+      /and ccccccc is not a commit of main after bbbbbbb, the release it went back from, so approving/,
+    ));
+});
+
+describe("what the machine writes while pinned", () => {
+  const pin = pinOf({ id: 3, revision: A }, "alice", "");
+  it("the pinned revision", () => assert.equal(pinnedWriteRefusal(pin, A, "dev"), undefined));
+  it("nothing else: a release begun before the pin stops", () =>
+    assert.equal(
+      pinnedWriteRefusal(pin, C, "dev"),
+      "refused: dev is pinned at aaaaaaa by alice (rollback to history 3), and nothing but aaaaaaa is written while it stands: ccccccc (begun before the pin) was not written",
+    ));
 });

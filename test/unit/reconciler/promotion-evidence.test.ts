@@ -3,8 +3,9 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import {
+  type Contains,
   chooseProven,
-  movesBack,
+  lineOf,
   nextWake,
   proofOf,
   readableSpan,
@@ -15,6 +16,17 @@ import type { HealthRecord } from "../../../src/state/health-records.ts";
 const A = "a".repeat(40);
 const B = "b".repeat(40);
 const C = "c".repeat(40);
+const D = "d".repeat(40);
+const E = "e".repeat(40);
+/**
+ * The repository: main was A, B, C, D; a force push made it A, B, E (C and D left it, E's parent is
+ * B). Each commit's parent; ancestry follows them.
+ */
+const PARENTS: Record<string, string> = { [B]: A, [C]: B, [D]: C, [E]: B };
+const ancestry: Contains = async (ancestor, descendant) => {
+  for (let at: string | undefined = descendant; at; at = PARENTS[at]) if (at === ancestor) return true;
+  return false;
+};
 const NOW = new Date("2026-01-01T12:00:00.000Z");
 /** An ISO time `min` minutes before NOW. */
 const ago = (min: number) => new Date(NOW.getTime() - min * 60_000).toISOString();
@@ -99,7 +111,7 @@ describe("promotion evidence", () => {
     }
   });
 
-  it("takes the newest commit every upstream proved, else holds", () => {
+  it("takes the newest commit every upstream proved, else holds", async () => {
     const staging = (records: HealthRecord[]) => upstream(records, "staging");
     const canary = (records: HealthRecord[]) => upstream(records, "canary");
     const cases: Array<[string, Upstream[], string, string | undefined, string[]]> = [
@@ -170,7 +182,7 @@ describe("promotion evidence", () => {
       ],
     ];
     for (const [name, ups, head, revision, texts] of cases) {
-      const choice = chooseProven(ups, "main", head, TEN_MIN, NOW);
+      const choice = await chooseProven(ups, { head, branch: "main" }, ancestry, TEN_MIN, NOW);
       assert.equal(choice.revision, revision, name);
       assert.deepEqual(
         choice.proofs.map((p) => p.text),
@@ -180,23 +192,90 @@ describe("promotion evidence", () => {
     }
   });
 
-  it("takes a commit of another branch only when it is the downstream's own head", () => {
-    const release = upstream([{ revision: A, since: ago(30) }], "staging", "release");
-    assert.equal(chooseProven([release], "main", B, TEN_MIN, NOW).revision, undefined);
-    assert.equal(chooseProven([release], "main", A, TEN_MIN, NOW).revision, A);
+  it("takes only a commit on the downstream's branch and after what it runs; a source that cannot tell gives none", async () => {
+    const cases: Array<[string, string, string, string | undefined, Contains | undefined, string]> = [
+      ["on the branch, after what it runs", C, D, A, ancestry, "ok"],
+      ["the branch head itself", D, D, C, ancestry, "ok"],
+      ["what it runs already", B, D, B, ancestry, "ok"],
+      ["runs nothing yet", B, D, undefined, ancestry, "ok"],
+      ["left the branch in a force push", C, E, A, ancestry, "branch"],
+      ["another branch's commit", "f".repeat(40), D, A, ancestry, "back"],
+      ["older than what it runs", B, D, C, ancestry, "back"],
+      ["a source that cannot tell ancestry", C, D, A, undefined, "unknown"],
+      ["the head, for a downstream that runs nothing yet: nothing to ask", D, D, undefined, undefined, "ok"],
+    ];
+    for (const [name, candidate, head, current, contains, line] of cases)
+      assert.equal(await lineOf(candidate, head, current, contains), line, name);
   });
 
-  it("never moves a downstream back to an older commit", () => {
-    const newestFirst = [C, B, A];
-    const cases: Array<[string, string, string | undefined, boolean]> = [
-      ["runs nothing yet", B, undefined, false],
-      ["runs the chosen one", B, B, false],
-      ["runs an older one: moves forward", B, A, false],
-      ["runs a newer one whose proof ended since: holds", B, C, true],
-      ["runs one the upstream never ran (a CLI --revision): takes the proven one", B, "d".repeat(40), false],
+  it("never moves a downstream back or off its branch, however the upstream's records are ordered", async () => {
+    const staging = (records: HealthRecord[]) => upstream(records, "staging");
+    const cases: Array<
+      [string, HealthRecord[], string, string | undefined, Contains, string | undefined, string[]]
+    > = [
+      [
+        "the upstream was rolled back to an older commit and proved it: the downstream stays",
+        [
+          { revision: C, since: ago(60), until: ago(30), ended: "moved" },
+          { revision: A, since: ago(30) },
+        ],
+        D,
+        C,
+        ancestry,
+        C,
+        [
+          `${A.slice(0, 7)} is proven but does not come after ${C.slice(0, 7)}, which stays until a newer commit is proven (going back is a rollback)`,
+        ],
+      ],
+      [
+        "its commit has left the upstream's last ten records: still not back",
+        [{ revision: A, since: ago(30) }],
+        D,
+        C,
+        ancestry,
+        undefined,
+        [
+          `${A.slice(0, 7)} is proven but does not come after ${C.slice(0, 7)}, which stays until a newer commit is proven (going back is a rollback)`,
+        ],
+      ],
+      [
+        "a proven commit a force push dropped is passed over for an older one on the branch",
+        [
+          { revision: B, since: ago(60), until: ago(30), ended: "moved" },
+          { revision: C, since: ago(30) },
+        ],
+        E,
+        A,
+        ancestry,
+        B,
+        [
+          `${C.slice(0, 7)} is proven but is not on main (its history was rewritten, or the commit is another branch's)`,
+        ],
+      ],
+      [
+        "a newer commit on the line moves it forward",
+        [
+          { revision: A, since: ago(60), until: ago(30), ended: "moved" },
+          { revision: C, since: ago(30) },
+        ],
+        D,
+        B,
+        ancestry,
+        C,
+        [],
+      ],
     ];
-    for (const [name, chosen, current, back] of cases)
-      assert.equal(movesBack(newestFirst, chosen, current), back, name);
+    for (const [name, records, head, current, contains, revision, off] of cases) {
+      const choice = await chooseProven(
+        [staging(records)],
+        { head, current, branch: "main" },
+        contains,
+        TEN_MIN,
+        NOW,
+      );
+      assert.equal(choice.revision, revision, name);
+      assert.deepEqual(choice.off, off, name);
+    }
   });
 
   it("wakes exactly when the first open window closes", () => {
