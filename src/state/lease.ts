@@ -122,6 +122,8 @@ export class LeaseLock {
   private observed?: { resourceVersion: string; at: number };
   /** When (our clock) we sent the last write that made or kept the lease ours; undefined when not ours. */
   private heldSince?: number;
+  /** The record as the API server returned our last write of it (what a renewal updates). */
+  private written?: Lease;
   private timer?: NodeJS.Timeout;
   private running?: Promise<void>;
   private stopped = true;
@@ -179,6 +181,14 @@ export class LeaseLock {
    * A conflicting write by someone who did not take the lease (say, a label edit) is retried.
    */
   async renew(): Promise<boolean> {
+    // One request where nobody else wrote since our last write: the update carries that write's
+    // resourceVersion, so it succeeds only on the record as we left it (still ours). Anything else
+    // (a 409: someone wrote; a 404: it was deleted) is read and decided below, as before.
+    const last = this.written;
+    if (last && this.heldSince !== undefined) {
+      const sentAt = Date.now();
+      if (await this.writeIfUnchanged(last, sentAt)) return true;
+    }
     for (let attempt = 0; attempt < 3; attempt++) {
       const sentAt = Date.now();
       const lease = await this.read();
@@ -197,6 +207,7 @@ export class LeaseLock {
   async release(): Promise<void> {
     const wasHeld = this.heldSince !== undefined;
     this.heldSince = undefined;
+    this.written = undefined;
     if (!wasHeld) return;
     for (let attempt = 0; attempt < 5; attempt++) {
       const lease = await this.read();
@@ -315,11 +326,11 @@ export class LeaseLock {
     };
     try {
       try {
-        await this.client.create(lease);
+        this.written = (await this.client.create(lease)) as Lease;
       } catch (err) {
         if (!(err instanceof KubeApiError && err.status === 404)) throw err;
         await ensureNamespace(this.client, this.namespace);
-        await this.client.create(lease);
+        this.written = (await this.client.create(lease)) as Lease;
       }
     } catch (err) {
       // Another replica created it first: it holds the lease.
@@ -336,14 +347,7 @@ export class LeaseLock {
   /** Update with the resourceVersion just read; a 409 means another replica wrote first and won. */
   private async write(lease: Lease, sentAt: number, takeover: boolean): Promise<boolean> {
     try {
-      const written = (await this.client.replace({
-        ...lease,
-        apiVersion: LEASE_API,
-        kind: "Lease",
-        spec: this.spec(sentAt, lease.spec ?? {}, takeover),
-      })) as Lease;
-      const rv = written.metadata.resourceVersion ?? "";
-      this.observed = { resourceVersion: rv, at: this.sightings.see(this.name, rv) };
+      await this.update(lease, sentAt, takeover);
     } catch (err) {
       if (isConflict(err)) {
         this.heldSince = undefined;
@@ -353,5 +357,33 @@ export class LeaseLock {
     }
     this.heldSince = sentAt;
     return true;
+  }
+
+  /**
+   * A renewal of the record as our last write left it, without reading it first; false (the hold
+   * untouched, for the reading renewal to decide) when it changed or went since.
+   */
+  private async writeIfUnchanged(last: Lease, sentAt: number): Promise<boolean> {
+    try {
+      await this.update(last, sentAt, false);
+    } catch (err) {
+      if (isConflict(err) || (err instanceof KubeApiError && err.status === 404)) return false;
+      throw err;
+    }
+    this.heldSince = sentAt;
+    return true;
+  }
+
+  private async update(lease: Lease, sentAt: number, takeover: boolean): Promise<void> {
+    this.written = undefined;
+    const written = (await this.client.replace({
+      ...lease,
+      apiVersion: LEASE_API,
+      kind: "Lease",
+      spec: this.spec(sentAt, lease.spec ?? {}, takeover),
+    })) as Lease;
+    const rv = written.metadata.resourceVersion ?? "";
+    this.observed = { resourceVersion: rv, at: this.sightings.see(this.name, rv) };
+    this.written = written;
   }
 }

@@ -138,6 +138,55 @@ describe("LeaseLock", () => {
     assert.equal(await b.tryAcquire(), true, "taken at once, not after 30 s");
   });
 
+  it("a renewal of a Lease nobody else wrote is one request; one someone else wrote since is read first and stays ours; one taken is lost", async () => {
+    const ns = await cluster.stateNamespace("lease");
+    const name = leaseNameFor("payments-config.dev");
+    // A client of its own, so its request counts are this holder's alone.
+    const own = KubeClient.fromKubeconfig({ kubeconfig: cluster.syncwardKubeconfig });
+    try {
+      const a = new LeaseLock(own, ns, name, "replica-a", { leaseDurationSeconds: 2 });
+      assert.equal(await a.tryAcquire(), true);
+      const before = { ...own.counts.byVerb };
+      const renewTimes = [(await leaseOf(ns, name)).spec.renewTime];
+      for (let i = 0; i < 3; i++) {
+        await sleep(5);
+        assert.equal(await a.renew(), true);
+        renewTimes.push((await leaseOf(ns, name)).spec.renewTime);
+      }
+      assert.deepEqual(
+        {
+          get: (own.counts.byVerb.GET ?? 0) - (before.GET ?? 0),
+          put: (own.counts.byVerb.PUT ?? 0) - (before.PUT ?? 0),
+        },
+        { get: 0, put: 3 },
+        "three renewals, three updates and no reads",
+      );
+      assert.equal(new Set(renewTimes).size, 4, "each renewal moved renewTime");
+
+      // Someone marks the Lease (a write the holder did not make): the next renewal meets a 409,
+      // reads, finds it still its own, and renews it, keeping the mark.
+      const marked = await leaseOf(ns, name);
+      await other.replace({
+        ...marked,
+        metadata: { ...marked.metadata, annotations: { "syncward.dev/repository": "acme/shop" } },
+      });
+      assert.equal(await a.renew(), true, "still ours after someone else's write");
+      const kept = await leaseOf(ns, name);
+      assert.equal(kept.spec.holderIdentity, "replica-a");
+      assert.equal(kept.metadata.annotations?.["syncward.dev/repository"], "acme/shop", "the mark kept");
+      assert.equal(a.held, true);
+
+      // Another replica takes it once it has gone unrenewed: the renewal finds it gone, not ours.
+      const b = new LeaseLock(other, ns, name, "replica-b", { leaseDurationSeconds: 2 });
+      await eventually("replica-b takes the unrenewed lease", () => b.tryAcquire(), 10_000);
+      assert.equal(await a.renew(), false, "lost to replica-b");
+      assert.equal(a.held, false);
+      assert.equal((await leaseOf(ns, name)).spec.holderIdentity, "replica-b");
+    } finally {
+      own.close();
+    }
+  });
+
   it("start keeps the lease; stop releases it", async () => {
     const ns = await cluster.stateNamespace("lease");
     const [a, b] = pair(ns);
