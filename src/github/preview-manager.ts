@@ -56,6 +56,7 @@ import {
 import { PreviewSource } from "./preview-source.ts";
 import { sweepAction } from "./preview-sweep.ts";
 import type { GitHubReporter } from "./reporter.ts";
+import { announcePreview } from "./repository-announce.ts";
 import type { AppDeps, RepoInfo, RepoRuntime, Runtimes } from "./runtime.ts";
 
 export interface PreviewManagerOptions {
@@ -100,6 +101,15 @@ export class PreviewManager {
   ) {
     this.store = new PreviewStore(deps.client, deps.stateNamespace);
     this.tickets = new PreviewAdmissionTickets(deps.client, deps.stateNamespace);
+    // Another replica started a preview: its Reconciler runs here too, at once rather than at the
+    // next sweep (the starting replica may have left its Lease to this one, being at its share).
+    runtimes.onPreviewAnnounced = (key) =>
+      void this.store
+        .list()
+        .then((all) => this.follow(all))
+        .catch((err) =>
+          this.deps.log.warn({ err, preview: key }, "could not run a preview another replica started"),
+        );
   }
 
   /** Resumes every recorded preview and starts the sweep. */
@@ -392,6 +402,20 @@ export class PreviewManager {
       await giveBack();
       throw err;
     }
+    // The other replicas run it too (the shard may give it to one of them): they hear of it from
+    // its Lease, marked now; failing that, from the records at their next sweep.
+    if (this.deps.shard)
+      await announcePreview(
+        this.deps.client,
+        this.deps.stateNamespace,
+        previewAppId(record),
+        record.key,
+      ).catch((err) =>
+        this.deps.log.warn(
+          { err, preview: record.key },
+          "could not announce a preview to the other replicas",
+        ),
+      );
     // What GitHub shows of the start. Should it fail, the preview runs all the same: its first
     // sync's report creates the deployment and the comment.
     try {
