@@ -6,7 +6,6 @@
 // the state namespace are the truth: a restart resumes them, and a sweep catches lost close
 // webhooks and expired TTLs. With several replicas every one runs a Reconciler for every live
 // preview and its app Lease picks the one that syncs and reports (preview-replicas.ts).
-import { randomBytes } from "node:crypto";
 import { previewEnvironmentOf, previewName } from "../config/preview.ts";
 import type { EnvironmentConfig, PreviewTemplate } from "../config/types.ts";
 import type { KubeClient } from "../kube/client.ts";
@@ -15,18 +14,24 @@ import { placePreview } from "../projects/previews.ts";
 import type { ProjectPreviews } from "../projects/types.ts";
 import type { ReconcilerEvent } from "../reconciler/events.ts";
 import {
+  type AdmissionOutcome,
+  admitPreview,
+  PreviewAdmissionTickets,
+  queuedOf,
+  releaseClaim,
+} from "../reconciler/preview-admission.ts";
+import {
   claimedNamespaceUid,
   preparePreviewNamespace,
   reapplyPreviewGuards,
   type Teardown,
   teardownPreviewNamespace,
 } from "../reconciler/preview-namespace.ts";
-import { admit, byQueue, type QueuedPreview, startable } from "../reconciler/preview-queue.ts";
+import { admit, byQueue, startable } from "../reconciler/preview-queue.ts";
 import { appLeaseName, Reconciler } from "../reconciler/reconciler.ts";
 import { githubAppId, instanceName } from "../state/identity.ts";
 import {
   destinationOf,
-  PreviewConflictError,
   type PreviewRecord,
   PreviewStore,
   previewKey,
@@ -51,6 +56,7 @@ import {
 import { PreviewSource } from "./preview-source.ts";
 import { sweepAction } from "./preview-sweep.ts";
 import type { GitHubReporter } from "./reporter.ts";
+import { announcePreview } from "./repository-announce.ts";
 import type { AppDeps, RepoInfo, RepoRuntime, Runtimes } from "./runtime.ts";
 
 export interface PreviewManagerOptions {
@@ -80,6 +86,8 @@ const QUEUE = "(the queue)";
 
 export class PreviewManager {
   private readonly store: PreviewStore;
+  /** Each installation's admission ticket: one start decision at a time across replicas. */
+  private readonly tickets: PreviewAdmissionTickets;
   private readonly running = new Map<string, Running>();
   /** Work on one preview runs one step at a time: events, reports and teardown never interleave. */
   private readonly chains = new Map<string, Promise<unknown>>();
@@ -92,6 +100,16 @@ export class PreviewManager {
     private readonly options: PreviewManagerOptions = {},
   ) {
     this.store = new PreviewStore(deps.client, deps.stateNamespace);
+    this.tickets = new PreviewAdmissionTickets(deps.client, deps.stateNamespace);
+    // Another replica started a preview: its Reconciler runs here too, at once rather than at the
+    // next sweep (the starting replica may have left its Lease to this one, being at its share).
+    runtimes.onPreviewAnnounced = (key) =>
+      void this.store
+        .list()
+        .then((all) => this.follow(all))
+        .catch((err) =>
+          this.deps.log.warn({ err, preview: key }, "could not run a preview another replica started"),
+        );
   }
 
   /** Resumes every recorded preview and starts the sweep. */
@@ -285,32 +303,52 @@ export class PreviewManager {
       lastMovedAt: now,
       attempts: 0,
     };
-    const stored = await this.store.put(record);
-    const all = (await this.store.list()).map(queued);
-    const admission = admit(all, queued(stored), placement.limits);
-    if (!admission.start) {
-      const commentId = await upsertPreviewComment(
-        gh,
-        rt.ref,
-        record,
-        this.body(record, placement.env, {
-          kind: "queued",
-          position: admission.position,
-          reason: admission.reason,
-        }),
+    await this.store.put(record);
+    let admission: AdmissionOutcome;
+    try {
+      admission = await admitPreview(this.store, this.tickets, record.key, (all, candidate) =>
+        admit(all, candidate, placement.limits),
       );
-      await this.store.put({ ...record, commentId }, stored.resourceVersion);
+    } catch (err) {
+      // No turn, no start: it stays queued and the sweep decides again.
+      this.deps.log.warn({ err, preview: record.key }, "could not decide whether a preview starts now");
+      await this.queuedComment(gh, rt, record.key, placement.env, {
+        kind: "queued",
+        position: 0,
+        reason: `syncward could not check the operator's limits just now (${(err as Error).message})`,
+        next: "It is tried again within a few minutes.",
+      });
       return;
     }
-    await this.launch(rt, gh, stored, placement.env, placement.limits);
+    if (admission.kind === "left") return;
+    if (admission.kind === "queued") {
+      const { stored, position, reason } = admission;
+      await this.queuedComment(gh, rt, stored, placement.env, { kind: "queued", position, reason });
+      return;
+    }
+    await this.launch(rt, gh, admission.stored, placement.env, placement.limits);
+  }
+
+  /** The queued preview's comment (its id kept in the record as `stored` has it, or as read now). */
+  private async queuedComment(
+    gh: Octokit,
+    rt: RepoRuntime,
+    stored: StoredPreview | string,
+    env: EnvironmentConfig,
+    state: PreviewState,
+  ): Promise<void> {
+    const now = typeof stored === "string" ? await this.store.get(stored) : stored;
+    if (now?.record.phase !== "queued") return;
+    const commentId = await upsertPreviewComment(gh, rt.ref, now.record, this.body(now.record, env, state));
+    await this.store.put({ ...now.record, commentId }, now.resourceVersion);
   }
 
   /**
-   * Namespace, record, deployment and the preview's Reconciler, for a queued record as `stored`
-   * read it. Runs in the preview's serial step. Before anything is created the record is written
-   * with one more launch and its claim token (a write that must find it as read): of two starts at
-   * once (two teardowns, two replicas) only one gets past it, and the namespace it makes carries
-   * the token, so a start cut short after the create is taken up by the next one.
+   * Namespace, record, deployment and the preview's Reconciler, for a queued record as its
+   * admission claimed it (`stored`: admitted, with one more launch and its claim token, written as
+   * it was read, so of two starts at once only one gets here). Runs in the preview's serial step.
+   * The namespace it makes carries the token, so a start cut short after the create is taken up
+   * by the next one. A start that fails before the preview is live gives its place back.
    */
   private async launch(
     rt: RepoRuntime,
@@ -319,35 +357,35 @@ export class PreviewManager {
     env: EnvironmentConfig,
     limits: ProjectPreviews,
   ): Promise<void> {
-    let record: PreviewRecord = {
-      ...stored.record,
-      claim: stored.record.claim ?? randomBytes(24).toString("base64url"),
-      launches: (stored.record.launches ?? 0) + 1,
-    };
-    let claimed: string;
-    try {
-      claimed = (await this.store.put(record, stored.resourceVersion)).resourceVersion;
-    } catch (err) {
-      if (err instanceof PreviewConflictError) return; // another start (or a stop) got there first
-      throw err;
-    }
+    const giveBack = () =>
+      releaseClaim(this.store, stored).catch((err) =>
+        this.deps.log.warn({ err, preview: stored.record.key }, "could not give back a preview's place"),
+      );
+    let record: PreviewRecord = stored.record;
+    const claimed = stored.resourceVersion;
     const ready = await preparePreviewNamespace(this.clientOf(env), record.namespace, record.key, limits, {
       recordedUid: record.namespaceUid,
       claim: record.claim,
+    }).catch(async (err: Error) => {
+      await giveBack();
+      throw err;
     });
     if (!ready.ok) {
-      if (ready.later) return; // queued still: the next start (a teardown's, the sweep's) tries again
+      // Queued still, its place given back: the next start (a teardown's, the sweep's) tries again.
+      if (ready.later) return giveBack();
       // Only a record that owns no namespace, and only as written just now: never a record another
       // replica has made live since.
       if (!record.namespaceUid && (await this.store.delete(record.key, claimed)))
         await this.reply(gh, rt.ref, record.pull, ready.reason);
+      else await giveBack();
       return;
     }
     // The namespace is the preview's from now on: its uid is recorded before anything else (GitHub
     // above all), so a failure or a crash after this still leaves a record that a teardown, a
     // resume or another replica finds; a namespace nothing recorded would be left for good.
+    const { admitted: _place, ...started } = record;
     record = {
-      ...record,
+      ...started,
       phase: "live",
       destination: destinationOf(env.destination),
       namespaceUid: ready.uid,
@@ -361,8 +399,23 @@ export class PreviewManager {
         await teardownPreviewNamespace(this.clientOf(env), record.namespace, ready.uid).catch(
           () => undefined,
         );
+      await giveBack();
       throw err;
     }
+    // The other replicas run it too (the shard may give it to one of them): they hear of it from
+    // its Lease, marked now; failing that, from the records at their next sweep.
+    if (this.deps.shard)
+      await announcePreview(
+        this.deps.client,
+        this.deps.stateNamespace,
+        previewAppId(record),
+        record.key,
+      ).catch((err) =>
+        this.deps.log.warn(
+          { err, preview: record.key },
+          "could not announce a preview to the other replicas",
+        ),
+      );
     // What GitHub shows of the start. Should it fail, the preview runs all the same: its first
     // sync's report creates the deployment and the comment.
     try {
@@ -696,12 +749,13 @@ export class PreviewManager {
 
   /**
    * The queued previews the limits now allow, started in queue order (after a teardown, and at
-   * each sweep). Each start runs in its preview's serial step and reads the record again there: a
-   * preview another start made live meanwhile is left alone.
+   * each sweep). Each start runs in its preview's serial step and is decided there in its
+   * installation's turn (preview-admission.ts): a preview another start made live meanwhile, or
+   * is starting, is left alone.
    */
   async startQueued(): Promise<void> {
     const waiting = (await this.store.list()).filter((s) => s.record.phase === "queued");
-    for (const { record } of waiting.sort((a, b) => byQueue(queued(a), queued(b)))) {
+    for (const { record } of waiting.sort((a, b) => byQueue(queuedOf(a.record), queuedOf(b.record)))) {
       await this.serial(record.key, async () => {
         const now = await this.store.get(record.key);
         if (now?.record.phase !== "queued") return;
@@ -715,10 +769,14 @@ export class PreviewManager {
           now.record.namespace,
         );
         if (!placement.allowed) return;
-        const all = (await this.store.list()).map(queued);
-        if (!startable(all, placement.limits).some((q) => q.key === now.record.key)) return;
         const gh = await this.deps.auth(now.record.installation);
-        await this.launch(rt, gh, now, placement.env, placement.limits);
+        const admission = await admitPreview(this.store, this.tickets, now.record.key, (all, candidate) =>
+          startable(all, placement.limits).some((q) => q.key === candidate.key)
+            ? { start: true }
+            : { start: false, position: 0, reason: "the limits leave it no place yet" },
+        );
+        if (admission.kind !== "start") return;
+        await this.launch(rt, gh, admission.stored, placement.env, placement.limits);
       }).catch((err) =>
         // It stays queued: the next teardown or sweep tries again. The others go on.
         this.deps.log.warn({ err, preview: record.key }, "could not start a queued preview"),
@@ -950,17 +1008,6 @@ function previewAppId(record: PreviewRecord): string {
 /** The repository as GitHub's API names it (its id is the record's, never a parameter). */
 function refOf(record: PreviewRecord): RepoRef {
   return { owner: record.repository.owner, repo: record.repository.repo };
-}
-
-function queued(stored: StoredPreview): QueuedPreview {
-  const r = stored.record;
-  return {
-    key: r.key,
-    repository: `${r.repository.owner}/${r.repository.repo}`.toLowerCase(),
-    installation: r.installation,
-    phase: r.phase === "queued" ? "queued" : "live",
-    requestedAt: r.requestedAt,
-  };
 }
 
 function whyStopped(event: PreviewEvent, pr: PullView): string {

@@ -1,8 +1,9 @@
 // Which previews this replica should run a Reconciler for, from the records every replica reads.
 // Each live preview has a Reconciler on every replica, as each repository does: its app Lease
 // decides which one syncs and reports (the others stand by and hand pushes over), so a replica
-// that dies hands the preview to another. A replica learns of a preview another one started from
-// the records (at the sweep), and lets go of one whose record another replica ended. Pure:
+// that dies hands the preview to another. A replica learns of a preview another one started when
+// that one marks the preview's Lease (repository-announce.ts), and from the records at each sweep;
+// it lets go of one whose record another replica ended. Pure:
 // preview-manager.ts reads the records, asks this, and acts.
 import type { PreviewPhase } from "../state/preview-store.ts";
 

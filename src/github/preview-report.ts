@@ -6,7 +6,8 @@ import { codeSpan } from "./markdown.ts";
 import type { Octokit, RepoRef } from "./octokit.ts";
 
 export type PreviewState =
-  | { kind: "queued"; position: number; reason: string }
+  /** `next`: what comes next (default: it starts when a preview ends); position 0: not known. */
+  | { kind: "queued"; position: number; reason: string; next?: string }
   | { kind: "deploying" }
   | { kind: "live"; message: string }
   | { kind: "failed"; message: string }
@@ -23,7 +24,7 @@ export function previewCommentBody(
   const line = (() => {
     switch (state.kind) {
       case "queued":
-        return `**Queued** (position ${state.position}): ${state.reason}. It starts when a preview ends.`;
+        return `**Queued**${state.position > 0 ? ` (position ${state.position})` : ""}: ${state.reason}. ${state.next ?? "It starts when a preview ends."}`;
       case "deploying":
         return `**Deploying** ${at}…`;
       case "live":

@@ -1,9 +1,13 @@
-// Which repositories the replicas run, written on the apps' Leases: GitHub delivers an install, a
-// repository added or unarchived to one replica only, and the others (which run a standby runtime
-// of every repository, ready to take its Lease) would never hear of it. The replica that starts a
-// repository's runtime marks the app's Lease with the repository (creating the Lease, free, when
-// nobody has held it yet); every replica's shard watches the Leases and starts the runtime of a
-// marked app it does not run. A repository stopped for good has the mark taken off again.
+// Which repositories and previews the replicas run, written on the apps' Leases: GitHub delivers
+// an install, a repository added or unarchived, a pull request labelled for a preview to one
+// replica only, and the others (which run a standby runtime of every repository and a standby
+// Reconciler of every live preview, ready to take its Lease) would never hear of it. The replica
+// that starts a repository's runtime or a preview marks the app's Lease with it (creating the
+// Lease, free, when nobody has held it yet); every replica's shard watches the Leases and starts
+// what a marked app it does not run needs. A repository stopped for good has the mark taken off.
+//
+// Why a preview needs it: a replica takes apps only up to its fair share, so the replica that
+// starts a preview may leave its Lease to the others, and they must know of it to take it.
 import type { KubeClient } from "../kube/client.ts";
 import { KubeApiError } from "../kube/errors.ts";
 import type { KubeObject } from "../kube/object.ts";
@@ -11,6 +15,8 @@ import { appLeaseName } from "../reconciler/reconciler.ts";
 import type { RepoInfo } from "./runtime.ts";
 
 export const REPOSITORY_ANNOTATION = "syncward.dev/repository";
+/** On a preview's app Lease: the preview's key (its record says the rest). */
+export const PREVIEW_ANNOTATION = "syncward.dev/preview";
 const LEASE_API = "coordination.k8s.io/v1";
 
 /** The repository a Lease is marked with, if it is marked and the mark reads. */
@@ -44,14 +50,38 @@ export async function announceRepository(
   app: string,
   info: RepoInfo | undefined,
 ): Promise<void> {
+  await markLease(client, namespace, app, REPOSITORY_ANNOTATION, info && JSON.stringify({ ...info }));
+}
+
+/** Marks a live preview's app Lease with its key, so that every replica runs a Reconciler for it. */
+export async function announcePreview(
+  client: KubeClient,
+  namespace: string,
+  app: string,
+  key: string,
+): Promise<void> {
+  await markLease(client, namespace, app, PREVIEW_ANNOTATION, key);
+}
+
+/** The preview key a Lease is marked with, if any. */
+export function announcedPreview(lease: KubeObject): string | undefined {
+  return lease.metadata.annotations?.[PREVIEW_ANNOTATION] || undefined;
+}
+
+async function markLease(
+  client: KubeClient,
+  namespace: string,
+  app: string,
+  annotation: string,
+  mark: string | undefined,
+): Promise<void> {
   const name = appLeaseName(app);
-  const mark = info && JSON.stringify({ ...info });
   for (let attempt = 0; attempt < 5; attempt++) {
     const lease = await client.get(LEASE_API, "Lease", namespace, name);
     const annotations = { ...(lease?.metadata.annotations ?? {}) };
-    if ((annotations[REPOSITORY_ANNOTATION] ?? undefined) === mark) return;
-    if (mark) annotations[REPOSITORY_ANNOTATION] = mark;
-    else delete annotations[REPOSITORY_ANNOTATION];
+    if ((annotations[annotation] ?? undefined) === mark) return;
+    if (mark) annotations[annotation] = mark;
+    else delete annotations[annotation];
     try {
       if (!lease) {
         if (!mark) return;

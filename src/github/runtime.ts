@@ -28,7 +28,7 @@ import type { Octokit, RepoRef } from "./octokit.ts";
 import { PreviewQueue } from "./preview.ts";
 import { membershipRefusal, ProjectRefusal, repositoryFactsOf } from "./project-refusal.ts";
 import { GitHubReporter } from "./reporter.ts";
-import { announcedRepository, announceRepository } from "./repository-announce.ts";
+import { announcedPreview, announcedRepository, announceRepository } from "./repository-announce.ts";
 import { GitHubRequiredChecks } from "./required-checks.ts";
 
 export const CONFIG_PATH = ".github/syncward.yml";
@@ -262,6 +262,12 @@ export class Runtimes {
   /** The text of the config in force, which a poll compares the default branch's with. */
   private readonly configText = new Map<string, string>();
   private readonly deps: AppDeps;
+  /**
+   * Told when another replica marks a preview's Lease (it started that preview): the preview
+   * manager runs a Reconciler for it here too, so that whichever replica the shard gives it to
+   * syncs it. Set by the preview manager.
+   */
+  onPreviewAnnounced?: (key: string) => void;
   /** The default branch's config, re-read on the poll (a lost push webhook). */
   readonly configPoll: ConfigPoll;
 
@@ -607,6 +613,8 @@ export class Runtimes {
    * again first: a repository just stopped for good has it taken off before the stop is handed over.
    */
   private async discover(lease: KubeObject): Promise<void> {
+    const preview = announcedPreview(lease);
+    if (preview !== undefined) return this.onPreviewAnnounced?.(preview);
     const info = announcedRepository(lease);
     if (!info || this.running(info.owner, info.repo)) return;
     try {

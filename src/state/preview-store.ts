@@ -60,6 +60,13 @@ export interface PreviewRecord {
    * (two teardowns finishing together, two replicas) one goes on and the other leaves it.
    */
   launches?: number;
+  /**
+   * When (ISO time) the installation's admission decision let this queued preview start
+   * (preview-admission.ts), written with its launch: from then on it holds a place in the
+   * operator's limits while its namespace is made, and no other start touches it for a while. A
+   * start that fails gives the place back; one that died with its replica is decided again later.
+   */
+  admitted?: string;
   /** Failed syncs in a row; with phase tearingDown, the teardown's attempts that did not finish it. */
   attempts: number;
   /**

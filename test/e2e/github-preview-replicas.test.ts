@@ -2,17 +2,20 @@
 // every request checked against GitHub's OpenAPI description): both run a Reconciler for the
 // preview, its Lease lets one of them sync and report, so the pull request shows one deployment
 // per head, one check run per head and one comment, whichever replica a webhook reaches; when the
-// replica holding it stops, the other takes the preview up and follows the next push.
+// replica holding it stops, the other takes the preview up and follows the next push. A preview
+// started by a replica already at its share of the apps is taken and synced by the other at once,
+// without waiting for a sweep.
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { after, describe, it } from "node:test";
+import { appLeaseName } from "../../src/reconciler/reconciler.ts";
 import { previewKey } from "../../src/state/preview-store.ts";
 import { useCluster } from "../support/cluster.ts";
 import { makeRepo } from "../support/git-repo.ts";
 import { takeOpenApiViolations } from "../support/github.ts";
 import { closePull, type PreviewApp, type Pull, startPreviewApp, until } from "../support/preview-app.ts";
 import { configMap } from "../support/projects.ts";
-import { pullRequestEvent } from "../support/webhooks.ts";
+import { pullRequestEvent, repoIdOf } from "../support/webhooks.ts";
 
 const cluster = useCluster();
 const prefix = `pr${randomBytes(3).toString("hex")}`;
@@ -126,6 +129,64 @@ describe("a preview with the app as two replicas", () => {
     assert.deepEqual(
       a.mock.requests.filter((r) => r.url.endsWith("(no match)")),
       [],
+    );
+  });
+
+  it("a preview started by the replica at its share of the apps is synced by the other at once, with no sweep", async () => {
+    for (const app of apps.splice(0).reverse()) await app.close();
+    const stateNamespace = await cluster.namespace("prr-share");
+    // No sweep: the other replica may learn of the preview only from its start.
+    const options = { cluster, repo, pulls, prefix, stateNamespace, sweepMs: 0 };
+    apps.push(await startPreviewApp({ ...options, identity: "replica-c" }));
+    apps.push(await startPreviewApp({ ...options, identity: "replica-d" }));
+    const [c, d] = apps as [PreviewApp, PreviewApp];
+    const number = 42;
+    const key = previewKey("acme/shop", number, "dev");
+    repo.git("checkout", "-q", "-b", "feature-42", "main");
+    const head = repo.commit({ "app/c42.yaml": configMap("c42") }, "add c42");
+    repo.git("checkout", "-q", "main");
+    pulls.set(number, { state: "open", head, branch: "feature-42" });
+    // The repository starts (a pull request opened without the label) and one replica takes its
+    // app: with two members and, soon, two apps, that replica is at its share of one.
+    await c.probot.receive(pullRequestEvent("opened", { number, headSha: head, headRef: "feature-42" }));
+    const repoLease = appLeaseName(`gh_${repoIdOf("acme/shop")}`);
+    let holder = "";
+    await until("a replica to hold the repository's app", async () => {
+      const lease = await cluster.client.get("coordination.k8s.io/v1", "Lease", stateNamespace, repoLease);
+      holder = String((lease?.spec as { holderIdentity?: string } | undefined)?.holderIdentity ?? "");
+      assert.match(holder, /^replica-[cd]$/);
+    });
+    const [starter, other] = holder === "replica-c" ? [c, d] : [d, c];
+    // The label reaches the replica at its share: it starts the preview and leaves it to the other.
+    await starter.probot.receive(
+      pullRequestEvent("labeled", { number, headSha: head, headRef: "feature-42", labels: ["preview"] }),
+    );
+    await until(
+      "the other replica to sync the preview",
+      async () => {
+        for (const a of apps) await a.parts.previews.idle();
+        assert.deepEqual(
+          apps.filter((a) => a.parts.previews.syncing().includes(key)),
+          [other],
+        );
+        assert.ok(
+          await cluster.client.get("v1", "ConfigMap", `${prefix}-pr-${number}`, "c42"),
+          "c42 is there",
+        );
+      },
+      30_000,
+    );
+    await closePull(other, pulls, number);
+    await until(
+      "the preview torn down",
+      async () => {
+        for (const a of apps) await a.parts.previews.idle();
+        assert.equal(
+          await cluster.client.get("v1", "Namespace", undefined, `${prefix}-pr-${number}`),
+          undefined,
+        );
+      },
+      60_000,
     );
   });
 });
