@@ -19,6 +19,7 @@ import {
   PreviewAdmissionTickets,
   queuedOf,
   releaseClaim,
+  startUnderWay,
 } from "../reconciler/preview-admission.ts";
 import {
   claimedNamespaceUid,
@@ -89,6 +90,9 @@ export class PreviewManager {
   /** Each installation's admission ticket: one start decision at a time across replicas. */
   private readonly tickets: PreviewAdmissionTickets;
   private readonly running = new Map<string, Running>();
+  /** A read of the records for announced previews under way, and whether another is due after it. */
+  private following?: Promise<void>;
+  private followAgain = false;
   /** Work on one preview runs one step at a time: events, reports and teardown never interleave. */
   private readonly chains = new Map<string, Promise<unknown>>();
   private sweepTimer: NodeJS.Timeout | undefined;
@@ -103,13 +107,27 @@ export class PreviewManager {
     this.tickets = new PreviewAdmissionTickets(deps.client, deps.stateNamespace);
     // Another replica started a preview: its Reconciler runs here too, at once rather than at the
     // next sweep (the starting replica may have left its Lease to this one, being at its share).
-    runtimes.onPreviewAnnounced = (key) =>
-      void this.store
-        .list()
-        .then((all) => this.follow(all))
-        .catch((err) =>
-          this.deps.log.warn({ err, preview: key }, "could not run a preview another replica started"),
-        );
+    // Another ended one: the Reconciler here stops (it would take the deleted Lease up again).
+    runtimes.onPreviewAnnounced = () => this.followSoon();
+  }
+
+  /** One read of the records for any number of announcements arriving together (a start-up's). */
+  private followSoon(): void {
+    if (this.following) {
+      this.followAgain = true;
+      return;
+    }
+    this.following = this.store
+      .list()
+      .then((all) => this.follow(all))
+      .catch((err) => this.deps.log.warn({ err }, "could not run the previews other replicas started"))
+      .finally(() => {
+        this.following = undefined;
+        if (this.followAgain) {
+          this.followAgain = false;
+          this.followSoon();
+        }
+      });
   }
 
   /** Resumes every recorded preview and starts the sweep. */
@@ -402,20 +420,6 @@ export class PreviewManager {
       await giveBack();
       throw err;
     }
-    // The other replicas run it too (the shard may give it to one of them): they hear of it from
-    // its Lease, marked now; failing that, from the records at their next sweep.
-    if (this.deps.shard)
-      await announcePreview(
-        this.deps.client,
-        this.deps.stateNamespace,
-        previewAppId(record),
-        record.key,
-      ).catch((err) =>
-        this.deps.log.warn(
-          { err, preview: record.key },
-          "could not announce a preview to the other replicas",
-        ),
-      );
     // What GitHub shows of the start. Should it fail, the preview runs all the same: its first
     // sync's report creates the deployment and the comment.
     try {
@@ -442,6 +446,19 @@ export class PreviewManager {
       .put(record, version)
       .catch((err) =>
         this.deps.log.warn({ err, preview: record.key }, "could not record a preview's deployment"),
+      );
+    // The other replicas run it too (the shard may give it to one of them): they hear of it from
+    // its Lease, marked now that its deployment is recorded (a replica that took it earlier would
+    // make a deployment of its own); failing that, from the records at their next sweep.
+    if (this.deps.shard)
+      await announcePreview(this.deps.client, this.deps.stateNamespace, previewAppId(record), {
+        key: record.key,
+        start: record.launches ?? 1,
+      }).catch((err) =>
+        this.deps.log.warn(
+          { err, preview: record.key },
+          "could not announce a preview to the other replicas",
+        ),
       );
     this.run(rt, record, env);
   }
@@ -759,16 +776,22 @@ export class PreviewManager {
       await this.serial(record.key, async () => {
         const now = await this.store.get(record.key);
         if (now?.record.phase !== "queued") return;
+        // A place a start claimed and whose replica died goes back even when this one cannot
+        // start it now, or it would count against the limits for good.
+        const letGo = async () => {
+          if (now.record.admitted && !startUnderWay(now.record, Date.now()))
+            await releaseClaim(this.store, now);
+        };
         const rt = await this.runtimeOf(now.record).catch(() => undefined);
         const template = rt?.config.previewEnvironments?.find((t) => t.from === now.record.from);
-        if (!rt || !template) return;
+        if (!rt || !template) return letGo();
         const placement = this.placed(
           rt,
           template,
           { number: now.record.pull, ...now.record.head },
           now.record.namespace,
         );
-        if (!placement.allowed) return;
+        if (!placement.allowed) return letGo();
         const gh = await this.deps.auth(now.record.installation);
         const admission = await admitPreview(this.store, this.tickets, now.record.key, (all, candidate) =>
           startable(all, placement.limits).some((q) => q.key === candidate.key)
@@ -803,7 +826,7 @@ export class PreviewManager {
   }
 
   /** A live preview's Reconciler runs here again, if its template and the limits still allow it. */
-  private async resumeLive(gh: Octokit, stored: StoredPreview): Promise<void> {
+  private async resumeLive(gh: Octokit, stored: StoredPreview, adopting = false): Promise<void> {
     const rt = await this.runtimeOf(stored.record);
     const template = rt?.config.previewEnvironments?.find((t) => t.from === stored.record.from);
     // Where it started: a template whose namespace names the head ({sha7}) must not move it.
@@ -816,8 +839,12 @@ export class PreviewManager {
         { number: stored.record.pull, ...stored.record.head },
         stored.record.namespace,
       );
-    if (!rt || !template || !placement?.allowed)
+    if (!rt || !template || !placement?.allowed) {
+      // Another replica started it just now: this one's config may not have caught up with the
+      // push that added the template, so what it reads is no reason to end it. The sweep decides.
+      if (adopting) return;
       return this.teardown(gh, stored, "its template or the operator's limits no longer allow it");
+    }
     await this.guard(rt, template, stored.record);
     this.run(rt, stored.record, placement.env);
   }
@@ -839,7 +866,7 @@ export class PreviewManager {
           const now = await this.store.get(key);
           if (!now) return;
           if (now.record.phase !== "live" || this.running.has(key)) return;
-          await this.resumeLive(await this.deps.auth(now.record.installation), now);
+          await this.resumeLive(await this.deps.auth(now.record.installation), now, true);
         },
         "could not run a preview another replica started",
       );
@@ -880,8 +907,14 @@ export class PreviewManager {
       const open = record.phase !== "tearingDown";
       const pr =
         open && gh ? await readPull(gh, refOf(record), record.pull).catch(() => undefined) : undefined;
-      const rt = open ? await this.runtimeOf(record).catch(() => undefined) : undefined;
-      const template = rt?.config.previewEnvironments?.find((t) => t.from === record.from);
+      let rt = open ? await this.runtimeOf(record).catch(() => undefined) : undefined;
+      let template = rt?.config.previewEnvironments?.find((t) => t.from === record.from);
+      if (rt && !template && record.phase === "live") {
+        // A template missing here may be one a push added that this replica has not read yet
+        // (another replica started the preview): the config is read again before it ends one.
+        rt = await this.runtimes.for(rt.info, true).catch(() => undefined);
+        template = rt?.config.previewEnvironments?.find((t) => t.from === record.from);
+      }
       const decision = sweepAction({
         phase: record.phase,
         pullState: pr === undefined ? undefined : pr.state === "open" ? "open" : "closed",

@@ -15,7 +15,7 @@ import { appLeaseName } from "../reconciler/reconciler.ts";
 import type { RepoInfo } from "./runtime.ts";
 
 export const REPOSITORY_ANNOTATION = "syncward.dev/repository";
-/** On a preview's app Lease: the preview's key (its record says the rest). */
+/** On a preview's app Lease: the preview's key and start (its record says the rest). */
 export const PREVIEW_ANNOTATION = "syncward.dev/preview";
 const LEASE_API = "coordination.k8s.io/v1";
 
@@ -53,17 +53,20 @@ export async function announceRepository(
   await markLease(client, namespace, app, REPOSITORY_ANNOTATION, info && JSON.stringify({ ...info }));
 }
 
-/** Marks a live preview's app Lease with its key, so that every replica runs a Reconciler for it. */
+/**
+ * Marks a live preview's app Lease with its key and start, so that every replica runs a
+ * Reconciler for it. The start makes each start news, even on a Lease a teardown left behind.
+ */
 export async function announcePreview(
   client: KubeClient,
   namespace: string,
   app: string,
-  key: string,
+  preview: { key: string; start: number },
 ): Promise<void> {
-  await markLease(client, namespace, app, PREVIEW_ANNOTATION, key);
+  await markLease(client, namespace, app, PREVIEW_ANNOTATION, `${preview.key} (start ${preview.start})`);
 }
 
-/** The preview key a Lease is marked with, if any. */
+/** The preview mark of a Lease (its key and start), if any. */
 export function announcedPreview(lease: KubeObject): string | undefined {
   return lease.metadata.annotations?.[PREVIEW_ANNOTATION] || undefined;
 }

@@ -263,9 +263,9 @@ export class Runtimes {
   private readonly configText = new Map<string, string>();
   private readonly deps: AppDeps;
   /**
-   * Told when another replica marks a preview's Lease (it started that preview): the preview
-   * manager runs a Reconciler for it here too, so that whichever replica the shard gives it to
-   * syncs it. Set by the preview manager.
+   * Told when another replica marks a preview's Lease (it started that preview) or deletes it (it
+   * ended it): the preview manager runs a Reconciler for it here too, so that whichever replica
+   * the shard gives it to syncs it, or stops the one here. Set by the preview manager.
    */
   onPreviewAnnounced?: (key: string) => void;
   /** The default branch's config, re-read on the poll (a lost push webhook). */
@@ -282,6 +282,11 @@ export class Runtimes {
             log: deps.log,
             pod: deps.pod,
             onUnknownLease: (lease) => void this.discover(lease),
+            // A preview another replica ended: its Reconciler here stops now, not at the sweep.
+            onLeaseDeleted: (lease) => {
+              const preview = announcedPreview(lease);
+              if (preview !== undefined) this.onPreviewAnnounced?.(preview);
+            },
           })
         : deps.shard;
     // A config pushed to another replica (seen in the state it handed over) is read here too.

@@ -53,6 +53,8 @@ export interface ShardOptions {
    * started a repository GitHub told it of): the GitHub runtimes start it here too.
    */
   onUnknownLease?: (lease: KubeObject) => void;
+  /** A Lease of the namespace was deleted (as it last read): a preview's, when another replica ended it. */
+  onLeaseDeleted?: (lease: KubeObject) => void;
 }
 
 /** The membership Lease of a replica: `syncward-member-<identity>-<hash>`. */
@@ -251,6 +253,8 @@ export class Shard {
           for (const l of list.items)
             this.sightings.see(l.metadata.name, l.metadata.resourceVersion ?? "", now);
           this.sightings.keepOnly(new Set(this.leases.keys()));
+          // A Lease deleted while the watch was down and made again is news again.
+          for (const name of this.told.keys()) if (!this.leases.has(name)) this.told.delete(name);
           rv = list.resourceVersion;
           this.poke();
         }
@@ -276,8 +280,12 @@ export class Shard {
     if (!leases) return;
     const name = lease.metadata.name;
     const before = leases.get(name)?.spec?.holderIdentity ?? "";
-    if (type === "DELETED") leases.delete(name);
-    else {
+    if (type === "DELETED") {
+      leases.delete(name);
+      // Made again later (a preview of the same pull request started again), it is news again.
+      this.told.delete(name);
+      this.o.onLeaseDeleted?.(lease);
+    } else {
       leases.set(name, lease);
       this.sightings.see(name, lease.metadata.resourceVersion ?? "");
     }

@@ -176,17 +176,61 @@ describe("a preview with the app as two replicas", () => {
       },
       30_000,
     );
-    await closePull(other, pulls, number);
+    const previewLease = appLeaseName(`gh_${repoIdOf("acme/shop")}-pr-${number}-dev`);
+    // Torn down on both: the namespace gone, and neither replica runs it or holds its Lease (the
+    // other one stops it when its Lease is deleted, and never makes it again).
+    const tornDown = () =>
+      until(
+        "the preview torn down on both replicas",
+        async () => {
+          for (const a of apps) await a.parts.previews.idle();
+          assert.equal(
+            await cluster.client.get("v1", "Namespace", undefined, `${prefix}-pr-${number}`),
+            undefined,
+          );
+          assert.deepEqual(
+            apps.filter((a) => a.parts.previews.syncing().includes(key)),
+            [],
+          );
+          assert.equal(
+            await cluster.client.get("coordination.k8s.io/v1", "Lease", stateNamespace, previewLease),
+            undefined,
+            "no Lease of the preview is left",
+          );
+        },
+        30_000,
+      );
+    // The label taken off and put back: the same preview starts again on the same replica, and
+    // the other hears of it again (its Lease was deleted and is made again).
+    await starter.probot.receive(
+      pullRequestEvent("unlabeled", {
+        number,
+        headSha: head,
+        headRef: "feature-42",
+        labels: [],
+        label: "preview",
+      }),
+    );
+    await tornDown();
+    await starter.probot.receive(
+      pullRequestEvent("labeled", { number, headSha: head, headRef: "feature-42", labels: ["preview"] }),
+    );
     await until(
-      "the preview torn down",
+      "the other replica to sync the preview started again",
       async () => {
         for (const a of apps) await a.parts.previews.idle();
-        assert.equal(
-          await cluster.client.get("v1", "Namespace", undefined, `${prefix}-pr-${number}`),
-          undefined,
+        assert.deepEqual(
+          apps.filter((a) => a.parts.previews.syncing().includes(key)),
+          [other],
+        );
+        assert.ok(
+          await cluster.client.get("v1", "ConfigMap", `${prefix}-pr-${number}`, "c42"),
+          "c42 is there",
         );
       },
-      60_000,
+      30_000,
     );
+    await closePull(other, pulls, number);
+    await tornDown();
   });
 });
