@@ -178,8 +178,7 @@ export async function runWithStream(
         break;
       }
       if (!stdin || stdin.destroyed) break;
-      if (!stdin.write(chunk))
-        await new Promise((resolve) => stdin.once("drain", resolve).once("close", resolve));
+      if (!stdin.write(chunk)) await drained(stdin);
     }
   } catch (err) {
     // The input refused to go on (a limit crossed, the download broke): the program stops with it.
@@ -194,6 +193,21 @@ export async function runWithStream(
     ...(overLimit ? { overLimit, ok: false } : {}),
     ...(inputError ? { inputError, ok: false } : {}),
   };
+}
+
+/**
+ * Until the pipe takes more or closes. Neither listener outlives the wait: a large input waits
+ * thousands of times on one pipe, and a listener left from each would pile up (and warn).
+ */
+function drained(stream: NodeJS.WritableStream): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      stream.off("drain", done);
+      stream.off("close", done);
+      resolve();
+    };
+    stream.on("drain", done).on("close", done);
+  });
 }
 
 /** Starts `cmd` and hands over its standard output as a stream (for a consumer of its own). */
