@@ -66,7 +66,14 @@ export async function previews(ctx: BenchContext): Promise<BenchResult> {
   const removed: number[] = [];
   const idle: Record<
     string,
-    { apiserverPerSecond: number; syncwardPerSecond: number; githubPerSecond: number; rssMiB: number }
+    {
+      apiserverPerSecond: number;
+      syncwardPerSecond: number;
+      githubPerSecond: number;
+      /** What GitHub was asked in the window (method and path, query left out). */
+      githubRequests: string[];
+      rssMiB: number;
+    }
   > = {};
   const url = (n: number) => `https://pr-${n}.preview.example`;
   const succeeded = (a: PreviewApp, n: number) =>
@@ -87,6 +94,9 @@ export async function previews(ctx: BenchContext): Promise<BenchResult> {
       apiserverPerSecond: (after - before - 2) / seconds,
       syncwardPerSecond: (syncward.counts.requests - own) / seconds,
       githubPerSecond: ((app?.mock.requests.length ?? 0) - github) / seconds,
+      githubRequests: (app?.mock.requests.slice(github) ?? []).map(
+        (r) => `${r.method} ${new URL(r.url.split(" ")[0] ?? "", "https://api.github.com").pathname}`,
+      ),
       rssMiB: mib(process.memoryUsage().rss),
     };
     progress(`previews: idle with ${name}: ${JSON.stringify(idle[name])}`);
@@ -191,7 +201,12 @@ export async function previews(ctx: BenchContext): Promise<BenchResult> {
           syncward: [some?.githubPerSecond ?? Number.NaN],
           baseline: [none?.githubPerSecond ?? Number.NaN],
         },
-        details: { windowMs, pollInterval: "each environment's (3m by default)", sweepMs: 300_000 },
+        details: {
+          windowMs,
+          pollInterval: "each environment's (3m by default)",
+          sweepMs: 300_000,
+          requests: { live: some?.githubRequests, none: none?.githubRequests },
+        },
       },
       {
         name: `previews: syncward RSS, ${LIVE} live previews (vs none)`,
