@@ -19,7 +19,9 @@ import { createWriteStream, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { stringify } from "yaml";
-import { leaseNameFor } from "../src/state/lease.ts";
+import { checkoutApp } from "../src/cli/app-identity.ts";
+import { appLeaseName } from "../src/reconciler/reconciler.ts";
+import { instanceName } from "../src/state/identity.ts";
 import { StateStore } from "../src/state/store.ts";
 import { mapLimit } from "../src/util/map-limit.ts";
 import { sleep } from "../src/util/sleep.ts";
@@ -153,7 +155,11 @@ export async function replicas(ctx: BenchContext): Promise<BenchResult> {
     const started = performance.now();
     for (const identity of identities) start(identity);
 
-    const appOfLease = new Map(names.map((app) => [leaseNameFor(`${app}.app`), app]));
+    // What the controllers name each app by: its checkout's identity (a hash of its path here).
+    const idOf = new Map(names.map((app) => [app, checkoutApp(join(reposDir, app)).id]));
+    const instanceOf = (app: string) => instanceName(idOf.get(app) ?? app, "dev");
+    const appOfInstance = new Map(names.map((app) => [instanceOf(app), app]));
+    const appOfLease = new Map(names.map((app) => [appLeaseName(idOf.get(app) ?? app), app]));
     /** The apps each running replica holds, from the app Leases. */
     const holders = async () => {
       const { items } = await admin.list("coordination.k8s.io/v1", "Lease", { namespace: stateNs });
@@ -182,7 +188,7 @@ export async function replicas(ctx: BenchContext): Promise<BenchResult> {
         if (balanced) {
           const states = await store.list();
           const synced = states.filter(
-            (s) => s.lastSyncedRevision === heads.get(s.environment.replace(/\.dev$/, "")),
+            (s) => s.lastSyncedRevision === heads.get(appOfInstance.get(s.environment) ?? ""),
           ).length;
           if (synced === apps) return true;
           progress(`replicas: balanced, ${synced}/${apps} synced`);
@@ -223,7 +229,7 @@ export async function replicas(ctx: BenchContext): Promise<BenchResult> {
             takenMs = performance.now() - t0;
         }
         if (syncedMs === undefined) {
-          const state = await store.load(`${pushedApp}.dev`);
+          const state = await store.load(instanceOf(pushedApp));
           if (state.lastSyncedRevision === pushed) {
             syncedMs = performance.now() - t0;
             const entry = state.history.find((h) => h.revision === pushed && h.result === "Succeeded");
