@@ -157,25 +157,28 @@ describe("a preview with the app as two replicas", () => {
       assert.match(holder, /^replica-[cd]$/);
     });
     const [starter, other] = holder === "replica-c" ? [c, d] : [d, c];
+    /** Only the other replica syncs the preview, and its objects are there. */
+    const syncedByOther = (what: string) =>
+      until(
+        what,
+        async () => {
+          for (const a of apps) await a.parts.previews.idle();
+          assert.deepEqual(
+            apps.filter((a) => a.parts.previews.syncing().includes(key)),
+            [other],
+          );
+          assert.ok(
+            await cluster.client.get("v1", "ConfigMap", `${prefix}-pr-${number}`, "c42"),
+            "c42 is there",
+          );
+        },
+        30_000,
+      );
     // The label reaches the replica at its share: it starts the preview and leaves it to the other.
     await starter.probot.receive(
       pullRequestEvent("labeled", { number, headSha: head, headRef: "feature-42", labels: ["preview"] }),
     );
-    await until(
-      "the other replica to sync the preview",
-      async () => {
-        for (const a of apps) await a.parts.previews.idle();
-        assert.deepEqual(
-          apps.filter((a) => a.parts.previews.syncing().includes(key)),
-          [other],
-        );
-        assert.ok(
-          await cluster.client.get("v1", "ConfigMap", `${prefix}-pr-${number}`, "c42"),
-          "c42 is there",
-        );
-      },
-      30_000,
-    );
+    await syncedByOther("the other replica to sync the preview");
     const previewLease = appLeaseName(`gh_${repoIdOf("acme/shop")}-pr-${number}-dev`);
     // Torn down on both: the namespace gone, and neither replica runs it or holds its Lease (the
     // other one stops it when its Lease is deleted, and never makes it again).
@@ -215,21 +218,7 @@ describe("a preview with the app as two replicas", () => {
     await starter.probot.receive(
       pullRequestEvent("labeled", { number, headSha: head, headRef: "feature-42", labels: ["preview"] }),
     );
-    await until(
-      "the other replica to sync the preview started again",
-      async () => {
-        for (const a of apps) await a.parts.previews.idle();
-        assert.deepEqual(
-          apps.filter((a) => a.parts.previews.syncing().includes(key)),
-          [other],
-        );
-        assert.ok(
-          await cluster.client.get("v1", "ConfigMap", `${prefix}-pr-${number}`, "c42"),
-          "c42 is there",
-        );
-      },
-      30_000,
-    );
+    await syncedByOther("the other replica to sync the preview started again");
     await closePull(other, pulls, number);
     await tornDown();
   });
