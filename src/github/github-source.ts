@@ -73,6 +73,10 @@ export class GitHubSource implements RevisionSource {
     this.hints.set(branch, { sha, at: Date.now() });
   }
 
+  forgetHeads(): void {
+    this.hints.clear();
+  }
+
   async head(branch: string): Promise<string> {
     const hint = this.hints.get(branch);
     if (hint && Date.now() - hint.at < HINT_TTL_MS) return hint.sha;

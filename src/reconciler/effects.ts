@@ -20,6 +20,7 @@ import { Cached } from "../util/cached.ts";
 import type { ControllerOptions } from "./environment-controller.ts";
 import { Gate } from "./gate.ts";
 import type { GateDecision, WritePath } from "./gate-decision.ts";
+import { clearConsumedPush } from "./handed-over-push.ts";
 import { historyEntryOf } from "./history-entry.ts";
 import type { Promotion } from "./promotion/promotion.ts";
 import { renderSeen } from "./render-binding.ts";
@@ -248,6 +249,7 @@ export class EnvironmentEffects {
       s.stuck = undefined;
       s.lastError = undefined;
       if (s.pendingSync && s.pendingSync.revision !== head) s.pendingSync = undefined;
+      clearConsumedPush(s, head);
     });
     this.o.log.info({ instance: this.instance, revision: head, history: entry.id }, outcome.message);
     this.o.emit({ type: "unchanged", instance: this.instance, env: this.o.env.name, revision: head, entry });

@@ -105,8 +105,13 @@ export class Reconciler implements ShardedApp {
   private releasing: Promise<void> | undefined;
   /** `at` of the last handed-over push acted on, per instance, so a state write does not repeat it. */
   private readonly pushesSeen = new Map<string, string>();
-  /** `at` of the pushes this reconciler handed over itself, which its own state watch then sees. */
+  /**
+   * `at` of handed-over pushes the state watch must not act on: those this reconciler handed over
+   * itself (its own watch sees them), and those already superseded when it took the app over.
+   */
   private readonly handedOverHere = new Set<string>();
+  /** While the app is being taken over: the pushes state writes brought meanwhile, newest last. */
+  private arriving: Array<[EnvironmentController, HandedOverPush, boolean]> | undefined;
   private readonly createdAt = new Date().toISOString();
   /** `at` of the repository event acted on, so a state write or a claim does not repeat it. */
   private repositoryEventSeen?: string;
@@ -264,7 +269,11 @@ export class Reconciler implements ShardedApp {
         this.o.onConfigPushed();
         return;
       }
-      if (!this.running.has(controller.env.name)) return;
+      if (!this.running.has(controller.env.name)) {
+        // Taking the app over: a push handed over after its state was read is acted on once running.
+        if (found && this.arriving) this.arriving.push([controller, found, handed.awaiting === true]);
+        return;
+      }
       if (!(push && this.actOnPush(controller, push))) controller.nudge("poll", "syncward");
     });
     this.abort.signal.addEventListener("abort", stop, { once: true });
@@ -325,20 +334,38 @@ export class Reconciler implements ShardedApp {
       this.deferring = true;
       return false;
     }
-    this.deferring = false;
     this.o.log.info({ app: this.o.app, identity: this.o.identity }, "lease acquired; reconciling");
-    const { pending, repositoryEvent } = await this.handedOver();
+    // Heads this replica learned while another ran the app may be older than what that one deployed.
+    this.o.source.forgetHeads?.();
+    // From before the state is read until the environments run, the watch's pushes are kept.
+    this.arriving = [];
+    const { found, repositoryEvent } = await this.handedOver();
+    const arrived = this.arriving;
+    this.arriving = undefined;
     if (repositoryEvent) {
       // The repository went (or moved) while nobody here ran it: nothing starts under this name.
       await lock.release().catch(() => undefined);
-      this.deferring = true;
       this.hearRepositoryEvent(repositoryEvent);
       return false;
     }
+    this.deferring = false;
     this.startAll();
-    for (const [controller, push] of pending) this.actOnPush(controller, push);
+    this.takeUpHandedOver([...found, ...arrived]);
     lock.start(() => void this.lost());
     return true;
+  }
+
+  /**
+   * On taking the app over: acts on each handed-over push that still waits for a sync, in the
+   * order they were seen, and passes over for good those a later sync superseded (acting on one
+   * would deploy an older commit). A config push is recorded in every environment's state: each
+   * takes up its own branch's.
+   */
+  private takeUpHandedOver(found: Array<[EnvironmentController, HandedOverPush, boolean]>): void {
+    for (const [controller, push, awaiting] of found) {
+      if (!awaiting) this.handedOverHere.add(push.at);
+      else if (push.branch === controller.env.source.branch) this.actOnPush(controller, push);
+    }
   }
 
   private async lost(): Promise<void> {
@@ -458,10 +485,10 @@ export class Reconciler implements ShardedApp {
    * repository event newer than this runtime.
    */
   private async handedOver(): Promise<{
-    pending: Array<[EnvironmentController, HandedOverPush]>;
+    found: Array<[EnvironmentController, HandedOverPush, boolean]>;
     repositoryEvent?: HandedOverRepositoryEvent;
   }> {
-    const pending: Array<[EnvironmentController, HandedOverPush]> = [];
+    const found: Array<[EnvironmentController, HandedOverPush, boolean]> = [];
     let repositoryEvent: HandedOverRepositoryEvent | undefined;
     for (const controller of this.controllers.values()) {
       try {
@@ -469,14 +496,13 @@ export class Reconciler implements ShardedApp {
         if (state.repositoryEvent && this.concerns(state.repositoryEvent))
           repositoryEvent = state.repositoryEvent;
         const push = state.handedOverPush;
-        if (push && push.branch === controller.env.source.branch && awaitsSync(push, state))
-          pending.push([controller, push]);
+        if (push) found.push([controller, push, awaitsSync(push, state)]);
       } catch (err) {
         // The first pass reads the branch head anyway: a level-triggered loop loses no push here.
         this.o.log.warn({ err, instance: controller.instance }, "could not read handed-over pushes");
       }
     }
-    return { pending, repositoryEvent };
+    return { found, repositoryEvent };
   }
 
   /** A repository event recorded after this runtime was made (an older one predates a reinstall). */

@@ -24,6 +24,11 @@ export interface RevisionSource {
    */
   learnHead?(branch: string, sha: string, before?: string, title?: string): void;
   /**
+   * This replica takes an app over: what it learned of branch heads while another replica ran the
+   * app may be older than what that one deployed, so the next head is asked afresh.
+   */
+  forgetHeads?(): void;
+  /**
    * The title (first line of the message) of commit `sha`, for history. Only what the source
    * already knows or reads without asking a remote: undefined when it does not know.
    */

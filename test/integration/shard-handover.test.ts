@@ -57,6 +57,10 @@ class RememberingSource extends LocalGitSource {
     this.learned++;
     this.heads.set(branch, sha);
   }
+  forgetHeads(): void {
+    this.learned++;
+    this.heads.clear();
+  }
 }
 
 function replica(
@@ -150,6 +154,78 @@ describe("replicas handing pushes and apps to each other", () => {
       state.history.map((h) => [h.revision, h.trigger, h.actor]),
       [[pushed, "merge", "bob"]],
       "one sync, attributed to the push",
+    );
+  });
+
+  it("a replica taking the app over does not go back to a commit it handed over that the holder deployed and moved past", async () => {
+    const t = await setup("push-past");
+    const holder = replica("replica-1", t);
+    holder.start();
+    await eventually("replica-1 to hold the app and sync it", async () => (await dataOf(t.ns)) === "1");
+    const other = replica("replica-2", t);
+    other.start();
+    await eventually("replica-2 to stand by", async () => other.following);
+    const instance = instanceName("shard", "dev");
+    const synced = (sha: string) =>
+      eventually(`${sha.slice(0, 7)} synced`, async () => {
+        const s = await holder.store.load(instance);
+        return s.lastSyncedRevision === sha ? s : undefined;
+      });
+
+    // A push reaches replica-2, which hands it over (and learns where the branch is); the holder syncs it.
+    const second = t.repo.commit({ "app/cm.yaml": cm("2") });
+    other.nudgeBranch("main", "push", "alice", undefined, { revision: second });
+    const afterSecond = await synced(second);
+    assert.equal(afterSecond.handedOverPush, undefined, "the sync consumed the handed-over push");
+    // The next push reaches the holder itself.
+    const third = t.repo.commit({ "app/cm.yaml": cm("3") });
+    holder.nudgeBranch("main", "push", "bob", undefined, { revision: third });
+    await synced(third);
+
+    // A rolling update replaces the holder: replica-2 takes the app over.
+    await holder.stop();
+    await eventually("replica-2 to take the app over", async () => other.active.includes("dev"), 30_000);
+    await new Promise((r) => setTimeout(r, 1000));
+    await other.controller("dev").idle();
+    assert.equal(await dataOf(t.ns), "3", "the deployed commit stays the newest");
+    const state = await other.store.load(instance);
+    assert.deepEqual(
+      state.history.map((h) => h.revision),
+      [state.history[0]?.revision, second, third],
+      "no sync after the newest",
+    );
+  });
+
+  it("a replica taking the app over passes over a handed-over push that a later sync superseded", async () => {
+    const t = await setup("push-superseded");
+    const holder = replica("replica-1", t);
+    holder.start();
+    await eventually("replica-1 to hold the app and sync it", async () => (await dataOf(t.ns)) === "1");
+    const instance = instanceName("shard", "dev");
+    const second = t.repo.commit({ "app/cm.yaml": cm("2") });
+    const handedAt = new Date().toISOString();
+    await new Promise((r) => setTimeout(r, 50));
+    const third = t.repo.commit({ "app/cm.yaml": cm("3") });
+    holder.nudgeBranch("main", "push", "bob", undefined, { revision: third });
+    await eventually("the newest commit deployed", async () => (await dataOf(t.ns)) === "3");
+    await holder.stop();
+    // What a replica that received the push of the second commit left behind, handing it over
+    // while the holder was already syncing the third: nobody acted on it before the holder left.
+    await holder.store.update(instance, (s) => {
+      s.handedOverPush = { branch: "main", trigger: "push", actor: "alice", at: handedAt, revision: second };
+    });
+
+    const next = replica("replica-2", t);
+    next.start();
+    await eventually("replica-2 to take the app over", async () => next.active.includes("dev"), 30_000);
+    await new Promise((r) => setTimeout(r, 1000));
+    await next.controller("dev").idle();
+    assert.equal(await dataOf(t.ns), "3", "the deployed commit stays the newest");
+    const state = await next.store.load(instance);
+    assert.deepEqual(
+      state.history.filter((h) => h.revision === second),
+      [],
+      "the superseded push was never synced",
     );
   });
 

@@ -7,6 +7,7 @@ import type { EnvironmentConfig } from "../../config/types.ts";
 import type { SyncOutcome } from "../../engine/sync.ts";
 import { addRetried } from "../../state/retried.ts";
 import type { EnvironmentState } from "../../state/types.ts";
+import { clearConsumedPush } from "../handed-over-push.ts";
 import type { RenderSeen } from "../render-binding.ts";
 import { stoppedByGate } from "./ask-gate.ts";
 import type { Release } from "./release.ts";
@@ -57,6 +58,7 @@ export function applyOutcome(
     s.selfHeals = {};
     if (s.pendingSync?.revision === outcome.revision) s.pendingSync = undefined;
     s.pendingApprovals = s.pendingApprovals.filter((a) => a.sha !== outcome.revision);
+    clearConsumedPush(s, outcome.revision);
     s.deployedRules = { revision: outcome.revision, ...guardsOf(env) };
     if (digest !== undefined) {
       s.renderedDigest = digest.digest;
