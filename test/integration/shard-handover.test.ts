@@ -88,6 +88,22 @@ function replica(
   return r;
 }
 
+/**
+ * Waits for `replica` to take the app over and its first passes to end; asserts what is deployed
+ * is still `data` (nothing went back) and returns the state.
+ */
+async function takenOverAt(replica: Reconciler, ns: string, data: string) {
+  await eventually(
+    "the other replica to take the app over",
+    async () => replica.active.includes("dev"),
+    30_000,
+  );
+  await new Promise((r) => setTimeout(r, 1000));
+  await replica.controller("dev").idle();
+  assert.equal(await dataOf(ns), data, "the deployed commit stays the newest");
+  return replica.store.load(instanceName("shard", "dev"));
+}
+
 async function setup(name: string) {
   const ns = await cluster.namespace(name);
   const stateNs = await cluster.stateNamespace(`${name}-state`);
@@ -184,11 +200,7 @@ describe("replicas handing pushes and apps to each other", () => {
 
     // A rolling update replaces the holder: replica-2 takes the app over.
     await holder.stop();
-    await eventually("replica-2 to take the app over", async () => other.active.includes("dev"), 30_000);
-    await new Promise((r) => setTimeout(r, 1000));
-    await other.controller("dev").idle();
-    assert.equal(await dataOf(t.ns), "3", "the deployed commit stays the newest");
-    const state = await other.store.load(instance);
+    const state = await takenOverAt(other, t.ns, "3");
     assert.deepEqual(
       state.history.map((h) => h.revision),
       [state.history[0]?.revision, second, third],
@@ -217,11 +229,7 @@ describe("replicas handing pushes and apps to each other", () => {
 
     const next = replica("replica-2", t);
     next.start();
-    await eventually("replica-2 to take the app over", async () => next.active.includes("dev"), 30_000);
-    await new Promise((r) => setTimeout(r, 1000));
-    await next.controller("dev").idle();
-    assert.equal(await dataOf(t.ns), "3", "the deployed commit stays the newest");
-    const state = await next.store.load(instance);
+    const state = await takenOverAt(next, t.ns, "3");
     assert.deepEqual(
       state.history.filter((h) => h.revision === second),
       [],
