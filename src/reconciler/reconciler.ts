@@ -105,11 +105,13 @@ export class Reconciler implements ShardedApp {
   private releasing: Promise<void> | undefined;
   /** `at` of the last handed-over push acted on, per instance, so a state write does not repeat it. */
   private readonly pushesSeen = new Map<string, string>();
-  /**
-   * `at` of handed-over pushes the state watch must not act on: those this reconciler handed over
-   * itself (its own watch sees them), and those already superseded when it took the app over.
-   */
+  /** `at` of the pushes this reconciler handed over itself, which its own state watch then sees. */
   private readonly handedOverHere = new Set<string>();
+  /**
+   * `instance at` of the handed-over pushes a later sync had superseded when this replica took
+   * the app (per instance: one push is handed to each environment of its branch it touched).
+   */
+  private readonly superseded = new Set<string>();
   /** While the app is being taken over: the pushes state writes brought meanwhile, newest last. */
   private arriving: Array<[EnvironmentController, HandedOverPush, boolean]> | undefined;
   private readonly createdAt = new Date().toISOString();
@@ -363,8 +365,9 @@ export class Reconciler implements ShardedApp {
    */
   private takeUpHandedOver(found: Array<[EnvironmentController, HandedOverPush, boolean]>): void {
     for (const [controller, push, awaiting] of found) {
-      if (!awaiting) this.handedOverHere.add(push.at);
-      else if (push.branch === controller.env.source.branch) this.actOnPush(controller, push);
+      if (push.branch !== controller.env.source.branch) continue;
+      if (awaiting) this.actOnPush(controller, push);
+      else this.superseded.add(`${controller.instance} ${push.at}`);
     }
   }
 
@@ -543,6 +546,7 @@ export class Reconciler implements ShardedApp {
   /** Acts on a push another replica handed over, once; false when it was already acted on. */
   private actOnPush(controller: EnvironmentController, push: HandedOverPush): boolean {
     if (this.pushesSeen.get(controller.instance) === push.at) return false;
+    if (this.superseded.has(`${controller.instance} ${push.at}`)) return false;
     this.pushesSeen.set(controller.instance, push.at);
     if (push.revision) this.o.source.learnHead?.(push.branch, push.revision, push.before, push.title);
     // A config change recorded in every environment's state concerns only those on its branch.
