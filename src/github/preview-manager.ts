@@ -470,6 +470,7 @@ export class PreviewManager {
       new GitHubSource(rt.ref, octokit, this.deps.cacheDir),
       record.head.branch,
       record.head.sha,
+      async () => (await this.store.get(record.key))?.record.head.sha,
     );
     const reconciler = new Reconciler({
       app: previewAppId(record),

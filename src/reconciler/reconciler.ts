@@ -107,11 +107,6 @@ export class Reconciler implements ShardedApp {
   private readonly pushesSeen = new Map<string, string>();
   /** `at` of the pushes this reconciler handed over itself, which its own state watch then sees. */
   private readonly handedOverHere = new Set<string>();
-  /**
-   * `instance at` of the handed-over pushes a later sync had superseded when this replica took
-   * the app (per instance: one push is handed to each environment of its branch it touched).
-   */
-  private readonly superseded = new Set<string>();
   /** While the app is being taken over: the pushes state writes brought meanwhile, newest last. */
   private arriving: Array<[EnvironmentController, HandedOverPush, boolean]> | undefined;
   private readonly createdAt = new Date().toISOString();
@@ -276,7 +271,9 @@ export class Reconciler implements ShardedApp {
         if (found && this.arriving) this.arriving.push([controller, found, handed.awaiting === true]);
         return;
       }
-      if (!(push && this.actOnPush(controller, push))) controller.nudge("poll", "syncward");
+      // A record that a later sync superseded (the holder took the app after it) is not a push.
+      const acted = push && handed.awaiting && this.actOnPush(controller, push, true);
+      if (!acted) controller.nudge("poll", "syncward");
     });
     this.abort.signal.addEventListener("abort", stop, { once: true });
   }
@@ -358,17 +355,16 @@ export class Reconciler implements ShardedApp {
   }
 
   /**
-   * On taking the app over: acts on each handed-over push that still waits for a sync, in the
-   * order they were seen, and passes over for good those a later sync superseded (acting on one
-   * would deploy an older commit). A config push is recorded in every environment's state: each
+   * On taking the app over: each handed-over push that still waits for a sync is acted on as that
+   * push (its trigger and actor), in the order they were seen, but its commit is not taken for the
+   * branch head: the record may be older than what the last holder deployed or held for approval
+   * (it judged on its own history, and a sync killed midway left none), so the first passes ask
+   * the source where the branch is. A config push is recorded in every environment's state: each
    * takes up its own branch's.
    */
   private takeUpHandedOver(found: Array<[EnvironmentController, HandedOverPush, boolean]>): void {
-    for (const [controller, push, awaiting] of found) {
-      if (push.branch !== controller.env.source.branch) continue;
-      if (awaiting) this.actOnPush(controller, push);
-      else this.superseded.add(`${controller.instance} ${push.at}`);
-    }
+    for (const [controller, push, awaiting] of found)
+      if (awaiting && push.branch === controller.env.source.branch) this.actOnPush(controller, push, false);
   }
 
   private async lost(): Promise<void> {
@@ -543,19 +539,25 @@ export class Reconciler implements ShardedApp {
     return record;
   }
 
-  /** Acts on a push another replica handed over, once; false when it was already acted on. */
-  private actOnPush(controller: EnvironmentController, push: HandedOverPush): boolean {
+  /**
+   * Acts on a push another replica handed over, once; false when it was already acted on. With
+   * `learnHead`, its commit becomes the source's branch head (for every environment of the branch).
+   */
+  private actOnPush(controller: EnvironmentController, push: HandedOverPush, learnHead: boolean): boolean {
     if (this.pushesSeen.get(controller.instance) === push.at) return false;
-    if (this.superseded.has(`${controller.instance} ${push.at}`)) return false;
     this.pushesSeen.set(controller.instance, push.at);
-    if (push.revision) this.o.source.learnHead?.(push.branch, push.revision, push.before, push.title);
     // A config change recorded in every environment's state concerns only those on its branch.
-    if (push.revision && push.branch === controller.env.source.branch)
-      controller.pushedBy({ after: push.revision, before: push.before, login: push.actor, id: push.actorId });
-    if (push.branch === controller.env.source.branch && push.revision)
-      controller.nudgePushed(push.revision, push.trigger, push.actor);
-    else if (push.branch === controller.env.source.branch) controller.nudge(push.trigger, push.actor);
-    else controller.nudge("poll", "syncward");
+    if (push.branch !== controller.env.source.branch) {
+      controller.nudge("poll", "syncward");
+      return true;
+    }
+    if (!push.revision) {
+      controller.nudge(push.trigger, push.actor);
+      return true;
+    }
+    if (learnHead) this.o.source.learnHead?.(push.branch, push.revision, push.before, push.title);
+    controller.pushedBy({ after: push.revision, before: push.before, login: push.actor, id: push.actorId });
+    controller.nudgePushed(push.revision, push.trigger, push.actor);
     return true;
   }
 

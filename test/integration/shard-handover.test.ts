@@ -208,34 +208,54 @@ describe("replicas handing pushes and apps to each other", () => {
     );
   });
 
-  it("a replica taking the app over passes over a handed-over push that a later sync superseded", async () => {
-    const t = await setup("push-superseded");
-    const holder = replica("replica-1", t);
-    holder.start();
-    await eventually("replica-1 to hold the app and sync it", async () => (await dataOf(t.ns)) === "1");
-    const instance = instanceName("shard", "dev");
-    const second = t.repo.commit({ "app/cm.yaml": cm("2") });
-    const handedAt = new Date().toISOString();
-    await new Promise((r) => setTimeout(r, 50));
-    const third = t.repo.commit({ "app/cm.yaml": cm("3") });
-    holder.nudgeBranch("main", "push", "bob", undefined, { revision: third });
-    await eventually("the newest commit deployed", async () => (await dataOf(t.ns)) === "3");
-    await holder.stop();
-    // What a replica that received the push of the second commit left behind, handing it over
-    // while the holder was already syncing the third: nobody acted on it before the holder left.
-    await holder.store.update(instance, (s) => {
-      s.handedOverPush = { branch: "main", trigger: "push", actor: "alice", at: handedAt, revision: second };
-    });
+  // The record of a push of the second commit, left by a replica that received it, when the holder
+  // had already deployed the third. Handed over before the third's sync started, it is superseded
+  // by that sync; handed over after (a late webhook), nothing in history says so, as after a sync
+  // killed midway or a release held for approval: the new holder still asks where the branch is.
+  for (const late of [false, true]) {
+    it(`a replica taking the app over never deploys an older commit a handed-over push named (${late ? "recorded after the newer sync" : "superseded by a later sync"})`, async () => {
+      const t = await setup(late ? "push-late" : "push-superseded");
+      const holder = replica("replica-1", t);
+      holder.start();
+      await eventually("replica-1 to hold the app and sync it", async () => (await dataOf(t.ns)) === "1");
+      const instance = instanceName("shard", "dev");
+      const second = t.repo.commit({ "app/cm.yaml": cm("2") });
+      let handedAt = new Date().toISOString();
+      await new Promise((r) => setTimeout(r, 50));
+      const third = t.repo.commit({ "app/cm.yaml": cm("3") });
+      holder.nudgeBranch("main", "push", "bob", undefined, { revision: third });
+      await eventually("the newest commit deployed", async () => (await dataOf(t.ns)) === "3");
+      await holder.stop();
+      if (late) handedAt = new Date().toISOString();
+      await holder.store.update(instance, (s) => {
+        s.handedOverPush = {
+          branch: "main",
+          trigger: "push",
+          actor: "alice",
+          at: handedAt,
+          revision: second,
+        };
+      });
 
-    const next = replica("replica-2", t);
-    next.start();
-    const state = await takenOverAt(next, t.ns, "3");
-    assert.deepEqual(
-      state.history.filter((h) => h.revision === second),
-      [],
-      "the superseded push was never synced",
-    );
-  });
+      const next = replica("replica-2", t);
+      next.start();
+      await takenOverAt(next, t.ns, "3");
+      // Any later write of the state (a freeze from the CLI, here) brings the record to the new
+      // holder's watch again: still not a push to deploy.
+      await next.store.update(instance, (s) => {
+        s.freeze = { by: "carol", at: new Date().toISOString(), reason: "a change freeze" };
+      });
+      await next.store.update(instance, (s) => {
+        s.freeze = undefined;
+      });
+      const state = await takenOverAt(next, t.ns, "3");
+      assert.deepEqual(
+        state.history.filter((h) => h.revision === second),
+        [],
+        "the older commit was never synced",
+      );
+    });
+  }
 
   it("a replica cut off from the API server stops at its lease's end; another takes over; healed, they never act at once", async () => {
     const t = await setup("partition");

@@ -36,6 +36,37 @@ describe("PreviewSource", () => {
     assert.deepEqual(asked, []);
   });
 
+  it("taking the preview over, reads the head its stored record holds, once", async () => {
+    let reads = 0;
+    const source = new PreviewSource(github, "feature-1", A, async () => {
+      reads++;
+      return B;
+    });
+    assert.equal(await source.head("feature-1"), A, "not before a takeover");
+    source.forgetHeads();
+    assert.equal(await source.head("feature-1"), B);
+    assert.equal(await source.head("feature-1"), B);
+    assert.equal(reads, 1);
+  });
+
+  it("a push learned while the record is read stands; an unreadable record keeps the head held", async () => {
+    const C = "c".repeat(40);
+    let answer: (sha: string | undefined) => void = () => {};
+    const source = new PreviewSource(github, "feature-1", A, () => new Promise((r) => (answer = r)));
+    source.forgetHeads();
+    const reading = source.head("feature-1");
+    source.learnHead("feature-1", C);
+    answer(B);
+    assert.equal(await reading, C);
+    assert.equal(await source.head("feature-1"), C);
+
+    const failing = new PreviewSource(github, "feature-1", A, async () => {
+      throw new Error("API server down");
+    });
+    failing.forgetHeads();
+    assert.equal(await failing.head("feature-1"), A);
+  });
+
   it("reads trees and commits through GitHub as the repository's source does", async () => {
     const source = new PreviewSource(github, "feature-1", A);
     await assert.rejects(source.resolve("v1"), /never asked of GitHub/);
