@@ -42,6 +42,8 @@ const GITHUB_SIDE = new Set(["gpgverify_error", "gpgverify_unavailable"]);
 
 export class GitHubSource implements RevisionSource {
   private readonly hints = new Map<string, { sha: string; at: number }>();
+  /** Where each branch was last learned to be (a hint past its time included): a push must start there. */
+  private readonly known = new Map<string, string>();
   /** `branch@sha` that a push moved a branch away from. */
   private readonly left = new BoundedMap<string, true>(LEFT_REMEMBERED);
   private readonly verification = new BoundedMap<string, Promise<string | undefined>>(VERIFIED_CACHE);
@@ -61,20 +63,26 @@ export class GitHubSource implements RevisionSource {
   /**
    * A push payload told us where `branch` is now (`before`: where it was). GitHub does not promise
    * to deliver pushes in order: a push to a commit that a later push already moved the branch
-   * away from is stale, or a force push back; either way only the API knows, so it is asked.
+   * away from is stale, or a force push back; either way only the API knows, so it is asked. So is
+   * it for a push that does not start where this source last knew the branch (a push delivered
+   * late, after a newer head was read from the API; or one in between went unseen).
    */
   learnHead(branch: string, sha: string, before?: string, title?: string): void {
     this.learnTitle(sha, title);
     if (before !== undefined) this.left.set(`${branch}@${before}`, true);
-    if (this.left.has(`${branch}@${sha}`)) {
+    const known = this.known.get(branch);
+    const elsewhere = before !== undefined && known !== undefined && known !== before && known !== sha;
+    if (this.left.has(`${branch}@${sha}`) || elsewhere) {
       this.hints.delete(branch);
       return;
     }
     this.hints.set(branch, { sha, at: Date.now() });
+    this.known.set(branch, sha);
   }
 
   forgetHeads(): void {
     this.hints.clear();
+    this.known.clear();
   }
 
   async head(branch: string): Promise<string> {

@@ -67,6 +67,34 @@ describe("GitHubSource heads from pushes", () => {
     assert.equal(await src.head("main"), sha(2), "the next read still knows the merge");
   });
 
+  it("a push delivered late after the API said the branch is further is not taken; nor one that skips a push unseen", async () => {
+    const { src, calls } = source(sha(5));
+    assert.equal(await src.head("main"), sha(5)); // a poll read the head
+    src.learnHead("main", sha(4), sha(3)); // the push to 4, delivered late
+    assert.equal(await src.head("main"), sha(5), "asked the API instead of trusting the late push");
+    assert.equal(calls.asked, 2);
+
+    const next = source(sha(8));
+    next.src.learnHead("main", sha(6), sha(5));
+    next.src.learnHead("main", sha(8), sha(7)); // the push to 7 never arrived here
+    assert.equal(await next.src.head("main"), sha(8));
+    assert.equal(next.calls.asked, 1, "asked once, the head then known");
+    next.src.learnHead("main", sha(9), sha(8));
+    assert.equal(await next.src.head("main"), sha(9));
+    assert.equal(next.calls.asked, 1, "a push from the known head is trusted again");
+  });
+
+  it("after forgetting its heads (a takeover), the next read asks the API, and the next push is trusted", async () => {
+    const { src, calls } = source(sha(3));
+    src.learnHead("main", sha(2), sha(1));
+    src.forgetHeads();
+    assert.equal(await src.head("main"), sha(3));
+    assert.equal(calls.asked, 1);
+    src.learnHead("main", sha(4), sha(3));
+    assert.equal(await src.head("main"), sha(4));
+    assert.equal(calls.asked, 1);
+  });
+
   it("a force push back to an earlier commit is confirmed with the API", async () => {
     const { src } = source(sha(4));
     src.learnHead("main", sha(5), sha(4));
