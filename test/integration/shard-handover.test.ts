@@ -111,15 +111,27 @@ async function setup(name: string) {
   return { ns, stateNs, repo };
 }
 
+/** The holder (replica-1), once it has synced the app. */
+async function startHolder(t: { ns: string; stateNs: string; repo: TestRepo }): Promise<Reconciler> {
+  const holder = replica("replica-1", t);
+  holder.start();
+  await eventually("replica-1 to hold the app and sync it", async () => (await dataOf(t.ns)) === "1");
+  return holder;
+}
+
+/** A fresh app with its holder (replica-1) and a replica standing by (replica-2). */
+async function holderAndStandby(name: string) {
+  const t = await setup(name);
+  const holder = await startHolder(t);
+  const other = replica("replica-2", t);
+  other.start();
+  await eventually("replica-2 to stand by", async () => other.following);
+  return { t, holder, other };
+}
+
 describe("replicas handing pushes and apps to each other", () => {
   it("a push delivered to the replica without the lease is synced by the one with it, as that push", async () => {
-    const t = await setup("push-any");
-    const holder = replica("replica-1", t);
-    holder.start();
-    await eventually("replica-1 to hold the app and sync it", async () => (await dataOf(t.ns)) === "1");
-    const other = replica("replica-2", t);
-    other.start();
-    await eventually("replica-2 to stand by", async () => other.following);
+    const { t, holder, other } = await holderAndStandby("push-any");
     // The holder's own passes (the watch's echo of its first apply) are over: the push's pass
     // is not folded into one of them.
     await new Promise((r) => setTimeout(r, 1000));
@@ -174,13 +186,7 @@ describe("replicas handing pushes and apps to each other", () => {
   });
 
   it("a replica taking the app over does not go back to a commit it handed over that the holder deployed and moved past", async () => {
-    const t = await setup("push-past");
-    const holder = replica("replica-1", t);
-    holder.start();
-    await eventually("replica-1 to hold the app and sync it", async () => (await dataOf(t.ns)) === "1");
-    const other = replica("replica-2", t);
-    other.start();
-    await eventually("replica-2 to stand by", async () => other.following);
+    const { t, holder, other } = await holderAndStandby("push-past");
     const instance = instanceName("shard", "dev");
     const synced = (sha: string) =>
       eventually(`${sha.slice(0, 7)} synced`, async () => {
@@ -215,9 +221,7 @@ describe("replicas handing pushes and apps to each other", () => {
   for (const late of [false, true]) {
     it(`a replica taking the app over never deploys an older commit a handed-over push named (${late ? "recorded after the newer sync" : "superseded by a later sync"})`, async () => {
       const t = await setup(late ? "push-late" : "push-superseded");
-      const holder = replica("replica-1", t);
-      holder.start();
-      await eventually("replica-1 to hold the app and sync it", async () => (await dataOf(t.ns)) === "1");
+      const holder = await startHolder(t);
       const instance = instanceName("shard", "dev");
       const second = t.repo.commit({ "app/cm.yaml": cm("2") });
       let handedAt = new Date().toISOString();
