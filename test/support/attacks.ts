@@ -56,8 +56,9 @@ function editStyle(ns: string, change: (obj: Live) => void): void {
       kubectl(["-n", ns, "replace", "-f", "-"], JSON.stringify(obj));
       return;
     } catch (err) {
-      // The Deployment controller wrote status in between: as kubectl edit would, try again.
-      if (attempt >= 5 || !String(err).includes("the object has been modified")) throw err;
+      // The Deployment controller (or syncward reverting an earlier attack) wrote in between: as an
+      // intruder would, try again. On a loaded machine each try is slow enough for several writes.
+      if (attempt >= 20 || !String(err).includes("the object has been modified")) throw err;
     }
   }
 }
